@@ -11,6 +11,9 @@ for any tool) must agree on every argument."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -155,14 +158,53 @@ def test_dynamic_arguments_pass_other_json_types_on(tmp_path: Path) -> None:
 
 
 def test_the_registry_is_declared_not_written_out(tmp_path: Path) -> None:
-    """No generated function loads arguments; each description is written once (the
-    method's docstring, which the registry reads)."""
+    """No generated function loads arguments; each description is written once, in the
+    registry (the tool's method has no docstring to drift from it)."""
     world = _world(tmp_path, "worldspec")
     source = generated_source(world)
     assert "_invoke_" not in source and "def _invoke" not in source
     assert source.count("Every parameter required.") == 1
     assert world.TOOLS["all_required"].doc == "Every parameter required."
+    assert vars(world)["tool_all_required"].__doc__ is None
     assert source.count("'An order id.'") == 1  # the parameter both tools share, once
+
+
+#: prints, under the interpreter's flags, whether docstrings are kept and each generated
+#: world's tool definitions (argv: the generated worlds' folders)
+_DEFINITIONS = """
+import json, sys
+from worldspec.runtime.schema import tool_definitions
+from worldspec.services.loading import load_package
+worlds = {w.WORLD: tool_definitions(w.TOOLS.values())
+          for w in (load_package(p).World for p in sys.argv[1:])}
+print(json.dumps({"docstrings": tool_definitions.__doc__ is not None, "worlds": worlds}))
+"""
+
+
+def _definitions(*flags: str) -> dict[str, Any]:
+    folders = sorted(str(p) for p in (ROOT / "generated").iterdir() if (p / "world.py").is_file())
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, *flags, "-c", _DEFINITIONS, *folders], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    out: dict[str, Any] = json.loads(done.stdout)
+    assert len(out["worlds"]) > 15
+    return out
+
+
+def test_tool_descriptions_survive_python_oo() -> None:
+    """``python -OO`` drops every docstring (the check that says no: the runtime's own are
+    gone), yet every generated world's tool definitions are the same as without it, each
+    tool's description its spec's doc."""
+    plain, stripped = _definitions(), _definitions("-OO")
+    assert plain["docstrings"] and not stripped["docstrings"]
+    assert stripped["worlds"] == plain["worlds"]
+    models, _ = _examples()
+    described = [(models[world].tools[d["function"]["name"]].doc or "",
+                  d["function"]["description"])
+                 for world, defs in stripped["worlds"].items() for d in defs]
+    assert [doc for doc, description in described if doc != description] == []
+    assert sum(bool(description) for _, description in described) > 200
 
 
 # ------------------------------------------------------------------------------ schemas
@@ -206,6 +248,90 @@ def test_every_examples_schemas_are_the_type_tables() -> None:
             assert spec.doc == (info.doc or "")
             compared += 1
     assert compared > 200
+
+
+RESULTS_SPEC = """\
+world Res "Results whose schemas the classes derive."
+
+enum Size { small, large }
+
+type ItemId = str matching /^I[0-9]+$/
+
+entity Item "An item." {
+  key id: ItemId
+  name: str(1..40)
+  size: Size
+  added: date
+  weight: float(0.0..)
+  tags: set[str] = []
+  note: str? = none
+}
+
+record Line "A line." {
+  item: Item
+  count: int(1..9)
+  extras: map[str, int]
+}
+
+record Basket "A basket." {
+  lines: list[Line]
+  biggest: Line?
+}
+
+record Shown "Items shown whole." {
+  items: list[row[Item]]
+}
+
+state {
+  items: table Item
+}
+
+tool get_item(item: Item "An item id.") -> row[Item] "One item." {
+  return item
+}
+
+tool basket(item: Item "An item id.") -> Basket "A basket of one line." {
+  let line = Line(item: item, count: 1, extras: {})
+  return Basket(lines: [line], biggest: line)
+}
+
+tool shown() -> Shown "Every item." {
+  return Shown(items: [i for i in items])
+}
+"""
+
+
+def test_a_records_class_stands_for_its_result_schema(tmp_path: Path) -> None:
+    """A record's or a row's class stands for its result's schema where its fields say it
+    (their annotations, and ``schema=`` where a refinement or a set says more): the
+    registry names the class, and the runtime builds the schema the type tables decide.
+    A record holding whole rows (which its annotation, a key, cannot say) is spelled out."""
+    world = compile_text(tmp_path, "res.world", RESULTS_SPEC, "Res")
+    source = generated_source(world)
+    assert "returns=Item," in source and "returns=Basket," in source
+    assert "returns=Shown," not in source and "returns=js.closed({" in source
+    assert "schema=js.scalar('str', 1, 40)" in source  # the refinement, on its field
+    model = check_specs([str(tmp_path / "res.world")]).model.worlds["Res"]
+    tables = TypeTables(model)
+    for name, info in model.tools.items():
+        assert info.returns is not None
+        assert json.dumps(world.TOOLS[name].returns) == \
+            json.dumps(tables.result_schema(info.returns)), name
+    item = world.TOOLS["get_item"].returns
+    assert item is not None and item["required"] == ["id", "name", "size", "added", "weight",
+                                                     "tags", "note"]
+    assert item["properties"]["tags"] == {"type": "array", "items": {"type": "string"},
+                                          "uniqueItems": True}
+
+
+def test_a_schema_no_annotation_says_is_refused_clearly() -> None:
+    """What no annotation can say (any JSON value, a class that is no record) fails with a
+    message naming the fix, not with a wrong schema."""
+    assert js.hinted(dict[str, int | None]) == js.mapping(js.nullable(js.INTEGER))
+    with pytest.raises(TypeError, match="declare it with field"):
+        js.hinted(Any)
+    with pytest.raises(TypeError, match="no record or row class"):
+        js.result_of(Path)
 
 
 def test_a_parameters_schema_is_its_argument_types() -> None:

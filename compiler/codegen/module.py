@@ -58,7 +58,7 @@ from worldspec.compiler.codegen.pycode import (
     rt,
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
-from worldspec.compiler.codegen.registry import RegistryWriter
+from worldspec.compiler.codegen.registry import RegistryWriter, ResultClasses, SchemaWriter
 from worldspec.compiler.codegen.stmts import StatementCompiler, anchor_of
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
@@ -197,6 +197,9 @@ class WorldGenerator:
         self.sources = sources
         self.tables = TypeTables(world)
         self.x = ExprCompiler(world, program, self.tables)
+        #: a field's schema, written whole (a class body runs before the module's constants)
+        self._field_schemas = SchemaWriter(world, self.tables, [], classes=False)
+        self._results = ResultClasses(self.tables)
         self.class_name = self.tables.class_name(world.name)
         self.data_files: dict[str, str] = {}
         #: id(task data) -> its data file name, for tasks that share one data object
@@ -252,6 +255,10 @@ class WorldGenerator:
             args.append("keeps_text=False")
         if f.node.alias is not None:  # the original's key (`from "..."`)
             args.append(f"from_key={f.node.alias!r}")
+        schema = self._results.field_schema(f.type) if self._results.derivable(rec.name) \
+            else None
+        if schema is not None:  # what its annotation does not say (a refinement...)
+            args.append(f"schema={self._field_schemas.expr(schema).flat()}")
         return _declaration(f"{attr}: {self.tables.annotation(f.type)} = field(", args)
 
     def exporter_fn(self, typ: t.Type) -> str | None:
@@ -478,8 +485,11 @@ class WorldGenerator:
         body.block(info.node.body.body)
         if not info.is_fn:
             self._checks[info.name] = self._needs_check(body)
+        # a tool's description is its registry entry's ``doc=`` (``python -OO`` drops
+        # docstrings); a function's docstring is only for the reader
+        doc = (info.doc or "").strip() or None if info.is_fn else None
         method = FunctionDef(f"{prefix}{py_name(info.name)}", params, returns, body.body,
-                             doc=(info.doc or "").strip() or None, anchor=anchor_of(info.node))
+                             doc=doc, anchor=anchor_of(info.node))
         return "\n".join(print_block([method], 1))
 
     def _needs_check(self, body: StatementCompiler) -> bool:

@@ -67,7 +67,8 @@ GENERATED_NAMES = frozenset({
 #: a class attribute may not hide (``mro``); the battery test checks this against
 #: ``dir(Row)``.
 RUNTIME_NAMES = frozenset({
-    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "key", "export", "clone", "digest",
+    "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "DECLARED_FIELDS", "key", "export",
+    "clone", "digest",
     "load",
     "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
     "PRIVATE",

@@ -4,16 +4,19 @@ The runtime (:mod:`worldspec.runtime.arguments`, imported as ``arg``) loads each
 arguments from what the declaration says, so no function of the generated module loads them:
 a parameter says how its argument loads (``arg.TEXT``, ``arg.row('orders')``,
 ``arg.optional(arg.enum_of(Color))``, ``arg.refined(arg.INT, 1, 5)``: a table over the types,
-as the type tables' loader is), its default, its own message; a tool names its method (whose
-docstring is its description), its result's schema, how a union result exports. A parameter
+as the type tables' loader is), its default, its own message; a tool names its method, its
+description (written here only, never as the method's docstring, which ``python -OO``
+drops), its result's schema, how a union result exports. A parameter
 several tools declare alike is written once, as a module constant ``_PARAM_<name>``.
 
 Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
 with the runtime's schema functions (:mod:`worldspec.runtime.schema`, imported as ``js``):
-``js.closed({...})``, ``js.array(js.STRING)``, ``js.members(OrderStatus)``... A named
-type's schema that the registry shows more than once is written once, as a module constant
-(``_SCHEMA_<Class>`` for what an agent sends, ``_RESULT_<Class>`` for what a tool returns),
-and named wherever it appears.
+``js.closed({...})``, ``js.array(js.STRING)``, ``js.members(OrderStatus)``... A record's or
+an entity's result is its class (``returns=js.array(Doctor)``), whose schema the runtime
+builds from its fields (see :class:`ResultClasses`). Another named type's schema that the
+registry shows more than once is written once, as a module constant (``_SCHEMA_<Class>`` for
+what an agent sends, ``_RESULT_<Class>`` for what a tool returns), and named wherever it
+appears.
 """
 
 from __future__ import annotations
@@ -43,8 +46,9 @@ from worldspec.compiler.codegen.pycode import (
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ParamInfo, ToolInfo, WorldModel
+from worldspec.runtime import schema as js
 
-__all__ = ["RegistryWriter", "SchemaWriter"]
+__all__ = ["RegistryWriter", "ResultClasses", "SchemaWriter"]
 
 #: the scalar schemas the runtime names (``js.STRING``...), by their JSON text
 _SCALARS = {
@@ -105,13 +109,99 @@ def _subtrees(schema: Any) -> Iterator[str]:
             yield from _subtrees(value)
 
 
+def _hinted(tables: TypeTables, typ: t.Type) -> Any:
+    """The result schema the runtime's ``js.hinted`` gives a field of type ``typ`` from its
+    annotation (``TypeTables.annotation``), or None where it gives none: the annotation
+    says no refinement, no set, no union."""
+    if isinstance(typ, t.Prim):
+        return None if typ.name == "json" else tables.result_schema(t.Prim(typ.name))
+    if isinstance(typ, t.Optional):
+        inner = _hinted(tables, typ.inner)
+        return None if inner is None else js.nullable(inner)
+    if isinstance(typ, t.ListOf):
+        items = _hinted(tables, typ.element)
+        return None if items is None else js.array(items)
+    if isinstance(typ, t.MapOf):
+        values = _hinted(tables, typ.value)
+        return None if values is None else js.mapping(values)
+    if isinstance(typ, t.Named) and typ.kind == "entity":  # annotated as its key
+        return _hinted(tables, tables.key_type(typ.name))
+    if isinstance(typ, t.Named) and typ.kind in ("enum", "record"):
+        return tables.result_schema(typ)  # the record's class: its own fields' schemas
+    return None
+
+
+class ResultClasses:
+    """Which records' and entities' classes stand for their result's schema (the runtime's
+    ``js.result_of`` builds it from the fields' annotations and their ``schema=``), and the
+    ``schema=`` each of their fields declares.
+
+    A class stands for its schema where every field's ``schema=`` is plain (no object
+    inside: a whole row, a union) and every record its fields' annotations name does too;
+    elsewhere the registry spells the schema out and the fields declare none."""
+
+    def __init__(self, tables: TypeTables) -> None:
+        self.tables = tables
+        self._derivable: dict[str, bool] = {}
+
+    def field_schema(self, typ: t.Type) -> Any:
+        """The schema a field of type ``typ`` must declare: what the type tables decide for
+        it in its record's result, or None where its annotation says that already."""
+        base = t.strip_optional(typ)
+        by_key = isinstance(base, t.Named) and base.kind == "entity" and not base.whole_row
+        decided = self.tables.schema(typ) if by_key else self.tables.result_schema(typ)
+        hinted = _hinted(self.tables, typ)
+        return None if json.dumps(hinted) == json.dumps(decided) else decided
+
+    def derivable(self, name: str) -> bool:
+        """Whether record or entity ``name``'s class stands for its result's schema."""
+        known = self._derivable.get(name)
+        if known is not None:
+            return known
+        self._derivable[name] = True  # a record naming itself: as the others decide
+        fields = self.tables.world.records[name].fields.values()
+        self._derivable[name] = found = all(
+            self._plain(self.field_schema(f.type)) and
+            all(self.derivable(n) for n in _records_named(self.tables, f.type))
+            for f in fields)
+        return found
+
+    @staticmethod
+    def _plain(schema: Any) -> bool:
+        return schema is None or '"properties"' not in json.dumps(schema)
+
+
+def _records_named(tables: TypeTables, typ: t.Type) -> Iterator[str]:
+    """The records a field's annotation names (whose classes derive their schemas)."""
+    if isinstance(typ, (t.Optional, t.ListOf, t.SetOf)):
+        yield from _records_named(tables, typ.inner if isinstance(typ, t.Optional)
+                                  else typ.element)
+    elif isinstance(typ, t.MapOf):
+        yield from _records_named(tables, typ.value)
+    elif isinstance(typ, t.Named) and typ.kind == "record":
+        yield typ.name
+
+
 class SchemaWriter:
     """Schemas as calls of the runtime's vocabulary, a named type's that recurs as a module
-    constant (see the module's doc)."""
+    constant (see the module's doc); a record's or an entity's result as its class, whose
+    result schema the runtime builds from its fields (``classes``)."""
 
-    def __init__(self, world: WorldModel, tables: TypeTables, schemas: list[Any]) -> None:
+    def __init__(self, world: WorldModel, tables: TypeTables, schemas: list[Any],
+                 classes: bool = True) -> None:
         self.world = world
         self.tables = tables
+        #: a record's or an entity's result schema (JSON text) -> its class
+        self._classes: dict[str, str] = {}
+        results = ResultClasses(tables)
+        if classes:
+            for name, rec in world.records.items():
+                if not results.derivable(name):
+                    continue
+                kind = "entity" if rec.key is not None else "record"
+                text = json.dumps(tables.result_schema(t.Named(kind, name)))
+                self._classes.setdefault(text, tables.class_name(name))
+        self._results = False
         #: enum values (JSON text) -> the enum's class, for ``js.members``
         self._enums: dict[str, str] = {}
         for name, info in world.enums.items():
@@ -138,6 +228,14 @@ class SchemaWriter:
             yield name, tables.result_schema(t.Named("union", name)), "_RESULT_"
             yield name, tables.schema(t.Named("union", name)), "_SCHEMA_"
 
+    def result(self, schema: Any) -> Expr:
+        """A result's ``schema`` as code: a record's or an entity's as its class."""
+        self._results = True
+        try:
+            return self.expr(schema)
+        finally:
+            self._results = False
+
     def lines(self) -> list[str]:
         """The constants, one statement each (after every :meth:`expr`)."""
         return print_block(self.definitions, 0) if self.definitions else []
@@ -151,6 +249,8 @@ class SchemaWriter:
         text = json.dumps(schema)
         if text in _SCALARS:
             return _js(_SCALARS[text])
+        if self._results and text in self._classes:
+            return Name(self._classes[text])
         named = self._named.get(text)
         if named is not None and not inline:
             return self._constant(*named)
@@ -281,21 +381,18 @@ class RegistryWriter:
     def tool(self, info: ToolInfo, params: list[Expr], checks: bool, given: bool) -> Expr:
         """The ``tool(...)`` declaration of a tool."""
         method = Attr(Name(self.class_name), f"tool_{py_name(info.name)}")
-        args: list[Expr] = [method, *params]
+        args: list[Expr] = [method, Const(info.doc or ""), *params]
         keywords: list[tuple[str, Expr]] = []
         if info.read_only:
             keywords.append(("read_only", Const(True)))
         if py_name(info.name) != info.name:
             keywords.append(("name", Const(info.name)))
-        doc = info.doc or ""
-        if doc != doc.strip():  # the method's docstring is the stripped text
-            keywords.append(("doc", Const(doc)))
         if not (info.read_only or checks):
             keywords.append(("checks", Const(False)))
         keywords.append(("where", Const(f"{file_label(info.node.span.file)}:"
                                         f"{info.node.span.line}")))
         if info.returns is not None:
-            keywords.append(("returns", self.schemas.expr(
+            keywords.append(("returns", self.schemas.result(
                 self.tables.result_schema(info.returns))))
             shows = self.tables.shows(info.returns)
             if shows is not None:

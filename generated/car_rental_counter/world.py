@@ -62,11 +62,13 @@ class Branch(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
 
 
 class Car(Row):
@@ -74,19 +76,23 @@ class Car(Row):
 
     plate: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     category: CarCategory = field(
         load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
         text=enum_text(CarCategory))
     daily_rate_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     mileage_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
     in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -97,14 +103,15 @@ class Customer(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'CU{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     licence_number: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{6,12}$'))
     licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Rental(Row):
@@ -116,9 +123,10 @@ class Rental(Row):
     customer: str = field(load=v.want_str, text=v.str_text)
     car: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     pickup_branch: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
     pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: RentalStatus = field(
@@ -127,27 +135,29 @@ class Rental(Row):
         text=enum_text(RentalStatus))
     start_mileage_km: int | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text)
+        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
     end_mileage_km: int | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text)
+        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
     returned_on: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     return_branch: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
     base_charge_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     extra_days_charge_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     one_way_fee_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     total_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class CarOffer(Record):
@@ -155,7 +165,7 @@ class CarOffer(Record):
 
     car: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
     model: str = field(load=v.want_str, text=v.str_text)
     category: CarCategory = field(
         load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
@@ -372,10 +382,6 @@ class CarRentalCounter(Episode):
         return_date: dt.date,
         category: CarCategory | None,
     ) -> tuple[CarOffer, ...]:
-        (
-            'List the in-service cars parked at a branch that are free for the whole stay, '
-            'cheapest first, with the price.'
-        )
         if return_date <= pickup_date:  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
         if (  # car_rental_counter.world:172
@@ -412,7 +418,6 @@ class CarRentalCounter(Episode):
     def tool_register_customer(  # car_rental_counter.world:178
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
-        'Register a new customer with their driving licence.'
         if any(  # car_rental_counter.world:186
             _c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)
         ):
@@ -436,10 +441,6 @@ class CarRentalCounter(Episode):
     def tool_get_customer_rentals(  # car_rental_counter.world:198
         self, customer: Customer
     ) -> CustomerRentals:
-        (
-            'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-            'latest pick-up first.'
-        )
         return CustomerRentals(  # car_rental_counter.world:203
             customer.key(),
             customer.name,
@@ -459,20 +460,14 @@ class CarRentalCounter(Episode):
         )
 
     def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
-        'Show one rental with its car, dates, mileage and charges.'
         return rental  # car_rental_counter.world:216
 
     def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
-        'List the branches with their codes, names and cities.'
         return tuple([  # car_rental_counter.world:220
             _b8.key() for _b8 in rt.each(self, self.t_branches)
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
-        (
-            'Find registered customers whose name, email or licence number contains the text, '
-            'with their customer id and licence expiry date.'
-        )
         wanted: str = rt.built(  # car_rental_counter.world:228
             self, rt.built(self, text.strip()).lower()
         )
@@ -485,19 +480,11 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
-        (
-            'Show one car: its model, category, daily rate, mileage, the branch where it is '
-            'parked and whether it is in service.'
-        )
         return car  # car_rental_counter.world:235
 
     def tool_list_cars(  # car_rental_counter.world:238
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
-        (
-            "List the fleet's cars with model, category, daily rate, mileage, branch and whether "
-            'in service, whatever their bookings; cars out on a rental have no branch.'
-        )
         return tuple([  # car_rental_counter.world:244
             _c10.key()
             for _c10 in rt.each(self, self.t_cars)
@@ -506,10 +493,6 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
-        (
-            'List the rentals of one car (customer, dates, status and charges), the latest '
-            'pick-up first.'
-        )
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(
                 self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
@@ -521,10 +504,6 @@ class CarRentalCounter(Episode):
     def tool_reserve_car(  # car_rental_counter.world:255
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
-        (
-            'Reserve a car at the branch where it is parked. The price is the number of days '
-            "times the car's daily rate."
-        )
         if return_date <= pickup_date:  # car_rental_counter.world:263
             raise ToolError('The return date must be after the pick-up date.')
         if pickup_date < self.clock.date():  # car_rental_counter.world:264
@@ -573,7 +552,6 @@ class CarRentalCounter(Episode):
         return rental  # car_rental_counter.world:280
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
-        'Cancel a reservation that has not been picked up. There is no fee.'
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
             raise ToolError(rt.built(
                 self,
@@ -585,10 +563,6 @@ class CarRentalCounter(Episode):
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
-        (
-            'Hand the car of a reservation to the customer, from its pick-up day until the day '
-            'before its planned return. Records the start mileage.'
-        )
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
             raise ToolError(rt.built(
                 self,
@@ -637,13 +611,6 @@ class CarRentalCounter(Episode):
     def tool_return_car(  # car_rental_counter.world:312
         self, rental: Rental, branch: Branch, mileage_km: int
     ) -> Rental:
-        (
-            'Take back a picked-up car at any branch. Days past the planned return date are '
-            'charged at\n'
-            'the daily rate plus the late surcharge; a one-way fee applies when the branch '
-            'differs from\n'
-            'the pick-up branch. Returns the rental with its charges.'
-        )
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
             raise ToolError(rt.built(
                 self,
@@ -715,7 +682,6 @@ class CarRentalCounter(Episode):
     def tool_set_car_in_service(  # car_rental_counter.world:344
         self, car: Car, in_service: bool
     ) -> Car:
-        'Take a parked car out of service for maintenance, or put it back in service.'
         if car.branch is None:  # car_rental_counter.world:350
             raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
         if not (  # car_rental_counter.world:351
@@ -734,39 +700,6 @@ class CarRentalCounter(Episode):
         return car  # car_rental_counter.world:353
 
 
-_RESULT_Customer = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'licence_number': js.scalar('str', pattern='^[A-Z0-9]{6,12}$'),
-    'licence_expires': js.STRING,
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
-_RESULT_Rental = js.closed({
-    'id': js.STRING,
-    'customer': js.STRING,
-    'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'pickup_branch': js.scalar('str', pattern='^[A-Z]{3}$'),
-    'pickup_date': js.STRING,
-    'return_date': js.STRING,
-    'status': js.members(RentalStatus),
-    'start_mileage_km': js.nullable(js.scalar('int', 0)),
-    'end_mileage_km': js.nullable(js.scalar('int', 0)),
-    'returned_on': js.nullable(js.STRING),
-    'return_branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'base_charge_cents': js.scalar('int', 0),
-    'extra_days_charge_cents': js.scalar('int', 0),
-    'one_way_fee_cents': js.scalar('int', 0),
-    'total_cents': js.scalar('int', 0),
-})
-_RESULT_Car = js.closed({
-    'plate': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'model': js.scalar('str', 1, 60),
-    'category': js.members(CarCategory),
-    'daily_rate_cents': js.scalar('int', 1, 100000),
-    'mileage_km': js.scalar('int', 0),
-    'branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'in_service': js.BOOLEAN,
-})
 _PARAM_return_date = param(
     'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
 )
@@ -798,6 +731,8 @@ _PARAM_car = param(
 CarRentalCounter.TOOLS = tools(
     tool(
         CarRentalCounter.tool_search_cars,
+        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
+        'first, with the price.',
         param(
             'branch',
             arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
@@ -809,17 +744,11 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_category,
         read_only=True,
         where='car_rental_counter.world:163',
-        returns=js.array(js.closed({
-            'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-            'model': js.STRING,
-            'category': js.members(CarCategory),
-            'daily_rate_cents': js.INTEGER,
-            'days': js.INTEGER,
-            'price_cents': js.INTEGER,
-        })),
+        returns=js.array(CarOffer),
     ),
     tool(
         CarRentalCounter.tool_register_customer,
+        'Register a new customer with their driving licence.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
         param(
             'licence_number',
@@ -833,10 +762,12 @@ CarRentalCounter.TOOLS = tools(
             "The customer's email address.",
         ),
         where='car_rental_counter.world:178',
-        returns=_RESULT_Customer,
+        returns=Customer,
     ),
     tool(
         CarRentalCounter.tool_get_customer_rentals,
+        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
+        'latest pick-up first.',
         _PARAM_customer,
         read_only=True,
         where='car_rental_counter.world:198',
@@ -844,30 +775,30 @@ CarRentalCounter.TOOLS = tools(
             'customer': js.STRING,
             'name': js.STRING,
             'licence_expires': js.STRING,
-            'rentals': js.array(_RESULT_Rental),
+            'rentals': js.array(Rental),
         }),
         shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
     ),
     tool(
         CarRentalCounter.tool_get_rental,
+        'Show one rental with its car, dates, mileage and charges.',
         _PARAM_rental,
         read_only=True,
         where='car_rental_counter.world:211',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_list_branches,
+        'List the branches with their codes, names and cities.',
         read_only=True,
         where='car_rental_counter.world:219',
-        returns=js.array(js.closed({
-            'code': js.scalar('str', pattern='^[A-Z]{3}$'),
-            'name': js.scalar('str', 1, 80),
-            'city': js.scalar('str', 1, 60),
-        })),
+        returns=js.array(Branch),
         shows=('list', ('row', 'branches')),
     ),
     tool(
         CarRentalCounter.tool_find_customers,
+        'Find registered customers whose name, email or licence number contains the text, with '
+        'their customer id and licence expiry date.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -876,18 +807,22 @@ CarRentalCounter.TOOLS = tools(
         ),
         read_only=True,
         where='car_rental_counter.world:223',
-        returns=js.array(_RESULT_Customer),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
         CarRentalCounter.tool_get_car,
+        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+        'and whether it is in service.',
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:232',
-        returns=_RESULT_Car,
+        returns=Car,
     ),
     tool(
         CarRentalCounter.tool_list_cars,
+        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
+        "service, whatever their bookings; cars out on a rental have no branch.",
         param(
             'branch',
             arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
@@ -897,19 +832,23 @@ CarRentalCounter.TOOLS = tools(
         _PARAM_category,
         read_only=True,
         where='car_rental_counter.world:238',
-        returns=js.array(_RESULT_Car),
+        returns=js.array(Car),
         shows=('list', ('row', 'cars')),
     ),
     tool(
         CarRentalCounter.tool_list_car_rentals,
+        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+        'first.',
         _PARAM_car,
         read_only=True,
         where='car_rental_counter.world:247',
-        returns=js.array(_RESULT_Rental),
+        returns=js.array(Rental),
         shows=('list', ('row', 'rentals')),
     ),
     tool(
         CarRentalCounter.tool_reserve_car,
+        "Reserve a car at the branch where it is parked. The price is the number of days times "
+        "the car's daily rate.",
         _PARAM_customer,
         param(
             'car',
@@ -920,10 +859,11 @@ CarRentalCounter.TOOLS = tools(
         param('pickup_date', arg.DATE, 'The pick-up day, today or later.'),
         _PARAM_return_date,
         where='car_rental_counter.world:255',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_cancel_reservation,
+        'Cancel a reservation that has not been picked up. There is no fee.',
         param(
             'rental',
             arg.row('rentals'),
@@ -931,16 +871,21 @@ CarRentalCounter.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
         where='car_rental_counter.world:283',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_pick_up,
+        'Hand the car of a reservation to the customer, from its pick-up day until the day '
+        'before its planned return. Records the start mileage.',
         _PARAM_rental,
         where='car_rental_counter.world:293',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_return_car,
+        'Take back a picked-up car at any branch. Days past the planned return date are charged '
+        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
+        'differs from\nthe pick-up branch. Returns the rental with its charges.',
         param(
             'rental',
             arg.row('rentals'),
@@ -959,10 +904,11 @@ CarRentalCounter.TOOLS = tools(
             'The odometer reading at return, in km.',
         ),
         where='car_rental_counter.world:312',
-        returns=_RESULT_Rental,
+        returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_set_car_in_service,
+        'Take a parked car out of service for maintenance, or put it back in service.',
         param(
             'car',
             arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
@@ -975,7 +921,7 @@ CarRentalCounter.TOOLS = tools(
             'true to put the car back in service, false to take it out for maintenance.',
         ),
         where='car_rental_counter.world:344',
-        returns=_RESULT_Car,
+        returns=Car,
     ),
 )
 

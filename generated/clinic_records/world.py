@@ -72,9 +72,10 @@ class Doctor(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^D[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
@@ -85,14 +86,16 @@ class Drug(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     drug_class: DrugClass = field(
         load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
         text=enum_text(DrugClass))
     max_days: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text,
+        schema=js.scalar('int', 1, 365))
 
 
 class Patient(Row):
@@ -102,11 +105,12 @@ class Patient(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('patient_ids', 'P{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     allergies: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-        export=list)
+        export=list, schema=js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True))
     registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -118,11 +122,13 @@ class Visit(Row):
         text=v.str_text)
     patient: str = field(load=v.want_str, text=v.str_text)
     doctor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^D[0-9]{3}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     diagnosis: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
 
 
 class Prescription(Row):
@@ -134,20 +140,22 @@ class Prescription(Row):
     visit: str = field(load=v.want_str, text=v.str_text)
     drug: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
     dose: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewals: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0, 5))
     status: RxStatus = field(
         load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_active,
         export=enum_value, text=enum_text(RxStatus))
     stop_reason: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', 1, 200)))
 
 
 class _State(StateBase):
@@ -287,14 +295,12 @@ class ClinicRecords(Episode):
         )
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
-        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.'
         self.set_state('current_doctor', doctor.key())  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
     def tool_register_patient(  # clinic_records.world:124
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
-        'Register a new patient with their known drug allergies. The patient is registered today.'
         if self.state.current_doctor is None:  # clinic_records.world:131
             raise ToolError('No doctor is signed in.')
         if birth_date > self.clock.date():  # clinic_records.world:132
@@ -319,10 +325,6 @@ class ClinicRecords(Episode):
     def tool_add_allergy(  # clinic_records.world:146
         self, patient: Patient, drug: Drug
     ) -> Patient:
-        (
-            'Record that a patient is allergic to a drug. An active prescription of that drug '
-            'must be stopped first.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
@@ -341,10 +343,6 @@ class ClinicRecords(Episode):
     def tool_record_visit(  # clinic_records.world:159
         self, patient: Patient, diagnosis: str
     ) -> Visit:
-        (
-            'Record a visit of a patient with the signed-in doctor, taking place now, with a '
-            'diagnosis.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
@@ -360,10 +358,6 @@ class ClinicRecords(Episode):
     def tool_prescribe(  # clinic_records.world:171
         self, visit: Visit, drug: Drug, dose: str, course_days: int
     ) -> Prescription:
-        (
-            'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
-            'who held the visit can prescribe from it.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
@@ -403,10 +397,6 @@ class ClinicRecords(Episode):
     def tool_renew_prescription(  # clinic_records.world:197
         self, prescription: Prescription, extra_days: int
     ) -> Prescription:
-        (
-            'Extend an active prescription by a number of days. Only the prescribing doctor can '
-            'renew; at most 5 renewals.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
         if (  # clinic_records.world:204
@@ -445,10 +435,6 @@ class ClinicRecords(Episode):
     def tool_stop_prescription(  # clinic_records.world:213
         self, prescription: Prescription, reason: str
     ) -> Prescription:
-        (
-            'Stop an active prescription with a reason. If it would still run past today, it now '
-            'ends today.'
-        )
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
@@ -467,7 +453,6 @@ class ClinicRecords(Episode):
     def tool_list_doctors(  # clinic_records.world:232
         self, specialty: Specialty | None
     ) -> tuple[str, ...]:
-        "List the clinic's doctors with their ids, names and specialties."
         return tuple([  # clinic_records.world:237
             _d2.key()
             for _d2 in rt.each(self, self.t_doctors)
@@ -475,16 +460,11 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
-        "Read a doctor's name and specialty."
         return doctor  # clinic_records.world:245
 
     def tool_search_drugs(  # clinic_records.world:248
         self, name: str, drug_class: DrugClass | None
     ) -> tuple[str, ...]:
-        (
-            'Find drugs in the formulary by name or class, with their codes, names, classes and '
-            'the longest course (max days) a prescription may cover.'
-        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
             _d3.key()
@@ -494,16 +474,11 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
-        "Read a drug's name, class and the longest course (max days) a prescription may cover."
         return drug  # clinic_records.world:263
 
     def tool_search_patients(  # clinic_records.world:266
         self, name: str, birth_date: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
-            'codes) and registration dates.'
-        )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
             _p4.key()
@@ -513,14 +488,9 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
-        (
-            "Read a patient's details: name, date of birth, allergies (drug codes) and "
-            'registration date.'
-        )
         return patient  # clinic_records.world:281
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
-        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
         return rt.sorted_keys(  # clinic_records.world:289
             rt.each(
                 self, [_v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()]
@@ -529,16 +499,11 @@ class ClinicRecords(Episode):
         )
 
     def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
-        'Read a visit: its patient, doctor, time and diagnosis.'
         return visit  # clinic_records.world:297
 
     def tool_list_prescriptions(  # clinic_records.world:300
         self, patient: Patient, active_only: bool
     ) -> tuple[str, ...]:
-        (
-            "List a patient's prescriptions, optionally only the active ones, with each one's "
-            'visit, drug code, dose, start and end dates, renewals and status.'
-        )
         return tuple([  # clinic_records.world:306
             _p7.key()
             for _p7 in rt.each(self, self.t_prescriptions)
@@ -549,49 +514,9 @@ class ClinicRecords(Episode):
     def tool_get_prescription(  # clinic_records.world:309
         self, prescription: Prescription
     ) -> Prescription:
-        (
-            'Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
-            'status and stop reason.'
-        )
         return prescription  # clinic_records.world:314
 
 
-_RESULT_Doctor = js.closed({
-    'id': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'specialty': js.members(Specialty),
-})
-_RESULT_Patient = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
-    'allergies': js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True),
-    'registered_on': js.STRING,
-})
-_RESULT_Visit = js.closed({
-    'id': js.STRING,
-    'patient': js.STRING,
-    'doctor': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'at': js.STRING,
-    'diagnosis': js.scalar('str', 1, 200),
-})
-_RESULT_Prescription = js.closed({
-    'id': js.STRING,
-    'visit': js.STRING,
-    'drug': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'dose': js.scalar('str', 1, 60),
-    'start': js.STRING,
-    'end': js.STRING,
-    'renewals': js.scalar('int', 0, 5),
-    'status': js.members(RxStatus),
-    'stop_reason': js.nullable(js.scalar('str', 1, 200)),
-})
-_RESULT_Drug = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'drug_class': js.members(DrugClass),
-    'max_days': js.scalar('int', 1, 365),
-})
 _PARAM_doctor = param(
     'doctor',
     arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
@@ -621,12 +546,14 @@ _PARAM_prescription = param(
 ClinicRecords.TOOLS = tools(
     tool(
         ClinicRecords.tool_sign_in,
+        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
         _PARAM_doctor,
         where='clinic_records.world:115',
-        returns=_RESULT_Doctor,
+        returns=Doctor,
     ),
     tool(
         ClinicRecords.tool_register_patient,
+        'Register a new patient with their known drug allergies. The patient is registered today.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
         param(
@@ -636,24 +563,30 @@ ClinicRecords.TOOLS = tools(
             'them; may be empty.',
         ),
         where='clinic_records.world:124',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_add_allergy,
+        'Record that a patient is allergic to a drug. An active prescription of that drug must '
+        'be stopped first.',
         _PARAM_patient,
         _PARAM_drug,
         where='clinic_records.world:146',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_record_visit,
+        'Record a visit of a patient with the signed-in doctor, taking place now, with a '
+        'diagnosis.',
         _PARAM_patient,
         param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
         where='clinic_records.world:159',
-        returns=_RESULT_Visit,
+        returns=Visit,
     ),
     tool(
         ClinicRecords.tool_prescribe,
+        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
+        'held the visit can prescribe from it.',
         param(
             'visit',
             arg.row('visits'),
@@ -669,10 +602,12 @@ ClinicRecords.TOOLS = tools(
             'How many days the course lasts, starting today.',
         ),
         where='clinic_records.world:171',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_renew_prescription,
+        'Extend an active prescription by a number of days. Only the prescribing doctor can '
+        'renew; at most 5 renewals.',
         _PARAM_prescription,
         param(
             'extra_days',
@@ -680,10 +615,12 @@ ClinicRecords.TOOLS = tools(
             'How many days to add to the end of the course.',
         ),
         where='clinic_records.world:197',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_stop_prescription,
+        'Stop an active prescription with a reason. If it would still run past today, it now '
+        'ends today.',
         _PARAM_prescription,
         param(
             'reason',
@@ -691,10 +628,11 @@ ClinicRecords.TOOLS = tools(
             'Why the prescription is stopped, in a few words.',
         ),
         where='clinic_records.world:213',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
     tool(
         ClinicRecords.tool_list_doctors,
+        "List the clinic's doctors with their ids, names and specialties.",
         param(
             'specialty',
             arg.optional(arg.enum_of(Specialty)),
@@ -702,18 +640,21 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:232',
-        returns=js.array(_RESULT_Doctor),
+        returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
         ClinicRecords.tool_get_doctor,
+        "Read a doctor's name and specialty.",
         _PARAM_doctor,
         read_only=True,
         where='clinic_records.world:240',
-        returns=_RESULT_Doctor,
+        returns=Doctor,
     ),
     tool(
         ClinicRecords.tool_search_drugs,
+        'Find drugs in the formulary by name or class, with their codes, names, classes and the '
+        'longest course (max days) a prescription may cover.',
         param(
             'name',
             arg.TEXT,
@@ -724,18 +665,21 @@ ClinicRecords.TOOLS = tools(
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
         read_only=True,
         where='clinic_records.world:248',
-        returns=js.array(_RESULT_Drug),
+        returns=js.array(Drug),
         shows=('list', ('row', 'drugs')),
     ),
     tool(
         ClinicRecords.tool_get_drug,
+        "Read a drug's name, class and the longest course (max days) a prescription may cover.",
         _PARAM_drug,
         read_only=True,
         where='clinic_records.world:258',
-        returns=_RESULT_Drug,
+        returns=Drug,
     ),
     tool(
         ClinicRecords.tool_search_patients,
+        'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
+        'codes) and registration dates.',
         param(
             'name',
             arg.TEXT,
@@ -750,26 +694,30 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:266',
-        returns=js.array(_RESULT_Patient),
+        returns=js.array(Patient),
         shows=('list', ('row', 'patients')),
     ),
     tool(
         ClinicRecords.tool_get_patient,
+        "Read a patient's details: name, date of birth, allergies (drug codes) and registration "
+        "date.",
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:276',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicRecords.tool_list_visits,
+        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
         _PARAM_patient,
         read_only=True,
         where='clinic_records.world:284',
-        returns=js.array(_RESULT_Visit),
+        returns=js.array(Visit),
         shows=('list', ('row', 'visits')),
     ),
     tool(
         ClinicRecords.tool_get_visit,
+        'Read a visit: its patient, doctor, time and diagnosis.',
         param(
             'visit',
             arg.row('visits'),
@@ -778,10 +726,12 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:292',
-        returns=_RESULT_Visit,
+        returns=Visit,
     ),
     tool(
         ClinicRecords.tool_list_prescriptions,
+        "List a patient's prescriptions, optionally only the active ones, with each one's visit, "
+        "drug code, dose, start and end dates, renewals and status.",
         _PARAM_patient,
         param(
             'active_only',
@@ -791,15 +741,17 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True,
         where='clinic_records.world:300',
-        returns=js.array(_RESULT_Prescription),
+        returns=js.array(Prescription),
         shows=('list', ('row', 'prescriptions')),
     ),
     tool(
         ClinicRecords.tool_get_prescription,
+        'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status '
+        'and stop reason.',
         _PARAM_prescription,
         read_only=True,
         where='clinic_records.world:309',
-        returns=_RESULT_Prescription,
+        returns=Prescription,
     ),
 )
 

@@ -80,13 +80,15 @@ class Doctor(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     specialty: Specialty = field(
         load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
         text=enum_text(Specialty))
     room: str = field(load=v.want_str, text=v.str_text)
     max_daily_appointments: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
+        schema=js.scalar('int', 1, 20))
     accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -95,25 +97,28 @@ class Patient(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text)
+        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
     insurance: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     balance: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     no_shows: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class Slot(Row):
@@ -123,7 +128,8 @@ class Slot(Row):
     doctor: str = field(load=v.want_str, text=v.str_text)
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     length_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text,
+        schema=js.scalar('int', 5, 240))
 
 
 class Appointment(Row):
@@ -133,7 +139,8 @@ class Appointment(Row):
         'id', key=True, load=v.want_str,
         fill=lambda ep: ep.next_id('appointment_ids', 'APT{:04d}'), text=v.str_text)
     patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     doctor: str = field(load=v.want_str, text=v.str_text)
     slot: str = field(load=v.want_str, text=v.str_text)
     kind: VisitKind = field(
@@ -142,7 +149,8 @@ class Appointment(Row):
     start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     status: AppointmentStatus = field(
         load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
         fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
@@ -165,12 +173,14 @@ class WaitlistEntry(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'WL{:03d}'),
         text=v.str_text)
     patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
     doctor: str = field(load=v.want_str, text=v.str_text)
     earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     added_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -602,7 +612,6 @@ class ClinicScheduling(Episode):
     def tool_list_doctors(  # clinic.world:274
         self, specialty: Specialty | None, accepting_only: bool
     ) -> tuple[str, ...]:
-        "List the clinic's doctors with their specialty, room and whether they take new patients."
         return tuple([  # clinic.world:280
             _d12.key()
             for _d12 in rt.each(self, self.t_doctors)
@@ -611,7 +620,6 @@ class ClinicScheduling(Episode):
         ])
 
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
-        'Find registered patients by name or phone number.'
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
             rt.each(
@@ -629,7 +637,6 @@ class ClinicScheduling(Episode):
     def tool_register_patient(  # clinic.world:292
         self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None
     ) -> Patient:
-        'Register a new patient so that they can be booked.'
         if birth_date > self.clock.date():  # clinic.world:301
             raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
@@ -663,10 +670,6 @@ class ClinicScheduling(Episode):
     def tool_find_available_slots(  # clinic.world:315
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
-        (
-            'Find free slots on a day, earliest first. A slot listed here can still be refused '
-            'for patient-specific reasons when booking.'
-        )
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
             _d16.key()
             for _d16 in rt.each(self, self.t_doctors)
@@ -687,7 +690,6 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(  # clinic.world:331
         self, doctor: Doctor, day: dt.date
     ) -> DaySchedule:
-        "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([  # clinic.world:337
             _a19.key()
             for _a19 in rt.each(self, self.t_appointments)
@@ -715,7 +717,6 @@ class ClinicScheduling(Episode):
         on: dt.date | None,
         status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
-        'List appointments, earliest first, filtered by patient, doctor, day and status.'
         found: tuple[str, ...] = tuple([  # clinic.world:354
             _a22.key()
             for _a22 in rt.each(self, self.t_appointments)
@@ -731,14 +732,6 @@ class ClinicScheduling(Episode):
     def tool_book_appointment(  # clinic.world:360
         self, patient: Patient, slot: Slot, reason: str, kind: VisitKind
     ) -> Appointment:
-        (
-            'Book a patient into a slot. Refused when the doctor is busy or fully booked that '
-            'day, the\n'
-            'patient already has an appointment at that time or the daily maximum, the clinic is '
-            'closed,\n'
-            'or the doctor does not see this patient (pediatrics, no new patients).\n'
-            "Booking removes the patient's waitlist entry for that doctor, if any."
-        )
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
@@ -775,10 +768,6 @@ class ClinicScheduling(Episode):
     def tool_reschedule_appointment(  # clinic.world:391
         self, appointment: Appointment, new_slot: Slot
     ) -> Appointment:
-        (
-            'Move a booked appointment to another slot. Only possible up to the cancellation '
-            'notice (24 hours) before it starts.'
-        )
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
             raise ToolError(rt.built(
                 self, f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
@@ -824,11 +813,6 @@ class ClinicScheduling(Episode):
     def tool_cancel_appointment(  # clinic.world:410
         self, appointment: Appointment
     ) -> Cancellation:
-        (
-            'Cancel a booked appointment. Cancelling less than 24 hours before the start is '
-            'allowed but\n'
-            "counts as a late cancellation: the late fee is added to the patient's balance."
-        )
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
             raise ToolError(rt.built(
                 self,
@@ -877,10 +861,6 @@ class ClinicScheduling(Episode):
         return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
-        (
-            'Check a patient in when they arrive: from 30 minutes before the start until 15 '
-            'minutes after it.'
-        )
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
             raise ToolError(rt.built(
                 self,
@@ -906,7 +886,6 @@ class ClinicScheduling(Episode):
     def tool_complete_appointment(  # clinic.world:448
         self, appointment: Appointment, notes: str
     ) -> Appointment:
-        "Close a visit after the patient was seen, with the doctor's notes."
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
                 self,
@@ -919,10 +898,6 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
-        (
-            'Record that the patient did not come. Possible from 15 minutes after the start; the '
-            'late fee is added to their balance.'
-        )
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             raise ToolError(rt.built(
                 self,
@@ -956,7 +931,6 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:470
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
-        'Record a payment towards the fees a patient owes.'
         if not (patient.balance > 0.0):  # clinic.world:479
             raise ToolError(rt.built(self, f'{patient.name} owes nothing.'))
         if not (amount <= patient.balance):  # clinic.world:480
@@ -974,7 +948,6 @@ class ClinicScheduling(Episode):
     def tool_join_waitlist(  # clinic.world:487
         self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str
     ) -> WaitlistEntry:
-        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free."
         if earliest > latest:  # clinic.world:496
             raise ToolError(f'The window {earliest} to {latest} ends before it starts.')
         if latest < self.clock.date():  # clinic.world:497
@@ -999,10 +972,6 @@ class ClinicScheduling(Episode):
         return entry  # clinic.world:507
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
-        (
-            'List the waitlist entries, oldest first: who waits for which doctor, the window of '
-            'days that suits them and why.'
-        )
         return tuple([  # clinic.world:515
             _w26.key()
             for _w26 in rt.each(self, self.t_waitlist)
@@ -1010,7 +979,6 @@ class ClinicScheduling(Episode):
         ])
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
-        "Take a patient off a doctor's waitlist."
         text: str = rt.built(  # clinic.world:523
             self,
             f'{self.t_patients[entry.patient].name} was removed from '
@@ -1022,10 +990,6 @@ class ClinicScheduling(Episode):
     def tool_book_from_waitlist(  # clinic.world:528
         self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
     ) -> Appointment:
-        (
-            'Book a waitlisted patient into a free slot with the doctor they wait for. The '
-            'waitlist entry is removed.'
-        )
         if slot.doctor != entry.doctor:  # clinic.world:535
             raise ToolError(rt.built(
                 self,
@@ -1065,48 +1029,6 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:551
 
 
-_RESULT_Patient = js.closed({
-    'id': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
-    'phone': js.scalar('str', pattern='^\\+[0-9]{7,15}$'),
-    'email': js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-    'insurance': js.nullable(js.STRING),
-    'balance': js.scalar('float', 0.0),
-    'no_shows': js.scalar('int', 0),
-})
-_RESULT_SlotView = js.closed({
-    'slot_id': js.STRING,
-    'doctor_id': js.STRING,
-    'doctor': js.STRING,
-    'specialty': js.members(Specialty),
-    'start': js.STRING,
-    'end': js.STRING,
-})
-_RESULT_Appointment = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'slot': js.STRING,
-    'kind': js.members(VisitKind),
-    'start': js.STRING,
-    'end': js.STRING,
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(AppointmentStatus),
-    'booked_at': js.STRING,
-    'cancelled_at': js.nullable(js.STRING),
-    'late_cancellation': js.BOOLEAN,
-    'notes': js.nullable(js.STRING),
-})
-_RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'earliest': js.STRING,
-    'latest': js.STRING,
-    'reason': js.scalar('str', 1, 200),
-    'added_at': js.STRING,
-})
 _PARAM_kind = param(
     'kind',
     arg.enum_of(VisitKind),
@@ -1130,6 +1052,7 @@ _PARAM_patient = param(
 ClinicScheduling.TOOLS = tools(
     tool(
         ClinicScheduling.tool_list_doctors,
+        "List the clinic's doctors with their specialty, room and whether they take new patients.",
         param(
             'specialty',
             arg.optional(arg.enum_of(Specialty)),
@@ -1143,18 +1066,12 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:274',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.scalar('str', 1, 80),
-            'specialty': js.members(Specialty),
-            'room': js.STRING,
-            'max_daily_appointments': js.scalar('int', 1, 20),
-            'accepting_new_patients': js.BOOLEAN,
-        })),
+        returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
         ClinicScheduling.tool_find_patients,
+        'Find registered patients by name or phone number.',
         param(
             'query',
             arg.refined(arg.TEXT, 2, 80),
@@ -1167,6 +1084,7 @@ ClinicScheduling.TOOLS = tools(
     ),
     tool(
         ClinicScheduling.tool_register_patient,
+        'Register a new patient so that they can be booked.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
         param(
@@ -1182,10 +1100,12 @@ ClinicScheduling.TOOLS = tools(
         ),
         param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
         where='clinic.world:292',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_find_available_slots,
+        'Find free slots on a day, earliest first. A slot listed here can still be refused for '
+        'patient-specific reasons when booking.',
         param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
         param(
             'specialty', arg.optional(arg.enum_of(Specialty)), 'Only doctors of this specialty.'
@@ -1200,10 +1120,11 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:315',
-        returns=js.array(_RESULT_SlotView),
+        returns=js.array(SlotView),
     ),
     tool(
         ClinicScheduling.tool_get_doctor_schedule,
+        "Show a doctor's active appointments and free consultation slots on one day.",
         param(
             'doctor',
             arg.row('doctors'),
@@ -1213,15 +1134,11 @@ ClinicScheduling.TOOLS = tools(
         param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
         read_only=True,
         where='clinic.world:331',
-        returns=js.closed({
-            'doctor_id': js.STRING,
-            'day': js.STRING,
-            'appointments': js.array(js.STRING),
-            'free_slots': js.array(_RESULT_SlotView),
-        }),
+        returns=DaySchedule,
     ),
     tool(
         ClinicScheduling.tool_list_appointments,
+        'List appointments, earliest first, filtered by patient, doctor, day and status.',
         param(
             'patient_id', arg.optional(arg.TEXT), "Only this patient's appointments, e.g. P1001."
         ),
@@ -1238,6 +1155,10 @@ ClinicScheduling.TOOLS = tools(
     ),
     tool(
         ClinicScheduling.tool_book_appointment,
+        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, "
+        "the\npatient already has an appointment at that time or the daily maximum, the clinic "
+        "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
+        "Booking removes the patient's waitlist entry for that doctor, if any.",
         param(
             'patient',
             arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
@@ -1257,10 +1178,12 @@ ClinicScheduling.TOOLS = tools(
         ),
         _PARAM_kind,
         where='clinic.world:360',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_reschedule_appointment,
+        'Move a booked appointment to another slot. Only possible up to the cancellation notice '
+        '(24 hours) before it starts.',
         param(
             'appointment',
             arg.row('appointments'),
@@ -1274,10 +1197,12 @@ ClinicScheduling.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         where='clinic.world:391',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_cancel_appointment,
+        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
+        "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
         param(
             'appointment',
             arg.row('appointments'),
@@ -1285,38 +1210,43 @@ ClinicScheduling.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         where='clinic.world:410',
-        returns=js.closed({
-            'appointment_id': js.STRING, 'late': js.BOOLEAN, 'fee': js.NUMBER, 'message': js.STRING
-        }),
+        returns=Cancellation,
     ),
     tool(
         ClinicScheduling.tool_check_in,
+        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
+        'after it.',
         _PARAM_appointment,
         where='clinic.world:436',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_complete_appointment,
+        "Close a visit after the patient was seen, with the doctor's notes.",
         _PARAM_appointment,
         param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
         where='clinic.world:448',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_mark_no_show,
+        'Record that the patient did not come. Possible from 15 minutes after the start; the '
+        'late fee is added to their balance.',
         _PARAM_appointment,
         where='clinic.world:460',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_pay_balance,
+        'Record a payment towards the fees a patient owes.',
         _PARAM_patient,
         param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
         where='clinic.world:473',
-        returns=_RESULT_Patient,
+        returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_join_waitlist,
+        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
         _PARAM_patient,
         param(
             'doctor',
@@ -1328,10 +1258,12 @@ ClinicScheduling.TOOLS = tools(
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
         where='clinic.world:487',
-        returns=_RESULT_WaitlistEntry,
+        returns=WaitlistEntry,
     ),
     tool(
         ClinicScheduling.tool_list_waitlist,
+        'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
+        'that suits them and why.',
         param(
             'doctor',
             arg.optional(arg.row('doctors')),
@@ -1341,11 +1273,12 @@ ClinicScheduling.TOOLS = tools(
         ),
         read_only=True,
         where='clinic.world:510',
-        returns=js.array(_RESULT_WaitlistEntry),
+        returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
         ClinicScheduling.tool_leave_waitlist,
+        "Take a patient off a doctor's waitlist.",
         param(
             'entry',
             arg.row('waitlist'),
@@ -1357,6 +1290,8 @@ ClinicScheduling.TOOLS = tools(
     ),
     tool(
         ClinicScheduling.tool_book_from_waitlist,
+        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
+        'entry is removed.',
         param(
             'entry',
             arg.row('waitlist'),
@@ -1371,7 +1306,7 @@ ClinicScheduling.TOOLS = tools(
         ),
         _PARAM_kind,
         where='clinic.world:528',
-        returns=_RESULT_Appointment,
+        returns=Appointment,
     ),
 )
 

@@ -86,11 +86,13 @@ class Venue(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
 
 
 class Section(Row):
@@ -98,16 +100,21 @@ class Section(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
     venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     tier: Tier = field(
         load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
-    rows: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text)
+    rows: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text,
+        schema=js.scalar('int', 1, 26))
     seats_per_row: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
+        schema=js.scalar('int', 1, 50))
 
 
 class Event(Row):
@@ -115,15 +122,18 @@ class Event(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
     starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
     prices: dict[Tier, int] = field(
         load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        export=lambda value: {k._value_: x for k, x in value.items()})
+        export=lambda value: {k._value_: x for k, x in value.items()},
+        schema=js.mapping(js.scalar('int', 0)))
     on_sale: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -132,12 +142,13 @@ class Customer(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Order(Row):
@@ -147,9 +158,11 @@ class Order(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'ORD{:03d}'),
         text=v.str_text)
     customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_held,
         export=enum_value, text=enum_text(OrderStatus))
@@ -158,7 +171,8 @@ class Order(Row):
     hold_expires_at: dt.datetime = field(
         load=v.want_datetime, export=lambda value: value.isoformat())
     total_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     paid_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -176,17 +190,20 @@ class Ticket(Row):
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
     event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
     seat: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'))
     price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     holder: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     status: TicketStatus = field(
         load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_held,
         export=enum_value, text=enum_text(TicketStatus))
@@ -512,10 +529,6 @@ class ConcertTicketOffice(Episode):
         return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
     def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:245
-        (
-            'List the events that have not ended yet, soonest first, with venue, start time, tier '
-            'prices and whether they are on sale.'
-        )
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(
                 self,
@@ -529,11 +542,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
-        (
-            'Show one event with its venue and every section of the venue: the section id, name, '
-            "tier, rows and seats per row, the event's price for it and how many of its seats are "
-            'free.'
-        )
         return EventView(  # concert_ticket_office.world:256
             event.key(),
             event.venue,
@@ -545,7 +553,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
-        'List the concert halls with their ids, names and cities.'
         return tuple([  # concert_ticket_office.world:264
             _v7.key() for _v7 in rt.each(self, self.t_venues)
         ])
@@ -553,7 +560,6 @@ class ConcertTicketOffice(Episode):
     def tool_list_sections(  # concert_ticket_office.world:267
         self, venue: Venue | None
     ) -> tuple[str, ...]:
-        'List seat sections with their id, venue, name, tier, rows and seats per row.'
         return tuple([  # concert_ticket_office.world:272
             _s8.key()
             for _s8 in rt.each(self, self.t_sections)
@@ -561,7 +567,6 @@ class ConcertTicketOffice(Episode):
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
-        'Find customers whose name or email contains the text, with their customer id.'
         wanted: str = rt.built(  # concert_ticket_office.world:280
             self, rt.built(self, text.strip()).lower()
         )
@@ -573,16 +578,11 @@ class ConcertTicketOffice(Episode):
         ])
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
-        'Show one customer: id, name and email.'
         return customer  # concert_ticket_office.world:289
 
     def tool_get_available_seats(  # concert_ticket_office.world:292
         self, event: Event, section: Section
     ) -> SeatAvailability:
-        (
-            'List the free seats of one section for an event (not sold, checked in or under a '
-            "live hold), with the section's price."
-        )
         if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
                 self,
@@ -607,7 +607,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
-        'Show an order with its tickets, total, status and hold expiry.'
         return OrderView(  # concert_ticket_office.world:323
             order.key(),
             tuple([
@@ -619,10 +618,6 @@ class ConcertTicketOffice(Episode):
     def tool_get_customer_tickets(  # concert_ticket_office.world:330
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the tickets a customer holds, with order, event, section, seat, price and '
-            'status, optionally for one event.'
-        )
         return tuple([  # concert_ticket_office.world:336
             _t11.key()
             for _t11 in rt.each(self, self.t_tickets)
@@ -632,10 +627,6 @@ class ConcertTicketOffice(Episode):
     def tool_list_customer_orders(  # concert_ticket_office.world:339
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the orders a customer placed, newest first, with event, status, total, hold '
-            'expiry and payment.'
-        )
         return rt.sorted_keys(  # concert_ticket_office.world:345
             rt.each(
                 self,
@@ -651,19 +642,11 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
-        (
-            'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
-            'time.'
-        )
         return ticket  # concert_ticket_office.world:351
 
     def tool_hold_seats(  # concert_ticket_office.world:356
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
-        (
-            'Hold specific seats of one section for a customer for 15 minutes; the order must be '
-            'bought before the hold expires.'
-        )
         if not event.on_sale:  # concert_ticket_office.world:364
             raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
         if self.fn_started(event):  # concert_ticket_office.world:365
@@ -738,7 +721,6 @@ class ConcertTicketOffice(Episode):
     def tool_buy_order(  # concert_ticket_office.world:400
         self, order: Order, payment: PayMethod
     ) -> OrderView:
-        'Pay for a held order before its hold expires; its tickets become valid.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
@@ -793,7 +775,6 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
-        'Give up a held order before paying; its seats are free again.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         self.set_field(  # concert_ticket_office.world:432
@@ -810,7 +791,6 @@ class ConcertTicketOffice(Episode):
     def tool_transfer_ticket(  # concert_ticket_office.world:439
         self, ticket: Ticket, to_customer: Customer
     ) -> Ticket:
-        'Give a sold ticket to another customer before the event starts; they become its holder.'
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
             raise ToolError(rt.built(
                 self,
@@ -836,7 +816,6 @@ class ConcertTicketOffice(Episode):
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
-        'Refund a sold ticket before the event starts; the seat becomes free again.'
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
@@ -853,10 +832,6 @@ class ConcertTicketOffice(Episode):
         return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
-        (
-            'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
-            'until 4 hours after it.'
-        )
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
@@ -885,56 +860,8 @@ class ConcertTicketOffice(Episode):
         return ticket  # concert_ticket_office.world:475
 
 
-_RESULT_Event = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'title': js.scalar('str', 1, 120),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'starts_at': js.STRING,
-    'prices': js.mapping(js.scalar('int', 0)),
-    'on_sale': js.BOOLEAN,
-})
-_RESULT_Venue = js.closed({
-    'id': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'city': js.scalar('str', 1, 60),
-})
-_RESULT_Section = js.closed({
-    'id': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 60),
-    'tier': js.members(Tier),
-    'rows': js.scalar('int', 1, 26),
-    'seats_per_row': js.scalar('int', 1, 50),
-})
-_RESULT_Customer = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
-_RESULT_Order = js.closed({
-    'id': js.STRING,
-    'customer': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'status': js.members(OrderStatus),
-    'created_at': js.STRING,
-    'hold_expires_at': js.STRING,
-    'total_cents': js.scalar('int', 0),
-    'paid_at': js.nullable(js.STRING),
-    'payment': js.nullable(js.members(PayMethod)),
-})
-_RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'section': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'seat': js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'),
-    'price_cents': js.scalar('int', 0),
-    'holder': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'status': js.members(TicketStatus),
-    'checked_in_at': js.nullable(js.STRING),
-})
 _RESULT_OrderView = js.closed({
-    'order': _RESULT_Order, 'tickets': js.array(_RESULT_Ticket), 'hold_expired': js.BOOLEAN
+    'order': Order, 'tickets': js.array(Ticket), 'hold_expired': js.BOOLEAN
 })
 _PARAM_customer = param(
     'customer',
@@ -977,13 +904,18 @@ _PARAM_ticket = param(
 ConcertTicketOffice.TOOLS = tools(
     tool(
         ConcertTicketOffice.tool_list_events,
+        'List the events that have not ended yet, soonest first, with venue, start time, tier '
+        'prices and whether they are on sale.',
         read_only=True,
         where='concert_ticket_office.world:245',
-        returns=js.array(_RESULT_Event),
+        returns=js.array(Event),
         shows=('list', ('row', 'events')),
     ),
     tool(
         ConcertTicketOffice.tool_get_event,
+        "Show one event with its venue and every section of the venue: the section id, name, "
+        "tier, rows and seats per row, the event's price for it and how many of its seats are "
+        "free.",
         param(
             'event',
             arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
@@ -993,10 +925,10 @@ ConcertTicketOffice.TOOLS = tools(
         read_only=True,
         where='concert_ticket_office.world:251',
         returns=js.closed({
-            'event': _RESULT_Event,
-            'venue': _RESULT_Venue,
+            'event': Event,
+            'venue': Venue,
             'sections': js.array(js.closed({
-                'section': _RESULT_Section,
+                'section': Section,
                 'price_cents': js.nullable(js.INTEGER),
                 'free_count': js.INTEGER,
             })),
@@ -1016,13 +948,15 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_list_venues,
+        'List the concert halls with their ids, names and cities.',
         read_only=True,
         where='concert_ticket_office.world:263',
-        returns=js.array(_RESULT_Venue),
+        returns=js.array(Venue),
         shows=('list', ('row', 'venues')),
     ),
     tool(
         ConcertTicketOffice.tool_list_sections,
+        'List seat sections with their id, venue, name, tier, rows and seats per row.',
         param(
             'venue',
             arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
@@ -1032,11 +966,12 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:267',
-        returns=js.array(_RESULT_Section),
+        returns=js.array(Section),
         shows=('list', ('row', 'sections')),
     ),
     tool(
         ConcertTicketOffice.tool_find_customers,
+        'Find customers whose name or email contains the text, with their customer id.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -1044,32 +979,30 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:275',
-        returns=js.array(_RESULT_Customer),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
         ConcertTicketOffice.tool_get_customer,
+        'Show one customer: id, name and email.',
         _PARAM_customer,
         read_only=True,
         where='concert_ticket_office.world:284',
-        returns=_RESULT_Customer,
+        returns=Customer,
     ),
     tool(
         ConcertTicketOffice.tool_get_available_seats,
+        "List the free seats of one section for an event (not sold, checked in or under a live "
+        "hold), with the section's price.",
         _PARAM_event,
         _PARAM_section,
         read_only=True,
         where='concert_ticket_office.world:292',
-        returns=js.closed({
-            'event': js.STRING,
-            'section': js.STRING,
-            'tier': js.members(Tier),
-            'price_cents': js.nullable(js.INTEGER),
-            'free_seats': js.array(js.STRING),
-        }),
+        returns=SeatAvailability,
     ),
     tool(
         ConcertTicketOffice.tool_get_order,
+        'Show an order with its tickets, total, status and hold expiry.',
         param(
             'order',
             arg.row('orders'),
@@ -1089,6 +1022,8 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_customer_tickets,
+        'List the tickets a customer holds, with order, event, section, seat, price and status, '
+        'optionally for one event.',
         _PARAM_customer_,
         param(
             'event',
@@ -1097,11 +1032,13 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:330',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
         ConcertTicketOffice.tool_list_customer_orders,
+        'List the orders a customer placed, newest first, with event, status, total, hold expiry '
+        'and payment.',
         _PARAM_customer,
         param(
             'event',
@@ -1110,11 +1047,13 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:339',
-        returns=js.array(_RESULT_Order),
+        returns=js.array(Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
         ConcertTicketOffice.tool_get_ticket,
+        'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+        'time.',
         param(
             'ticket',
             arg.row('tickets'),
@@ -1123,10 +1062,12 @@ ConcertTicketOffice.TOOLS = tools(
         ),
         read_only=True,
         where='concert_ticket_office.world:348',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ConcertTicketOffice.tool_hold_seats,
+        'Hold specific seats of one section for a customer for 15 minutes; the order must be '
+        'bought before the hold expires.',
         _PARAM_customer_,
         _PARAM_event,
         _PARAM_section,
@@ -1147,6 +1088,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_buy_order,
+        'Pay for a held order before its hold expires; its tickets become valid.',
         _PARAM_order,
         param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
         where='concert_ticket_office.world:400',
@@ -1161,12 +1103,14 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_release_hold,
+        'Give up a held order before paying; its seats are free again.',
         _PARAM_order,
         where='concert_ticket_office.world:426',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         ConcertTicketOffice.tool_transfer_ticket,
+        'Give a sold ticket to another customer before the event starts; they become its holder.',
         _PARAM_ticket,
         param(
             'to_customer',
@@ -1175,16 +1119,19 @@ ConcertTicketOffice.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
         ),
         where='concert_ticket_office.world:439',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ConcertTicketOffice.tool_refund_ticket,
+        'Refund a sold ticket before the event starts; the seat becomes free again.',
         _PARAM_ticket,
         where='concert_ticket_office.world:453',
-        returns=js.closed({'ticket': js.STRING, 'amount_cents': js.INTEGER}),
+        returns=Refund,
     ),
     tool(
         ConcertTicketOffice.tool_check_in_ticket,
+        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+        'until 4 hours after it.',
         param(
             'ticket',
             arg.row('tickets'),
@@ -1192,7 +1139,7 @@ ConcertTicketOffice.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
         where='concert_ticket_office.world:464',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
 )
 

@@ -58,13 +58,15 @@ class Room(Row):
 
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     room_type: RoomType = field(
         load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
     nightly_rate: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text,
+        schema=js.scalar('int', 1, 5000))
     capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -75,13 +77,15 @@ class Guest(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'),
         text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     phone: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')))
 
 
 class Booking(Row):
@@ -92,20 +96,23 @@ class Booking(Row):
         text=v.str_text)
     guest: str = field(load=v.want_str, text=v.str_text)
     room: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     guests_count: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     status: BookingStatus = field(
         load=lambda x, p: v.want_enum(x, p, BookingStatus),
         fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
         text=enum_text(BookingStatus))
     total: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     cancellation_fee: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     checked_in_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -118,7 +125,8 @@ class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
     number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
     room_type: RoomType = field(
         load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
     nightly_rate: int = field(load=v.want_int, text=v.int_text)
@@ -323,10 +331,6 @@ class HotelFrontDesk(Episode):
     def tool_search_free_rooms(  # hotel_front_desk.world:147
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
-        (
-            'List the rooms in service that are free for every night from check_in to check_out, '
-            'with the price of the stay.'
-        )
         if check_out <= check_in:  # hotel_front_desk.world:155
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:156
@@ -349,10 +353,6 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
-        (
-            'Look up guests by exact email (case-insensitive) or by part of the name, with their '
-            'guest id, name, email and phone.'
-        )
         q: str = rt.built(  # hotel_front_desk.world:166
             self, rt.built(self, query.strip()).lower()
         )
@@ -364,19 +364,11 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
-        (
-            'Show one booking: guest, room, dates, number of guests, status, total and '
-            'cancellation fee.'
-        )
         return booking  # hotel_front_desk.world:175
 
     def tool_list_bookings(  # hotel_front_desk.world:178
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List bookings with their guest, room, check-in and check-out dates, number of '
-            'guests, status and total, optionally of one guest, of one room and with one status.'
-        )
         return tuple([  # hotel_front_desk.world:185
             _b4.key()
             for _b4 in rt.each(self, self.t_bookings)
@@ -386,16 +378,11 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
-        'Show one guest profile: name, email and phone.'
         return guest  # hotel_front_desk.world:193
 
     def tool_list_rooms(  # hotel_front_desk.world:196
         self, room_type: RoomType | None
     ) -> tuple[str, ...]:
-        (
-            "List the hotel's rooms with their number, room type, nightly rate, capacity and "
-            'whether out of service, whatever their bookings.'
-        )
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(
                 self,
@@ -409,16 +396,11 @@ class HotelFrontDesk(Episode):
         )
 
     def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
-        'Show one room: its room type, nightly rate, capacity and whether it is out of service.'
         return room  # hotel_front_desk.world:207
 
     def tool_list_arrivals(  # hotel_front_desk.world:210
         self, day: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'List the reserved bookings that check in on a day (today by default), with guest, '
-            'room, check-out date, number of guests and total.'
-        )
         wanted: dt.date = (  # hotel_front_desk.world:215
             day if day is not None else self.clock.date()
         )
@@ -431,10 +413,6 @@ class HotelFrontDesk(Episode):
     def tool_list_departures(  # hotel_front_desk.world:219
         self, day: dt.date | None
     ) -> tuple[str, ...]:
-        (
-            'List the checked-in bookings due to check out on a day (today by default), with '
-            'guest, room, check-in date and total.'
-        )
         wanted: dt.date = (  # hotel_front_desk.world:224
             day if day is not None else self.clock.date()
         )
@@ -445,10 +423,6 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
-        (
-            'List the bookings of the guests staying in the hotel now (checked in), with guest, '
-            'room, check-in and check-out dates and total.'
-        )
         return tuple([  # hotel_front_desk.world:231
             _b9.key()
             for _b9 in rt.each(self, self.t_bookings)
@@ -458,7 +432,6 @@ class HotelFrontDesk(Episode):
     def tool_register_guest(  # hotel_front_desk.world:236
         self, name: str, email: str, phone: str | None
     ) -> Guest:
-        'Create a guest profile. Each email address belongs to one guest.'
         if any(  # hotel_front_desk.world:243
             rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
             for _g10 in rt.each(self, self.t_guests)
@@ -478,10 +451,6 @@ class HotelFrontDesk(Episode):
     def tool_book_room(  # hotel_front_desk.world:249
         self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
     ) -> Booking:
-        (
-            'Reserve a room for a guest for the nights from check_in to check_out. The total is '
-            'the nights times the nightly rate.'
-        )
         if check_out <= check_in:  # hotel_front_desk.world:258
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:259
@@ -524,7 +493,6 @@ class HotelFrontDesk(Episode):
     def tool_change_dates(  # hotel_front_desk.world:275
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
-        'Move a reserved booking to new dates in the same room; the total is recomputed.'
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
             raise ToolError(rt.built(
                 self,
@@ -561,11 +529,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:289
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
-        (
-            'Cancel a reserved booking. When the check-in day is two days away or less (inside 48 '
-            'hours),\n'
-            "a fee of one night's rate is charged; otherwise cancelling is free."
-        )
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
                 self,
@@ -591,7 +554,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:304
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
-        "Check the guest of a reserved booking in; only possible on the booking's check-in day."
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             raise ToolError(rt.built(
                 self,
@@ -618,7 +580,6 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:317
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
-        'Check out a guest who is checked in; returns the amount due, the booking total.'
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             raise ToolError(rt.built(
                 self,
@@ -633,32 +594,6 @@ class HotelFrontDesk(Episode):
         )
 
 
-_RESULT_Guest = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-    'phone': js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')),
-})
-_RESULT_Booking = js.closed({
-    'id': js.STRING,
-    'guest': js.STRING,
-    'room': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'check_in': js.STRING,
-    'check_out': js.STRING,
-    'guests_count': js.scalar('int', 1, 6),
-    'status': js.members(BookingStatus),
-    'total': js.scalar('int', 0),
-    'cancellation_fee': js.scalar('int', 0),
-    'checked_in_at': js.nullable(js.STRING),
-    'checked_out_at': js.nullable(js.STRING),
-})
-_RESULT_Room = js.closed({
-    'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'room_type': js.members(RoomType),
-    'nightly_rate': js.scalar('int', 1, 5000),
-    'capacity': js.scalar('int', 1, 6),
-    'out_of_service': js.BOOLEAN,
-})
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
 _PARAM_booking = param(
     'booking',
@@ -683,6 +618,8 @@ _PARAM_room = param(
 HotelFrontDesk.TOOLS = tools(
     tool(
         HotelFrontDesk.tool_search_free_rooms,
+        'List the rooms in service that are free for every night from check_in to check_out, '
+        'with the price of the stay.',
         _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
         param(
@@ -698,34 +635,33 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:147',
-        returns=js.array(js.closed({
-            'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-            'room_type': js.members(RoomType),
-            'nightly_rate': js.INTEGER,
-            'capacity': js.INTEGER,
-            'nights': js.INTEGER,
-            'total': js.INTEGER,
-        })),
+        returns=js.array(RoomOffer),
     ),
     tool(
         HotelFrontDesk.tool_find_guest,
+        'Look up guests by exact email (case-insensitive) or by part of the name, with their '
+        'guest id, name, email and phone.',
         param(
             'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
         ),
         read_only=True,
         where='hotel_front_desk.world:161',
-        returns=js.array(_RESULT_Guest),
+        returns=js.array(Guest),
         shows=('list', ('row', 'guests')),
     ),
     tool(
         HotelFrontDesk.tool_get_booking,
+        'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
+        'fee.',
         _PARAM_booking,
         read_only=True,
         where='hotel_front_desk.world:170',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_list_bookings,
+        'List bookings with their guest, room, check-in and check-out dates, number of guests, '
+        'status and total, optionally of one guest, of one room and with one status.',
         param(
             'guest',
             arg.optional(arg.row('guests')),
@@ -741,18 +677,21 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:178',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_get_guest,
+        'Show one guest profile: name, email and phone.',
         _PARAM_guest,
         read_only=True,
         where='hotel_front_desk.world:188',
-        returns=_RESULT_Guest,
+        returns=Guest,
     ),
     tool(
         HotelFrontDesk.tool_list_rooms,
+        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
+        "out of service, whatever their bookings.",
         param(
             'room_type',
             arg.optional(arg.enum_of(RoomType)),
@@ -760,41 +699,49 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True,
         where='hotel_front_desk.world:196',
-        returns=js.array(_RESULT_Room),
+        returns=js.array(Room),
         shows=('list', ('row', 'rooms')),
     ),
     tool(
         HotelFrontDesk.tool_get_room,
+        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
         _PARAM_room,
         read_only=True,
         where='hotel_front_desk.world:204',
-        returns=_RESULT_Room,
+        returns=Room,
     ),
     tool(
         HotelFrontDesk.tool_list_arrivals,
+        'List the reserved bookings that check in on a day (today by default), with guest, room, '
+        'check-out date, number of guests and total.',
         param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:210',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_list_departures,
+        'List the checked-in bookings due to check out on a day (today by default), with guest, '
+        'room, check-in date and total.',
         param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
         read_only=True,
         where='hotel_front_desk.world:219',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_list_in_house,
+        'List the bookings of the guests staying in the hotel now (checked in), with guest, '
+        'room, check-in and check-out dates and total.',
         read_only=True,
         where='hotel_front_desk.world:228',
-        returns=js.array(_RESULT_Booking),
+        returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_register_guest,
+        'Create a guest profile. Each email address belongs to one guest.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
         param(
             'email',
@@ -807,10 +754,12 @@ HotelFrontDesk.TOOLS = tools(
             'A contact phone number with its country code, e.g. +44 20 7946 0000.',
         ),
         where='hotel_front_desk.world:236',
-        returns=_RESULT_Guest,
+        returns=Guest,
     ),
     tool(
         HotelFrontDesk.tool_book_room,
+        'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
+        'nights times the nightly rate.',
         _PARAM_guest,
         _PARAM_room,
         _PARAM_check_in,
@@ -822,33 +771,38 @@ HotelFrontDesk.TOOLS = tools(
             default=lambda ep: 1,
         ),
         where='hotel_front_desk.world:249',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_change_dates,
+        'Move a reserved booking to new dates in the same room; the total is recomputed.',
         _PARAM_booking,
         param('check_in', arg.DATE, 'The new first night.'),
         param('check_out', arg.DATE, 'The new departure day, after check_in.'),
         where='hotel_front_desk.world:275',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_cancel_booking,
+        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
+        "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
         _PARAM_booking,
         where='hotel_front_desk.world:292',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_in,
+        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
         _PARAM_booking,
         where='hotel_front_desk.world:307',
-        returns=_RESULT_Booking,
+        returns=Booking,
     ),
     tool(
         HotelFrontDesk.tool_check_out,
+        'Check out a guest who is checked in; returns the amount due, the booking total.',
         _PARAM_booking,
         where='hotel_front_desk.world:320',
-        returns=js.closed({'booking': js.STRING, 'nights': js.INTEGER, 'amount_due': js.INTEGER}),
+        returns=CheckoutReceipt,
     ),
 )
 

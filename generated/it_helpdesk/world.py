@@ -79,14 +79,16 @@ class Employee(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     department: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Agent(Row):
@@ -94,13 +96,17 @@ class Agent(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^A[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     skills: tuple[Category, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
-        export=lambda value: [x._value_ for x in value])
-    tier: int = field(load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text)
+        export=lambda value: [x._value_ for x in value],
+        schema=js.array(js.members(Category), unique=True))
+    tier: int = field(
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text,
+        schema=js.scalar('int', 1, 2))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -111,9 +117,11 @@ class Ticket(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
         text=v.str_text)
     reporter: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{4}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     category: Category = field(
         load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
     priority: Priority = field(
@@ -123,11 +131,12 @@ class Ticket(Row):
         export=enum_value, text=enum_text(TicketStatus))
     assignee: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')))
     escalated: bool = field(load=v.want_bool, fill=lambda ep: False)
     resolution_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 500))
     opened_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     resolved_at: dt.datetime | None = field(
@@ -135,7 +144,7 @@ class Ticket(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     reopen_count: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
 
 
 class Comment(Row):
@@ -146,9 +155,11 @@ class Comment(Row):
         text=v.str_text)
     ticket: str = field(load=v.want_str, text=v.str_text)
     author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
+        schema=js.scalar('str', 1, 1000))
     internal: bool = field(load=v.want_bool, fill=lambda ep: False)
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
@@ -323,7 +334,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
-        'Sign in as a helpdesk agent; the other actions are taken as this agent.'
         self.set_state('current_agent', agent.key())  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
@@ -335,11 +345,6 @@ class ITHelpdesk(Episode):
         assignee: Agent | None,
         reporter: Employee | None,
     ) -> tuple[str, ...]:
-        (
-            'List tickets with their title, reporter, category, priority, status, assignee and '
-            'resolution, optionally filtered by status, priority, category, assignee and '
-            'reporter, the most urgent first.'
-        )
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key()
             for _t1 in rt.each(self, self.t_tickets)
@@ -356,7 +361,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
-        'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
             rt.each(
@@ -372,7 +376,6 @@ class ITHelpdesk(Episode):
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
-        'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
             ticket.key(),
             rt.sorted_keys(
@@ -387,7 +390,6 @@ class ITHelpdesk(Episode):
     def tool_list_agents(  # ithelpdesk.world:215
         self, skill: Category | None, tier: int | None, active_only: bool
     ) -> tuple[str, ...]:
-        'List the helpdesk agents with their id, name, skills, tier and whether they are active.'
         return tuple([  # ithelpdesk.world:222
             _a7.key()
             for _a7 in rt.each(self, self.t_agents)
@@ -397,15 +399,12 @@ class ITHelpdesk(Episode):
         ])
 
     def tool_get_agent(self, agent: Agent) -> Agent:  # ithelpdesk.world:225
-        'Show one agent: name, skills, tier and whether active.'
         return agent  # ithelpdesk.world:230
 
     def tool_who_am_i(self) -> Agent | None:  # ithelpdesk.world:233
-        'Show the signed-in agent, or nothing when nobody is signed in.'
         return self.t_agents.ref(self.state.current_agent)  # ithelpdesk.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
-        'Find employees whose name, department or email contains the text, with their employee id.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
             _e8.key()
@@ -416,13 +415,11 @@ class ITHelpdesk(Episode):
         ])
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
-        'Show one employee: name, department and email.'
         return employee  # ithelpdesk.world:251
 
     def tool_open_ticket(  # ithelpdesk.world:256
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
-        'Open a ticket on behalf of an employee. It starts open and unassigned.'
         if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
@@ -443,10 +440,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:267
 
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
-        (
-            'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
-            'the skill for its category. Escalated tickets need a tier-2 agent.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
@@ -479,10 +472,6 @@ class ITHelpdesk(Episode):
     def tool_add_comment(  # ithelpdesk.world:286
         self, ticket: Ticket, body: str, internal: bool
     ) -> Comment:
-        (
-            'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
-            'assigned ticket, it moves to in progress.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
@@ -506,10 +495,6 @@ class ITHelpdesk(Episode):
     def tool_escalate_ticket(  # ithelpdesk.world:303
         self, ticket: Ticket, agent: Agent, reason: str
     ) -> Ticket:
-        (
-            'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
-            'escalated and hand it to an active tier-2 agent with the skill.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
@@ -558,10 +543,6 @@ class ITHelpdesk(Episode):
     def tool_resolve_ticket(  # ithelpdesk.world:329
         self, ticket: Ticket, resolution_note: str
     ) -> Ticket:
-        (
-            "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
-            'assignee can resolve it.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
         if not (  # ithelpdesk.world:336
@@ -589,10 +570,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
-        (
-            'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
-            'assignee as assigned.'
-        )
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
@@ -633,7 +610,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:359
 
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
-        'Close a resolved ticket for good once its 7-day reopen window has passed.'
         if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
@@ -650,41 +626,6 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:371
 
 
-_RESULT_Agent = js.closed({
-    'id': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'skills': js.array(js.members(Category), unique=True),
-    'tier': js.scalar('int', 1, 2),
-    'active': js.BOOLEAN,
-})
-_RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'reporter': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'title': js.scalar('str', 1, 120),
-    'category': js.members(Category),
-    'priority': js.members(Priority),
-    'status': js.members(TicketStatus),
-    'assignee': js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')),
-    'escalated': js.BOOLEAN,
-    'resolution_note': js.scalar('str', None, 500),
-    'opened_at': js.STRING,
-    'resolved_at': js.nullable(js.STRING),
-    'reopen_count': js.scalar('int', 0),
-})
-_RESULT_Comment = js.closed({
-    'id': js.STRING,
-    'ticket': js.STRING,
-    'author': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'body': js.scalar('str', 1, 1000),
-    'internal': js.BOOLEAN,
-    'at': js.STRING,
-})
-_RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
-    'department': js.scalar('str', 1, 60),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-})
 _PARAM_agent = param(
     'agent',
     arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
@@ -701,10 +642,17 @@ _PARAM_ticket = param(
 
 ITHelpdesk.TOOLS = tools(
     tool(
-        ITHelpdesk.tool_sign_in, _PARAM_agent, where='ithelpdesk.world:175', returns=_RESULT_Agent
+        ITHelpdesk.tool_sign_in,
+        'Sign in as a helpdesk agent; the other actions are taken as this agent.',
+        _PARAM_agent,
+        where='ithelpdesk.world:175',
+        returns=Agent,
     ),
     tool(
         ITHelpdesk.tool_list_tickets,
+        'List tickets with their title, reporter, category, priority, status, assignee and '
+        'resolution, optionally filtered by status, priority, category, assignee and reporter, '
+        'the most urgent first.',
         param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
         param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
         param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
@@ -721,11 +669,13 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:182',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
         ITHelpdesk.tool_search_tickets,
+        'Find tickets whose title contains the text, whatever their status, the most urgent '
+        'first.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -733,15 +683,16 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:195',
-        returns=js.array(_RESULT_Ticket),
+        returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
         ITHelpdesk.tool_get_ticket,
+        'Show a ticket with its comments, oldest first.',
         _PARAM_ticket,
         read_only=True,
         where='ithelpdesk.world:204',
-        returns=js.closed({'ticket': _RESULT_Ticket, 'comments': js.array(_RESULT_Comment)}),
+        returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
         shows=(
             'record',
             (
@@ -752,6 +703,7 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_list_agents,
+        'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
         param(
             'skill',
             arg.optional(arg.enum_of(Category)),
@@ -765,24 +717,28 @@ ITHelpdesk.TOOLS = tools(
         param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
         read_only=True,
         where='ithelpdesk.world:215',
-        returns=js.array(_RESULT_Agent),
+        returns=js.array(Agent),
         shows=('list', ('row', 'agents')),
     ),
     tool(
         ITHelpdesk.tool_get_agent,
+        'Show one agent: name, skills, tier and whether active.',
         _PARAM_agent,
         read_only=True,
         where='ithelpdesk.world:225',
-        returns=_RESULT_Agent,
+        returns=Agent,
     ),
     tool(
         ITHelpdesk.tool_who_am_i,
+        'Show the signed-in agent, or nothing when nobody is signed in.',
         read_only=True,
         where='ithelpdesk.world:233',
-        returns=js.nullable(_RESULT_Agent),
+        returns=js.nullable(Agent),
     ),
     tool(
         ITHelpdesk.tool_find_employees,
+        'Find employees whose name, department or email contains the text, with their employee '
+        'id.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -791,11 +747,12 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:237',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
         ITHelpdesk.tool_get_employee,
+        'Show one employee: name, department and email.',
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
@@ -804,10 +761,11 @@ ITHelpdesk.TOOLS = tools(
         ),
         read_only=True,
         where='ithelpdesk.world:246',
-        returns=_RESULT_Employee,
+        returns=Employee,
     ),
     tool(
         ITHelpdesk.tool_open_ticket,
+        'Open a ticket on behalf of an employee. It starts open and unassigned.',
         param(
             'reporter',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
@@ -823,10 +781,12 @@ ITHelpdesk.TOOLS = tools(
             default=lambda ep: _E8_Priority_medium,
         ),
         where='ithelpdesk.world:256',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_assign_ticket,
+        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+        'the skill for its category. Escalated tickets need a tier-2 agent.',
         _PARAM_ticket,
         param(
             'agent',
@@ -835,10 +795,12 @@ ITHelpdesk.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         where='ithelpdesk.world:270',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_add_comment,
+        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+        'assigned ticket, it moves to in progress.',
         _PARAM_ticket,
         param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
         param(
@@ -848,10 +810,12 @@ ITHelpdesk.TOOLS = tools(
             default=lambda ep: False,
         ),
         where='ithelpdesk.world:286',
-        returns=_RESULT_Comment,
+        returns=Comment,
     ),
     tool(
         ITHelpdesk.tool_escalate_ticket,
+        'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+        'escalated and hand it to an active tier-2 agent with the skill.',
         _PARAM_ticket,
         param(
             'agent',
@@ -865,19 +829,23 @@ ITHelpdesk.TOOLS = tools(
             'Why the ticket is escalated; recorded as an internal comment.',
         ),
         where='ithelpdesk.world:303',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_resolve_ticket,
+        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+        "assignee can resolve it.",
         _PARAM_ticket,
         param(
             'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
         ),
         where='ithelpdesk.world:329',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_reopen_ticket,
+        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
+        'as assigned.',
         _PARAM_ticket,
         param(
             'reason',
@@ -885,13 +853,14 @@ ITHelpdesk.TOOLS = tools(
             'Why the ticket is reopened; recorded as a comment.',
         ),
         where='ithelpdesk.world:345',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
     tool(
         ITHelpdesk.tool_close_ticket,
+        'Close a resolved ticket for good once its 7-day reopen window has passed.',
         _PARAM_ticket,
         where='ithelpdesk.world:362',
-        returns=_RESULT_Ticket,
+        returns=Ticket,
     ),
 )
 

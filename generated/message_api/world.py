@@ -91,7 +91,7 @@ class SentMessages(Record):
 
     messages: dict[str, tuple[Any, ...]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.array({})))
 
 
 class SearchHit(Record):
@@ -99,7 +99,7 @@ class SearchHit(Record):
 
     receiver_id: str = field(load=v.want_str, text=v.str_text)
     message: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class SearchResults(Record):
@@ -183,11 +183,9 @@ class MessageAPI(Episode):
         return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
     def tool_list_users(self) -> UserList:  # message_api.world:130
-        'List all users in the workspace.'
         return UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
-        'Get user ID from user name.'
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if id_ is None:  # message_api.world:136
             raise ToolError(rt.built(
@@ -196,7 +194,6 @@ class MessageAPI(Episode):
         return UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
-        'Log in a user with the given user ID to messeage application.'
         if user_id not in rt.each(  # message_api.world:143
             self, tuple(rt.each(self, self.state.user_map).values())
         ):
@@ -209,13 +206,11 @@ class MessageAPI(Episode):
         )
 
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
-        'Get the login status of the current user.'
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
     def tool_send_message(  # message_api.world:154
         self, receiver_id: str, message: str
     ) -> SendResult:
-        'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
         if receiver_id not in rt.each(  # message_api.world:161
@@ -242,7 +237,6 @@ class MessageAPI(Episode):
         )
 
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
-        'Delete the latest message sent to a receiver.'
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
@@ -261,7 +255,6 @@ class MessageAPI(Episode):
         )
 
     def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
-        'View all historical messages sent by the current user.'
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
@@ -279,7 +272,6 @@ class MessageAPI(Episode):
         return SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
-        'Add a contact to the workspace.'
         if user_name in self.state.user_map:  # message_api.world:214
             raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
         self.set_state(  # message_api.world:215
@@ -302,7 +294,6 @@ class MessageAPI(Episode):
         )
 
     def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
-        'Search for messages containing a specific keyword.'
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
@@ -322,7 +313,6 @@ class MessageAPI(Episode):
         return SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
-        'Get statistics about messages for the current user.'
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
@@ -339,78 +329,76 @@ _PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send
 MessageAPI.TOOLS = tools(
     tool(
         MessageAPI.tool_list_users,
+        'List all users in the workspace.',
         read_only=True,
         where='message_api.world:130',
-        returns=js.closed({'user_list': js.array(js.STRING)}),
+        returns=UserList,
     ),
     tool(
         MessageAPI.tool_get_user_id,
+        'Get user ID from user name.',
         param('user', arg.TEXT, 'User name of the user.'),
         read_only=True,
         where='message_api.world:134',
-        returns=js.closed({'user_id': js.STRING}),
+        returns=UserId,
     ),
     tool(
         MessageAPI.tool_message_login,
+        'Log in a user with the given user ID to messeage application.',
         param('user_id', arg.TEXT, 'User ID of the user to log in.'),
         where='message_api.world:140',
-        returns=js.closed({'login_status': js.BOOLEAN, 'message': js.STRING}),
+        returns=LoginResult,
     ),
     tool(
         MessageAPI.tool_message_get_login_status,
+        'Get the login status of the current user.',
         read_only=True,
         where='message_api.world:150',
-        returns=js.closed({'login_status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         MessageAPI.tool_send_message,
+        'Send a message to a user.',
         _PARAM_receiver_id,
         param('message', arg.TEXT, 'Message to be sent.'),
         where='message_api.world:154',
-        returns=js.closed({
-            'sent_status': js.BOOLEAN,
-            'message_id': js.closed({'new_id': js.INTEGER}),
-            'message': js.STRING,
-        }),
+        returns=SendResult,
     ),
     tool(
         MessageAPI.tool_delete_message,
+        'Delete the latest message sent to a receiver.',
         _PARAM_receiver_id,
         where='message_api.world:177',
-        returns=js.closed({
-            'deleted_status': js.BOOLEAN, 'receiver_id': js.STRING, 'message': js.STRING
-        }),
+        returns=DeleteResult,
     ),
     tool(
         MessageAPI.tool_view_messages_sent,
+        'View all historical messages sent by the current user.',
         read_only=True,
         where='message_api.world:201',
-        returns=js.closed({'messages': js.mapping(js.array({}))}),
+        returns=SentMessages,
     ),
     tool(
         MessageAPI.tool_add_contact,
+        'Add a contact to the workspace.',
         param('user_name', arg.TEXT, 'User name of contact to be added.'),
         where='message_api.world:211',
-        returns=js.closed({
-            'added_status': js.BOOLEAN, 'user_id': js.STRING, 'message': js.STRING
-        }),
+        returns=AddedContact,
     ),
     tool(
         MessageAPI.tool_search_messages,
+        'Search for messages containing a specific keyword.',
         param('keyword', arg.TEXT, 'The keyword to search for in messages.'),
         read_only=True,
         where='message_api.world:230',
-        returns=js.closed({
-            'results': js.array(js.closed({'receiver_id': js.STRING, 'message': {}}))
-        }),
+        returns=SearchResults,
     ),
     tool(
         MessageAPI.tool_get_message_stats,
+        'Get statistics about messages for the current user.',
         read_only=True,
         where='message_api.world:248',
-        returns=js.closed({
-            'stats': js.closed({'received_count': js.INTEGER, 'total_contacts': js.INTEGER})
-        }),
+        returns=MessageStats,
     ),
     arguments='dynamic',
     python_class='MessageAPI',

@@ -64,15 +64,18 @@ class User(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     phone: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        optional=True, text=optional_text(v.str_text))
+        optional=True, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
     password: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text,
+        schema=js.scalar('str', 8, 64))
     presence: Presence = field(
         load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
         export=enum_value, text=enum_text(Presence))
@@ -87,7 +90,8 @@ class Contact(Row):
     owner: str = field(load=v.want_str, text=v.str_text)
     user: str = field(load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
     added_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
@@ -104,7 +108,8 @@ class Conversation(Row):
         text=enum_text(ConversationKind))
     title: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', 1, 60)))
     participants: tuple[str, ...] = field(
         load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
     archived_by: tuple[str, ...] = field(
@@ -122,13 +127,16 @@ class Message(Row):
     conversation: str = field(load=v.want_str, text=v.str_text)
     sender: str = field(load=v.want_str, text=v.str_text)
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
+        schema=js.scalar('str', 1, 1000))
     sent_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     delivery: Delivery = field(
         load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
         export=enum_value, text=enum_text(Delivery))
-    read_by: tuple[str, ...] = field(load=lambda x, p: v.want_set(x, p, v.want_str), export=list)
+    read_by: tuple[str, ...] = field(
+        load=lambda x, p: v.want_set(x, p, v.want_str), export=list,
+        schema=js.array(js.STRING, unique=True))
 
 
 class Profile(Record):
@@ -468,11 +476,6 @@ class MobileMessaging(Episode):
         )
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
-        (
-            'Sign in on this phone. Signing in marks the account online and ends any other '
-            'session\n'
-            'on the phone.'
-        )
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
@@ -499,7 +502,6 @@ class MobileMessaging(Episode):
         return self.fn_profile(user)  # messaging.world:277
 
     def tool_logout(self) -> str:  # messaging.world:280
-        'Sign out of the app. The account shows as offline until the next login.'
         if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users[rt.present(self.state.current_user)].name  # messaging.world:282
@@ -517,7 +519,6 @@ class MobileMessaging(Episode):
         return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
 
     def tool_get_current_user(self) -> Profile:  # messaging.world:289
-        'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         return self.fn_profile(  # messaging.world:293
@@ -527,10 +528,6 @@ class MobileMessaging(Episode):
     def tool_list_contacts(  # messaging.world:298
         self, favorites_only: bool
     ) -> tuple[ContactCard, ...]:
-        (
-            "List the signed-in user's contacts in alphabetical order, with their user ids and "
-            'phone numbers.'
-        )
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
@@ -551,7 +548,6 @@ class MobileMessaging(Episode):
         ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
-        'Find contacts of the signed-in user whose name or phone number contains the query.'
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
@@ -577,7 +573,6 @@ class MobileMessaging(Episode):
     def tool_add_contact(  # messaging.world:321
         self, phone: str, name: str | None, favorite: bool
     ) -> ContactCard:
-        "Add a person who has an account on the app to the signed-in user's contacts."
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:329
@@ -612,10 +607,6 @@ class MobileMessaging(Episode):
         return self.fn_card(contact)  # messaging.world:337
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
-        (
-            "Remove an entry from the signed-in user's contacts. Conversations with the person "
-            'are kept.'
-        )
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
@@ -627,7 +618,6 @@ class MobileMessaging(Episode):
     def tool_set_favorite_contact(  # messaging.world:352
         self, contact: Contact, favorite: bool
     ) -> ContactCard:
-        "Mark or unmark one of the signed-in user's contacts as a favorite."
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:359
@@ -638,7 +628,6 @@ class MobileMessaging(Episode):
     def tool_list_conversations(  # messaging.world:366
         self, include_archived: bool
     ) -> tuple[ConversationSummary, ...]:
-        "List the signed-in user's conversations, most recent activity first, with unread counts."
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
@@ -663,10 +652,6 @@ class MobileMessaging(Episode):
     def tool_get_conversation_messages(  # messaging.world:377
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
-        (
-            'Read the latest messages of a conversation, oldest first. Reading does not mark them '
-            'as read.'
-        )
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
         if self.state.current_user not in rt.each(  # messaging.world:384
@@ -698,7 +683,6 @@ class MobileMessaging(Episode):
     def tool_create_group(  # messaging.world:395
         self, title: str, members: tuple[str, ...]
     ) -> ConversationSummary:
-        'Create a group conversation with the signed-in user and at least two other people.'
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:402
@@ -730,10 +714,6 @@ class MobileMessaging(Episode):
     def tool_archive_conversation(  # messaging.world:417
         self, conversation: Conversation
     ) -> ConversationSummary:
-        (
-            "Move a conversation to the signed-in user's archive. The other participants are not "
-            'affected.'
-        )
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
@@ -753,7 +733,6 @@ class MobileMessaging(Episode):
     def tool_unarchive_conversation(  # messaging.world:430
         self, conversation: Conversation
     ) -> ConversationSummary:
-        "Bring a conversation back from the signed-in user's archive to the main list."
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
@@ -769,15 +748,6 @@ class MobileMessaging(Episode):
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
-        (
-            'Send a text message to one person. It goes into the direct conversation with them, '
-            'which\n'
-            'is created if there is none yet and brought back from the archive if it was '
-            'archived.\n'
-            'The message is delivered at once when the recipient is connected, otherwise it is '
-            'sent and\n'
-            'waits on the server.'
-        )
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
@@ -821,10 +791,6 @@ class MobileMessaging(Episode):
     def tool_reply_in_conversation(  # messaging.world:484
         self, conversation: Conversation, body: str
     ) -> Message:
-        (
-            'Post a message in an existing conversation (direct or group). An archived '
-            'conversation comes back to the main list.'
-        )
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
@@ -850,7 +816,6 @@ class MobileMessaging(Episode):
         return message  # messaging.world:505
 
     def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
-        'Mark one received message as read by the signed-in user. Marking it twice is harmless.'
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
@@ -871,10 +836,6 @@ class MobileMessaging(Episode):
     def tool_mark_conversation_read(  # messaging.world:526
         self, conversation: Conversation
     ) -> int:
-        (
-            'Mark every message of a conversation as read by the signed-in user. Returns how many '
-            'were unread.'
-        )
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
@@ -897,10 +858,6 @@ class MobileMessaging(Episode):
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
-        (
-            "Count the signed-in user's unread messages, in total and per conversation. Archived "
-            'conversations are not counted.'
-        )
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
@@ -927,10 +884,6 @@ class MobileMessaging(Episode):
         )
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
-        (
-            'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-            'messages cannot be deleted.'
-        )
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
@@ -944,10 +897,6 @@ class MobileMessaging(Episode):
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
-        (
-            'Send again every message of the signed-in user whose delivery failed. Returns the '
-            'messages retried.'
-        )
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
@@ -971,41 +920,6 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
-_RESULT_Profile = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'email': js.nullable(js.STRING),
-    'presence': js.members(Presence),
-})
-_RESULT_ContactCard = js.closed({
-    'contact_id': js.STRING,
-    'user_id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'favorite': js.BOOLEAN,
-    'presence': js.members(Presence),
-    'last_seen': js.nullable(js.STRING),
-})
-_RESULT_ConversationSummary = js.closed({
-    'id': js.STRING,
-    'kind': js.members(ConversationKind),
-    'title': js.STRING,
-    'participants': js.array(js.STRING),
-    'unread': js.INTEGER,
-    'last_message': js.nullable(js.STRING),
-    'last_activity': js.STRING,
-    'archived': js.BOOLEAN,
-})
-_RESULT_Message = js.closed({
-    'id': js.STRING,
-    'conversation': js.STRING,
-    'sender': js.STRING,
-    'body': js.scalar('str', 1, 1000),
-    'sent_at': js.STRING,
-    'delivery': js.members(Delivery),
-    'read_by': js.array(js.STRING, unique=True),
-})
 _PARAM_body = param(
     'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
 )
@@ -1014,6 +928,8 @@ _PARAM_body = param(
 MobileMessaging.TOOLS = tools(
     tool(
         MobileMessaging.tool_login,
+        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
+        'on the phone.',
         param(
             'phone',
             arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
@@ -1021,17 +937,25 @@ MobileMessaging.TOOLS = tools(
         ),
         param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
         where='messaging.world:258',
-        returns=_RESULT_Profile,
+        returns=Profile,
     ),
-    tool(MobileMessaging.tool_logout, where='messaging.world:280', returns=js.STRING),
+    tool(
+        MobileMessaging.tool_logout,
+        'Sign out of the app. The account shows as offline until the next login.',
+        where='messaging.world:280',
+        returns=js.STRING,
+    ),
     tool(
         MobileMessaging.tool_get_current_user,
+        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
         read_only=True,
         where='messaging.world:289',
-        returns=_RESULT_Profile,
+        returns=Profile,
     ),
     tool(
         MobileMessaging.tool_list_contacts,
+        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
+        "numbers.",
         param(
             'favorites_only',
             arg.BOOL,
@@ -1040,10 +964,11 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:298',
-        returns=js.array(_RESULT_ContactCard),
+        returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_search_contacts,
+        'Find contacts of the signed-in user whose name or phone number contains the query.',
         param(
             'query',
             arg.refined(arg.TEXT, 1, 80),
@@ -1051,10 +976,11 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:309',
-        returns=js.array(_RESULT_ContactCard),
+        returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_add_contact,
+        "Add a person who has an account on the app to the signed-in user's contacts.",
         param(
             'phone',
             arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
@@ -1069,10 +995,12 @@ MobileMessaging.TOOLS = tools(
             'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
         ),
         where='messaging.world:321',
-        returns=_RESULT_ContactCard,
+        returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_remove_contact,
+        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
+        "kept.",
         param(
             'contact',
             arg.row('contacts'),
@@ -1084,6 +1012,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_set_favorite_contact,
+        "Mark or unmark one of the signed-in user's contacts as a favorite.",
         param(
             'contact',
             arg.row('contacts'),
@@ -1092,10 +1021,11 @@ MobileMessaging.TOOLS = tools(
         ),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
         where='messaging.world:352',
-        returns=_RESULT_ContactCard,
+        returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_list_conversations,
+        "List the signed-in user's conversations, most recent activity first, with unread counts.",
         param(
             'include_archived',
             arg.BOOL,
@@ -1104,10 +1034,12 @@ MobileMessaging.TOOLS = tools(
         ),
         read_only=True,
         where='messaging.world:366',
-        returns=js.array(_RESULT_ConversationSummary),
+        returns=js.array(ConversationSummary),
     ),
     tool(
         MobileMessaging.tool_get_conversation_messages,
+        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
+        'read.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1126,6 +1058,7 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_create_group,
+        'Create a group conversation with the signed-in user and at least two other people.',
         param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
         param(
             'members',
@@ -1133,10 +1066,12 @@ MobileMessaging.TOOLS = tools(
             'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
         ),
         where='messaging.world:395',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_archive_conversation,
+        "Move a conversation to the signed-in user's archive. The other participants are not "
+        "affected.",
         param(
             'conversation',
             arg.row('conversations'),
@@ -1144,10 +1079,11 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:417',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
+        "Bring a conversation back from the signed-in user's archive to the main list.",
         param(
             'conversation',
             arg.row('conversations'),
@@ -1155,10 +1091,14 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         where='messaging.world:430',
-        returns=_RESULT_ConversationSummary,
+        returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_send_message,
+        'Send a text message to one person. It goes into the direct conversation with them, '
+        'which\nis created if there is none yet and brought back from the archive if it was '
+        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
+        'it is sent and\nwaits on the server.',
         param(
             'recipient',
             arg.row('users'),
@@ -1167,10 +1107,12 @@ MobileMessaging.TOOLS = tools(
         ),
         _PARAM_body,
         where='messaging.world:445',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_reply_in_conversation,
+        'Post a message in an existing conversation (direct or group). An archived conversation '
+        'comes back to the main list.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1179,10 +1121,11 @@ MobileMessaging.TOOLS = tools(
         ),
         _PARAM_body,
         where='messaging.world:484',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
+        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
         param(
             'message',
             arg.row('messages'),
@@ -1190,10 +1133,12 @@ MobileMessaging.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
         where='messaging.world:508',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
+        'Mark every message of a conversation as read by the signed-in user. Returns how many '
+        'were unread.',
         param(
             'conversation',
             arg.row('conversations'),
@@ -1205,12 +1150,16 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_get_unread_count,
+        "Count the signed-in user's unread messages, in total and per conversation. Archived "
+        "conversations are not counted.",
         read_only=True,
         where='messaging.world:544',
-        returns=js.closed({'total': js.INTEGER, 'by_conversation': js.mapping(js.INTEGER)}),
+        returns=UnreadSummary,
     ),
     tool(
         MobileMessaging.tool_delete_message,
+        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
+        'messages cannot be deleted.',
         param(
             'message',
             arg.row('messages'),
@@ -1222,6 +1171,8 @@ MobileMessaging.TOOLS = tools(
     ),
     tool(
         MobileMessaging.tool_retry_failed_messages,
+        'Send again every message of the signed-in user whose delivery failed. Returns the '
+        'messages retried.',
         where='messaging.world:572',
         returns=js.array(js.STRING),
     ),

@@ -85,17 +85,20 @@ class Address(Record):
     'A postal address in the USA.'
 
     address1: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
+        schema=js.scalar('str', 1, 100))
     address2: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 100))
     city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
+        schema=js.scalar('str', 1, 60))
     state_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
     zip_: str = field(
         'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
     country: str = field(load=v.want_str, fill=lambda ep: 'USA', text=v.str_text)
 
 
@@ -105,7 +108,8 @@ class CreditCard(Record):
     id_: str = field('id', load=v.want_str, text=v.str_text)
     brand: str = field(load=v.want_str, text=v.str_text)
     last_four: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[0-9]{4}$'))
 
 
 class GiftCard(Record):
@@ -113,7 +117,8 @@ class GiftCard(Record):
 
     id_: str = field('id', load=v.want_str, text=v.str_text)
     balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
 
 
 class Paypal(Record):
@@ -122,7 +127,7 @@ class Paypal(Record):
     id_: str = field('id', load=v.want_str, text=v.str_text)
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
 
 
 class Transaction(Record):
@@ -132,7 +137,8 @@ class Transaction(Record):
         load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
         text=enum_text(TransactionKind))
     amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     method_id: str = field(load=v.want_str, text=v.str_text)
     at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
 
@@ -145,9 +151,11 @@ class OrderItem(Record):
     options: dict[str, str] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
     price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
+        schema=js.scalar('int', 1, 10))
 
 
 class Product(Row):
@@ -155,7 +163,8 @@ class Product(Row):
 
     id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     category: str = field(load=v.want_str, text=v.str_text)
 
 
@@ -167,7 +176,8 @@ class Variant(Row):
     options: dict[str, str] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
     price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     stock: int = field(load=v.want_int, text=v.int_text)
 
 
@@ -227,14 +237,18 @@ class ReturnRequest(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('return_ids', 'RET{:04d}'),
         text=v.str_text)
     order: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^#W[0-9]{7}$'))
     items: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list)
+        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list,
+        schema=js.array(js.STRING, min_items=1))
     refund_method_id: str = field(load=v.want_str, text=v.str_text)
     amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
+        schema=js.scalar('float', 0.0))
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     status: ReturnStatus = field(
         load=lambda x, p: v.want_enum(x, p, ReturnStatus),
         fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
@@ -481,10 +495,6 @@ class OnlineShop(Episode):
         )
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
-        (
-            "Find a customer's id from their email address. Use it to identify the customer "
-            'before anything else.'
-        )
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.key()
@@ -496,16 +506,11 @@ class OnlineShop(Episode):
         return self.t_customers[matches[0]].id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
-        (
-            "Show a customer's profile: name, email, default address and payment methods (with "
-            'gift card balances).'
-        )
         return customer  # shop.world:295
 
     def tool_list_customer_orders(  # shop.world:298
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
-        "List a customer's orders, newest first, with their status and total."
         theirs: tuple[str, ...] = tuple([  # shop.world:304
             _o6.key()
             for _o6 in rt.each(self, self.t_orders)
@@ -524,10 +529,6 @@ class OnlineShop(Episode):
         ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
-        (
-            'Show an order: items and prices paid, shipping address, status, tracking number and '
-            'transactions.'
-        )
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
             raise ToolError(rt.built(
@@ -538,10 +539,6 @@ class OnlineShop(Episode):
     def tool_list_products(  # shop.world:318
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
-        (
-            'Browse the catalogue: each product with its lowest price and the units in stock over '
-            'all its variants.'
-        )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
         for product in rt.each(  # shop.world:325
             self,
@@ -582,7 +579,6 @@ class OnlineShop(Episode):
         return listed  # shop.world:339
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
-        'Show a product with every variant: its item id, options, price and stock.'
         return ProductDetails(  # shop.world:347
             product.id_,
             product.name,
@@ -601,11 +597,6 @@ class OnlineShop(Episode):
         payment_method_id: str,
         ship_to: Address | None,
     ) -> Order:
-        (
-            'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-            'gift\n'
-            'card must hold at least the order total. Stock is reserved at once.'
-        )
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if variant is None:  # shop.world:370
@@ -683,10 +674,6 @@ class OnlineShop(Episode):
         return order  # shop.world:390
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
-        (
-            'Cancel a pending order. The amount paid goes back to the payment method it came from '
-            'and the items return to stock.'
-        )
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
                 self,
@@ -731,7 +718,6 @@ class OnlineShop(Episode):
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
-        "Change where a pending order ships to. The customer's default address is not changed."
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
             raise ToolError(rt.built(
                 self,
@@ -746,12 +732,6 @@ class OnlineShop(Episode):
     def tool_swap_order_item(  # shop.world:429
         self, order: Order, old_item: Variant, new_item: Variant
     ) -> Order:
-        (
-            'Switch one item of a pending order to another option (size, colour, ...) of the '
-            'same\n'
-            "product. The price difference is charged to, or refunded on, the order's payment "
-            'method.'
-        )
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
                 self,
@@ -847,7 +827,6 @@ class OnlineShop(Episode):
         return order  # shop.world:483
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
-        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.'
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
@@ -869,7 +848,6 @@ class OnlineShop(Episode):
         return order  # shop.world:496
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
-        'Record that the carrier delivered a processed order.'
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
             raise ToolError(rt.built(
                 self,
@@ -882,10 +860,6 @@ class OnlineShop(Episode):
     def tool_request_return(  # shop.world:511
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
-        (
-            'Open a return for items of a delivered order. The refund is paid when the parcel '
-            'reaches the warehouse.'
-        )
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
                 self,
@@ -960,10 +934,6 @@ class OnlineShop(Episode):
     def tool_receive_return(  # shop.world:541
         self, return_request: ReturnRequest
     ) -> ReturnRequest:
-        (
-            'Record that a returned parcel reached the warehouse: the items go back to stock and '
-            'the refund is paid.'
-        )
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
         order: Order = self.t_orders[return_request.order]  # shop.world:547
@@ -1007,10 +977,6 @@ class OnlineShop(Episode):
     def tool_issue_gift_card(  # shop.world:567
         self, customer: Customer, amount: float
     ) -> PaymentMethod:
-        (
-            'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
-            'their payment methods.'
-        )
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
@@ -1021,7 +987,6 @@ class OnlineShop(Episode):
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
-        "Add units that arrived from the supplier to an item's stock."
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
@@ -1033,14 +998,6 @@ _SCHEMA_Address = js.closed({
     'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
     'zip': js.scalar('str', pattern='^[0-9]{5}$'),
     'country': js.nullable(js.STRING),
-})
-_RESULT_Address = js.closed({
-    'address1': js.scalar('str', 1, 100),
-    'address2': js.scalar('str', None, 100),
-    'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-    'country': js.STRING,
 })
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
@@ -1058,46 +1015,16 @@ _RESULT_PaymentMethod = js.any_of(
         'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
     }),
 )
-_RESULT_OrderItem = js.closed({
-    'variant': js.STRING,
-    'name': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'quantity': js.scalar('int', 1, 10),
-})
-_RESULT_Transaction = js.closed({
-    'kind': js.members(TransactionKind),
-    'amount': js.scalar('float', 0.0),
-    'method_id': js.STRING,
-    'at': js.STRING,
-})
 _RESULT_Order = js.closed({
     'id': js.scalar('str', pattern='^#W[0-9]{7}$'),
     'customer': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem, min_items=1),
+    'address': Address,
+    'items': js.array(OrderItem, min_items=1),
     'status': js.members(OrderStatus),
     'payment_method_id': js.STRING,
-    'transactions': js.array(_RESULT_Transaction),
+    'transactions': js.array(Transaction),
     'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
     'cancel_reason': js.nullable(js.members(CancelReason)),
-    'created_at': js.STRING,
-})
-_RESULT_Variant = js.closed({
-    'id': js.STRING,
-    'product': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'stock': js.INTEGER,
-})
-_RESULT_ReturnRequest = js.closed({
-    'id': js.STRING,
-    'order': js.scalar('str', pattern='^#W[0-9]{7}$'),
-    'items': js.array(js.STRING, min_items=1),
-    'refund_method_id': js.STRING,
-    'amount': js.scalar('float', 0.0),
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(ReturnStatus),
     'created_at': js.STRING,
 })
 _PARAM_customer = param(
@@ -1117,6 +1044,8 @@ _PARAM_order = param(
 OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_find_customer_by_email,
+        "Find a customer's id from their email address. Use it to identify the customer before "
+        "anything else.",
         param(
             'email',
             arg.refined(arg.TEXT, 3, 120),
@@ -1128,6 +1057,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_get_customer_details,
+        "Show a customer's profile: name, email, default address and payment methods (with gift "
+        "card balances).",
         _PARAM_customer,
         read_only=True,
         where='shop.world:290',
@@ -1135,12 +1066,13 @@ OnlineShop.TOOLS = tools(
             'id': js.STRING,
             'name': js.scalar('str', 1, 80),
             'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': _RESULT_Address,
+            'address': Address,
             'payment_methods': js.mapping(_RESULT_PaymentMethod),
         }),
     ),
     tool(
         OnlineShop.tool_list_customer_orders,
+        "List a customer's orders, newest first, with their status and total.",
         _PARAM_customer,
         param(
             'status',
@@ -1149,16 +1081,12 @@ OnlineShop.TOOLS = tools(
         ),
         read_only=True,
         where='shop.world:298',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'status': js.members(OrderStatus),
-            'total': js.NUMBER,
-            'items': js.INTEGER,
-            'created_at': js.STRING,
-        })),
+        returns=js.array(OrderSummary),
     ),
     tool(
         OnlineShop.tool_get_order_details,
+        'Show an order: items and prices paid, shipping address, status, tracking number and '
+        'transactions.',
         param(
             'order',
             arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
@@ -1170,6 +1098,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_list_products,
+        'Browse the catalogue: each product with its lowest price and the units in stock over '
+        'all its variants.',
         param(
             'category',
             arg.optional(arg.TEXT),
@@ -1183,16 +1113,11 @@ OnlineShop.TOOLS = tools(
         ),
         read_only=True,
         where='shop.world:318',
-        returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.STRING,
-            'category': js.STRING,
-            'price_from': js.NUMBER,
-            'in_stock': js.INTEGER,
-        })),
+        returns=js.array(ProductSummary),
     ),
     tool(
         OnlineShop.tool_get_product_details,
+        'Show a product with every variant: its item id, options, price and stock.',
         param(
             'product',
             arg.row('products'),
@@ -1205,12 +1130,14 @@ OnlineShop.TOOLS = tools(
             'id': js.STRING,
             'name': js.STRING,
             'category': js.STRING,
-            'variants': js.array(_RESULT_Variant),
+            'variants': js.array(Variant),
         }),
         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
     ),
     tool(
         OnlineShop.tool_place_order,
+        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+        'gift\ncard must hold at least the order total. Stock is reserved at once.',
         param(
             'customer',
             arg.row('customers'),
@@ -1237,6 +1164,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_cancel_order,
+        'Cancel a pending order. The amount paid goes back to the payment method it came from '
+        'and the items return to stock.',
         _PARAM_order,
         param(
             'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
@@ -1246,6 +1175,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_modify_order_address,
+        "Change where a pending order ships to. The customer's default address is not changed.",
         _PARAM_order,
         param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
         where='shop.world:417',
@@ -1253,6 +1183,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_swap_order_item,
+        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
+        "product. The price difference is charged to, or refunded on, the order's payment method.",
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1276,6 +1208,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_ship_order,
+        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1292,6 +1225,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_mark_order_delivered,
+        'Record that the carrier delivered a processed order.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1303,6 +1237,8 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_request_return,
+        'Open a return for items of a delivered order. The refund is paid when the parcel '
+        'reaches the warehouse.',
         param(
             'order',
             arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
@@ -1322,10 +1258,12 @@ OnlineShop.TOOLS = tools(
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
         where='shop.world:511',
-        returns=_RESULT_ReturnRequest,
+        returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_receive_return,
+        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
+        'refund is paid.',
         param(
             'return_request',
             arg.row('returns'),
@@ -1333,10 +1271,12 @@ OnlineShop.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
         ),
         where='shop.world:541',
-        returns=_RESULT_ReturnRequest,
+        returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_issue_gift_card,
+        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+        'their payment methods.',
         param(
             'customer',
             arg.row('customers'),
@@ -1354,6 +1294,7 @@ OnlineShop.TOOLS = tools(
     ),
     tool(
         OnlineShop.tool_restock_variant,
+        "Add units that arrived from the supplier to an item's stock.",
         param(
             'variant',
             arg.row('variants'),
@@ -1362,7 +1303,7 @@ OnlineShop.TOOLS = tools(
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
         where='shop.world:578',
-        returns=_RESULT_Variant,
+        returns=Variant,
     ),
 )
 

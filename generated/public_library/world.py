@@ -76,15 +76,16 @@ class Member(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     fees_due: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -93,11 +94,13 @@ class Book(Row):
 
     isbn: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     author: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     genre: Genre = field(
         load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
 
@@ -107,10 +110,10 @@ class Copy(Row):
 
     barcode: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
     book: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     status: CopyStatus = field(
         load=lambda x, p: v.want_enum(x, p, CopyStatus), fill=lambda ep: _E10_CopyStatus_available,
         export=enum_value, text=enum_text(CopyStatus))
@@ -124,9 +127,10 @@ class Loan(Row):
         text=v.str_text)
     copy_: str = field(
         'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
     member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
@@ -135,7 +139,7 @@ class Loan(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     late_fee: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
 
 
 class Hold(Row):
@@ -146,9 +150,10 @@ class Hold(Row):
         text=v.str_text)
     book: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
     member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
     placed_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     status: HoldStatus = field(
@@ -458,10 +463,6 @@ class PublicLibrary(Episode):
         )
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
-        (
-            'Find books by part of the title or author (case-insensitive), with their available '
-            'copies and how many active holds they have.'
-        )
         q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
             self.fn_book_info(_b8)
@@ -471,14 +472,9 @@ class PublicLibrary(Episode):
         ])
 
     def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
-        (
-            'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
-            'the available copies and how many active holds it has.'
-        )
         return self.fn_book_info(book)  # public_library.world:251
 
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
-        "List the catalogue's books with their ISBN, title, author and genre, sorted by title."
         return rt.sorted_keys(  # public_library.world:259
             rt.each(
                 self,
@@ -492,10 +488,6 @@ class PublicLibrary(Episode):
         )
 
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
-        (
-            'List every physical copy of a book with its barcode and status (available, on loan '
-            'or lost).'
-        )
         return rt.sorted_keys(  # public_library.world:267
             rt.each(
                 self, [_c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()]
@@ -504,10 +496,6 @@ class PublicLibrary(Episode):
         )
 
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
-        (
-            'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it '
-            'is on loan, its open loan with the member and due date.'
-        )
         open_: tuple[str, ...] = tuple([  # public_library.world:275
             _l13.key()
             for _l13 in rt.each(self, self.t_loans)
@@ -518,10 +506,6 @@ class PublicLibrary(Episode):
         )
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
-        (
-            'Find members whose name or email contains the text, with their card number, email, '
-            'unpaid fees and the day they joined.'
-        )
         wanted: str = rt.built(  # public_library.world:284
             self, rt.built(self, text.strip()).lower()
         )
@@ -533,11 +517,6 @@ class PublicLibrary(Episode):
         ])
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
-        (
-            "Show a member's details and unpaid fees, whether they may borrow, their open loans "
-            '(each with the copy, its book and the due date) and their active holds (each with '
-            'its book and place in the queue).'
-        )
         return MemberInfo(  # public_library.world:293
             member.key(),
             member.fees_due <= _C_FEE_LIMIT,
@@ -555,10 +534,6 @@ class PublicLibrary(Episode):
     def tool_list_loans(  # public_library.world:301
         self, member: Member, open_only: bool
     ) -> tuple[LoanLine, ...]:
-        (
-            "List a member's loans, each with its copy, book, due date, whether renewed, return "
-            'date and late fee; the open ones only by default.'
-        )
         return tuple([  # public_library.world:307
             self.fn_loan_line(_l17)
             for _l17 in rt.each(self, self.t_loans)
@@ -566,17 +541,9 @@ class PublicLibrary(Episode):
         ])
 
     def tool_get_loan(self, loan: Loan) -> LoanLine:  # public_library.world:310
-        (
-            'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
-            'return date and late fee.'
-        )
         return self.fn_loan_line(loan)  # public_library.world:313
 
     def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:  # public_library.world:316
-        (
-            'List every open loan whose due date has passed, the most overdue first, each with '
-            'its copy, member and book.'
-        )
         return tuple([  # public_library.world:319
             self.fn_loan_line(_l18)
             for _l18 in rt.each(
@@ -596,30 +563,15 @@ class PublicLibrary(Episode):
         ])
 
     def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:  # public_library.world:322
-        (
-            'List the active holds on a book in queue order, first in line first, each with the '
-            'member and when it was placed.'
-        )
         return tuple([  # public_library.world:327
             self.fn_hold_line(_h21)
             for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
         ])
 
     def tool_get_hold(self, hold: Hold) -> HoldLine:  # public_library.world:330
-        (
-            'Show one hold: its book, member, when it was placed, its status and its place in the '
-            'queue.'
-        )
         return self.fn_hold_line(hold)  # public_library.world:333
 
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:338
-        (
-            'Lend an available copy to a member for 21 days from today. A member who owes more '
-            'than\n'
-            '$10.00 cannot borrow. When the book has active holds, only the member first in line '
-            'can\n'
-            'borrow it, and doing so fulfils their hold.'
-        )
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
             raise ToolError(rt.built(
                 self,
@@ -663,10 +615,6 @@ class PublicLibrary(Episode):
         return loan  # public_library.world:360
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
-        (
-            'Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is '
-            "added to the member's unpaid fees."
-        )
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
             raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
         open_: tuple[str, ...] = tuple([  # public_library.world:369
@@ -695,10 +643,6 @@ class PublicLibrary(Episode):
         return loan  # public_library.world:379
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
-        (
-            'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
-            'before it is overdue, and only if nobody holds the book.'
-        )
         if loan.returned_on is not None:  # public_library.world:385
             raise ToolError(rt.built(self, f'Loan {loan.id_} has already been returned.'))
         if loan.renewed:  # public_library.world:386
@@ -723,7 +667,6 @@ class PublicLibrary(Episode):
         return loan  # public_library.world:391
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
-        'Put a member at the end of the queue for a book.'
         if any(  # public_library.world:400
             _h23.member == member.key()
             and _h23.book == book.key()
@@ -748,14 +691,12 @@ class PublicLibrary(Episode):
         return hold  # public_library.world:404
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
-        'Cancel an active hold.'
         if hold.status != _E10_HoldStatus_active:  # public_library.world:410
             raise ToolError(rt.built(self, f'Hold {hold.id_} is {hold.status}, not active.'))
         self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
-        "Record a payment towards a member's unpaid fees."
         if not (member.fees_due > 0.0):  # public_library.world:421
             raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
         if not (amount <= member.fees_due):  # public_library.world:422
@@ -774,52 +715,8 @@ class PublicLibrary(Episode):
         return member  # public_library.world:424
 
 
-_RESULT_BookInfo = js.closed({
-    'isbn': js.STRING,
-    'title': js.STRING,
-    'author': js.STRING,
-    'genre': js.members(Genre),
-    'copies': js.INTEGER,
-    'available_copies': js.array(js.STRING),
-    'active_holds': js.INTEGER,
-})
-_RESULT_Book = js.closed({
-    'isbn': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'title': js.scalar('str', 1, 200),
-    'author': js.scalar('str', 1, 120),
-    'genre': js.members(Genre),
-})
-_RESULT_Copy = js.closed({
-    'barcode': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'status': js.members(CopyStatus),
-})
-_RESULT_Loan = js.closed({
-    'id': js.STRING,
-    'copy': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'borrowed_on': js.STRING,
-    'due_on': js.STRING,
-    'renewed': js.BOOLEAN,
-    'returned_on': js.nullable(js.STRING),
-    'late_fee': js.scalar('float', 0.0),
-})
-_RESULT_Member = js.closed({
-    'id': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-    'fees_due': js.scalar('float', 0.0),
-    'joined_on': js.STRING,
-})
-_RESULT_LoanLine = js.closed({'loan': _RESULT_Loan, 'book': _RESULT_Book})
-_RESULT_Hold = js.closed({
-    'id': js.STRING,
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'placed_at': js.STRING,
-    'status': js.members(HoldStatus),
-})
-_RESULT_HoldLine = js.closed({'hold': _RESULT_Hold, 'book': _RESULT_Book, 'position': js.INTEGER})
+_RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
+_RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
 _PARAM_book = param(
     'book',
     arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
@@ -855,6 +752,8 @@ _PARAM_hold = param(
 PublicLibrary.TOOLS = tools(
     tool(
         PublicLibrary.tool_search_books,
+        'Find books by part of the title or author (case-insensitive), with their available '
+        'copies and how many active holds they have.',
         param(
             'query',
             arg.refined(arg.TEXT, 1, 100),
@@ -862,17 +761,20 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:237',
-        returns=js.array(_RESULT_BookInfo),
+        returns=js.array(BookInfo),
     ),
     tool(
         PublicLibrary.tool_get_book,
+        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
+        'the available copies and how many active holds it has.',
         _PARAM_book,
         read_only=True,
         where='public_library.world:246',
-        returns=_RESULT_BookInfo,
+        returns=BookInfo,
     ),
     tool(
         PublicLibrary.tool_list_books,
+        "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
         param(
             'genre',
             arg.optional(arg.enum_of(Genre)),
@@ -880,25 +782,27 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:254',
-        returns=js.array(_RESULT_Book),
+        returns=js.array(Book),
         shows=('list', ('row', 'books')),
     ),
     tool(
         PublicLibrary.tool_list_copies,
+        'List every physical copy of a book with its barcode and status (available, on loan or '
+        'lost).',
         _PARAM_book,
         read_only=True,
         where='public_library.world:262',
-        returns=js.array(_RESULT_Copy),
+        returns=js.array(Copy),
         shows=('list', ('row', 'copies')),
     ),
     tool(
         PublicLibrary.tool_get_copy,
+        'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is '
+        'on loan, its open loan with the member and due date.',
         _PARAM_copy_,
         read_only=True,
         where='public_library.world:270',
-        returns=js.closed({
-            'copy': _RESULT_Copy, 'book': _RESULT_Book, 'open_loan': js.nullable(_RESULT_Loan)
-        }),
+        returns=js.closed({'copy': Copy, 'book': Book, 'open_loan': js.nullable(Loan)}),
         shows=(
             'record',
             (
@@ -910,6 +814,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_find_members,
+        'Find members whose name or email contains the text, with their card number, email, '
+        'unpaid fees and the day they joined.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -917,16 +823,19 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True,
         where='public_library.world:279',
-        returns=js.array(_RESULT_Member),
+        returns=js.array(Member),
         shows=('list', ('row', 'members')),
     ),
     tool(
         PublicLibrary.tool_get_member,
+        "Show a member's details and unpaid fees, whether they may borrow, their open loans "
+        "(each with the copy, its book and the due date) and their active holds (each with its "
+        "book and place in the queue).",
         _PARAM_member,
         read_only=True,
         where='public_library.world:288',
         returns=js.closed({
-            'member': _RESULT_Member,
+            'member': Member,
             'can_borrow': js.BOOLEAN,
             'open_loans': js.array(_RESULT_LoanLine),
             'active_holds': js.array(_RESULT_HoldLine),
@@ -968,6 +877,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_list_loans,
+        "List a member's loans, each with its copy, book, due date, whether renewed, return date "
+        "and late fee; the open ones only by default.",
         _PARAM_member,
         param(
             'open_only',
@@ -985,6 +896,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_get_loan,
+        'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
+        'return date and late fee.',
         _PARAM_loan,
         read_only=True,
         where='public_library.world:310',
@@ -993,6 +906,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_list_overdue_loans,
+        'List every open loan whose due date has passed, the most overdue first, each with its '
+        'copy, member and book.',
         read_only=True,
         where='public_library.world:316',
         returns=js.array(_RESULT_LoanLine),
@@ -1003,6 +918,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_list_holds,
+        'List the active holds on a book in queue order, first in line first, each with the '
+        'member and when it was placed.',
         _PARAM_book,
         read_only=True,
         where='public_library.world:322',
@@ -1014,6 +931,8 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_get_hold,
+        'Show one hold: its book, member, when it was placed, its status and its place in the '
+        'queue.',
         _PARAM_hold,
         read_only=True,
         where='public_library.world:330',
@@ -1022,38 +941,48 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_borrow_copy,
+        'Lend an available copy to a member for 21 days from today. A member who owes more than\n'
+        '$10.00 cannot borrow. When the book has active holds, only the member first in line '
+        'can\nborrow it, and doing so fulfils their hold.',
         _PARAM_member,
         _PARAM_copy_,
         where='public_library.world:338',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_return_copy,
+        "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added "
+        "to the member's unpaid fees.",
         _PARAM_copy_,
         where='public_library.world:363',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_renew_loan,
+        'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
+        'before it is overdue, and only if nobody holds the book.',
         _PARAM_loan,
         where='public_library.world:382',
-        returns=_RESULT_Loan,
+        returns=Loan,
     ),
     tool(
         PublicLibrary.tool_place_hold,
+        'Put a member at the end of the queue for a book.',
         _PARAM_member,
         _PARAM_book,
         where='public_library.world:394',
-        returns=_RESULT_Hold,
+        returns=Hold,
     ),
     tool(
         PublicLibrary.tool_cancel_hold,
+        'Cancel an active hold.',
         _PARAM_hold,
         where='public_library.world:407',
-        returns=_RESULT_Hold,
+        returns=Hold,
     ),
     tool(
         PublicLibrary.tool_pay_fees,
+        "Record a payment towards a member's unpaid fees.",
         _PARAM_member,
         param(
             'amount',
@@ -1061,7 +990,7 @@ PublicLibrary.TOOLS = tools(
             'The amount paid in dollars, at most what the member owes.',
         ),
         where='public_library.world:415',
-        returns=_RESULT_Member,
+        returns=Member,
     ),
 )
 

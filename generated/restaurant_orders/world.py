@@ -83,9 +83,10 @@ class Server(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
 
 
 class DiningTable(Row):
@@ -93,9 +94,10 @@ class DiningTable(Row):
 
     number: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
     seats: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     zone: Zone = field(
         load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
 
@@ -105,13 +107,15 @@ class MenuItem(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     category: Category = field(
         load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
     price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     available: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -122,11 +126,14 @@ class Order(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'),
         text=v.str_text)
     table: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
     server: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
     guests: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     status: OrderStatus = field(
         load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
         export=enum_value, text=enum_text(OrderStatus))
@@ -140,7 +147,7 @@ class Order(Row):
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     split_ways: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), fill=lambda ep: 1,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 1, 12))
     paid_at: dt.datetime | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -155,14 +162,16 @@ class OrderLine(Row):
     order: str = field(load=v.want_str, text=v.str_text)
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
+        schema=js.scalar('int', 1, 20))
     unit_price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
+        schema=js.scalar('int', 1, 100000))
     note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
 
 
 class Payment(Row):
@@ -173,11 +182,14 @@ class Payment(Row):
         text=v.str_text)
     order: str = field(load=v.want_str, text=v.str_text)
     share: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
+        schema=js.scalar('int', 1, 12))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     tip_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     method: PayMethod = field(
         load=lambda x, p: v.want_enum(x, p, PayMethod), export=enum_value,
         text=enum_text(PayMethod))
@@ -435,17 +447,12 @@ class RestaurantOrders(Episode):
         )
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
-        'Sign in as a server; orders opened afterwards are theirs.'
         self.set_state('current_server', server.key())  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
     def tool_list_menu(  # restaurant_orders.world:199
         self, category: Category | None, available_only: bool
     ) -> tuple[str, ...]:
-        (
-            'List the menu items with their codes, names, categories, prices in cents and whether '
-            'they are available.'
-        )
         return tuple([  # restaurant_orders.world:205
             _m4.key()
             for _m4 in rt.each(self, self.t_menu)
@@ -454,10 +461,6 @@ class RestaurantOrders(Episode):
         ])
 
     def tool_search_menu(self, text: str) -> tuple[str, ...]:  # restaurant_orders.world:208
-        (
-            'Find menu items whose name contains the text, sold-out ones included, with their '
-            'codes, prices in cents and whether they are available.'
-        )
         wanted: str = rt.built(  # restaurant_orders.world:213
             self, rt.built(self, text.strip()).lower()
         )
@@ -468,16 +471,11 @@ class RestaurantOrders(Episode):
         ])
 
     def tool_get_menu_item(self, item: MenuItem) -> MenuItem:  # restaurant_orders.world:217
-        'Show one menu item: name, category, price in cents and whether it is available.'
         return item  # restaurant_orders.world:222
 
     def tool_list_tables(  # restaurant_orders.world:225
         self, zone: Zone | None, free_only: bool
     ) -> tuple[TableStatus, ...]:
-        (
-            'List the dining tables with their seats and zone, each with its current order that '
-            'is not paid yet (none when the table is free).'
-        )
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6)
             for _t6 in rt.each(self, self.t_dining_tables)
@@ -486,19 +484,11 @@ class RestaurantOrders(Episode):
         ])
 
     def tool_get_table(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:234
-        (
-            'Show one dining table with its seats, zone and current order that is not paid yet '
-            '(none when the table is free).'
-        )
         return self.fn_table_status(table)  # restaurant_orders.world:239
 
     def tool_list_orders(  # restaurant_orders.world:242
         self, status: OrderStatus | None, table: DiningTable | None, server: Server | None
     ) -> tuple[str, ...]:
-        (
-            'List orders with their table, server, guests, status, split and times, the most '
-            'recently opened first.'
-        )
         return rt.sorted_keys(  # restaurant_orders.world:249
             rt.each(
                 self,
@@ -515,16 +505,11 @@ class RestaurantOrders(Episode):
         )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
-        'List the floor staff with their server ids and names.'
         return tuple([  # restaurant_orders.world:253
             _s9.key() for _s9 in rt.each(self, self.t_servers)
         ])
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
-        (
-            'Show an order with its lines, total, split, payments made and the amount still due '
-            '(all in cents).'
-        )
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
@@ -548,7 +533,6 @@ class RestaurantOrders(Episode):
     def tool_open_order(  # restaurant_orders.world:277
         self, table: DiningTable, guests: int
     ) -> Order:
-        'Open an order for a free table; the signed-in server takes it.'
         if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
         if any(  # restaurant_orders.world:284
@@ -578,7 +562,6 @@ class RestaurantOrders(Episode):
     def tool_add_line(  # restaurant_orders.world:291
         self, order: Order, item: MenuItem, quantity: int, note: str
     ) -> OrderLine:
-        'Add a menu item to an open order at its current price.'
         if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
@@ -602,7 +585,6 @@ class RestaurantOrders(Episode):
         return line  # restaurant_orders.world:310
 
     def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
-        'Remove a line from an open order; returns the order as it is now.'
         if self.state.current_server is None:  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
@@ -633,7 +615,6 @@ class RestaurantOrders(Episode):
         )
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
-        'Send an open order to the kitchen; its lines can no longer change.'
         if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
@@ -648,7 +629,6 @@ class RestaurantOrders(Episode):
         return order  # restaurant_orders.world:345
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
-        'Mark an order that is in the kitchen as served.'
         if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_sent_to_kitchen:  # restaurant_orders.world:354
@@ -663,10 +643,6 @@ class RestaurantOrders(Episode):
     def tool_split_bill(  # restaurant_orders.world:362
         self, order: Order, ways: int
     ) -> tuple[int, ...]:
-        (
-            "Split a served order's bill into equal shares before anything is paid; returns the "
-            'share amounts in cents (the last share absorbs the rounding remainder).'
-        )
         if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
@@ -694,10 +670,6 @@ class RestaurantOrders(Episode):
     def tool_settle_share(  # restaurant_orders.world:377
         self, order: Order, method: PayMethod, tip_cents: int
     ) -> SettleReceipt:
-        (
-            "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
-            'is paid the order is paid and the table is free.'
-        )
         if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
         if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385
@@ -740,67 +712,20 @@ class RestaurantOrders(Episode):
     def tool_set_item_availability(  # restaurant_orders.world:410
         self, item: MenuItem, available: bool
     ) -> MenuItem:
-        'Mark a menu item available or sold out.'
         if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
         self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
 
-_RESULT_Server = js.closed({
-    'id': js.scalar('str', pattern='^S[0-9]{2}$'), 'name': js.scalar('str', 1, 80)
-})
-_RESULT_MenuItem = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'category': js.members(Category),
-    'price_cents': js.scalar('int', 1, 100000),
-    'available': js.BOOLEAN,
-})
-_RESULT_DiningTable = js.closed({
-    'number': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'seats': js.scalar('int', 1, 12),
-    'zone': js.members(Zone),
-})
-_RESULT_Order = js.closed({
-    'id': js.STRING,
-    'table': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'server': js.scalar('str', pattern='^S[0-9]{2}$'),
-    'guests': js.scalar('int', 1, 12),
-    'status': js.members(OrderStatus),
-    'opened_at': js.STRING,
-    'sent_at': js.nullable(js.STRING),
-    'served_at': js.nullable(js.STRING),
-    'split_ways': js.scalar('int', 1, 12),
-    'paid_at': js.nullable(js.STRING),
-})
-_RESULT_TableStatus = js.closed({
-    'table': _RESULT_DiningTable, 'current_order': js.nullable(_RESULT_Order)
-})
-_RESULT_OrderLine = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'quantity': js.scalar('int', 1, 20),
-    'unit_price_cents': js.scalar('int', 1, 100000),
-    'note': js.scalar('str', None, 120),
-})
-_RESULT_Payment = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'share': js.scalar('int', 1, 12),
-    'amount_cents': js.scalar('int', 0),
-    'tip_cents': js.scalar('int', 0),
-    'method': js.members(PayMethod),
-    'paid_at': js.STRING,
-})
+_RESULT_TableStatus = js.closed({'table': DiningTable, 'current_order': js.nullable(Order)})
 _RESULT_OrderView = js.closed({
-    'order': _RESULT_Order,
-    'lines': js.array(_RESULT_OrderLine),
+    'order': Order,
+    'lines': js.array(OrderLine),
     'total_cents': js.INTEGER,
     'split_ways': js.INTEGER,
     'share_amounts': js.array(js.INTEGER),
-    'payments': js.array(_RESULT_Payment),
+    'payments': js.array(Payment),
     'paid_cents': js.INTEGER,
     'due_cents': js.INTEGER,
 })
@@ -827,6 +752,7 @@ _PARAM_order = param(
 RestaurantOrders.TOOLS = tools(
     tool(
         RestaurantOrders.tool_sign_in,
+        'Sign in as a server; orders opened afterwards are theirs.',
         param(
             'server',
             arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
@@ -834,10 +760,12 @@ RestaurantOrders.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
         where='restaurant_orders.world:190',
-        returns=_RESULT_Server,
+        returns=Server,
     ),
     tool(
         RestaurantOrders.tool_list_menu,
+        'List the menu items with their codes, names, categories, prices in cents and whether '
+        'they are available.',
         param(
             'category',
             arg.optional(arg.enum_of(Category)),
@@ -846,11 +774,13 @@ RestaurantOrders.TOOLS = tools(
         param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
         read_only=True,
         where='restaurant_orders.world:199',
-        returns=js.array(_RESULT_MenuItem),
+        returns=js.array(MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
         RestaurantOrders.tool_search_menu,
+        'Find menu items whose name contains the text, sold-out ones included, with their codes, '
+        'prices in cents and whether they are available.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -858,18 +788,21 @@ RestaurantOrders.TOOLS = tools(
         ),
         read_only=True,
         where='restaurant_orders.world:208',
-        returns=js.array(_RESULT_MenuItem),
+        returns=js.array(MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
         RestaurantOrders.tool_get_menu_item,
+        'Show one menu item: name, category, price in cents and whether it is available.',
         _PARAM_item,
         read_only=True,
         where='restaurant_orders.world:217',
-        returns=_RESULT_MenuItem,
+        returns=MenuItem,
     ),
     tool(
         RestaurantOrders.tool_list_tables,
+        'List the dining tables with their seats and zone, each with its current order that is '
+        'not paid yet (none when the table is free).',
         param(
             'zone',
             arg.optional(arg.enum_of(Zone)),
@@ -894,6 +827,8 @@ RestaurantOrders.TOOLS = tools(
     ),
     tool(
         RestaurantOrders.tool_get_table,
+        'Show one dining table with its seats, zone and current order that is not paid yet (none '
+        'when the table is free).',
         _PARAM_table,
         read_only=True,
         where='restaurant_orders.world:234',
@@ -908,6 +843,8 @@ RestaurantOrders.TOOLS = tools(
     ),
     tool(
         RestaurantOrders.tool_list_orders,
+        'List orders with their table, server, guests, status, split and times, the most '
+        'recently opened first.',
         param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
         param(
             'table',
@@ -923,18 +860,21 @@ RestaurantOrders.TOOLS = tools(
         ),
         read_only=True,
         where='restaurant_orders.world:242',
-        returns=js.array(_RESULT_Order),
+        returns=js.array(Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
         RestaurantOrders.tool_list_servers,
+        'List the floor staff with their server ids and names.',
         read_only=True,
         where='restaurant_orders.world:252',
-        returns=js.array(_RESULT_Server),
+        returns=js.array(Server),
         shows=('list', ('row', 'servers')),
     ),
     tool(
         RestaurantOrders.tool_get_order,
+        'Show an order with its lines, total, split, payments made and the amount still due (all '
+        'in cents).',
         _PARAM_order,
         read_only=True,
         where='restaurant_orders.world:256',
@@ -950,13 +890,15 @@ RestaurantOrders.TOOLS = tools(
     ),
     tool(
         RestaurantOrders.tool_open_order,
+        'Open an order for a free table; the signed-in server takes it.',
         _PARAM_table,
         param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
         where='restaurant_orders.world:277',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_add_line,
+        'Add a menu item to an open order at its current price.',
         _PARAM_order,
         _PARAM_item,
         param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=lambda ep: 1),
@@ -967,10 +909,11 @@ RestaurantOrders.TOOLS = tools(
             default=lambda ep: '',
         ),
         where='restaurant_orders.world:291',
-        returns=_RESULT_OrderLine,
+        returns=OrderLine,
     ),
     tool(
         RestaurantOrders.tool_remove_line,
+        'Remove a line from an open order; returns the order as it is now.',
         param(
             'line',
             arg.row('order_lines'),
@@ -990,18 +933,22 @@ RestaurantOrders.TOOLS = tools(
     ),
     tool(
         RestaurantOrders.tool_send_to_kitchen,
+        'Send an open order to the kitchen; its lines can no longer change.',
         _PARAM_order,
         where='restaurant_orders.world:335',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_mark_served,
+        'Mark an order that is in the kitchen as served.',
         _PARAM_order,
         where='restaurant_orders.world:348',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         RestaurantOrders.tool_split_bill,
+        "Split a served order's bill into equal shares before anything is paid; returns the "
+        "share amounts in cents (the last share absorbs the rounding remainder).",
         _PARAM_order,
         param(
             'ways',
@@ -1013,6 +960,8 @@ RestaurantOrders.TOOLS = tools(
     ),
     tool(
         RestaurantOrders.tool_settle_share,
+        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is "
+        "paid the order is paid and the table is free.",
         _PARAM_order,
         param('method', arg.enum_of(PayMethod), 'cash or card.'),
         param(
@@ -1022,20 +971,15 @@ RestaurantOrders.TOOLS = tools(
             default=lambda ep: 0,
         ),
         where='restaurant_orders.world:377',
-        returns=js.closed({
-            'payment': js.STRING,
-            'shares_paid': js.INTEGER,
-            'split_ways': js.INTEGER,
-            'remaining_cents': js.INTEGER,
-            'order_status': js.members(OrderStatus),
-        }),
+        returns=SettleReceipt,
     ),
     tool(
         RestaurantOrders.tool_set_item_availability,
+        'Mark a menu item available or sold out.',
         _PARAM_item,
         param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
         where='restaurant_orders.world:410',
-        returns=_RESULT_MenuItem,
+        returns=MenuItem,
     ),
 )
 

@@ -67,9 +67,10 @@ class Teller(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{2}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     can_freeze: bool = field(load=v.want_bool)
 
 
@@ -78,12 +79,13 @@ class Customer(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     email: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
 
 
@@ -94,7 +96,8 @@ class Account(Row):
         key=True, load=v.want_str, fill=lambda ep: ep.next_id('account_numbers', 'AC{:05d}'),
         text=v.str_text)
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
     kind: AccountKind = field(
         load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
         text=enum_text(AccountKind))
@@ -104,14 +107,14 @@ class Account(Row):
         text=enum_text(AccountStatus))
     balance_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     closed_on: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
     freeze_reason: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
 
 
 class Transaction(Row):
@@ -129,12 +132,14 @@ class Transaction(Row):
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
+        schema=js.scalar('int', 1))
     memo: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 120))
     teller: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -317,12 +322,10 @@ class RetailBank(Episode):
         return format(cents / 100, '.2f')  # retail_bank.world:106
 
     def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
-        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.'
         self.set_state('current_teller', teller.key())  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
-        'Show a customer and all their accounts with balances (in cents) and statuses.'
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
             _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
         ])
@@ -338,10 +341,6 @@ class RetailBank(Episode):
         )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
-        (
-            'Show one account (owner, kind, status, balance in cents) and its five most recent '
-            'transactions.'
-        )
         recent: tuple[str, ...] = ()  # retail_bank.world:164
         for t in rt.rows(  # retail_bank.world:165
             self.t_transactions, rt.each(self, self.fn_touching(account))
@@ -352,17 +351,9 @@ class RetailBank(Episode):
         return AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
-        (
-            'List all transactions into or out of an account, newest first, with kind, accounts, '
-            'amount, memo, teller and time.'
-        )
         return self.fn_touching(account)  # retail_bank.world:179
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
-        (
-            'Find customers whose name or email contains the text, with their customer id, name, '
-            'email and since date.'
-        )
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
             _c5.key()
@@ -374,10 +365,6 @@ class RetailBank(Episode):
     def tool_list_accounts(  # retail_bank.world:191
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List accounts with their owner, kind, status, balance (in cents) and opening date, '
-            'optionally of one customer, kind or status.'
-        )
         return tuple([  # retail_bank.world:198
             _a6.key()
             for _a6 in rt.each(self, self.t_accounts)
@@ -389,24 +376,17 @@ class RetailBank(Episode):
     def tool_get_transaction(  # retail_bank.world:201
         self, transaction: Transaction
     ) -> Transaction:
-        'Show one transaction: its kind, accounts, amount, memo, teller and time.'
         return transaction  # retail_bank.world:206
 
     def tool_list_tellers(self) -> tuple[str, ...]:  # retail_bank.world:209
-        'List the tellers with their ids, names and whether they may freeze accounts.'
         return tuple([_t7.key() for _t7 in rt.each(self, self.t_tellers)])  # retail_bank.world:212
 
     def tool_get_withdrawal_limit(self) -> int:  # retail_bank.world:215
-        'The most the desk can pay out in one withdrawal, in cents.'
         return self.state.max_withdrawal_cents  # retail_bank.world:216
 
     def tool_open_account(  # retail_bank.world:219
         self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
     ) -> Account:
-        (
-            'Open a new active account for a customer, with an optional opening deposit. A '
-            'customer may hold one open account of each kind.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
         if any(  # retail_bank.world:227
@@ -448,10 +428,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:244
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
-        (
-            'Close an account. Its balance must be zero (withdraw or transfer the money first) '
-            'and it must not be frozen.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
@@ -474,7 +450,6 @@ class RetailBank(Episode):
     def tool_deposit(  # retail_bank.world:261
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
-        'Deposit money into an active account.'
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:269
@@ -508,7 +483,6 @@ class RetailBank(Episode):
     def tool_withdraw(  # retail_bank.world:282
         self, account: Account, amount_cents: int, memo: str
     ) -> Account:
-        "Withdraw money from an active account, up to its balance and the desk's per-call limit."
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:290
@@ -554,7 +528,6 @@ class RetailBank(Episode):
     def tool_transfer(  # retail_bank.world:305
         self, from_account: Account, to_account: Account, amount_cents: int, memo: str
     ) -> Transaction:
-        'Move money from one active account to another.'
         if self.state.current_teller is None:  # retail_bank.world:313
             raise ToolError('Not signed in. Call sign_in first.')
         if from_account.key() == to_account.key():  # retail_bank.world:314
@@ -609,7 +582,6 @@ class RetailBank(Episode):
     def tool_freeze_account(  # retail_bank.world:334
         self, account: Account, reason: str
     ) -> Account:
-        'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
         if not (  # retail_bank.world:341
@@ -635,10 +607,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:347
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
-        (
-            'Return a frozen account to active and clear its freeze reason. Only tellers with '
-            'freeze permission may do this.'
-        )
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         if not (  # retail_bank.world:356
@@ -660,31 +628,6 @@ class RetailBank(Episode):
         return account  # retail_bank.world:360
 
 
-_RESULT_Teller = js.closed({
-    'id': js.scalar('str', pattern='^T[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'can_freeze': js.BOOLEAN,
-})
-_RESULT_Account = js.closed({
-    'number': js.STRING,
-    'owner': js.scalar('str', pattern='^CU[0-9]{4}$'),
-    'kind': js.members(AccountKind),
-    'status': js.members(AccountStatus),
-    'balance_cents': js.scalar('int', 0),
-    'opened_on': js.STRING,
-    'closed_on': js.nullable(js.STRING),
-    'freeze_reason': js.scalar('str', None, 120),
-})
-_RESULT_Transaction = js.closed({
-    'id': js.STRING,
-    'kind': js.members(TxKind),
-    'from_account': js.nullable(js.STRING),
-    'to_account': js.nullable(js.STRING),
-    'amount_cents': js.scalar('int', 1),
-    'memo': js.scalar('str', None, 120),
-    'teller': js.scalar('str', pattern='^T[0-9]{2}$'),
-    'at': js.STRING,
-})
 _PARAM_account = param(
     'account',
     arg.row('accounts'),
@@ -707,6 +650,7 @@ _PARAM_memo = param(
 RetailBank.TOOLS = tools(
     tool(
         RetailBank.tool_sign_in,
+        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
         param(
             'teller',
             arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
@@ -714,10 +658,11 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
         ),
         where='retail_bank.world:137',
-        returns=_RESULT_Teller,
+        returns=Teller,
     ),
     tool(
         RetailBank.tool_get_customer,
+        'Show a customer and all their accounts with balances (in cents) and statuses.',
         param(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
@@ -730,19 +675,19 @@ RetailBank.TOOLS = tools(
             'customer': js.scalar('str', pattern='^CU[0-9]{4}$'),
             'name': js.STRING,
             'email': js.STRING,
-            'accounts': js.array(_RESULT_Account),
+            'accounts': js.array(Account),
             'total_balance_cents': js.INTEGER,
         }),
         shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
     ),
     tool(
         RetailBank.tool_get_account,
+        'Show one account (owner, kind, status, balance in cents) and its five most recent '
+        'transactions.',
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:159',
-        returns=js.closed({
-            'account': _RESULT_Account, 'recent_transactions': js.array(_RESULT_Transaction)
-        }),
+        returns=js.closed({'account': Account, 'recent_transactions': js.array(Transaction)}),
         shows=(
             'record',
             (
@@ -753,14 +698,18 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_list_transactions,
+        'List all transactions into or out of an account, newest first, with kind, accounts, '
+        'amount, memo, teller and time.',
         _PARAM_account,
         read_only=True,
         where='retail_bank.world:174',
-        returns=js.array(_RESULT_Transaction),
+        returns=js.array(Transaction),
         shows=('list', ('row', 'transactions')),
     ),
     tool(
         RetailBank.tool_find_customers,
+        'Find customers whose name or email contains the text, with their customer id, name, '
+        'email and since date.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -768,16 +717,13 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:182',
-        returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^CU[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            'since': js.STRING,
-        })),
+        returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
         RetailBank.tool_list_accounts,
+        'List accounts with their owner, kind, status, balance (in cents) and opening date, '
+        'optionally of one customer, kind or status.',
         param(
             'customer',
             arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
@@ -796,11 +742,12 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:191',
-        returns=js.array(_RESULT_Account),
+        returns=js.array(Account),
         shows=('list', ('row', 'accounts')),
     ),
     tool(
         RetailBank.tool_get_transaction,
+        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
         param(
             'transaction',
             arg.row('transactions'),
@@ -809,23 +756,27 @@ RetailBank.TOOLS = tools(
         ),
         read_only=True,
         where='retail_bank.world:201',
-        returns=_RESULT_Transaction,
+        returns=Transaction,
     ),
     tool(
         RetailBank.tool_list_tellers,
+        'List the tellers with their ids, names and whether they may freeze accounts.',
         read_only=True,
         where='retail_bank.world:209',
-        returns=js.array(_RESULT_Teller),
+        returns=js.array(Teller),
         shows=('list', ('row', 'tellers')),
     ),
     tool(
         RetailBank.tool_get_withdrawal_limit,
+        'The most the desk can pay out in one withdrawal, in cents.',
         read_only=True,
         where='retail_bank.world:215',
         returns=js.INTEGER,
     ),
     tool(
         RetailBank.tool_open_account,
+        'Open a new active account for a customer, with an optional opening deposit. A customer '
+        'may hold one open account of each kind.',
         param(
             'customer',
             arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
@@ -840,10 +791,12 @@ RetailBank.TOOLS = tools(
             default=lambda ep: 0,
         ),
         where='retail_bank.world:219',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_close_account,
+        'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
+        'it must not be frozen.',
         param(
             'account',
             arg.row('accounts'),
@@ -851,26 +804,29 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:247',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_deposit,
+        'Deposit money into an active account.',
         _PARAM_account,
         _PARAM_amount_cents,
         _PARAM_memo,
         where='retail_bank.world:261',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_withdraw,
+        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
         _PARAM_account,
         _PARAM_amount_cents,
         _PARAM_memo,
         where='retail_bank.world:282',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_transfer,
+        'Move money from one active account to another.',
         param(
             'from_account',
             arg.row('accounts'),
@@ -890,10 +846,12 @@ RetailBank.TOOLS = tools(
         ),
         _PARAM_memo,
         where='retail_bank.world:305',
-        returns=_RESULT_Transaction,
+        returns=Transaction,
     ),
     tool(
         RetailBank.tool_freeze_account,
+        'Freeze an active account, with a reason. Only tellers with freeze permission may do '
+        'this.',
         param(
             'account',
             arg.row('accounts'),
@@ -906,10 +864,12 @@ RetailBank.TOOLS = tools(
             'Why the account is frozen, as the customer or teller gives it.',
         ),
         where='retail_bank.world:334',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
     tool(
         RetailBank.tool_unfreeze_account,
+        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
+        'permission may do this.',
         param(
             'account',
             arg.row('accounts'),
@@ -917,7 +877,7 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         where='retail_bank.world:350',
-        returns=_RESULT_Account,
+        returns=Account,
     ),
 )
 

@@ -76,11 +76,13 @@ class TaxCode(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
     description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     rate_percent: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text,
+        schema=js.scalar('int', 0, 60))
 
 
 class Employee(Row):
@@ -88,21 +90,23 @@ class Employee(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     role: Role = field(
         load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
     pay_type: PayType = field(
         load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
     annual_salary_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     hourly_rate_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     tax_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -112,7 +116,7 @@ class PayPeriod(Row):
     id_: str = field(
         'id', key=True,
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
     status: PeriodStatus = field(
@@ -130,20 +134,22 @@ class Timesheet(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('timesheet_ids', 'TS{:03d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     hours: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 300.0), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0, 300.0))
     status: TimesheetStatus = field(
         load=lambda x, p: v.want_enum(x, p, TimesheetStatus),
         fill=lambda ep: _E15_TimesheetStatus_draft, export=enum_value,
         text=enum_text(TimesheetStatus))
     approved_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
 
 
 class Bonus(Row):
@@ -153,16 +159,20 @@ class Bonus(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('bonus_ids', 'BN{:03d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text,
+        schema=js.scalar('int', 1, 10000000))
     reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
+        schema=js.scalar('str', 1, 200))
     issued_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
 
 
 class Payslip(Row):
@@ -172,29 +182,33 @@ class Payslip(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payslip_ids', 'PS{:04d}'),
         text=v.str_text)
     employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
     period: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
     timesheet: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
         text=optional_text(v.str_text))
     hours: float = field(
         load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text)
+        text=v.float_text, schema=js.scalar('float', 0.0))
     gross_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     bonus_cents: int = field(
         load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
+        text=v.int_text, schema=js.scalar('int', 0))
     tax_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     net_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
     correction_note: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 200))
 
 
 class EmployeeView(Record):
@@ -445,7 +459,6 @@ class SmallPayroll(Episode):
         )
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
-        'Sign in to payroll. Only managers may sign in.'
         if employee.role != _E4_Role_manager:  # small_payroll.world:197
             raise ToolError(rt.built(
                 self, f'{employee.name} is not a manager and cannot sign in to payroll.'
@@ -454,10 +467,6 @@ class SmallPayroll(Episode):
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
-        (
-            "Show an employee's pay details, tax code and withholding rate, and their payslips "
-            '(period, hours, gross, bonus, tax, net and any correction).'
-        )
         return EmployeeView(  # small_payroll.world:207
             employee.key(),
             employee.name,
@@ -477,10 +486,6 @@ class SmallPayroll(Episode):
     def tool_list_timesheets(  # small_payroll.world:220
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List the timesheets of a period with their employee, hours, status and approver, '
-            'optionally of one status.'
-        )
         return tuple([  # small_payroll.world:226
             _t2.key()
             for _t2 in rt.each(self, self.t_timesheets)
@@ -488,14 +493,9 @@ class SmallPayroll(Episode):
         ])
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
-        'Show one payslip: gross, bonus, tax, net, hours and any correction.'
         return payslip  # small_payroll.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
-        (
-            'Find employees whose name contains the text, with their employee id, role, pay type, '
-            'salary or hourly rate, tax code and whether active.'
-        )
         wanted: str = rt.built(  # small_payroll.world:242
             self, rt.built(self, text.strip()).lower()
         )
@@ -508,10 +508,6 @@ class SmallPayroll(Episode):
     def tool_list_employees(  # small_payroll.world:246
         self, pay_type: PayType | None, active_only: bool
     ) -> tuple[str, ...]:
-        (
-            'List employees with their employee id, name, role, pay type, salary or hourly rate, '
-            'tax code and whether active.'
-        )
         return tuple([  # small_payroll.world:252
             _e4.key()
             for _e4 in rt.each(self, self.t_employees)
@@ -519,7 +515,6 @@ class SmallPayroll(Episode):
         ])
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
-        'List the tax codes with their description and flat withholding rate in percent.'
         return tuple([  # small_payroll.world:258
             _t5.key() for _t5 in rt.each(self, self.t_tax_codes)
         ])
@@ -527,10 +522,6 @@ class SmallPayroll(Episode):
     def tool_list_periods(  # small_payroll.world:261
         self, status: PeriodStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
-            'dates, status and the date they were paid.'
-        )
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(
                 self,
@@ -544,13 +535,11 @@ class SmallPayroll(Episode):
         )
 
     def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:269
-        'Show one timesheet: its employee, period, hours, status and who approved it.'
         return timesheet  # small_payroll.world:274
 
     def tool_list_bonuses(  # small_payroll.world:277
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
-        'List bonuses with their employee, period, amount in cents, reason and who issued them.'
         return tuple([  # small_payroll.world:283
             _b8.key()
             for _b8 in rt.each(self, self.t_bonuses)
@@ -561,10 +550,6 @@ class SmallPayroll(Episode):
     def tool_list_payslips(  # small_payroll.world:286
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
-        (
-            'List payslips with their employee, period, hours, gross, bonus, tax and net in '
-            'cents, and any correction.'
-        )
         return tuple([  # small_payroll.world:292
             _p9.key()
             for _p9 in rt.each(self, self.t_payslips)
@@ -575,10 +560,6 @@ class SmallPayroll(Episode):
     def tool_record_hours(  # small_payroll.world:295
         self, employee: Employee, period: PayPeriod, hours: float
     ) -> Timesheet:
-        (
-            "Add hours to an hourly employee's draft timesheet for an open period, creating the "
-            'timesheet if there is none.'
-        )
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
@@ -620,10 +601,6 @@ class SmallPayroll(Episode):
         return created  # small_payroll.world:315
 
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
-        (
-            'Approve a draft timesheet of an open period as the signed-in manager, so that '
-            'payroll pays it.'
-        )
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
@@ -651,10 +628,6 @@ class SmallPayroll(Episode):
     def tool_issue_bonus(  # small_payroll.world:333
         self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str
     ) -> Bonus:
-        (
-            "Issue a bonus to an active employee in an open period; it is paid with that period's "
-            'payroll.'
-        )
         if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
@@ -673,15 +646,6 @@ class SmallPayroll(Episode):
         return bonus  # small_payroll.world:352
 
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
-        (
-            'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
-            'salary;\n'
-            'every hourly employee with an approved timesheet gets its hours at their rate '
-            '(draft\n'
-            'timesheets are not paid); bonuses of the period are added and tax is withheld. '
-            'Earlier\n'
-            'periods must be paid first. Returns the new payslips.'
-        )
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
@@ -792,7 +756,6 @@ class SmallPayroll(Episode):
     def tool_correct_payslip(  # small_payroll.world:425
         self, payslip: Payslip, gross_cents: int, note: str
     ) -> Payslip:
-        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept."
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
         if gross_cents == payslip.gross_cents:  # small_payroll.world:433
@@ -823,45 +786,6 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:440
 
 
-_RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'role': js.members(Role),
-    'pay_type': js.members(PayType),
-    'annual_salary_cents': js.scalar('int', 0),
-    'hourly_rate_cents': js.scalar('int', 0),
-    'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-    'active': js.BOOLEAN,
-})
-_RESULT_Payslip = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'timesheet': js.nullable(js.STRING),
-    'hours': js.scalar('float', 0.0),
-    'gross_cents': js.scalar('int', 0),
-    'bonus_cents': js.scalar('int', 0),
-    'tax_cents': js.scalar('int', 0),
-    'net_cents': js.scalar('int', 0),
-    'corrected': js.BOOLEAN,
-    'correction_note': js.scalar('str', None, 200),
-})
-_RESULT_Timesheet = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'hours': js.scalar('float', 0.0, 300.0),
-    'status': js.members(TimesheetStatus),
-    'approved_by': js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')),
-})
-_RESULT_Bonus = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'amount_cents': js.scalar('int', 1, 10000000),
-    'reason': js.scalar('str', 1, 200),
-    'issued_by': js.scalar('str', pattern='^E[0-9]{3}$'),
-})
 _PARAM_employee = param(
     'employee',
     arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -891,6 +815,7 @@ _PARAM_timesheet = param(
 SmallPayroll.TOOLS = tools(
     tool(
         SmallPayroll.tool_sign_in,
+        'Sign in to payroll. Only managers may sign in.',
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -898,10 +823,12 @@ SmallPayroll.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         where='small_payroll.world:192',
-        returns=_RESULT_Employee,
+        returns=Employee,
     ),
     tool(
         SmallPayroll.tool_get_employee,
+        "Show an employee's pay details, tax code and withholding rate, and their payslips "
+        "(period, hours, gross, bonus, tax, net and any correction).",
         _PARAM_employee,
         read_only=True,
         where='small_payroll.world:202',
@@ -914,12 +841,14 @@ SmallPayroll.TOOLS = tools(
             'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
             'rate_percent': js.INTEGER,
             'active': js.BOOLEAN,
-            'payslips': js.array(_RESULT_Payslip),
+            'payslips': js.array(Payslip),
         }),
         shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
     ),
     tool(
         SmallPayroll.tool_list_timesheets,
+        'List the timesheets of a period with their employee, hours, status and approver, '
+        'optionally of one status.',
         _PARAM_period,
         param(
             'status',
@@ -928,18 +857,21 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:220',
-        returns=js.array(_RESULT_Timesheet),
+        returns=js.array(Timesheet),
         shows=('list', ('row', 'timesheets')),
     ),
     tool(
         SmallPayroll.tool_get_payslip,
+        'Show one payslip: gross, bonus, tax, net, hours and any correction.',
         _PARAM_payslip,
         read_only=True,
         where='small_payroll.world:229',
-        returns=_RESULT_Payslip,
+        returns=Payslip,
     ),
     tool(
         SmallPayroll.tool_find_employees,
+        'Find employees whose name contains the text, with their employee id, role, pay type, '
+        'salary or hourly rate, tax code and whether active.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -947,11 +879,13 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:237',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
         SmallPayroll.tool_list_employees,
+        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax '
+        'code and whether active.',
         param(
             'pay_type',
             arg.optional(arg.enum_of(PayType)),
@@ -960,22 +894,21 @@ SmallPayroll.TOOLS = tools(
         param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
         read_only=True,
         where='small_payroll.world:246',
-        returns=js.array(_RESULT_Employee),
+        returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
         SmallPayroll.tool_list_tax_codes,
+        'List the tax codes with their description and flat withholding rate in percent.',
         read_only=True,
         where='small_payroll.world:255',
-        returns=js.array(js.closed({
-            'code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'description': js.scalar('str', 1, 80),
-            'rate_percent': js.scalar('int', 0, 60),
-        })),
+        returns=js.array(TaxCode),
         shows=('list', ('row', 'tax_codes')),
     ),
     tool(
         SmallPayroll.tool_list_periods,
+        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+        'dates, status and the date they were paid.',
         param(
             'status',
             arg.optional(arg.enum_of(PeriodStatus)),
@@ -983,24 +916,20 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:261',
-        returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-            'start': js.STRING,
-            'end': js.STRING,
-            'status': js.members(PeriodStatus),
-            'paid_on': js.nullable(js.STRING),
-        })),
+        returns=js.array(PayPeriod),
         shows=('list', ('row', 'periods')),
     ),
     tool(
         SmallPayroll.tool_get_timesheet,
+        'Show one timesheet: its employee, period, hours, status and who approved it.',
         _PARAM_timesheet,
         read_only=True,
         where='small_payroll.world:269',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_list_bonuses,
+        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
         param(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
@@ -1015,11 +944,13 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:277',
-        returns=js.array(_RESULT_Bonus),
+        returns=js.array(Bonus),
         shows=('list', ('row', 'bonuses')),
     ),
     tool(
         SmallPayroll.tool_list_payslips,
+        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
+        'and any correction.',
         param(
             'period',
             arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
@@ -1034,11 +965,13 @@ SmallPayroll.TOOLS = tools(
         ),
         read_only=True,
         where='small_payroll.world:286',
-        returns=js.array(_RESULT_Payslip),
+        returns=js.array(Payslip),
         shows=('list', ('row', 'payslips')),
     ),
     tool(
         SmallPayroll.tool_record_hours,
+        "Add hours to an hourly employee's draft timesheet for an open period, creating the "
+        "timesheet if there is none.",
         param(
             'employee',
             arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
@@ -1048,16 +981,20 @@ SmallPayroll.TOOLS = tools(
         _PARAM_period,
         param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
         where='small_payroll.world:295',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_approve_timesheet,
+        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
+        'pays it.',
         _PARAM_timesheet,
         where='small_payroll.world:318',
-        returns=_RESULT_Timesheet,
+        returns=Timesheet,
     ),
     tool(
         SmallPayroll.tool_issue_bonus,
+        "Issue a bonus to an active employee in an open period; it is paid with that period's "
+        "payroll.",
         _PARAM_employee,
         param(
             'period',
@@ -1072,16 +1009,21 @@ SmallPayroll.TOOLS = tools(
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
         where='small_payroll.world:333',
-        returns=_RESULT_Bonus,
+        returns=Bonus,
     ),
     tool(
         SmallPayroll.tool_run_payroll,
+        'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+        'salary;\nevery hourly employee with an approved timesheet gets its hours at their rate '
+        '(draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. '
+        'Earlier\nperiods must be paid first. Returns the new payslips.',
         _PARAM_period,
         where='small_payroll.world:355',
         returns=js.array(js.STRING),
     ),
     tool(
         SmallPayroll.tool_correct_payslip,
+        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
         _PARAM_payslip,
         param(
             'gross_cents',
@@ -1092,7 +1034,7 @@ SmallPayroll.TOOLS = tools(
             'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
         ),
         where='small_payroll.world:425',
-        returns=_RESULT_Payslip,
+        returns=Payslip,
     ),
 )
 

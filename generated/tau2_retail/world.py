@@ -435,7 +435,6 @@ class Tau2Retail(Episode):
         )
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:229
-        'Calculate the result of a mathematical expression.'
         if not all(  # retail.world:236
             _c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)
         ):
@@ -445,18 +444,9 @@ class Tau2Retail(Episode):
         return rt.text(round(rt.arithmetic_float(self, expression), 2))  # retail.world:241
 
     def tool_transfer_to_human_agents(self, summary: str) -> str:  # retail.world:244
-        (
-            "Transfer the user to a human agent, with a summary of the user's issue. Only "
-            'transfer if the user explicitly asks for a human agent, or the issue cannot be '
-            'solved with the available tools.'
-        )
         return 'Transfer successful'  # retail.world:247
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:252
-        (
-            'Find user id by email. If the user is not found, the function will return an error '
-            'message.'
-        )
         for u in rt.each(self, self.t_users):  # retail.world:257
             if rt.built(self, u.email.lower()) == rt.built(  # retail.world:258
                 self, email.lower()
@@ -467,11 +457,6 @@ class Tau2Retail(Episode):
     def tool_find_user_id_by_name_zip(  # retail.world:265
         self, first_name: str, last_name: str, zip_: str
     ) -> str:
-        (
-            'Find user id by first name, last name, and zip code. If the user is not found, the '
-            'function will return an error message. By default, find user id by email, and only '
-            'call this function if the user is not found by email or cannot remember email.'
-        )
         for u in rt.each(self, self.t_users):  # retail.world:272
             if (  # retail.world:273
                 rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())
@@ -482,15 +467,12 @@ class Tau2Retail(Episode):
         raise ToolError('User not found')  # retail.world:277
 
     def tool_get_order_details(self, order_id: Order) -> Order:  # retail.world:280
-        'Get the status and details of an order.'
         return order_id  # retail.world:285
 
     def tool_get_product_details(self, product_id: Product) -> Product:  # retail.world:288
-        'Get the inventory details of a product.'
         return product_id  # retail.world:293
 
     def tool_get_item_details(self, item_id: str) -> Variant:  # retail.world:296
-        'Get the inventory details of an item.'
         for p in rt.each(self, self.t_products):  # retail.world:299
             v_: Variant | None = p.variants.get(item_id)  # retail.world:300
             if v_ is not None:  # retail.world:301
@@ -498,15 +480,9 @@ class Tau2Retail(Episode):
         raise ToolError('Item not found')  # retail.world:305
 
     def tool_get_user_details(self, user_id: User) -> User:  # retail.world:308
-        'Get the details of a user, including their orders.'
         return user_id  # retail.world:313
 
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:316
-        (
-            'List the name and product id of all product types. Each product type has a variety '
-            'of different items with unique item ids and options. There are only 50 product types '
-            'in the store.'
-        )
         names: dict[str, str] = {}  # retail.world:321
         for p in rt.each(self, self.t_products):  # retail.world:322
             names = {**rt.each(self, names), p.name: p.product_id}  # retail.world:323
@@ -518,15 +494,6 @@ class Tau2Retail(Episode):
         return out  # retail.world:329
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:334
-        (
-            'Cancel a pending order. If the order is already processed or delivered, it cannot be '
-            'cancelled. The agent needs to explain the cancellation detail and ask for explicit '
-            'user confirmation (yes) to proceed. If the user confirms, the order status will be '
-            "changed to 'cancelled' and the payment will be refunded. The refund will be added to "
-            "the user's gift card balance immediately if the payment was made using a gift card, "
-            'otherwise the refund would take 5-7 business days to process. The function returns '
-            'the order details after the cancellation.'
-        )
         if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
         if reason not in {  # retail.world:343
@@ -577,12 +544,6 @@ class Tau2Retail(Episode):
         new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
-        (
-            'Exchange items in a delivered order to new items of the same product type. For a '
-            'delivered order, return or exchange can be only done once by the agent. The agent '
-            'needs to explain the exchange detail and ask for explicit user confirmation (yes) to '
-            'proceed.'
-        )
         order: Order = order_id  # retail.world:377
         if order.status != _E11_OrderStatus_delivered:  # retail.world:378
             raise ToolError('Non-delivered order cannot be exchanged')
@@ -646,10 +607,6 @@ class Tau2Retail(Episode):
         country: str,
         zip_: str,
     ) -> Order:
-        (
-            'Modify the shipping address of a pending order. The agent needs to explain the '
-            'modification detail and ask for explicit user confirmation (yes) to proceed.'
-        )
         if not (  # retail.world:430
             order_id.status == _E11_OrderStatus_pending
             or order_id.status == _E11_OrderStatus_pending_item_modified
@@ -672,11 +629,6 @@ class Tau2Retail(Episode):
         new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
-        (
-            'Modify items in a pending order to new items of the same product type. For a pending '
-            'order, this function can only be called once. The agent needs to explain the '
-            'exchange detail and ask for explicit user confirmation (yes) to proceed.'
-        )
         order: Order = order_id  # retail.world:454
         if order.status != _E11_OrderStatus_pending:  # retail.world:455
             raise ToolError('Non-pending order cannot be modified')
@@ -764,10 +716,6 @@ class Tau2Retail(Episode):
     def tool_modify_pending_order_payment(  # retail.world:522
         self, order_id: Order, payment_method_id: str
     ) -> Order:
-        (
-            'Modify the payment method of a pending order. The agent needs to explain the '
-            'modification detail and ask for explicit user confirmation (yes) to proceed.'
-        )
         order: Order = order_id  # retail.world:528
         if not (  # retail.world:529
             order.status == _E11_OrderStatus_pending
@@ -842,10 +790,6 @@ class Tau2Retail(Episode):
         country: str,
         zip_: str,
     ) -> User:
-        (
-            'Modify the default address of a user. The agent needs to explain the modification '
-            'detail and ask for explicit user confirmation (yes) to proceed.'
-        )
         invalid: str | None = self.fn_address_error(  # retail.world:576
             address1, address2, city, country, state_, zip_
         )
@@ -859,12 +803,6 @@ class Tau2Retail(Episode):
     def tool_return_delivered_order_items(  # retail.world:591
         self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str
     ) -> Order:
-        (
-            "Return some items of a delivered order. The order status will be changed to 'return "
-            "requested'. The agent needs to explain the return detail and ask for explicit user "
-            'confirmation (yes) to proceed. The user will receive follow-up email for how and '
-            'where to return the item.'
-        )
         order: Order = order_id  # retail.world:598
         if order.status != _E11_OrderStatus_delivered:  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')
@@ -890,52 +828,6 @@ class Tau2Retail(Episode):
         return order  # retail.world:607
 
 
-_RESULT_Address = js.closed({
-    'address1': js.STRING,
-    'address2': js.STRING,
-    'city': js.STRING,
-    'country': js.STRING,
-    'state': js.STRING,
-    'zip': js.STRING,
-})
-_RESULT_OrderItem = js.closed({
-    'name': js.STRING,
-    'product_id': js.STRING,
-    'item_id': js.STRING,
-    'price': js.NUMBER,
-    'options': js.mapping(js.STRING),
-})
-_RESULT_Fulfillment = js.closed({
-    'tracking_id': js.array(js.STRING), 'item_ids': js.array(js.STRING)
-})
-_RESULT_OrderPayment = js.closed({
-    'transaction_type': js.members(TransactionType),
-    'amount': js.NUMBER,
-    'payment_method_id': js.STRING,
-})
-_RESULT_Order = js.closed({
-    'order_id': js.STRING,
-    'user_id': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem),
-    'status': js.members(OrderStatus),
-    'fulfillments': js.array(_RESULT_Fulfillment),
-    'payment_history': js.array(_RESULT_OrderPayment),
-    'cancel_reason': js.nullable(js.members(CancelReason)),
-    'exchange_items': js.nullable(js.array(js.STRING)),
-    'exchange_new_items': js.nullable(js.array(js.STRING)),
-    'exchange_payment_method_id': js.nullable(js.STRING),
-    'exchange_price_difference': js.nullable(js.NUMBER),
-    'return_items': js.nullable(js.array(js.STRING)),
-    'return_payment_method_id': js.nullable(js.STRING),
-})
-_RESULT_Variant = js.closed({
-    'item_id': js.STRING,
-    'options': js.mapping(js.STRING),
-    'available': js.BOOLEAN,
-    'price': js.NUMBER,
-})
-_RESULT_UserName = js.closed({'first_name': js.STRING, 'last_name': js.STRING})
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
         'source': js.text_in('credit_card'),
@@ -948,8 +840,8 @@ _RESULT_PaymentMethod = js.any_of(
 )
 _RESULT_User = js.closed({
     'user_id': js.STRING,
-    'name': _RESULT_UserName,
-    'address': _RESULT_Address,
+    'name': UserName,
+    'address': Address,
     'email': js.STRING,
     'payment_methods': js.mapping(_RESULT_PaymentMethod),
     'orders': js.array(js.STRING),
@@ -989,6 +881,7 @@ _PARAM_zip_ = param('zip', arg.TEXT, "The zip code, such as '12345'.")
 Tau2Retail.TOOLS = tools(
     tool(
         Tau2Retail.tool_calculate,
+        'Calculate the result of a mathematical expression.',
         param(
             'expression',
             arg.TEXT,
@@ -1001,6 +894,9 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_transfer_to_human_agents,
+        "Transfer the user to a human agent, with a summary of the user's issue. Only transfer "
+        "if the user explicitly asks for a human agent, or the issue cannot be solved with the "
+        "available tools.",
         param('summary', arg.TEXT, "A summary of the user's issue."),
         read_only=True,
         where='retail.world:244',
@@ -1008,6 +904,8 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_email,
+        'Find user id by email. If the user is not found, the function will return an error '
+        'message.',
         param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
         read_only=True,
         where='retail.world:252',
@@ -1015,6 +913,9 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_name_zip,
+        'Find user id by first name, last name, and zip code. If the user is not found, the '
+        'function will return an error message. By default, find user id by email, and only call '
+        'this function if the user is not found by email or cannot remember email.',
         param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
         param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
         param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."),
@@ -1024,13 +925,15 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_get_order_details,
+        'Get the status and details of an order.',
         _PARAM_order_id,
         read_only=True,
         where='retail.world:280',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_get_product_details,
+        'Get the inventory details of a product.',
         param(
             'product_id',
             arg.row('products'),
@@ -1040,19 +943,19 @@ Tau2Retail.TOOLS = tools(
         ),
         read_only=True,
         where='retail.world:288',
-        returns=js.closed({
-            'name': js.STRING, 'product_id': js.STRING, 'variants': js.mapping(_RESULT_Variant)
-        }),
+        returns=Product,
     ),
     tool(
         Tau2Retail.tool_get_item_details,
+        'Get the inventory details of an item.',
         param('item_id', arg.TEXT, "The item id, such as '6086499569'."),
         read_only=True,
         where='retail.world:296',
-        returns=_RESULT_Variant,
+        returns=Variant,
     ),
     tool(
         Tau2Retail.tool_get_user_details,
+        'Get the details of a user, including their orders.',
         _PARAM_user_id,
         read_only=True,
         where='retail.world:308',
@@ -1060,12 +963,22 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_list_all_product_types,
+        'List the name and product id of all product types. Each product type has a variety of '
+        'different items with unique item ids and options. There are only 50 product types in '
+        'the store.',
         read_only=True,
         where='retail.world:316',
         returns=js.mapping(js.STRING),
     ),
     tool(
         Tau2Retail.tool_cancel_pending_order,
+        "Cancel a pending order. If the order is already processed or delivered, it cannot be "
+        "cancelled. The agent needs to explain the cancellation detail and ask for explicit user "
+        "confirmation (yes) to proceed. If the user confirms, the order status will be changed "
+        "to 'cancelled' and the payment will be refunded. The refund will be added to the user's "
+        "gift card balance immediately if the payment was made using a gift card, otherwise the "
+        "refund would take 5-7 business days to process. The function returns the order details "
+        "after the cancellation.",
         _PARAM_order_id,
         param(
             'reason',
@@ -1075,10 +988,13 @@ Tau2Retail.TOOLS = tools(
         ),
         checks=False,
         where='retail.world:334',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_exchange_delivered_order_items,
+        'Exchange items in a delivered order to new items of the same product type. For a '
+        'delivered order, return or exchange can be only done once by the agent. The agent needs '
+        'to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         param(
             'item_ids',
@@ -1096,10 +1012,12 @@ Tau2Retail.TOOLS = tools(
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:369',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_address,
+        'Modify the shipping address of a pending order. The agent needs to explain the '
+        'modification detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         _PARAM_address1,
         _PARAM_address2,
@@ -1109,10 +1027,13 @@ Tau2Retail.TOOLS = tools(
         _PARAM_zip_,
         checks=False,
         where='retail.world:419',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_items,
+        'Modify items in a pending order to new items of the same product type. For a pending '
+        'order, this function can only be called once. The agent needs to explain the exchange '
+        'detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         param(
             'item_ids',
@@ -1130,18 +1051,22 @@ Tau2Retail.TOOLS = tools(
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:446',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_payment,
+        'Modify the payment method of a pending order. The agent needs to explain the '
+        'modification detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         _PARAM_payment_method_id,
         checks=False,
         where='retail.world:522',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_user_address,
+        'Modify the default address of a user. The agent needs to explain the modification '
+        'detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_user_id,
         _PARAM_address1,
         _PARAM_address2,
@@ -1155,6 +1080,10 @@ Tau2Retail.TOOLS = tools(
     ),
     tool(
         Tau2Retail.tool_return_delivered_order_items,
+        "Return some items of a delivered order. The order status will be changed to 'return "
+        "requested'. The agent needs to explain the return detail and ask for explicit user "
+        "confirmation (yes) to proceed. The user will receive follow-up email for how and where "
+        "to return the item.",
         _PARAM_order_id,
         param(
             'item_ids',
@@ -1170,7 +1099,7 @@ Tau2Retail.TOOLS = tools(
         ),
         checks=False,
         where='retail.world:591',
-        returns=_RESULT_Order,
+        returns=Order,
     ),
     arguments='dynamic',
     python_class='RetailTools',

@@ -42,12 +42,13 @@ class User(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     handle: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'))
     deactivated: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -59,15 +60,16 @@ class Channel(Row):
         text=v.str_text)
     name: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'))
     visibility: Visibility = field(
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     topic: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', 0, 200))
     created_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -80,10 +82,12 @@ class Membership(Row):
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
     user: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     invited_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
     joined_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -96,9 +100,11 @@ class Message(Row):
         text=v.str_text)
     channel: str = field(load=v.want_str, text=v.str_text)
     author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text,
+        schema=js.scalar('str', 0, 2000))
     posted_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
     edited_at: dt.datetime | None = field(
@@ -108,7 +114,8 @@ class Message(Row):
     pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
     pinned_by: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
 
 
 class ChannelSummary(Record):
@@ -120,7 +127,8 @@ class ChannelSummary(Record):
         load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
         text=enum_text(Visibility))
     owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
     topic: str = field(load=v.want_str, text=v.str_text)
     members: int = field(load=v.want_int, text=v.int_text)
     is_member: bool = field(load=v.want_bool)
@@ -286,7 +294,6 @@ class TeamChat(Episode):
         ])
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
-        'Sign in as a user; every other tool acts as this user.'
         if user.deactivated:  # team_chat.world:138
             raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
         self.set_state('current_user', user.key())  # team_chat.world:139
@@ -295,7 +302,6 @@ class TeamChat(Episode):
     def tool_create_channel(  # team_chat.world:143
         self, name: str, visibility: Visibility, topic: str
     ) -> Channel:
-        'Create a channel owned by the signed-in user, who becomes its first member.'
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
         if any(_c3.name == name for _c3 in rt.each(self, self.t_channels)):  # team_chat.world:151
@@ -324,10 +330,6 @@ class TeamChat(Episode):
     def tool_invite_member(  # team_chat.world:158
         self, channel: Channel, user: User
     ) -> Membership:
-        (
-            'Add a user to a channel. Any member may invite to a public channel; only the owner '
-            'may invite to a private one.'
-        )
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:165
@@ -358,10 +360,6 @@ class TeamChat(Episode):
     def tool_remove_member(  # team_chat.world:174
         self, channel: Channel, user: User
     ) -> tuple[str, ...]:
-        (
-            'Remove a member from a channel; only the channel owner can. Their earlier messages '
-            'stay. Returns the remaining members.'
-        )
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
         if channel.owner != self.state.current_user:  # team_chat.world:181
@@ -383,7 +381,6 @@ class TeamChat(Episode):
         ])
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
-        'Post a message in a channel the signed-in user belongs to.'
         if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:196
@@ -405,7 +402,6 @@ class TeamChat(Episode):
         return message  # team_chat.world:199
 
     def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
-        "Replace the text of one of the signed-in user's own messages."
         if self.state.current_user is None:  # team_chat.world:208
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:209
@@ -427,7 +423,6 @@ class TeamChat(Episode):
         return message  # team_chat.world:214
 
     def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
-        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned."
         if self.state.current_user is None:  # team_chat.world:222
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:223
@@ -445,7 +440,6 @@ class TeamChat(Episode):
         return message  # team_chat.world:229
 
     def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
-        'Pin a message in its channel; a channel holds at most 3 pinned messages.'
         if self.state.current_user is None:  # team_chat.world:237
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:238
@@ -471,7 +465,6 @@ class TeamChat(Episode):
         return message  # team_chat.world:244
 
     def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
-        'Unpin a pinned message.'
         if self.state.current_user is None:  # team_chat.world:252
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:253
@@ -486,10 +479,6 @@ class TeamChat(Episode):
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
-        (
-            'List the public channels and the private channels the signed-in user belongs to, '
-            'with member counts.'
-        )
         if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
@@ -510,10 +499,6 @@ class TeamChat(Episode):
         ])
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
-        (
-            'Read a channel: its members, pinned messages and all messages, oldest first. Private '
-            'channels are visible to members only.'
-        )
         if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
         if not (  # team_chat.world:274
@@ -546,11 +531,9 @@ class TeamChat(Episode):
         )
 
     def tool_get_current_user(self) -> User | None:  # team_chat.world:284
-        'Show the signed-in user (id, name and handle), or null when nobody is signed in.'
         return self.t_users.ref(self.state.current_user)  # team_chat.world:287
 
     def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
-        'Find workspace users by name or handle, with their ids and whether they are deactivated.'
         wanted: str = rt.built(self, query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
             _u12.key()
@@ -560,14 +543,9 @@ class TeamChat(Episode):
         ])
 
     def tool_get_user(self, user: User) -> User:  # team_chat.world:299
-        "Read a user's name, handle and whether they are deactivated."
         return user  # team_chat.world:304
 
     def tool_get_channel(self, channel: Channel) -> ChannelSummary:  # team_chat.world:307
-        (
-            "Read a channel's name, visibility, owner, topic and member count, and whether the "
-            'signed-in user is a member. Private channels are visible to members only.'
-        )
         if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
@@ -590,10 +568,6 @@ class TeamChat(Episode):
     def tool_search_channels(  # team_chat.world:326
         self, query: str
     ) -> tuple[ChannelSummary, ...]:
-        (
-            'Find the channels the signed-in user can see (public ones and private ones they '
-            'belong to) by name or topic, with owner, topic and member count.'
-        )
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:332
@@ -619,10 +593,6 @@ class TeamChat(Episode):
         ])
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
-        (
-            "List a channel's memberships, oldest first: each member's user id, who invited them "
-            'and when they joined. Private channels are visible to members only.'
-        )
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:343
@@ -644,10 +614,6 @@ class TeamChat(Episode):
         )
 
     def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
-        (
-            'Read one message: its channel, author, text, when it was posted or edited, and '
-            'whether it is deleted or pinned (and by whom).'
-        )
         if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
@@ -663,10 +629,6 @@ class TeamChat(Episode):
     def tool_search_messages(  # team_chat.world:357
         self, query: str, channel: Channel | None, author: User | None
     ) -> tuple[str, ...]:
-        (
-            'Search the messages the signed-in user can read (deleted ones excluded), oldest '
-            'first, with channel, author, text, posting time and pin.'
-        )
         if self.state.current_user is None:  # team_chat.world:364
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
@@ -685,47 +647,6 @@ class TeamChat(Episode):
         )
 
 
-_RESULT_User = js.closed({
-    'id': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'handle': js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'),
-    'deactivated': js.BOOLEAN,
-})
-_RESULT_Channel = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.scalar('str', 0, 200),
-    'created_at': js.STRING,
-})
-_RESULT_Membership = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'user': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'invited_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
-    'joined_at': js.STRING,
-})
-_RESULT_Message = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'author': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'body': js.scalar('str', 0, 2000),
-    'posted_at': js.STRING,
-    'edited_at': js.nullable(js.STRING),
-    'deleted': js.BOOLEAN,
-    'pinned': js.BOOLEAN,
-    'pinned_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
-})
-_RESULT_ChannelSummary = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.STRING,
-    'members': js.INTEGER,
-    'is_member': js.BOOLEAN,
-})
 _PARAM_user = param(
     'user',
     arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
@@ -747,9 +668,16 @@ _PARAM_message = param(
 
 
 TeamChat.TOOLS = tools(
-    tool(TeamChat.tool_sign_in, _PARAM_user, where='team_chat.world:133', returns=_RESULT_User),
+    tool(
+        TeamChat.tool_sign_in,
+        'Sign in as a user; every other tool acts as this user.',
+        _PARAM_user,
+        where='team_chat.world:133',
+        returns=User,
+    ),
     tool(
         TeamChat.tool_create_channel,
+        'Create a channel owned by the signed-in user, who becomes its first member.',
         param(
             'name',
             arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
@@ -763,10 +691,12 @@ TeamChat.TOOLS = tools(
             default=lambda ep: '',
         ),
         where='team_chat.world:143',
-        returns=_RESULT_Channel,
+        returns=Channel,
     ),
     tool(
         TeamChat.tool_invite_member,
+        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
+        'invite to a private one.',
         _PARAM_channel,
         param(
             'user',
@@ -775,10 +705,12 @@ TeamChat.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:158',
-        returns=_RESULT_Membership,
+        returns=Membership,
     ),
     tool(
         TeamChat.tool_remove_member,
+        'Remove a member from a channel; only the channel owner can. Their earlier messages '
+        'stay. Returns the remaining members.',
         _PARAM_channel,
         param(
             'user',
@@ -791,52 +723,61 @@ TeamChat.TOOLS = tools(
     ),
     tool(
         TeamChat.tool_post_message,
+        'Post a message in a channel the signed-in user belongs to.',
         _PARAM_channel,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
         where='team_chat.world:189',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_edit_message,
+        "Replace the text of one of the signed-in user's own messages.",
         _PARAM_message,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
         where='team_chat.world:202',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_delete_message,
+        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
         _PARAM_message,
         where='team_chat.world:217',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_pin_message,
+        'Pin a message in its channel; a channel holds at most 3 pinned messages.',
         _PARAM_message,
         where='team_chat.world:232',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_unpin_message,
+        'Unpin a pinned message.',
         _PARAM_message,
         where='team_chat.world:247',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_list_channels,
+        'List the public channels and the private channels the signed-in user belongs to, with '
+        'member counts.',
         read_only=True,
         where='team_chat.world:260',
-        returns=js.array(_RESULT_ChannelSummary),
+        returns=js.array(ChannelSummary),
     ),
     tool(
         TeamChat.tool_get_channel_messages,
+        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
+        'channels are visible to members only.',
         _PARAM_channel,
         read_only=True,
         where='team_chat.world:268',
         returns=js.closed({
-            'channel': _RESULT_Channel,
-            'members': js.array(_RESULT_User),
-            'pinned': js.array(_RESULT_Message),
-            'messages': js.array(_RESULT_Message),
+            'channel': Channel,
+            'members': js.array(User),
+            'pinned': js.array(Message),
+            'messages': js.array(Message),
         }),
         shows=(
             'record',
@@ -850,12 +791,14 @@ TeamChat.TOOLS = tools(
     ),
     tool(
         TeamChat.tool_get_current_user,
+        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
         read_only=True,
         where='team_chat.world:284',
-        returns=js.nullable(_RESULT_User),
+        returns=js.nullable(User),
     ),
     tool(
         TeamChat.tool_search_users,
+        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
         param(
             'query',
             arg.TEXT,
@@ -865,49 +808,60 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True,
         where='team_chat.world:290',
-        returns=js.array(_RESULT_User),
+        returns=js.array(User),
         shows=('list', ('row', 'users')),
     ),
     tool(
         TeamChat.tool_get_user,
+        "Read a user's name, handle and whether they are deactivated.",
         _PARAM_user,
         read_only=True,
         where='team_chat.world:299',
-        returns=_RESULT_User,
+        returns=User,
     ),
     tool(
         TeamChat.tool_get_channel,
+        "Read a channel's name, visibility, owner, topic and member count, and whether the "
+        "signed-in user is a member. Private channels are visible to members only.",
         _PARAM_channel,
         read_only=True,
         where='team_chat.world:307',
-        returns=_RESULT_ChannelSummary,
+        returns=ChannelSummary,
     ),
     tool(
         TeamChat.tool_search_channels,
+        'Find the channels the signed-in user can see (public ones and private ones they belong '
+        'to) by name or topic, with owner, topic and member count.',
         param(
             'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
         ),
         read_only=True,
         where='team_chat.world:326',
-        returns=js.array(_RESULT_ChannelSummary),
+        returns=js.array(ChannelSummary),
     ),
     tool(
         TeamChat.tool_list_members,
+        "List a channel's memberships, oldest first: each member's user id, who invited them and "
+        "when they joined. Private channels are visible to members only.",
         _PARAM_channel,
         read_only=True,
         where='team_chat.world:337',
-        returns=js.array(_RESULT_Membership),
+        returns=js.array(Membership),
         shows=('list', ('row', 'memberships')),
     ),
     tool(
         TeamChat.tool_get_message,
+        'Read one message: its channel, author, text, when it was posted or edited, and whether '
+        'it is deleted or pinned (and by whom).',
         _PARAM_message,
         read_only=True,
         where='team_chat.world:347',
-        returns=_RESULT_Message,
+        returns=Message,
     ),
     tool(
         TeamChat.tool_search_messages,
+        'Search the messages the signed-in user can read (deleted ones excluded), oldest first, '
+        'with channel, author, text, posting time and pin.',
         param(
             'query',
             arg.TEXT,
@@ -927,7 +881,7 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True,
         where='team_chat.world:357',
-        returns=js.array(_RESULT_Message),
+        returns=js.array(Message),
         shows=('list', ('row', 'messages')),
     ),
 )

@@ -121,7 +121,6 @@ class TicketAPI(Episode):
     def tool_create_ticket(  # ticket_api.world:80
         self, title: str, description: str, priority: int
     ) -> dict[str, Any]:
-        'Create a ticket in the system and queue it.'
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
         if priority < 1 or priority > 5:  # ticket_api.world:88
@@ -141,14 +140,12 @@ class TicketAPI(Episode):
         return ticket  # ticket_api.world:99
 
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
-        'Get a specific ticket by its ID.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if position is None:  # ticket_api.world:109
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
-        'Close a ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if position is None:  # ticket_api.world:115
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
@@ -170,7 +167,6 @@ class TicketAPI(Episode):
     def tool_resolve_ticket(  # ticket_api.world:125
         self, ticket_id: Any, resolution: str
     ) -> Status:
-        'Resolve a ticket with a resolution.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
@@ -193,7 +189,6 @@ class TicketAPI(Episode):
     def tool_edit_ticket(  # ticket_api.world:142
         self, ticket_id: Any, updates: dict[str, Any]
     ) -> Status:
-        'Modify the details of an existing ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
@@ -221,18 +216,15 @@ class TicketAPI(Episode):
         ))
 
     def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
-        'Authenticate a user for ticket system.'
         if not self.fn_truthy(username) or not self.fn_truthy(password):  # ticket_api.world:179
             return Success(False)  # ticket_api.world:180
         self.set_state('current_user', username)  # ticket_api.world:182
         return Success(True)  # ticket_api.world:183
 
     def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:186
-        'Get the login status of the currently authenticated user.'
         return LoginStatus(self.fn_logged_in())  # ticket_api.world:189
 
     def tool_logout(self) -> Success:  # ticket_api.world:192
-        'Log out the current user.'
         if not self.fn_logged_in():  # ticket_api.world:193
             return Success(False)  # ticket_api.world:194
         self.set_state('current_user', None)  # ticket_api.world:196
@@ -241,7 +233,6 @@ class TicketAPI(Episode):
     def tool_get_user_tickets(  # ticket_api.world:200
         self, status: str | None
     ) -> tuple[dict[str, Any], ...]:
-        'Get all tickets created by the current user, optionally filtered by status.'
         if not self.fn_logged_in():  # ticket_api.world:207
             return (  # ticket_api.world:208
                 {'error': 'User not authenticated. Please log in to view tickets.'},
@@ -273,13 +264,10 @@ class TicketAPI(Episode):
         ])
 
 
-_RESULT_Status = js.closed({'status': js.STRING})
-_RESULT_Success = js.closed({'success': js.BOOLEAN})
-
-
 TicketAPI.TOOLS = tools(
     tool(
         TicketAPI.tool_create_ticket,
+        'Create a ticket in the system and queue it.',
         param('title', arg.TEXT, 'Title of the ticket.'),
         param(
             'description',
@@ -298,6 +286,7 @@ TicketAPI.TOOLS = tools(
     ),
     tool(
         TicketAPI.tool_get_ticket,
+        'Get a specific ticket by its ID.',
         param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'),
         read_only=True,
         where='ticket_api.world:105',
@@ -305,19 +294,22 @@ TicketAPI.TOOLS = tools(
     ),
     tool(
         TicketAPI.tool_close_ticket,
+        'Close a ticket.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
         where='ticket_api.world:113',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_resolve_ticket,
+        'Resolve a ticket with a resolution.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
         param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
         where='ticket_api.world:125',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_edit_ticket,
+        'Modify the details of an existing ticket.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
         param(
             'updates',
@@ -326,24 +318,32 @@ TicketAPI.TOOLS = tools(
             'status (str) and priority (int), each optional.',
         ),
         where='ticket_api.world:142',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TicketAPI.tool_ticket_login,
+        'Authenticate a user for ticket system.',
         param('username', arg.TEXT, 'Username of the user.'),
         param('password', arg.TEXT, 'Password of the user.'),
         where='ticket_api.world:172',
-        returns=_RESULT_Success,
+        returns=Success,
     ),
     tool(
         TicketAPI.tool_ticket_get_login_status,
+        'Get the login status of the currently authenticated user.',
         read_only=True,
         where='ticket_api.world:186',
-        returns=js.closed({'login_status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
-    tool(TicketAPI.tool_logout, where='ticket_api.world:192', returns=_RESULT_Success),
+    tool(
+        TicketAPI.tool_logout,
+        'Log out the current user.',
+        where='ticket_api.world:192',
+        returns=Success,
+    ),
     tool(
         TicketAPI.tool_get_user_tickets,
+        'Get all tickets created by the current user, optionally filtered by status.',
         param(
             'status',
             arg.optional(arg.TEXT),

@@ -72,7 +72,7 @@ class Balance(Record):
 
     status: str = field(load=v.want_str, text=v.str_text)
     new_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class StockList(Record):
@@ -192,25 +192,21 @@ class TradingBot(Episode):
         )
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
-        'Get the current time.'
         return CurrentTime(format(  # trading_bot.world:253
             rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
         ))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
-        'Get the symbol of a stock by company name.'
         return Symbol(rt.coalesce(  # trading_bot.world:259
             _C_SYMBOLS.get(name), lambda: 'Stock not found'
         ))
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
-        'Get the details of a stock.'
         if symbol not in self.state.stocks:  # trading_bot.world:265
             raise ToolError(rt.built(self, f'Stock with symbol \'{rt.text(symbol)}\' not found.'))
         return self.state.stocks[symbol]  # trading_bot.world:266
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
-        'Get the details of an order.'
         if order_id not in self.state.orders:  # trading_bot.world:271
             raise ToolError(rt.python_grown(
                 self,
@@ -223,7 +219,6 @@ class TradingBot(Episode):
         return self.state.orders[order_id]  # trading_bot.world:272
 
     def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
-        'Cancel an order.'
         if order_id not in self.state.orders:  # trading_bot.world:276
             raise ToolError(f'Order with ID {rt.text(order_id)} not found.')
         order: Any = self.state.orders[order_id]  # trading_bot.world:277
@@ -240,7 +235,6 @@ class TradingBot(Episode):
     def tool_place_order(  # trading_bot.world:285
         self, order_type: str, symbol: str, price: float, amount: int
     ) -> Placed:
-        'Place an order.'
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
         if symbol not in self.state.stocks:  # trading_bot.world:294
@@ -275,7 +269,6 @@ class TradingBot(Episode):
         return Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
     def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
-        'Withdraw funds from the account balance.'
         if not self.state.authenticated:  # trading_bot.world:327
             raise ToolError('User not authenticated. Please log in to make a transaction.')
         if self.state.market_status != 'Open':  # trading_bot.world:328
@@ -310,31 +303,26 @@ class TradingBot(Episode):
         )
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
-        'Get account information.'
         if not self.state.authenticated:  # trading_bot.world:343
             raise ToolError('User not authenticated. Please log in to view account information.')
         return self.state.account_info  # trading_bot.world:344
 
     def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
-        'Handle user login.'
         if self.state.authenticated:  # trading_bot.world:354
             return Status('Already logged in')  # trading_bot.world:355
         self.set_state('authenticated', True)  # trading_bot.world:357
         return Status('Logged in successfully')  # trading_bot.world:358
 
     def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
-        'Get the login status.'
         return LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
     def tool_trading_logout(self) -> Status:  # trading_bot.world:365
-        'Handle user logout for trading system.'
         if not self.state.authenticated:  # trading_bot.world:366
             return Status('No user is currently logged in')  # trading_bot.world:367
         self.set_state('authenticated', False)  # trading_bot.world:369
         return Status('Logged out successfully')  # trading_bot.world:370
 
     def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
-        'Fund the account with the specified amount.'
         if not self.state.authenticated:  # trading_bot.world:376
             raise ToolError('User not authenticated. Please log in to fund the account.')
         if amount <= 0:  # trading_bot.world:377
@@ -363,7 +351,6 @@ class TradingBot(Episode):
         )
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
-        'Remove a stock from the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
@@ -376,7 +363,6 @@ class TradingBot(Episode):
         ))
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
-        'Get the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:401
             return [  # trading_bot.world:402
                 'Error: User not authenticated. Please log in to view the watchlist.'
@@ -384,7 +370,6 @@ class TradingBot(Episode):
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:407
-        'Get the stock order ID history.'
         if not self.state.authenticated:  # trading_bot.world:409
             return [  # trading_bot.world:410
                 {'error': 'User not authenticated. Please log in to view order history.'}
@@ -396,7 +381,6 @@ class TradingBot(Episode):
     def tool_get_transaction_history(  # trading_bot.world:415
         self, start_date: str | None, end_date: str | None
     ) -> Any:
-        'Get the transaction history within a specified date range.'
         if not self.state.authenticated:  # trading_bot.world:421
             return [  # trading_bot.world:422
                 {'error': 'User not authenticated. Please log in to view transaction history.'}
@@ -420,13 +404,11 @@ class TradingBot(Episode):
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441
 
     def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
-        'Get a list of stock symbols in the given sector.'
         return StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
     def tool_filter_stocks_by_price(  # trading_bot.world:452
         self, stocks: tuple[str, ...], min_price: float, max_price: float
     ) -> FilteredStocks:
-        'Filter stocks based on a price range.'
         return FilteredStocks(tuple([  # trading_bot.world:460
             _symbol1
             for _symbol1 in rt.each(self, stocks)
@@ -437,7 +419,6 @@ class TradingBot(Episode):
         ]))
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
-        'Add a stock to the watchlist.'
         if (  # trading_bot.world:469
             stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
         ):
@@ -447,7 +428,6 @@ class TradingBot(Episode):
     def tool_notify_price_change(  # trading_bot.world:475
         self, stocks: tuple[str, ...], threshold: float
     ) -> Notification:
-        'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
             _symbol2
             for _symbol2 in rt.each(self, stocks)
@@ -467,26 +447,25 @@ class TradingBot(Episode):
         )
 
 
-_RESULT_Balance = js.closed({'status': js.STRING, 'new_balance': {}})
-_RESULT_Status = js.closed({'status': js.STRING})
-
-
 TradingBot.TOOLS = tools(
     tool(
         TradingBot.tool_get_current_time,
+        'Get the current time.',
         read_only=True,
         where='trading_bot.world:252',
-        returns=js.closed({'current_time': js.STRING}),
+        returns=CurrentTime,
     ),
     tool(
         TradingBot.tool_get_symbol_by_name,
+        'Get the symbol of a stock by company name.',
         param('name', arg.TEXT, 'Name of the company.'),
         read_only=True,
         where='trading_bot.world:256',
-        returns=js.closed({'symbol': js.STRING}),
+        returns=Symbol,
     ),
     tool(
         TradingBot.tool_get_stock_info,
+        'Get the details of a stock.',
         param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'),
         read_only=True,
         where='trading_bot.world:262',
@@ -494,6 +473,7 @@ TradingBot.TOOLS = tools(
     ),
     tool(
         TradingBot.tool_get_order_details,
+        'Get the details of an order.',
         param('order_id', arg.INT, 'ID of the order.'),
         read_only=True,
         where='trading_bot.world:269',
@@ -501,72 +481,87 @@ TradingBot.TOOLS = tools(
     ),
     tool(
         TradingBot.tool_cancel_order,
+        'Cancel an order.',
         param('order_id', arg.INT, 'ID of the order to cancel.'),
         where='trading_bot.world:275',
-        returns=js.closed({'order_id': js.INTEGER, 'status': js.STRING}),
+        returns=Cancelled,
     ),
     tool(
         TradingBot.tool_place_order,
+        'Place an order.',
         param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
         param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
         param('price', arg.FLOAT, 'Price at which to place the order.'),
         param('amount', arg.INT, 'Number of shares to trade.'),
         where='trading_bot.world:285',
-        returns=js.closed({
-            'order_id': js.INTEGER,
-            'order_type': js.STRING,
-            'status': js.STRING,
-            'price': js.NUMBER,
-            'amount': js.INTEGER,
-        }),
+        returns=Placed,
     ),
     tool(
         TradingBot.tool_withdraw_funds,
+        'Withdraw funds from the account balance.',
         param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
         where='trading_bot.world:324',
-        returns=_RESULT_Balance,
+        returns=Balance,
     ),
     tool(
         TradingBot.tool_get_account_info,
+        'Get account information.',
         read_only=True,
         where='trading_bot.world:342',
         returns=js.mapping({}),
     ),
     tool(
         TradingBot.tool_trading_login,
+        'Handle user login.',
         param('username', arg.TEXT, 'Username for authentication.'),
         param('password', arg.TEXT, 'Password for authentication.'),
         where='trading_bot.world:347',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
     tool(
         TradingBot.tool_trading_get_login_status,
+        'Get the login status.',
         read_only=True,
         where='trading_bot.world:361',
-        returns=js.closed({'status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
-    tool(TradingBot.tool_trading_logout, where='trading_bot.world:365', returns=_RESULT_Status),
+    tool(
+        TradingBot.tool_trading_logout,
+        'Handle user logout for trading system.',
+        where='trading_bot.world:365',
+        returns=Status,
+    ),
     tool(
         TradingBot.tool_fund_account,
+        'Fund the account with the specified amount.',
         param('amount', arg.NUMBER, 'Amount to fund the account with.'),
         where='trading_bot.world:373',
-        returns=_RESULT_Balance,
+        returns=Balance,
     ),
     tool(
         TradingBot.tool_remove_stock_from_watchlist,
+        'Remove a stock from the watchlist.',
         param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
         where='trading_bot.world:389',
-        returns=_RESULT_Status,
+        returns=Status,
     ),
-    tool(TradingBot.tool_get_watchlist, read_only=True, where='trading_bot.world:398', returns={}),
+    tool(
+        TradingBot.tool_get_watchlist,
+        'Get the watchlist.',
+        read_only=True,
+        where='trading_bot.world:398',
+        returns={},
+    ),
     tool(
         TradingBot.tool_get_order_history,
+        'Get the stock order ID history.',
         read_only=True,
         where='trading_bot.world:407',
         returns={},
     ),
     tool(
         TradingBot.tool_get_transaction_history,
+        'Get the transaction history within a specified date range.',
         param(
             'start_date',
             arg.optional(arg.TEXT),
@@ -581,33 +576,37 @@ TradingBot.TOOLS = tools(
     ),
     tool(
         TradingBot.tool_get_available_stocks,
+        'Get a list of stock symbols in the given sector.',
         param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
         read_only=True,
         where='trading_bot.world:444',
-        returns=js.closed({'stock_list': js.array(js.STRING)}),
+        returns=StockList,
     ),
     tool(
         TradingBot.tool_filter_stocks_by_price,
+        'Filter stocks based on a price range.',
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
         param('min_price', arg.FLOAT, 'Minimum stock price.'),
         param('max_price', arg.FLOAT, 'Maximum stock price.'),
         read_only=True,
         where='trading_bot.world:452',
-        returns=js.closed({'filtered_stocks': js.array(js.STRING)}),
+        returns=FilteredStocks,
     ),
     tool(
         TradingBot.tool_add_to_watchlist,
+        'Add a stock to the watchlist.',
         param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
         where='trading_bot.world:465',
-        returns=js.closed({'watchlist': js.array(js.STRING)}),
+        returns=Watchlist,
     ),
     tool(
         TradingBot.tool_notify_price_change,
+        'Notify if there is a significant price change in the stocks.',
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
         param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
         read_only=True,
         where='trading_bot.world:475',
-        returns=js.closed({'notification': js.STRING}),
+        returns=Notification,
     ),
     arguments='dynamic',
     python_class='TradingBot',

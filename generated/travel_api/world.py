@@ -66,7 +66,7 @@ class CardBalance(Record):
     'The CardBalance record.'
 
     card_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class Booking(Record):
@@ -81,7 +81,8 @@ class Booking(Record):
     booking_status: bool = field(load=v.want_bool)
     booking_history: dict[str, dict[str, Any]] | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))),
-        optional=True, export=v.export_value, omit_none=True, keeps_text=False)
+        optional=True, export=v.export_value, omit_none=True, keeps_text=False,
+        schema=js.nullable(js.mapping(js.mapping({}))))
     error: str | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
         text=optional_text(v.str_text))
@@ -92,17 +93,17 @@ class Invoice(Record):
 
     booking_id: str = field(load=v.want_str, text=v.str_text)
     travel_date: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_from: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_to: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_class: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     travel_cost: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
     transaction_id: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False)
+        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
 
 
 class InvoiceResult(Record):
@@ -117,7 +118,7 @@ class BookingHistory(Record):
 
     booking_history: dict[str, dict[str, Any]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
 
 
 class Cancellation(Record):
@@ -179,7 +180,7 @@ class CreditCards(Record):
 
     credit_card_list: dict[str, dict[str, Any]] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS')  # travel_api.world:150
@@ -355,7 +356,6 @@ class TravelAPI(Episode):
         user_first_name: str,
         user_last_name: str,
     ) -> Token:
-        'Authenticate the user with the travel API'
         token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
         self.set_state('token_expires_in', 2)  # travel_api.world:781
         self.set_state('access_token', token)  # travel_api.world:782
@@ -366,7 +366,6 @@ class TravelAPI(Episode):
         return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
     def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
-        'Get the status of the login'
         return LoginStatus(  # travel_api.world:791
             not (
                 self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
@@ -376,7 +375,6 @@ class TravelAPI(Episode):
     def tool_get_budget_fiscal_year(  # travel_api.world:794
         self, lastModifiedAfter: str | None, includeRemoved: str | None
     ) -> FiscalYear:
-        'Get the budget fiscal year'
         return FiscalYear('2018')  # travel_api.world:801
 
     def tool_register_credit_card(  # travel_api.world:804
@@ -387,7 +385,6 @@ class TravelAPI(Episode):
         cardholder_name: str,
         card_verification_number: int,
     ) -> CardId:
-        'Register a credit card'
         if self.state.token_expires_in is None:  # travel_api.world:816
             raise ToolError('Token not initialized')
         if rt.present(self.state.token_expires_in) == 0:  # travel_api.world:817
@@ -417,7 +414,6 @@ class TravelAPI(Episode):
     def tool_get_flight_cost(  # travel_api.world:832
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
     ) -> CostList:
-        'Get the list of cost of a flight in USD based on location, date, and class'
         self.set_state(  # travel_api.world:841
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
@@ -432,7 +428,6 @@ class TravelAPI(Episode):
     def tool_get_credit_card_balance(  # travel_api.world:845
         self, access_token: str, card_id: str
     ) -> CardBalance:
-        'Get the balance of a credit card'
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:852
@@ -460,10 +455,6 @@ class TravelAPI(Episode):
         travel_to: str,
         travel_class: str,
     ) -> Booking:
-        (
-            'Book a flight given the travel information. From and To should be the airport codes '
-            'in the IATA format.'
-        )
         if self.state.token_expires_in == 0:  # travel_api.world:868
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
@@ -571,7 +562,6 @@ class TravelAPI(Episode):
     def tool_retrieve_invoice(  # travel_api.world:937
         self, access_token: str, booking_id: str | None, insurance_id: str | None
     ) -> InvoiceResult:
-        'Retrieve the invoice for a booking.'
         if self.state.token_expires_in == 0:  # travel_api.world:944
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:945
@@ -596,7 +586,6 @@ class TravelAPI(Episode):
     def tool_get_booking_history(  # travel_api.world:966
         self, access_token: str
     ) -> BookingHistory:
-        'Retrieve all booking history for the user.'
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:972
@@ -604,13 +593,11 @@ class TravelAPI(Episode):
         return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
-        'List all available airports'
         return _C_AIRPORTS  # travel_api.world:977
 
     def tool_cancel_booking(  # travel_api.world:980
         self, access_token: str, booking_id: str
     ) -> Cancellation:
-        'Cancel a booking'
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
         if access_token != self.state.access_token:  # travel_api.world:989
@@ -652,7 +639,6 @@ class TravelAPI(Episode):
     def tool_compute_exchange_rate(  # travel_api.world:1010
         self, base_currency: str, target_currency: str, value: int | float
     ) -> ExchangedValue:
-        'Compute the exchange rate between two currencies'
         if base_currency == 'USD' and target_currency in _C_USD_RATES:  # travel_api.world:1019
             return ExchangedValue(rt.to_float(rt.python_times(  # travel_api.world:1020
                 value, _C_USD_RATES[target_currency]
@@ -668,7 +654,6 @@ class TravelAPI(Episode):
     def tool_verify_traveler_information(  # travel_api.world:1029
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
-        'Verify the traveler information'
         if (  # travel_api.world:1037
             self.state.user_first_name != first_name or self.state.user_last_name != last_name
         ):
@@ -712,7 +697,6 @@ class TravelAPI(Episode):
     def tool_set_budget_limit(  # travel_api.world:1071
         self, access_token: str, budget_limit: float
     ) -> BudgetLimit:
-        'Set the budget limit for the user'
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:1078
@@ -723,7 +707,6 @@ class TravelAPI(Episode):
     def tool_get_nearest_airport_by_city(  # travel_api.world:1084
         self, location: str
     ) -> NearestAirport:
-        'Get the nearest airport to the given location'
         return NearestAirport(rt.coalesce(  # travel_api.world:1089
             _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
         ))
@@ -736,7 +719,6 @@ class TravelAPI(Episode):
         insurance_cost: int | float,
         card_id: str,
     ) -> Insurance:
-        'Purchase insurance'
         if self.state.token_expires_in == 0:  # travel_api.world:1101
             return self.fn_insurance_refused('Token expired')  # travel_api.world:1102
         if access_token != self.state.access_token:  # travel_api.world:1104
@@ -771,10 +753,6 @@ class TravelAPI(Episode):
     def tool_contact_customer_support(  # travel_api.world:1124
         self, booking_id: str, message: str
     ) -> SupportMessage:
-        (
-            'Contact travel booking customer support, get immediate support on an issue with an '
-            'online call.'
-        )
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
@@ -783,7 +761,6 @@ class TravelAPI(Episode):
         )
 
     def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
-        'Get all registered credit cards'
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def on_load(self) -> None:  # travel_api.world:678
@@ -818,6 +795,7 @@ _PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
 TravelAPI.TOOLS = tools(
     tool(
         TravelAPI.tool_authenticate_travel,
+        'Authenticate the user with the travel API',
         param(
             'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
         ),
@@ -838,21 +816,18 @@ TravelAPI.TOOLS = tools(
         param('user_first_name', arg.TEXT, 'The first name of the user'),
         param('user_last_name', arg.TEXT, 'The last name of the user'),
         where='travel_api.world:769',
-        returns=js.closed({
-            'expires_in': js.INTEGER,
-            'access_token': js.STRING,
-            'token_type': js.STRING,
-            'scope': js.STRING,
-        }),
+        returns=Token,
     ),
     tool(
         TravelAPI.tool_travel_get_login_status,
+        'Get the status of the login',
         read_only=True,
         where='travel_api.world:790',
-        returns=js.closed({'status': js.BOOLEAN}),
+        returns=LoginStatus,
     ),
     tool(
         TravelAPI.tool_get_budget_fiscal_year,
+        'Get the budget fiscal year',
         param(
             'lastModifiedAfter',
             arg.optional(arg.TEXT),
@@ -870,10 +845,11 @@ TravelAPI.TOOLS = tools(
         ),
         read_only=True,
         where='travel_api.world:794',
-        returns=js.closed({'budget_fiscal_year': js.STRING}),
+        returns=FiscalYear,
     ),
     tool(
         TravelAPI.tool_register_credit_card,
+        'Register a credit card',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
         param('card_number', arg.TEXT, 'The credit card number'),
         param(
@@ -884,10 +860,11 @@ TravelAPI.TOOLS = tools(
         param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
         param('card_verification_number', arg.INT, 'The card verification number'),
         where='travel_api.world:804',
-        returns=js.closed({'card_id': js.STRING}),
+        returns=CardId,
     ),
     tool(
         TravelAPI.tool_get_flight_cost,
+        'Get the list of cost of a flight in USD based on location, date, and class',
         param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
         param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
         param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
@@ -897,18 +874,21 @@ TravelAPI.TOOLS = tools(
             'The class of the travel. Options are: economy, business, first.',
         ),
         where='travel_api.world:832',
-        returns=js.closed({'travel_cost_list': js.array(js.NUMBER)}),
+        returns=CostList,
     ),
     tool(
         TravelAPI.tool_get_credit_card_balance,
+        'Get the balance of a credit card',
         _PARAM_access_token,
         param('card_id', arg.TEXT, 'The ID of the credit card'),
         read_only=True,
         where='travel_api.world:845',
-        returns=js.closed({'card_balance': {}}),
+        returns=CardBalance,
     ),
     tool(
         TravelAPI.tool_book_flight,
+        'Book a flight given the travel information. From and To should be the airport codes in '
+        'the IATA format.',
         _PARAM_access_token,
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
         param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
@@ -916,60 +896,44 @@ TravelAPI.TOOLS = tools(
         param('travel_to', arg.TEXT, 'The location the travel is to'),
         param('travel_class', arg.TEXT, 'The class of the travel'),
         where='travel_api.world:858',
-        returns=js.closed(
-            {
-                'booking_id': js.nullable(js.STRING),
-                'transaction_id': js.nullable(js.STRING),
-                'booking_status': js.BOOLEAN,
-                'booking_history': js.nullable(js.mapping(js.mapping({}))),
-                'error': js.nullable(js.STRING),
-            },
-            optional=('booking_id', 'transaction_id', 'booking_history', 'error'),
-        ),
+        returns=Booking,
     ),
     tool(
         TravelAPI.tool_retrieve_invoice,
+        'Retrieve the invoice for a booking.',
         _PARAM_access_token,
         param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
         param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
         read_only=True,
         where='travel_api.world:937',
-        returns=js.closed({
-            'invoice': js.closed({
-                'booking_id': js.STRING,
-                'travel_date': {},
-                'travel_from': {},
-                'travel_to': {},
-                'travel_class': {},
-                'travel_cost': {},
-                'transaction_id': {},
-            }),
-        }),
+        returns=InvoiceResult,
     ),
     tool(
         TravelAPI.tool_get_booking_history,
+        'Retrieve all booking history for the user.',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
         read_only=True,
         where='travel_api.world:966',
-        returns=js.closed({'booking_history': js.mapping(js.mapping({}))}),
+        returns=BookingHistory,
     ),
     tool(
         TravelAPI.tool_list_all_airports,
+        'List all available airports',
         read_only=True,
         where='travel_api.world:976',
         returns=js.array(js.STRING),
     ),
     tool(
         TravelAPI.tool_cancel_booking,
+        'Cancel a booking',
         _PARAM_access_token,
         _PARAM_booking_id,
         where='travel_api.world:980',
-        returns=js.closed(
-            {'cancel_status': js.BOOLEAN, 'error': js.nullable(js.STRING)}, optional=('error',)
-        ),
+        returns=Cancellation,
     ),
     tool(
         TravelAPI.tool_compute_exchange_rate,
+        'Compute the exchange rate between two currencies',
         param(
             'base_currency',
             arg.TEXT,
@@ -983,10 +947,11 @@ TravelAPI.TOOLS = tools(
         param('value', arg.NUMBER, 'The value to convert'),
         read_only=True,
         where='travel_api.world:1010',
-        returns=js.closed({'exchanged_value': js.NUMBER}),
+        returns=ExchangedValue,
     ),
     tool(
         TravelAPI.tool_verify_traveler_information,
+        'Verify the traveler information',
         param('first_name', arg.TEXT, 'The first name of the traveler'),
         param('last_name', arg.TEXT, 'The last name of the traveler'),
         param(
@@ -995,13 +960,11 @@ TravelAPI.TOOLS = tools(
         param('passport_number', arg.TEXT, 'The passport number of the traveler'),
         read_only=True,
         where='travel_api.world:1029',
-        returns=js.closed(
-            {'verification_status': js.BOOLEAN, 'verification_failure': js.nullable(js.STRING)},
-            optional=('verification_failure',),
-        ),
+        returns=Verification,
     ),
     tool(
         TravelAPI.tool_set_budget_limit,
+        'Set the budget limit for the user',
         param(
             'access_token',
             arg.TEXT,
@@ -1009,10 +972,11 @@ TravelAPI.TOOLS = tools(
         ),
         param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
         where='travel_api.world:1071',
-        returns=js.closed({'budget_limit': js.NUMBER}),
+        returns=BudgetLimit,
     ),
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
+        'Get the nearest airport to the given location',
         param(
             'location',
             arg.TEXT,
@@ -1023,38 +987,35 @@ TravelAPI.TOOLS = tools(
         ),
         read_only=True,
         where='travel_api.world:1084',
-        returns=js.closed({'nearest_airport': js.STRING}),
+        returns=NearestAirport,
     ),
     tool(
         TravelAPI.tool_purchase_insurance,
+        'Purchase insurance',
         _PARAM_access_token,
         param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
         _PARAM_booking_id,
         param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
         where='travel_api.world:1092',
-        returns=js.closed(
-            {
-                'insurance_id': js.nullable(js.STRING),
-                'insurance_status': js.BOOLEAN,
-                'error': js.nullable(js.STRING),
-            },
-            optional=('insurance_id', 'error'),
-        ),
+        returns=Insurance,
     ),
     tool(
         TravelAPI.tool_contact_customer_support,
+        'Contact travel booking customer support, get immediate support on an issue with an '
+        'online call.',
         _PARAM_booking_id,
         param('message', arg.TEXT, 'The message to send to customer support'),
         read_only=True,
         where='travel_api.world:1124',
-        returns=js.closed({'customer_support_message': js.STRING}),
+        returns=SupportMessage,
     ),
     tool(
         TravelAPI.tool_get_all_credit_cards,
+        'Get all registered credit cards',
         read_only=True,
         where='travel_api.world:1136',
-        returns=js.closed({'credit_card_list': js.mapping(js.mapping({}))}),
+        returns=CreditCards,
     ),
     arguments='dynamic',
     python_class='TravelAPI',

@@ -88,10 +88,10 @@ class Meeting(Record):
         load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
     start: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
     end: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
 
 
 class Student(Row):
@@ -99,11 +99,13 @@ class Student(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     program: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     status: StudentStatus = field(
         load=lambda x, p: v.want_enum(x, p, StudentStatus),
         fill=lambda ep: _E13_StudentStatus_active, export=enum_value,
@@ -115,14 +117,17 @@ class Course(Row):
 
     code: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'))
     title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
+        schema=js.scalar('str', 1, 120))
     credits_: int = field(
-        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text)
+        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
+        schema=js.scalar('int', 1, 6))
     prerequisites: tuple[str, ...] = field(
         load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        export=list)
+        export=list,
+        schema=js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True))
 
 
 class Section(Row):
@@ -157,10 +162,11 @@ class Enrolment(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('enrolment_ids', 'EN{:04d}'),
         text=v.str_text)
     student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
     status: EnrolmentStatus = field(
         load=lambda x, p: v.want_enum(x, p, EnrolmentStatus),
         fill=lambda ep: _E15_EnrolmentStatus_enrolled, export=enum_value,
@@ -183,10 +189,11 @@ class WaitlistEntry(Row):
         'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'W{:03d}'),
         text=v.str_text)
     student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
     section: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
     joined_at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -564,10 +571,6 @@ class UniversityRegistrar(Episode):
     def tool_find_sections(  # university_registrar.world:223
         self, course: Course, term: str | None
     ) -> tuple[SectionInfo, ...]:
-        (
-            'List the sections of a course with instructor, meetings, seats taken, capacity and '
-            'waitlist length.'
-        )
         return tuple([  # university_registrar.world:229
             SectionInfo(
                 _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
@@ -579,10 +582,6 @@ class UniversityRegistrar(Episode):
     def tool_get_student_record(  # university_registrar.world:232
         self, student: Student
     ) -> StudentRecord:
-        (
-            "Show a student's enrolments with grades, their waitlist entries, the sections of "
-            'both (course, term, instructor, meetings) and their credit load per term.'
-        )
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.key()
             for _e12 in rt.each(self, self.t_enrolments)
@@ -623,10 +622,6 @@ class UniversityRegistrar(Episode):
     def tool_search_students(  # university_registrar.world:254
         self, name: str, program: str
     ) -> tuple[str, ...]:
-        (
-            'Find students by name or program, with their ids, names, programs and status (active '
-            'or suspended).'
-        )
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
@@ -639,10 +634,6 @@ class UniversityRegistrar(Episode):
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
-        (
-            'Find courses in the catalogue by title or code, with their codes, titles, credits '
-            'and prerequisites (course codes).'
-        )
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.key()
@@ -652,14 +643,9 @@ class UniversityRegistrar(Episode):
         ])
 
     def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
-        'Read a course: its title, credits and prerequisites (course codes).'
         return course  # university_registrar.world:279
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
-        (
-            'Read one section with its course, term, instructor, meetings, dates and drop '
-            'deadline, seats taken, capacity and waitlist length.'
-        )
         return SectionInfo(  # university_registrar.world:287
             section.key(),
             self.fn_seats_taken(section),
@@ -670,10 +656,6 @@ class UniversityRegistrar(Episode):
     def tool_search_sections(  # university_registrar.world:295
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
-        (
-            'Find sections of any course by term, instructor or meeting day, with course, '
-            'instructor, meetings, seats taken, capacity and waitlist length.'
-        )
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
@@ -691,13 +673,11 @@ class UniversityRegistrar(Episode):
     def tool_get_enrolment(  # university_registrar.world:306
         self, enrolment: Enrolment
     ) -> Enrolment:
-        'Read an enrolment: its student, section, status, grade and when it was made or dropped.'
         return enrolment  # university_registrar.world:311
 
     def tool_list_roster(  # university_registrar.world:314
         self, section: Section, include_dropped: bool
     ) -> tuple[str, ...]:
-        "List a section's enrolments (its class roster) with each student, status and grade."
         return tuple([  # university_registrar.world:320
             _e21.key()
             for _e21 in rt.each(self, self.t_enrolments)
@@ -708,10 +688,6 @@ class UniversityRegistrar(Episode):
     def tool_list_waitlist(  # university_registrar.world:323
         self, section: Section
     ) -> tuple[str, ...]:
-        (
-            "List a section's waitlist in queue order, first in line first, with each entry's "
-            'student and when they joined.'
-        )
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(
                 self,
@@ -723,14 +699,6 @@ class UniversityRegistrar(Episode):
     def tool_enrol(  # university_registrar.world:333
         self, student: Student, section: Section
     ) -> Enrolment:
-        (
-            'Enrol a student in a section. The section must have a free seat, the student must '
-            'have passed\n'
-            "the course's prerequisites, must not already take the course this term, must have no "
-            'time\n'
-            'clash and stays within 18 credits a term. A waitlist entry for the section is '
-            'removed.'
-        )
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
             raise ToolError(problem)
@@ -754,7 +722,6 @@ class UniversityRegistrar(Episode):
     def tool_drop_enrolment(  # university_registrar.world:355
         self, enrolment: Enrolment
     ) -> Enrolment:
-        "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
                 self,
@@ -777,7 +744,6 @@ class UniversityRegistrar(Episode):
     def tool_join_waitlist(  # university_registrar.world:369
         self, student: Student, section: Section
     ) -> WaitlistPosition:
-        'Put a student on the waitlist of a full section; returns their place in the queue.'
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             raise ToolError(rt.built(
                 self, f'Student {student.id_} ({student.name}) is suspended.'
@@ -832,17 +798,12 @@ class UniversityRegistrar(Episode):
     def tool_leave_waitlist(  # university_registrar.world:388
         self, entry: WaitlistEntry
     ) -> WaitlistEntry:
-        'Take a student off a waitlist.'
         self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
     def tool_enrol_from_waitlist(  # university_registrar.world:397
         self, section: Section
     ) -> Enrolment:
-        (
-            "Enrol the first student on a section's waitlist now that a seat is free (the same "
-            'checks as enrol); their entry is removed.'
-        )
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(
                 self,
@@ -880,10 +841,6 @@ class UniversityRegistrar(Episode):
     def tool_record_grade(  # university_registrar.world:416
         self, enrolment: Enrolment, grade: Grade
     ) -> Enrolment:
-        (
-            'Record the final grade of an enrolment once its section has ended; the enrolment is '
-            'then completed.'
-        )
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
                 self,
@@ -904,17 +861,12 @@ class UniversityRegistrar(Episode):
         return enrolment  # university_registrar.world:426
 
 
-_RESULT_Meeting = js.closed({
-    'day': js.members(Weekday),
-    'start': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-    'end': js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-})
 _RESULT_Section = js.closed({
     'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
     'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
     'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
     'instructor': js.scalar('str', 1, 80),
-    'meetings': js.array(_RESULT_Meeting, min_items=1, max_items=5),
+    'meetings': js.array(Meeting, min_items=1, max_items=5),
     'capacity': js.scalar('int', 1, 300),
     'starts_on': js.STRING,
     'ends_on': js.STRING,
@@ -925,33 +877,6 @@ _RESULT_SectionInfo = js.closed({
     'seats_taken': js.INTEGER,
     'capacity': js.INTEGER,
     'waitlisted': js.INTEGER,
-})
-_RESULT_Student = js.closed({
-    'id': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'name': js.scalar('str', 1, 80),
-    'program': js.scalar('str', 1, 80),
-    'status': js.members(StudentStatus),
-})
-_RESULT_Enrolment = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'status': js.members(EnrolmentStatus),
-    'grade': js.nullable(js.members(Grade)),
-    'enrolled_at': js.STRING,
-    'dropped_at': js.nullable(js.STRING),
-})
-_RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'joined_at': js.STRING,
-})
-_RESULT_Course = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    'title': js.scalar('str', 1, 120),
-    'credits': js.scalar('int', 1, 6),
-    'prerequisites': js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True),
 })
 _PARAM_course = param(
     'course',
@@ -987,6 +912,8 @@ _PARAM_enrolment = param(
 UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_find_sections,
+        'List the sections of a course with instructor, meetings, seats taken, capacity and '
+        'waitlist length.',
         _PARAM_course,
         _PARAM_term,
         read_only=True,
@@ -996,13 +923,15 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_student_record,
+        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
+        "(course, term, instructor, meetings) and their credit load per term.",
         _PARAM_student,
         read_only=True,
         where='university_registrar.world:232',
         returns=js.closed({
-            'student': _RESULT_Student,
-            'enrolments': js.array(_RESULT_Enrolment),
-            'waitlist': js.array(_RESULT_WaitlistEntry),
+            'student': Student,
+            'enrolments': js.array(Enrolment),
+            'waitlist': js.array(WaitlistEntry),
             'sections': js.array(_RESULT_Section),
             'credits_by_term': js.mapping(js.INTEGER),
         }),
@@ -1018,6 +947,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_search_students,
+        'Find students by name or program, with their ids, names, programs and status (active or '
+        'suspended).',
         param(
             'name',
             arg.TEXT,
@@ -1033,11 +964,13 @@ UniversityRegistrar.TOOLS = tools(
         ),
         read_only=True,
         where='university_registrar.world:254',
-        returns=js.array(_RESULT_Student),
+        returns=js.array(Student),
         shows=('list', ('row', 'students')),
     ),
     tool(
         UniversityRegistrar.tool_search_courses,
+        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
+        'prerequisites (course codes).',
         param(
             'title',
             arg.TEXT,
@@ -1047,18 +980,21 @@ UniversityRegistrar.TOOLS = tools(
         ),
         read_only=True,
         where='university_registrar.world:265',
-        returns=js.array(_RESULT_Course),
+        returns=js.array(Course),
         shows=('list', ('row', 'courses')),
     ),
     tool(
         UniversityRegistrar.tool_get_course,
+        'Read a course: its title, credits and prerequisites (course codes).',
         _PARAM_course,
         read_only=True,
         where='university_registrar.world:274',
-        returns=_RESULT_Course,
+        returns=Course,
     ),
     tool(
         UniversityRegistrar.tool_get_section,
+        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
+        'seats taken, capacity and waitlist length.',
         _PARAM_section,
         read_only=True,
         where='university_registrar.world:282',
@@ -1067,6 +1003,8 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_search_sections,
+        'Find sections of any course by term, instructor or meeting day, with course, '
+        'instructor, meetings, seats taken, capacity and waitlist length.',
         _PARAM_term,
         param(
             'instructor',
@@ -1082,45 +1020,55 @@ UniversityRegistrar.TOOLS = tools(
     ),
     tool(
         UniversityRegistrar.tool_get_enrolment,
+        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
         _PARAM_enrolment,
         read_only=True,
         where='university_registrar.world:306',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_list_roster,
+        "List a section's enrolments (its class roster) with each student, status and grade.",
         _PARAM_section,
         param(
             'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
         ),
         read_only=True,
         where='university_registrar.world:314',
-        returns=js.array(_RESULT_Enrolment),
+        returns=js.array(Enrolment),
         shows=('list', ('row', 'enrolments')),
     ),
     tool(
         UniversityRegistrar.tool_list_waitlist,
+        "List a section's waitlist in queue order, first in line first, with each entry's "
+        "student and when they joined.",
         _PARAM_section,
         read_only=True,
         where='university_registrar.world:323',
-        returns=js.array(_RESULT_WaitlistEntry),
+        returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
         UniversityRegistrar.tool_enrol,
+        "Enrol a student in a section. The section must have a free seat, the student must have "
+        "passed\nthe course's prerequisites, must not already take the course this term, must "
+        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
+        "section is removed.",
         _PARAM_student,
         _PARAM_section,
         where='university_registrar.world:333',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_drop_enrolment,
+        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
         _PARAM_enrolment,
         where='university_registrar.world:355',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_join_waitlist,
+        'Put a student on the waitlist of a full section; returns their place in the queue.',
         _PARAM_student,
         param(
             'section',
@@ -1132,10 +1080,11 @@ UniversityRegistrar.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
         ),
         where='university_registrar.world:369',
-        returns=js.closed({'entry': js.STRING, 'position': js.INTEGER}),
+        returns=WaitlistPosition,
     ),
     tool(
         UniversityRegistrar.tool_leave_waitlist,
+        'Take a student off a waitlist.',
         param(
             'entry',
             arg.row('waitlist'),
@@ -1144,20 +1093,24 @@ UniversityRegistrar.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
         ),
         where='university_registrar.world:388',
-        returns=_RESULT_WaitlistEntry,
+        returns=WaitlistEntry,
     ),
     tool(
         UniversityRegistrar.tool_enrol_from_waitlist,
+        "Enrol the first student on a section's waitlist now that a seat is free (the same "
+        "checks as enrol); their entry is removed.",
         _PARAM_section,
         where='university_registrar.world:397',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
     tool(
         UniversityRegistrar.tool_record_grade,
+        'Record the final grade of an enrolment once its section has ended; the enrolment is '
+        'then completed.',
         _PARAM_enrolment,
         param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
         where='university_registrar.world:416',
-        returns=_RESULT_Enrolment,
+        returns=Enrolment,
     ),
 )
 

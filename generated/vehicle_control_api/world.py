@@ -153,7 +153,7 @@ class TirePressure(Record):
     healthy_tire_pressure: bool = field(load=v.want_bool)
     car_info: dict[str, Any] = field(
         load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))),
-        export=v.export_value, keeps_text=False)
+        export=v.export_value, keeps_text=False, schema=js.mapping({}))
 
 
 class TireShop(Record):
@@ -248,7 +248,6 @@ class VehicleControlAPI(Episode):
         pass
 
     def tool_startEngine(self, ignitionMode: str) -> EngineStatus:  # vehicle_control.world:223
-        'Starts the engine of the vehicle.'
         if ignitionMode == 'STOP':  # vehicle_control.world:231
             self.set_state('engine_state', 'stopped')  # vehicle_control.world:232
         if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
@@ -289,7 +288,6 @@ class VehicleControlAPI(Episode):
         )
 
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
-        'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
         if fuelAmount < 0:  # vehicle_control.world:264
             raise ToolError('Fuel amount cannot be negative.')
         if (  # vehicle_control.world:265
@@ -308,7 +306,6 @@ class VehicleControlAPI(Episode):
     def tool_lockDoors(  # vehicle_control.world:272
         self, unlock: bool, door: tuple[str, ...]
     ) -> LockStatus:
-        'Locks the doors of the vehicle.'
         wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
         for d in rt.each(self, door):  # vehicle_control.world:279
             if d not in self.state.doorStatus:  # vehicle_control.world:282
@@ -329,7 +326,6 @@ class VehicleControlAPI(Episode):
     def tool_adjustClimateControl(  # vehicle_control.world:295
         self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None
     ) -> Climate:
-        'Adjusts the climate control of the vehicle.'
         if not (0 <= fanSpeed and fanSpeed <= 100):  # vehicle_control.world:303
             raise ToolError('Fan speed must be between 0 and 100.')
         self.set_state('acTemperature', temperature)  # vehicle_control.world:305
@@ -349,17 +345,14 @@ class VehicleControlAPI(Episode):
     def tool_get_outside_temperature_from_google(  # vehicle_control.world:321
         self
     ) -> OutsideTemperature:
-        'Gets the outside temperature.'
         return OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
             -10.0, 40.0
         ))
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
-        'Gets the outside temperature.'
         return {'error': 404}  # vehicle_control.world:328
 
     def tool_setHeadlights(self, mode: str) -> Headlights:  # vehicle_control.world:331
-        'Sets the headlights of the vehicle.'
         if not (mode == 'on' or mode == 'off' or mode == 'auto'):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
         self.set_state(  # vehicle_control.world:339
@@ -368,7 +361,6 @@ class VehicleControlAPI(Episode):
         return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
-        'Displays the status of the vehicle based on the provided display option.'
         status: dict[str, Any] = {}  # vehicle_control.world:348
         if option == 'fuel':  # vehicle_control.world:349
             status = {**status, 'fuelLevel': self.state.fuelLevel}  # vehicle_control.world:350
@@ -411,7 +403,6 @@ class VehicleControlAPI(Episode):
         return status  # vehicle_control.world:379
 
     def tool_activateParkingBrake(self, mode: str) -> ParkingBrake:  # vehicle_control.world:382
-        'Activates the parking brake of the vehicle.'
         if not (mode == 'engage' or mode == 'release'):  # vehicle_control.world:387
             raise ToolError('Invalid mode')
         if mode == 'engage':  # vehicle_control.world:388
@@ -430,10 +421,6 @@ class VehicleControlAPI(Episode):
     def tool_pressBrakePedal(  # vehicle_control.world:404
         self, pedalPosition: int | float
     ) -> BrakePedal:
-        (
-            'Presses the brake pedal based on pedal position. The brake pedal will be kept '
-            'pressed until released.'
-        )
         if not (0 <= pedalPosition and pedalPosition <= 1):  # vehicle_control.world:409
             raise ToolError('Pedal position must be between 0 and 1.')
         if pedalPosition == 0:  # vehicle_control.world:410
@@ -446,7 +433,6 @@ class VehicleControlAPI(Episode):
         return BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
     def tool_releaseBrakePedal(self) -> BrakePedal:  # vehicle_control.world:423
-        'Releases the brake pedal of the vehicle.'
         self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:424
         self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:425
         return BrakePedal('released', 0.0)  # vehicle_control.world:426
@@ -454,7 +440,6 @@ class VehicleControlAPI(Episode):
     def tool_setCruiseControl(  # vehicle_control.world:429
         self, speed: float, activate: bool, distanceToNextVehicle: float
     ) -> Cruise:
-        'Sets the cruise control of the vehicle.'
         distance: float = rt.to_float(distanceToNextVehicle)  # vehicle_control.world:438
         current: float = rt.to_float(speed)  # vehicle_control.world:439
         if self.state.engine_state == 'stopped':  # vehicle_control.world:441
@@ -471,33 +456,27 @@ class VehicleControlAPI(Episode):
         return Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
     def tool_get_current_speed(self) -> Speed:  # vehicle_control.world:458
-        'Gets the current speed of the vehicle.'
         return Speed(self.random_source().uniform(0.0, 120.0))  # vehicle_control.world:459
 
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
-        'Displays the log messages.'
         return Log(messages)  # vehicle_control.world:465
 
     def tool_estimate_drive_feasibility_by_mileage(  # vehicle_control.world:468
         self, distance: int | float
     ) -> Feasibility:
-        'Estimates the milage of the vehicle given the distance needed to drive.'
         return Feasibility(  # vehicle_control.world:473
             not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
         )
 
     def tool_liter_to_gallon(self, liter: float) -> Gallons:  # vehicle_control.world:476
-        'Converts the liter to gallon.'
         return Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
 
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
-        'Converts the gallon to liter.'
         return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
     def tool_estimate_distance(  # vehicle_control.world:488
         self, cityA: str, cityB: str
     ) -> Distance:
-        'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
             _C_DISTANCES.get(rt.built(self, f'{rt.text(cityA)}-{rt.text(cityB)}')),
             lambda: _C_DISTANCES.get(rt.built(self, f'{rt.text(cityB)}-{rt.text(cityA)}')),
@@ -507,14 +486,12 @@ class VehicleControlAPI(Episode):
         return Distance(found)  # vehicle_control.world:496
 
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:  # vehicle_control.world:499
-        'Gets the zipcode based on the city.'
         for name in rt.each(self, _C_ZIPCODES):  # vehicle_control.world:503
             if name == city:  # vehicle_control.world:504
                 return Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
         return Zipcode('00000')  # vehicle_control.world:508
 
     def tool_set_navigation(self, destination: str) -> Navigation:  # vehicle_control.world:511
-        'Navigates to the destination.'
         self.set_state('destination', destination)  # vehicle_control.world:516
         failure: str | None = rt.python_error_of(  # vehicle_control.world:519
             lambda: rt.python_grown(self, 'Navigating to ' + destination)
@@ -526,7 +503,6 @@ class VehicleControlAPI(Episode):
         ))
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
-        'Checks the tire pressure of the vehicle.'
         mean: float = (  # vehicle_control.world:528
             rt.bounded_number(
                 rt.bounded_number(
@@ -549,7 +525,6 @@ class VehicleControlAPI(Episode):
         )
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
-        'Finds the nearest tire shop.'
         return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 
     def on_load(self) -> None:  # vehicle_control.world:215
@@ -564,22 +539,19 @@ class VehicleControlAPI(Episode):
         )
 
 
-_RESULT_BrakePedal = js.closed({'brakePedalStatus': js.STRING, 'brakePedalForce': js.NUMBER})
-
-
 VehicleControlAPI.TOOLS = tools(
     tool(
         VehicleControlAPI.tool_startEngine,
+        'Starts the engine of the vehicle.',
         param(
             'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
         ),
         where='vehicle_control.world:223',
-        returns=js.closed({
-            'engineState': js.STRING, 'fuelLevel': js.NUMBER, 'batteryVoltage': js.NUMBER
-        }),
+        returns=EngineStatus,
     ),
     tool(
         VehicleControlAPI.tool_fillFuelTank,
+        'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
         param(
             'fuelAmount',
             arg.NUMBER,
@@ -587,10 +559,11 @@ VehicleControlAPI.TOOLS = tools(
             'tank.',
         ),
         where='vehicle_control.world:258',
-        returns=js.closed({'fuelLevel': js.NUMBER}),
+        returns=FuelLevel,
     ),
     tool(
         VehicleControlAPI.tool_lockDoors,
+        'Locks the doors of the vehicle.',
         param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
         param(
             'door',
@@ -599,10 +572,11 @@ VehicleControlAPI.TOOLS = tools(
             '"rear_right"]',
         ),
         where='vehicle_control.world:272',
-        returns=js.closed({'lockStatus': js.STRING, 'remainingUnlockedDoors': js.INTEGER}),
+        returns=LockStatus,
     ),
     tool(
         VehicleControlAPI.tool_adjustClimateControl,
+        'Adjusts the climate control of the vehicle.',
         param(
             'temperature', arg.NUMBER, 'The temperature to set in degree. Default to be celsius.'
         ),
@@ -625,32 +599,32 @@ VehicleControlAPI.TOOLS = tools(
             default=lambda ep: 'auto',
         ),
         where='vehicle_control.world:295',
-        returns=js.closed({
-            'currentACTemperature': js.NUMBER,
-            'climateMode': js.nullable(js.STRING),
-            'humidityLevel': js.NUMBER,
-        }),
+        returns=Climate,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_google,
+        'Gets the outside temperature.',
         checks=False,
         where='vehicle_control.world:321',
-        returns=js.closed({'outsideTemperature': js.NUMBER}),
+        returns=OutsideTemperature,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_weather_com,
+        'Gets the outside temperature.',
         read_only=True,
         where='vehicle_control.world:325',
         returns={},
     ),
     tool(
         VehicleControlAPI.tool_setHeadlights,
+        'Sets the headlights of the vehicle.',
         param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
         where='vehicle_control.world:331',
-        returns=js.closed({'headlightStatus': js.STRING}),
+        returns=Headlights,
     ),
     tool(
         VehicleControlAPI.tool_displayCarStatus,
+        'Displays the status of the vehicle based on the provided display option.',
         param(
             'option',
             arg.TEXT,
@@ -663,31 +637,32 @@ VehicleControlAPI.TOOLS = tools(
     ),
     tool(
         VehicleControlAPI.tool_activateParkingBrake,
+        'Activates the parking brake of the vehicle.',
         param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
         where='vehicle_control.world:382',
-        returns=js.closed({
-            'parkingBrakeStatus': js.STRING,
-            '_parkingBrakeForce': js.NUMBER,
-            '_slopeAngle': js.NUMBER,
-        }),
+        returns=ParkingBrake,
     ),
     tool(
         VehicleControlAPI.tool_pressBrakePedal,
+        'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed '
+        'until released.',
         param(
             'pedalPosition',
             arg.NUMBER,
             'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
         ),
         where='vehicle_control.world:404',
-        returns=_RESULT_BrakePedal,
+        returns=BrakePedal,
     ),
     tool(
         VehicleControlAPI.tool_releaseBrakePedal,
+        'Releases the brake pedal of the vehicle.',
         where='vehicle_control.world:423',
-        returns=_RESULT_BrakePedal,
+        returns=BrakePedal,
     ),
     tool(
         VehicleControlAPI.tool_setCruiseControl,
+        'Sets the cruise control of the vehicle.',
         param(
             'speed',
             arg.FLOAT,
@@ -696,48 +671,50 @@ VehicleControlAPI.TOOLS = tools(
         param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
         param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
         where='vehicle_control.world:429',
-        returns=js.closed({
-            'cruiseStatus': js.STRING,
-            'currentSpeed': js.NUMBER,
-            'distanceToNextVehicle': js.NUMBER,
-        }),
+        returns=Cruise,
     ),
     tool(
         VehicleControlAPI.tool_get_current_speed,
+        'Gets the current speed of the vehicle.',
         checks=False,
         where='vehicle_control.world:458',
-        returns=js.closed({'currentSpeed': js.NUMBER}),
+        returns=Speed,
     ),
     tool(
         VehicleControlAPI.tool_display_log,
+        'Displays the log messages.',
         param('messages', arg.TEXT_LIST, 'The list of messages to display.'),
         read_only=True,
         where='vehicle_control.world:462',
-        returns=js.closed({'log': js.array(js.STRING)}),
+        returns=Log,
     ),
     tool(
         VehicleControlAPI.tool_estimate_drive_feasibility_by_mileage,
+        'Estimates the milage of the vehicle given the distance needed to drive.',
         param('distance', arg.NUMBER, 'The distance to travel in miles.'),
         read_only=True,
         where='vehicle_control.world:468',
-        returns=js.closed({'canDrive': js.BOOLEAN}),
+        returns=Feasibility,
     ),
     tool(
         VehicleControlAPI.tool_liter_to_gallon,
+        'Converts the liter to gallon.',
         param('liter', arg.FLOAT, 'The amount of liter to convert.'),
         read_only=True,
         where='vehicle_control.world:476',
-        returns=js.closed({'gallon': js.NUMBER}),
+        returns=Gallons,
     ),
     tool(
         VehicleControlAPI.tool_gallon_to_liter,
+        'Converts the gallon to liter.',
         param('gallon', arg.FLOAT, 'The amount of gallon to convert.'),
         read_only=True,
         where='vehicle_control.world:482',
-        returns=js.closed({'liter': js.NUMBER}),
+        returns=Liters,
     ),
     tool(
         VehicleControlAPI.tool_estimate_distance,
+        'Estimates the distance between two cities.',
         param(
             'cityA',
             arg.TEXT,
@@ -752,43 +729,40 @@ VehicleControlAPI.TOOLS = tools(
         ),
         read_only=True,
         where='vehicle_control.world:488',
-        returns=js.closed({'distance': js.NUMBER}),
+        returns=Distance,
     ),
     tool(
         VehicleControlAPI.tool_get_zipcode_based_on_city,
+        'Gets the zipcode based on the city.',
         param('city', arg.TEXT, 'The name of the city.'),
         read_only=True,
         where='vehicle_control.world:499',
-        returns=js.closed({'zipcode': js.STRING}),
+        returns=Zipcode,
     ),
     tool(
         VehicleControlAPI.tool_set_navigation,
+        'Navigates to the destination.',
         param(
             'destination',
             arg.TEXT,
             'The destination to navigate in the format of street, city, state.',
         ),
         where='vehicle_control.world:511',
-        returns=js.closed({'status': js.STRING}),
+        returns=Navigation,
     ),
     tool(
         VehicleControlAPI.tool_check_tire_pressure,
+        'Checks the tire pressure of the vehicle.',
         read_only=True,
         where='vehicle_control.world:526',
-        returns=js.closed({
-            'frontLeftTirePressure': js.NUMBER,
-            'frontRightTirePressure': js.NUMBER,
-            'rearLeftTirePressure': js.NUMBER,
-            'rearRightTirePressure': js.NUMBER,
-            'healthy_tire_pressure': js.BOOLEAN,
-            'car_info': js.mapping({}),
-        }),
+        returns=TirePressure,
     ),
     tool(
         VehicleControlAPI.tool_find_nearest_tire_shop,
+        'Finds the nearest tire shop.',
         read_only=True,
         where='vehicle_control.world:539',
-        returns=js.closed({'shopLocation': js.STRING}),
+        returns=TireShop,
     ),
     arguments='dynamic',
     python_class='VehicleControlAPI',

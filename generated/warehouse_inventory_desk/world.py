@@ -68,9 +68,10 @@ class Clerk(Row):
 
     id_: str = field(
         'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     role: ClerkRole = field(
         load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
         text=enum_text(ClerkRole))
@@ -81,11 +82,13 @@ class Item(Row):
 
     sku: str = field(
         key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
+        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
+        schema=js.scalar('str', 1, 80))
     reorder_level: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     active: bool = field(load=v.want_bool, fill=lambda ep: True)
 
 
@@ -95,11 +98,12 @@ class Bin(Row):
     code: str = field(
         key=True,
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
     zone: Zone = field(
         load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
     capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
+        schema=js.scalar('int', 1))
     blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
 
 
@@ -111,12 +115,13 @@ class StockLevel(Row):
         text=v.str_text)
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     bin_: str = field(
         'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
     quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text)
+        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
+        schema=js.scalar('int', 0))
     last_counted: dt.date | None = field(
         load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
         export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
@@ -133,19 +138,22 @@ class Movement(Row):
         text=enum_text(MovementKind))
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     from_bin: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
     to_bin: str | None = field(
         load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
+        fill=lambda ep: None, text=optional_text(v.str_text),
+        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
     quantity: int = field(load=v.want_int, text=v.int_text)
     reference: str = field(
         load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', None, 40))
     clerk: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text)
+        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
+        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
     at: dt.datetime = field(
         load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
 
@@ -183,7 +191,7 @@ class ReorderFlag(Record):
 
     item: str = field(
         load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
+        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
     name: str = field(load=v.want_str, text=v.str_text)
     on_hand: int = field(load=v.want_int, text=v.int_text)
     reorder_level: int = field(load=v.want_int, text=v.int_text)
@@ -366,12 +374,10 @@ class WarehouseInventoryDesk(Episode):
         return None  # warehouse_inventory_desk.world:137
 
     def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
-        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.'
         self.set_state('current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
-        'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
             item.key(),
@@ -383,10 +389,6 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
-        (
-            "Show a bin's contents (each item's stock row with its quantity), used units and free "
-            'capacity.'
-        )
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
             bin_.key(),
@@ -399,10 +401,6 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
-        (
-            'Find items whose name or SKU contains the text, with their SKU, name, reorder level '
-            'and whether active.'
-        )
         wanted: str = rt.built(  # warehouse_inventory_desk.world:211
             self, rt.built(self, text.strip()).lower()
         )
@@ -416,10 +414,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_bins(  # warehouse_inventory_desk.world:215
         self, zone: Zone | None, item: Item | None
     ) -> tuple[str, ...]:
-        (
-            'List bins with their zone, capacity and whether blocked, optionally of one zone or '
-            'holding one item.'
-        )
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key()
             for _b6 in rt.each(self, self.t_bins)
@@ -433,7 +427,6 @@ class WarehouseInventoryDesk(Episode):
         ])
 
     def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
-        'List the clerks with their ids, names and roles.'
         return tuple([  # warehouse_inventory_desk.world:225
             _c8.key() for _c8 in rt.each(self, self.t_clerks)
         ])
@@ -441,16 +434,11 @@ class WarehouseInventoryDesk(Episode):
     def tool_get_movement(  # warehouse_inventory_desk.world:228
         self, movement: Movement
     ) -> Movement:
-        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.'
         return movement  # warehouse_inventory_desk.world:233
 
     def tool_receive_delivery(  # warehouse_inventory_desk.world:236
         self, item: Item, bin_: Bin, quantity: int, delivery_note: str
     ) -> StockLevel:
-        (
-            'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
-            'the whole delivery.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
@@ -510,7 +498,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_pick_stock(  # warehouse_inventory_desk.world:270
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
-        'Pick units of an item from a bin for a customer order.'
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
         level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
@@ -553,10 +540,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_move_stock(  # warehouse_inventory_desk.world:294
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
     ) -> tuple[str, ...]:
-        (
-            'Transfer units of an item from one bin to another. Returns the source and '
-            'destination stock rows.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
@@ -638,13 +621,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_count_bin(  # warehouse_inventory_desk.world:332
         self, item: Item, bin_: Bin, counted: int
     ) -> int:
-        (
-            'Record a physical count of an item in a bin (supervisors only). The stock row is set '
-            'to the\n'
-            'counted quantity and marked counted today; a non-zero difference is logged as a '
-            'count\n'
-            'adjustment. Returns the difference, counted minus recorded.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
         if (  # warehouse_inventory_desk.world:344
@@ -722,10 +698,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_set_bin_blocked(  # warehouse_inventory_desk.world:379
         self, bin_: Bin, blocked: bool
     ) -> Bin:
-        (
-            'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
-            'transfers.'
-        )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
         if (  # warehouse_inventory_desk.world:386
@@ -738,10 +710,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_reorder_flags(  # warehouse_inventory_desk.world:391
         self
     ) -> tuple[ReorderFlag, ...]:
-        (
-            'List active items whose total on-hand quantity is below their reorder level, with '
-            'the shortfall.'
-        )
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
                 _i9.key(),
@@ -757,10 +725,6 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_movements(  # warehouse_inventory_desk.world:397
         self, item: Item
     ) -> tuple[str, ...]:
-        (
-            'List the stock movements of an item, newest first, with kind, bins, quantity, '
-            'reference, clerk and time.'
-        )
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(
                 self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
@@ -770,40 +734,10 @@ class WarehouseInventoryDesk(Episode):
         )
 
 
-_RESULT_Clerk = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'role': js.members(ClerkRole),
-})
-_RESULT_StockLevel = js.closed({
-    'id': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-    'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'quantity': js.scalar('int', 0),
-    'last_counted': js.nullable(js.STRING),
-})
-_RESULT_Bin = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'zone': js.members(Zone),
-    'capacity': js.scalar('int', 1),
-    'blocked': js.BOOLEAN,
-})
-_RESULT_Movement = js.closed({
-    'id': js.STRING,
-    'kind': js.members(MovementKind),
-    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-    'from_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-    'to_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-    'quantity': js.INTEGER,
-    'reference': js.scalar('str', None, 40),
-    'clerk': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'at': js.STRING,
-})
-
-
 WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_sign_in,
+        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
         param(
             'clerk',
             arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
@@ -811,10 +745,11 @@ WarehouseInventoryDesk.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
         ),
         where='warehouse_inventory_desk.world:168',
-        returns=_RESULT_Clerk,
+        returns=Clerk,
     ),
     tool(
         WarehouseInventoryDesk.tool_get_item_stock,
+        'Show an item with its quantity in each bin and its total on hand.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -829,12 +764,14 @@ WarehouseInventoryDesk.TOOLS = tools(
             'reorder_level': js.INTEGER,
             'total': js.INTEGER,
             'below_reorder': js.BOOLEAN,
-            'levels': js.array(_RESULT_StockLevel),
+            'levels': js.array(StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
     ),
     tool(
         WarehouseInventoryDesk.tool_get_bin,
+        "Show a bin's contents (each item's stock row with its quantity), used units and free "
+        "capacity.",
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
@@ -850,12 +787,14 @@ WarehouseInventoryDesk.TOOLS = tools(
             'used': js.INTEGER,
             'free': js.INTEGER,
             'blocked': js.BOOLEAN,
-            'levels': js.array(_RESULT_StockLevel),
+            'levels': js.array(StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
     ),
     tool(
         WarehouseInventoryDesk.tool_find_items,
+        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and '
+        'whether active.',
         param(
             'text',
             arg.refined(arg.TEXT, 1, 80),
@@ -863,16 +802,13 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:206',
-        returns=js.array(js.closed({
-            'sku': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'reorder_level': js.scalar('int', 0),
-            'active': js.BOOLEAN,
-        })),
+        returns=js.array(Item),
         shows=('list', ('row', 'items')),
     ),
     tool(
         WarehouseInventoryDesk.tool_list_bins,
+        'List bins with their zone, capacity and whether blocked, optionally of one zone or '
+        'holding one item.',
         param(
             'zone',
             arg.optional(arg.enum_of(Zone)),
@@ -886,18 +822,20 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:215',
-        returns=js.array(_RESULT_Bin),
+        returns=js.array(Bin),
         shows=('list', ('row', 'bins')),
     ),
     tool(
         WarehouseInventoryDesk.tool_list_clerks,
+        'List the clerks with their ids, names and roles.',
         read_only=True,
         where='warehouse_inventory_desk.world:224',
-        returns=js.array(_RESULT_Clerk),
+        returns=js.array(Clerk),
         shows=('list', ('row', 'clerks')),
     ),
     tool(
         WarehouseInventoryDesk.tool_get_movement,
+        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
         param(
             'movement',
             arg.row('movements'),
@@ -906,10 +844,12 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:228',
-        returns=_RESULT_Movement,
+        returns=Movement,
     ),
     tool(
         WarehouseInventoryDesk.tool_receive_delivery,
+        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
+        'whole delivery.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -929,10 +869,11 @@ WarehouseInventoryDesk.TOOLS = tools(
             'The delivery note number, e.g. DN-8812.',
         ),
         where='warehouse_inventory_desk.world:236',
-        returns=_RESULT_StockLevel,
+        returns=StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_pick_stock,
+        'Pick units of an item from a bin for a customer order.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -952,10 +893,12 @@ WarehouseInventoryDesk.TOOLS = tools(
             'The customer order, e.g. SO-10452.',
         ),
         where='warehouse_inventory_desk.world:270',
-        returns=_RESULT_StockLevel,
+        returns=StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_move_stock,
+        'Transfer units of an item from one bin to another. Returns the source and destination '
+        'stock rows.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -980,6 +923,9 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_count_bin,
+        'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
+        'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
+        'count\nadjustment. Returns the difference, counted minus recorded.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -998,6 +944,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     ),
     tool(
         WarehouseInventoryDesk.tool_set_bin_blocked,
+        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+        'transfers.',
         param(
             'bin',
             arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
@@ -1006,22 +954,20 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
         where='warehouse_inventory_desk.world:379',
-        returns=_RESULT_Bin,
+        returns=Bin,
     ),
     tool(
         WarehouseInventoryDesk.tool_list_reorder_flags,
+        'List active items whose total on-hand quantity is below their reorder level, with the '
+        'shortfall.',
         read_only=True,
         where='warehouse_inventory_desk.world:391',
-        returns=js.array(js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.STRING,
-            'on_hand': js.INTEGER,
-            'reorder_level': js.INTEGER,
-            'shortfall': js.INTEGER,
-        })),
+        returns=js.array(ReorderFlag),
     ),
     tool(
         WarehouseInventoryDesk.tool_list_movements,
+        'List the stock movements of an item, newest first, with kind, bins, quantity, '
+        'reference, clerk and time.',
         param(
             'item',
             arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
@@ -1030,7 +976,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         ),
         read_only=True,
         where='warehouse_inventory_desk.world:397',
-        returns=js.array(_RESULT_Movement),
+        returns=js.array(Movement),
         shows=('list', ('row', 'movements')),
     ),
 )

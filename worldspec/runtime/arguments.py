@@ -309,7 +309,7 @@ class ToolDeclaration:
     name: str
     params: tuple[ParamDeclaration, ...]
     read_only: bool
-    doc: str | None = None
+    doc: str = ""
     where: str = ""
     returns: dict[str, Any] | None = None
     checks: bool | None = None
@@ -318,22 +318,24 @@ class ToolDeclaration:
     given: bool = False
 
 
-def tool(method: Callable[..., Any], *params: ParamDeclaration, read_only: bool = False,
-         name: str | None = None, doc: str | None = None, where: str = "",
-         returns: dict[str, Any] | None = None, checks: bool | None = None,
+def tool(method: Callable[..., Any], doc: str, /, *params: ParamDeclaration,
+         read_only: bool = False, name: str | None = None, where: str = "",
+         returns: js.SchemaOf | None = None, checks: bool | None = None,
          shows: tuple[Any, ...] | None = None, export: Callable[[Any], Any] | None = None,
          given: bool = False) -> ToolDeclaration:
     """A tool: its method (``method(episode, *arguments)``, named ``tool_<name>``: ``name``
-    where the tool's name is no Python name), whose docstring is the tool's description
-    unless ``doc`` says otherwise, and its parameters; ``read_only`` where it changes
-    nothing; ``returns`` the JSON schema of its result; ``export`` the function writing a
-    result as JSON where the result's class cannot (a union, whose tag only the declared
-    type knows); ``given``: the method also takes the names of the arguments the call
-    gave."""
+    where the tool's name is no Python name), its description ``doc`` (the registry's text,
+    never the method's docstring, which ``python -OO`` drops) and its parameters;
+    ``read_only`` where it changes nothing; ``returns`` the JSON schema of its result (a
+    record's or a row's class: the schema :func:`~worldspec.runtime.schema.result_of` builds);
+    ``export`` the function writing a result as JSON where the result's class cannot (a
+    union, whose tag only the declared type knows); ``given``: the method also takes the
+    names of the arguments the call gave."""
     if name is None:
         name = method.__name__.removeprefix("tool_")
-    return ToolDeclaration(method, name, tuple(params), read_only, doc, where, returns, checks,
-                           shows, export, given)
+    return ToolDeclaration(method, name, tuple(params), read_only, doc, where,
+                           None if returns is None else js.schema_of(returns), checks, shows,
+                           export, given)
 
 
 def tools(*declared: ToolDeclaration, arguments: str = "worldspec",
@@ -351,8 +353,7 @@ def tool_spec(decl: ToolDeclaration, arguments: str, python_class: str) -> ToolS
     """The ``ToolSpec`` of a declared tool."""
     python = arguments != "worldspec"
     params = tuple(_param_spec(p, python) for p in decl.params)
-    doc = decl.doc if decl.doc is not None else (decl.method.__doc__ or "")
-    return ToolSpec(decl.name, doc, params, decl.read_only,
+    return ToolSpec(decl.name, decl.doc, params, decl.read_only,
                     invoker(decl, arguments, python_class), where=decl.where,
                     returns=decl.returns, checks=decl.checks, shows=decl.shows)
 

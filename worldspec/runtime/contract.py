@@ -82,13 +82,13 @@ class Field:
     """One declared field of a generated record or entity class (see the module's doc)."""
 
     __slots__ = ("export", "fill", "from_key", "json", "keeps_text", "key", "load", "load_ep",
-                 "name", "omit_none", "optional", "text")
+                 "name", "omit_none", "optional", "schema", "text")
 
     def __init__(self, json: str | None, load: Callable[[Any, str], Any] | None,
                  load_ep: Loader | None, fill: Callable[[Any], Any] | None,
                  optional: bool, omit_none: bool, export: Callable[[Any], Any] | None,
                  text: Callable[[Any], str] | None, keeps_text: bool, from_key: str | None,
-                 key: bool) -> None:
+                 key: bool, schema: dict[str, Any] | None = None) -> None:
         #: the attribute (set when the class is made)
         self.name = ""
         self.json = json or ""
@@ -102,6 +102,9 @@ class Field:
         self.keeps_text = keeps_text
         self.from_key = from_key
         self.key = key
+        #: the schema of the field's exported value where its annotation says less (see
+        #: :func:`worldspec.runtime.schema.result_of`)
+        self.schema = schema
 
     @property
     def required(self) -> bool:
@@ -114,14 +117,16 @@ def field(json: str | None = None, /, *, load: Callable[[Any, str], Any] | None 
           fill: Callable[[Any], Any] | None = None, optional: bool = False,
           omit_none: bool = False, export: Callable[[Any], Any] | None = None,
           text: Callable[[Any], str] | None = None, keeps_text: bool = True,
-          from_key: str | None = None, key: bool = False) -> Any:
+          from_key: str | None = None, key: bool = False,
+          schema: dict[str, Any] | None = None) -> Any:
     """Declare a field of a generated record or entity class (see the module's doc): its
     loader is ``load(value, path)``, or ``load_ep(value, path, episode)`` where loading
-    needs the episode (a record's or a union's loader takes it)."""
+    needs the episode (a record's or a union's loader takes it); ``schema`` the JSON schema
+    of its exported value where the annotation says less (a refinement, a set, a union)."""
     if (load is None) == (load_ep is None):
         raise TypeError("field() needs one loader: load= or load_ep=")
     return Field(json, load, load_ep, fill, optional, omit_none, export, text, keeps_text, from_key,
-                 key)
+                 key, schema)
 
 
 class StateItem:
@@ -586,8 +591,10 @@ def _encoded(export: Callable[[Any], Any] | None) -> Callable[[Any], str]:
     return lambda value: json_text(export(value))
 
 
-def declared_fields(namespace: Mapping[str, Any]) -> tuple[Field, ...]:
-    """The :class:`Field` declarations of a class body, in order, with their names set."""
+def declared_fields(namespace: dict[str, Any]) -> tuple[Field, ...]:
+    """The :class:`Field` declarations of a class body, in order, with their names set; the
+    class keeps them as ``DECLARED_FIELDS`` (its result schema is built from them: see
+    :func:`worldspec.runtime.schema.result_of`)."""
     found = []
     for name in namespace.get("__annotations__", {}):
         declared = namespace.get(name)
@@ -595,6 +602,7 @@ def declared_fields(namespace: Mapping[str, Any]) -> tuple[Field, ...]:
             declared.name = name
             declared.json = declared.json or name
             found.append(declared)
+    namespace["DECLARED_FIELDS"] = tuple(found)
     return tuple(found)
 
 
