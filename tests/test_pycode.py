@@ -44,6 +44,7 @@ from worldspec.compiler.codegen.pycode import (
     negated,
     print_block,
     rt,
+    text_literal,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -135,10 +136,10 @@ def test_a_long_call_splits_its_arguments_with_the_anchor_on_the_first_line() ->
                          call("tuple", call("sorted", rt("each", Name("self"),
                                                          Name("item_ids"))))),
                     anchor="retail.world:412")
+    # the code fits on its line without its anchor: the anchor goes above, the code stays whole
     assert _statement_lines(fits) == [
-        "        self.set_field(  # retail.world:412",
-        "            order, 'exchange_items', tuple(sorted(rt.each(self, item_ids)))",
-        "        )"]
+        "        # retail.world:412",
+        "        self.set_field(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))"]
 
 
 def test_a_split_tuple_of_one_keeps_its_comma() -> None:
@@ -236,6 +237,44 @@ def test_a_long_signature_puts_its_parameters_on_their_own_line() -> None:
     assert lines[-2] == "    ) -> Order:"
     assert all(len(line) <= WIDTH for line in lines)
     ast.parse("\n".join(line[4:] for line in lines))
+
+
+def test_an_anchor_goes_above_a_signature_that_fits_without_it() -> None:
+    """A signature that fits its line without its anchor comment, not with it, keeps its one
+    line with the anchor alone above it (two lines, not three); one that fits with the anchor
+    keeps it at its end."""
+    params = ["ep: ClinicScheduling", "init: ClinicScheduling"]
+    fn = FunctionDef("_check_julia_reschedule__checkup_booked", params, "bool",
+                     [Return(Const(True))], anchor="tasks.world:17")
+    lines = print_block([fn], 0)
+    assert lines == [
+        "# tasks.world:17",
+        "def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, "
+        "init: ClinicScheduling) -> bool:",
+        "    return True"]
+    assert len(lines[1]) <= WIDTH < len(lines[1] + "  # tasks.world:17")
+    tree = ast.parse("\n".join(lines))
+    assert isinstance(tree.body[0], ast.FunctionDef) and tree.body[0].lineno == 2
+    short = FunctionDef("_check_t__c", params[:1], "bool", [Return(Const(True))],
+                        anchor="tasks.world:17")
+    assert print_block([short], 0)[0] == \
+        "def _check_t__c(ep: ClinicScheduling) -> bool:  # tasks.world:17"
+
+
+def test_a_multi_line_text_literal_is_one_literal_per_line_split_where_too_long() -> None:
+    """A policy's literal: one ``repr`` per line of the text, a line too long for the width
+    split after its spaces; Python reads back the very text."""
+    long_line = "- Act for that customer only: read and change only their own orders, and pay " \
+                "or refund only\n"
+    text = "You are the agent.\n" + long_line + "  with 'their' \"own\" methods.\n\nThe end."
+    literal = text_literal(text, "    ")
+    lines = literal.splitlines()
+    assert lines[0] == "(" and lines[-1] == "    )" and len(lines) == 2 + 6
+    assert all(len(line) <= WIDTH for line in lines)
+    assert ast.literal_eval(literal) == text
+    assert "        'You are the agent.\\n'" in lines
+    one_line = "One line, however long " * 9
+    assert text_literal(one_line, "    ") == repr(one_line)
 
 
 def test_the_questions_codegen_asks_of_expressions() -> None:
@@ -418,9 +457,16 @@ def test_a_statement_whose_first_line_stays_too_long_is_parenthesised() -> None:
                 "can_freeze")
     test = If(Not(flag), [Raise(call("ToolError", Const("no")))],
               anchor="retail_bank.world:341")
-    lines = _statement_lines(test)
-    assert lines[0] == "        if not (  # retail_bank.world:341"
-    assert all(len(line) <= WIDTH for line in lines)
+    lines = _statement_lines(test)  # it fits without its anchor: the anchor goes above
+    assert lines == [
+        "        # retail_bank.world:341",
+        "        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:",
+        "            raise ToolError('no')"]
     _same_code(lines, f"if not {flag.flat()}:\n    raise ToolError('no')")
+    deeper = If(Not(flag), [Raise(call("ToolError", Const("no")))],
+                anchor="retail_bank.world:341")
+    lines = print_block([deeper], 7)  # too long even without its anchor: parenthesised
+    assert lines[0] == " " * 28 + "if not (  # retail_bank.world:341"
+    assert all(len(line) <= WIDTH for line in lines)
     fits = Assign(Name("method"), call("m.get", Name("k")), "T | None", anchor="a.world:1")
     assert _statement_lines(fits) == ["        method: T | None = m.get(k)  # a.world:1"]

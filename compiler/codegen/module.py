@@ -56,6 +56,7 @@ from worldspec.compiler.codegen.pycode import (
     call,
     print_block,
     rt,
+    text_literal,
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.registry import RegistryWriter
@@ -689,7 +690,7 @@ class WorldGenerator:
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
             reward=repr(w.config.reward) if w.config.reward != DEFAULT_REWARD else "",
             dynamic=w.config.arguments == "dynamic",
-            policy=_text_literal(w.policy, _INDENT) if w.policy else "",
+            policy=text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
             table_entries=self.table_entries(),
@@ -714,15 +715,6 @@ def _check_fn_name(task: str, check: str) -> str:
     if "__" in t_name or "__" in c_name:
         return f"{CHECK_PREFIX}{t_name}__{c_name}_{len(t_name)}"
     return f"{CHECK_PREFIX}{t_name}__{c_name}"
-
-
-def _text_literal(text: str, indent: str) -> str:
-    """A string literal for ``text``: one line, or one ``repr`` per line in parentheses
-    (the closing one at ``indent``), so a long policy reads line by line."""
-    lines = text.splitlines(keepends=True)
-    if len(lines) <= 1:
-        return repr(text)
-    return "(\n" + "".join(f"{indent}{_INDENT}{line!r}\n" for line in lines) + f"{indent})"
 
 
 _entity_in = t.referenced_entity

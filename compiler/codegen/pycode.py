@@ -16,7 +16,7 @@ tables' loaders and checks, builtin templates): it is printed as it is and never
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
     "Return", "Raise", "Pass", "Break",
     "Continue", "If", "For", "While", "Match", "MatchCase", "FunctionDef", "call", "attr", "rt",
     "is_charged",
-    "charged_value", "is_dotted", "print_block",
+    "charged_value", "is_dotted", "print_block", "text_literal",
 ]
 
 #: the longest line the printer writes where it can split (black's default is 88; the
@@ -887,22 +887,34 @@ def _simple(stmt: Stmt) -> tuple[str, Expr | None, str] | None:
     return None
 
 
-def _first_line_anchored(lines: list[str], anchor: str | None) -> list[str]:
-    if anchor:
-        lines[0] += _comment(anchor)
-    return lines
+def _anchored(anchor: str | None, indent: str, lines_for: Callable[[int], list[str]]
+              ) -> list[str]:
+    """The lines of a statement with its ``anchor`` comment: at the end of its first line
+    (``lines_for(reserve)`` leaving room for it), or, where that takes more lines (the code
+    fits without the comment, not with it), on a line of its own just above. An anchor
+    never makes code wrap: of the two, the fewer lines, then the fewer too long."""
+    if not anchor:
+        return lines_for(0)
+    comment = _comment(anchor)
+    after = lines_for(len(comment))
+    after[0] += comment
+    above = [indent + comment.lstrip(), *lines_for(0)]
+
+    def cost(lines: list[str]) -> tuple[int, int]:
+        return len(lines), sum(len(line) > WIDTH for line in lines)
+
+    return above if cost(above) < cost(after) else after
 
 
 def _statement(stmt: Stmt, depth: int) -> list[str]:
     indent = _INDENT * depth
     simple = _simple(stmt)
-    comment = _comment(stmt.anchor)
     if simple is not None:
         head, expr, tail = simple
         if expr is None:
-            return [indent + head + tail + comment]
-        return _first_line_anchored(_wrapped(expr, indent, head, tail, False, len(comment)),
-                                    stmt.anchor)
+            return [indent + head + tail + _comment(stmt.anchor)]
+        return _anchored(stmt.anchor, indent,
+                         lambda reserve: _wrapped(expr, indent, head, tail, False, reserve))
     if isinstance(stmt, If):
         out = _header("if ", stmt.test, indent, stmt.anchor)
         out += print_block(stmt.body, depth + 1)
@@ -935,22 +947,27 @@ def _statement(stmt: Stmt, depth: int) -> list[str]:
 
 
 def _header(keyword: str, expr: Expr, indent: str, anchor: str | None) -> list[str]:
-    reserve = len(_comment(anchor))
-    return _first_line_anchored(_wrapped(expr, indent, keyword, ":", False, reserve), anchor)
+    return _anchored(anchor, indent,
+                     lambda reserve: _wrapped(expr, indent, keyword, ":", False, reserve))
+
+
+def _signature(fn: FunctionDef, indent: str, reserve: int) -> list[str]:
+    """``def name(params) -> returns:`` on one line, else its parameters on a line of their
+    own, else one a line; the first line leaves ``reserve`` characters free."""
+    params = ", ".join(fn.params)
+    head = f"def {fn.name}({params}) -> {fn.returns}:"
+    opener = indent + f"def {fn.name}("
+    closer = indent + f") -> {fn.returns}:"
+    if len(indent + head) + reserve <= WIDTH:
+        return [indent + head]
+    if len(indent + _INDENT + params) <= WIDTH:
+        return [opener, indent + _INDENT + params, closer]
+    return [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
 
 
 def _function(fn: FunctionDef, depth: int) -> list[str]:
     indent = _INDENT * depth
-    params = ", ".join(fn.params)
-    head = f"def {fn.name}({params}) -> {fn.returns}:"
-    opener = indent + f"def {fn.name}(" + _comment(fn.anchor)
-    closer = indent + f") -> {fn.returns}:"
-    if len(indent + head + _comment(fn.anchor)) <= WIDTH:
-        out = [indent + head + _comment(fn.anchor)]
-    elif len(indent + _INDENT + params) <= WIDTH:
-        out = [opener, indent + _INDENT + params, closer]
-    else:
-        out = [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
+    out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
     if fn.doc:
         out += _docstring(fn.doc, indent + _INDENT)
     return out + print_block(fn.body, depth + 1)
@@ -988,6 +1005,19 @@ def _text_pieces(text: str, indent: str, tail: int) -> list[str]:
     head, _, _ = text.rstrip(" ").rpartition(" ")
     rest = text[len(head):]
     return [head, rest] if head else [text]
+
+
+def text_literal(text: str, indent: str) -> str:
+    """A string literal for ``text`` on lines at ``indent``: its ``repr`` when the text is one
+    line, else one literal per line of the text in parentheses (the closing one at
+    ``indent``), a line too long for :data:`WIDTH` split after its spaces; Python joins
+    them into the same text."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= 1:
+        return repr(text)
+    inner = indent + _INDENT
+    pieces = [piece for line in lines for piece in _text_pieces(line, inner, 0)]
+    return "(\n" + "".join(f"{inner}{piece!r}\n" for piece in pieces) + f"{indent})"
 
 
 def print_block(body: Sequence[Stmt] | Iterable[Stmt], depth: int) -> list[str]:

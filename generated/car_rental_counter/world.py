@@ -335,9 +335,8 @@ class CarRentalCounter(Episode):
             rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
         pass
 
-    def fn_days_between(  # car_rental_counter.world:113
-        self, start: dt.date, finish: dt.date
-    ) -> int:
+    # car_rental_counter.world:113
+    def fn_days_between(self, start: dt.date, finish: dt.date) -> int:
         'Whole days from start to finish; 0 when finish is not after start.'
         n: int = 0  # car_rental_counter.world:116
         d: dt.date = start  # car_rental_counter.world:117
@@ -349,13 +348,11 @@ class CarRentalCounter(Episode):
 
     def fn_holds(self, r: Rental) -> bool:  # car_rental_counter.world:125
         'Whether a rental holds its car (reserved or picked up).'
-        return (  # car_rental_counter.world:126
-            r.status == _E12_RentalStatus_reserved or r.status == _E12_RentalStatus_picked_up
-        )
+        # car_rental_counter.world:126
+        return r.status == _E12_RentalStatus_reserved or r.status == _E12_RentalStatus_picked_up
 
-    def fn_car_free(  # car_rental_counter.world:129
-        self, car: Car, pickup_date: dt.date, return_date: dt.date
-    ) -> bool:
+    # car_rental_counter.world:129
+    def fn_car_free(self, car: Car, pickup_date: dt.date, return_date: dt.date) -> bool:
         'Whether no reserved or picked-up rental of the car overlaps the days.'
         return not any(  # car_rental_counter.world:132
             _r1.car == car.key()
@@ -378,9 +375,8 @@ class CarRentalCounter(Episode):
         )
         if return_date <= pickup_date:  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
-        if (  # car_rental_counter.world:172
-            return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
-        ):
+        # car_rental_counter.world:172
+        if return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
@@ -413,9 +409,8 @@ class CarRentalCounter(Episode):
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
         'Register a new customer with their driving licence.'
-        if any(  # car_rental_counter.world:186
-            _c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)
-        ):
+        # car_rental_counter.world:186
+        if any(_c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)):
             raise ToolError(rt.built(
                 self, f'A customer with licence {licence_number} is already registered.'
             ))
@@ -433,9 +428,8 @@ class CarRentalCounter(Episode):
         self.insert(self.t_customers, customer)  # car_rental_counter.world:194
         return customer  # car_rental_counter.world:195
 
-    def tool_get_customer_rentals(  # car_rental_counter.world:198
-        self, customer: Customer
-    ) -> CustomerRentals:
+    # car_rental_counter.world:198
+    def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
         (
             'Show a customer with all their rentals (car, branch, dates, status and charges), the '
             'latest pick-up first.'
@@ -464,18 +458,16 @@ class CarRentalCounter(Episode):
 
     def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
         'List the branches with their codes, names and cities.'
-        return tuple([  # car_rental_counter.world:220
-            _b8.key() for _b8 in rt.each(self, self.t_branches)
-        ])
+        # car_rental_counter.world:220
+        return tuple([_b8.key() for _b8 in rt.each(self, self.t_branches)])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
         (
             'Find registered customers whose name, email or licence number contains the text, '
             'with their customer id and licence expiry date.'
         )
-        wanted: str = rt.built(  # car_rental_counter.world:228
-            self, rt.built(self, text.strip()).lower()
-        )
+        # car_rental_counter.world:228
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # car_rental_counter.world:229
             _c9.key()
             for _c9 in rt.each(self, self.t_customers)
@@ -529,9 +521,8 @@ class CarRentalCounter(Episode):
             raise ToolError('The return date must be after the pick-up date.')
         if pickup_date < self.clock.date():  # car_rental_counter.world:264
             raise ToolError('The pick-up date cannot be in the past.')
-        if (  # car_rental_counter.world:265
-            return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS)
-        ):
+        # car_rental_counter.world:265
+        if return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         if not car.in_service:  # car_rental_counter.world:266
             raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
@@ -579,9 +570,8 @@ class CarRentalCounter(Episode):
                 self,
                 f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.',
             ))
-        self.set_field(  # car_rental_counter.world:289
-            rental, 'status', _E12_RentalStatus_cancelled
-        )
+        # car_rental_counter.world:289
+        self.set_field(rental, 'status', _E12_RentalStatus_cancelled)
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
@@ -613,17 +603,15 @@ class CarRentalCounter(Episode):
             ))
         if not car.in_service:  # car_rental_counter.world:304
             raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
-        if (  # car_rental_counter.world:305
-            self.t_customers[rental.customer].licence_expires < rental.return_date
-        ):
+        # car_rental_counter.world:305
+        if self.t_customers[rental.customer].licence_expires < rental.return_date:
             raise ToolError(rt.built(
                 self,
                 f'{self.t_customers[rental.customer].name}\'s licence expires on '
                 f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
             ))
-        self.set_field(  # car_rental_counter.world:306
-            rental, 'status', _E12_RentalStatus_picked_up
-        )
+        # car_rental_counter.world:306
+        self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
             rental,
             'start_mileage_km',
@@ -634,9 +622,8 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
-    def tool_return_car(  # car_rental_counter.world:312
-        self, rental: Rental, branch: Branch, mileage_km: int
-    ) -> Rental:
+    # car_rental_counter.world:312
+    def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
         (
             'Take back a picked-up car at any branch. Days past the planned return date are '
             'charged at\n'
@@ -657,9 +644,8 @@ class CarRentalCounter(Episode):
                 f'car {car.plate}.',
             ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
-        extra: int = self.fn_days_between(  # car_rental_counter.world:327
-            rental.return_date, today
-        )
+        # car_rental_counter.world:327
+        extra: int = self.fn_days_between(rental.return_date, today)
         self.set_field(  # car_rental_counter.world:328
             rental,
             'extra_days_charge_cents',
@@ -707,14 +693,12 @@ class CarRentalCounter(Episode):
             'mileage_km',
             v.check_range(mileage_km, 'Car.mileage_km', 0, None),
         )
-        self.set_field(  # car_rental_counter.world:340
-            self.t_cars[car.plate], 'branch', branch.key()
-        )
+        # car_rental_counter.world:340
+        self.set_field(self.t_cars[car.plate], 'branch', branch.key())
         return rental  # car_rental_counter.world:341
 
-    def tool_set_car_in_service(  # car_rental_counter.world:344
-        self, car: Car, in_service: bool
-    ) -> Car:
+    # car_rental_counter.world:344
+    def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:
         'Take a parked car out of service for maintenance, or put it back in service.'
         if car.branch is None:  # car_rental_counter.world:350
             raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
@@ -980,9 +964,8 @@ CarRentalCounter.TOOLS = tools(
 )
 
 
-def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:500
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# car_rental_counter.world:500
+def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
         and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
@@ -990,17 +973,15 @@ def _check_pickup_and_late_return__laura_has_car(  # car_rental_counter.world:50
     )
 
 
-def _check_pickup_and_late_return__clio_back(  # car_rental_counter.world:501
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# car_rental_counter.world:501
+def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'BCN') and rt.expect(
         ep.t_cars['5555-EFG'].mileage_km, '==', 27950, part=1
     )
 
 
-def _check_pickup_and_late_return__charged(  # car_rental_counter.world:502
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# car_rental_counter.world:502
+def _check_pickup_and_late_return__charged(ep: CarRentalCounter) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
         and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=1)
@@ -1017,9 +998,8 @@ def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     )
 
 
-def _check_new_customer_reservation__registered(  # car_rental_counter.world:655
-    ep: CarRentalCounter
-) -> bool:
+# car_rental_counter.world:655
+def _check_new_customer_reservation__registered(ep: CarRentalCounter) -> bool:
     return any(
         _c14.name == 'Tom Weber'
         and _c14.licence_number == 'WEB44321'
@@ -1028,9 +1008,8 @@ def _check_new_customer_reservation__registered(  # car_rental_counter.world:655
     )
 
 
-def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
-    ep: CarRentalCounter
-) -> bool:
+# car_rental_counter.world:656
+def _check_new_customer_reservation__reserved(ep: CarRentalCounter) -> bool:
     return any(
         ep.t_customers[_r15.customer].name == 'Tom Weber'
         and _r15.car == '6666-FGH'
@@ -1042,15 +1021,13 @@ def _check_new_customer_reservation__reserved(  # car_rental_counter.world:656
     )
 
 
-def _check_swap_suv_for_compact__suv_cancelled(  # car_rental_counter.world:808
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# car_rental_counter.world:808
+def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
 
 
-def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:809
-    ep: CarRentalCounter
-) -> bool:
+# car_rental_counter.world:809
+def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter) -> bool:
     return any(
         _r16.customer == 'CU003'
         and _r16.car == '6666-FGH'
@@ -1062,9 +1039,8 @@ def _check_swap_suv_for_compact__compact_reserved(  # car_rental_counter.world:8
     )
 
 
-def _check_rav4_to_workshop__cancelled(  # tasks.world:148
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:148
+def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
 
 
@@ -1085,15 +1061,13 @@ def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter) -> bool:  # tasks.wo
     )
 
 
-def _check_laura_downgrades_at_pickup__old_cancelled(  # tasks.world:303
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:303
+def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
 
 
-def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
-    ep: CarRentalCounter
-) -> bool:
+# tasks.world:304
+def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter) -> bool:
     return any(
         _r18.customer == 'CU001'
         and _r18.car == '1111-ABC'
@@ -1106,9 +1080,8 @@ def _check_laura_downgrades_at_pickup__ibiza_picked_up(  # tasks.world:304
     )
 
 
-def _check_laura_downgrades_at_pickup__car_out(  # tasks.world:305
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:305
+def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
 
 
@@ -1135,9 +1108,8 @@ def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter) -> bool:  #
     )
 
 
-def _check_walk_in_drives_off_today__car_out(  # tasks.world:461
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:461
+def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
 
 
@@ -1151,15 +1123,13 @@ def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
     )
 
 
-def _check_laura_picks_up_and_books_van__van_in_service(  # tasks.world:615
-    ep: CarRentalCounter
-) -> bool:
+# tasks.world:615
+def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter) -> bool:
     return bool(ep.t_cars['4444-DEF'].in_service)
 
 
-def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
-    ep: CarRentalCounter
-) -> bool:
+# tasks.world:616
+def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter) -> bool:
     return any(
         _r21.customer == 'CU001'
         and _r21.car == '4444-DEF'
@@ -1172,9 +1142,8 @@ def _check_laura_picks_up_and_books_van__van_reserved(  # tasks.world:616
     )
 
 
-def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:772
+def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
         and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=1)
@@ -1185,17 +1154,15 @@ def _check_aisha_returns_and_rents_again__clio_returned(  # tasks.world:772
     )
 
 
-def _check_aisha_returns_and_rents_again__clio_parked(  # tasks.world:773
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:773
+def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter) -> rt.Verdict | bool:
     return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'MAD') and rt.expect(
         ep.t_cars['5555-EFG'].mileage_km, '==', 27800, part=1
     )
 
 
-def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
-    ep: CarRentalCounter
-) -> bool:
+# tasks.world:774
+def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter) -> bool:
     return any(
         _r22.customer == 'CU003'
         and _r22.car == '1111-ABC'
@@ -1207,9 +1174,8 @@ def _check_aisha_returns_and_rents_again__new_car_out(  # tasks.world:774
     )
 
 
-def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
+# tasks.world:931
+def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
         and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'VLC', part=1)
@@ -1219,9 +1185,8 @@ def _check_clio_breaks_down_van_instead__clio_returned(  # tasks.world:931
     )
 
 
-def _check_clio_breaks_down_van_instead__clio_in_workshop(  # tasks.world:932
-    ep: CarRentalCounter
-) -> bool:
+# tasks.world:932
+def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter) -> bool:
     return not ep.t_cars['5555-EFG'].in_service
 
 

@@ -316,9 +316,8 @@ class ClinicRecords(Episode):
         self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
 
-    def tool_add_allergy(  # clinic_records.world:146
-        self, patient: Patient, drug: Drug
-    ) -> Patient:
+    # clinic_records.world:146
+    def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:
         (
             'Record that a patient is allergic to a drug. An active prescription of that drug '
             'must be stopped first.'
@@ -333,14 +332,12 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(
                 self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
             ))
-        self.set_field(  # clinic_records.world:155
-            patient, 'allergies', rt.add(patient.allergies, drug.key())
-        )
+        # clinic_records.world:155
+        self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.key()))
         return patient  # clinic_records.world:156
 
-    def tool_record_visit(  # clinic_records.world:159
-        self, patient: Patient, diagnosis: str
-    ) -> Visit:
+    # clinic_records.world:159
+    def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:
         (
             'Record a visit of a patient with the signed-in doctor, taking place now, with a '
             'diagnosis.'
@@ -400,18 +397,16 @@ class ClinicRecords(Episode):
         self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
-    def tool_renew_prescription(  # clinic_records.world:197
-        self, prescription: Prescription, extra_days: int
-    ) -> Prescription:
+    # clinic_records.world:197
+    def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:
         (
             'Extend an active prescription by a number of days. Only the prescribing doctor can '
             'renew; at most 5 renewals.'
         )
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
-        if (  # clinic_records.world:204
-            self.t_visits[prescription.visit].doctor != self.state.current_doctor
-        ):
+        # clinic_records.world:204
+        if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
             raise ToolError(rt.built(
                 self,
                 'Only the prescribing doctor ('
@@ -432,9 +427,8 @@ class ClinicRecords(Episode):
             raise ToolError(rt.built(
                 self, f'Prescription {prescription.id_} has reached the maximum of 5 renewals.'
             ))
-        self.set_field(  # clinic_records.world:208
-            prescription, 'end', prescription.end + dt.timedelta(days=extra_days)
-        )
+        # clinic_records.world:208
+        self.set_field(prescription, 'end', prescription.end + dt.timedelta(days=extra_days))
         self.set_field(  # clinic_records.world:209
             prescription,
             'renewals',
@@ -442,9 +436,8 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:210
 
-    def tool_stop_prescription(  # clinic_records.world:213
-        self, prescription: Prescription, reason: str
-    ) -> Prescription:
+    # clinic_records.world:213
+    def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:
         (
             'Stop an active prescription with a reason. If it would still run past today, it now '
             'ends today.'
@@ -464,9 +457,8 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:227
 
-    def tool_list_doctors(  # clinic_records.world:232
-        self, specialty: Specialty | None
-    ) -> tuple[str, ...]:
+    # clinic_records.world:232
+    def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
         "List the clinic's doctors with their ids, names and specialties."
         return tuple([  # clinic_records.world:237
             _d2.key()
@@ -478,9 +470,8 @@ class ClinicRecords(Episode):
         "Read a doctor's name and specialty."
         return doctor  # clinic_records.world:245
 
-    def tool_search_drugs(  # clinic_records.world:248
-        self, name: str, drug_class: DrugClass | None
-    ) -> tuple[str, ...]:
+    # clinic_records.world:248
+    def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
         (
             'Find drugs in the formulary by name or class, with their codes, names, classes and '
             'the longest course (max days) a prescription may cover.'
@@ -497,9 +488,8 @@ class ClinicRecords(Episode):
         "Read a drug's name, class and the longest course (max days) a prescription may cover."
         return drug  # clinic_records.world:263
 
-    def tool_search_patients(  # clinic_records.world:266
-        self, name: str, birth_date: dt.date | None
-    ) -> tuple[str, ...]:
+    # clinic_records.world:266
+    def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
         (
             'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
             'codes) and registration dates.'
@@ -532,9 +522,8 @@ class ClinicRecords(Episode):
         'Read a visit: its patient, doctor, time and diagnosis.'
         return visit  # clinic_records.world:297
 
-    def tool_list_prescriptions(  # clinic_records.world:300
-        self, patient: Patient, active_only: bool
-    ) -> tuple[str, ...]:
+    # clinic_records.world:300
+    def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
         (
             "List a patient's prescriptions, optionally only the active ones, with each one's "
             'visit, drug code, dose, start and end dates, renewals and status.'
@@ -546,9 +535,8 @@ class ClinicRecords(Episode):
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
 
-    def tool_get_prescription(  # clinic_records.world:309
-        self, prescription: Prescription
-    ) -> Prescription:
+    # clinic_records.world:309
+    def tool_get_prescription(self, prescription: Prescription) -> Prescription:
         (
             'Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
             'status and stop reason.'
@@ -804,9 +792,8 @@ ClinicRecords.TOOLS = tools(
 )
 
 
-def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
-    ep: ClinicRecords
-) -> rt.Verdict | bool:
+# clinic_records.world:420
+def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-18'))
         and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
@@ -814,9 +801,8 @@ def _check_renew_and_add_painkiller__renewed(  # clinic_records.world:420
     )
 
 
-def _check_renew_and_add_painkiller__ibuprofen(  # clinic_records.world:421
-    ep: ClinicRecords
-) -> bool:
+# clinic_records.world:421
+def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords) -> bool:
     return any(
         _p8.visit == 'V001'
         and _p8.drug == 'IBU01'
@@ -857,9 +843,8 @@ def _check_new_child_patient__prescribed(ep: ClinicRecords) -> bool:  # clinic_r
     )
 
 
-def _check_stop_and_record_allergy__stopped(  # clinic_records.world:648
-    ep: ClinicRecords
-) -> rt.Verdict | bool:
+# clinic_records.world:648
+def _check_stop_and_record_allergy__stopped(ep: ClinicRecords) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped)
         and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'angioedema', part=1)
@@ -905,9 +890,8 @@ def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks
     )
 
 
-def _check_strep_throat_with_painkiller__visit_recorded(  # tasks.world:221
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:221
+def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords) -> bool:
     return any(
         _v17.patient == 'P002'
         and _v17.doctor == 'D002'
@@ -964,9 +948,8 @@ def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
     return rt.expect(len(ep.t_visits), '==', len(init.t_visits) + 1)
 
 
-def _check_hypertension_follow_up__renewed(  # tasks.world:338
-    ep: ClinicRecords
-) -> rt.Verdict | bool:
+# tasks.world:338
+def _check_hypertension_follow_up__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-06-19'))
         and rt.expect(ep.t_prescriptions['RX002'].renewals, '==', 2, part=1)
@@ -996,9 +979,8 @@ def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool: 
     )
 
 
-def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:451
+def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords) -> bool:
     return any(
         ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
         and ep.t_visits[_p24.visit].doctor == 'D003'
@@ -1011,9 +993,8 @@ def _check_new_hypertension_patient__lisinopril_started(  # tasks.world:451
     )
 
 
-def _check_renew_and_register_daughter__renewed(  # tasks.world:565
-    ep: ClinicRecords
-) -> rt.Verdict | bool:
+# tasks.world:565
+def _check_renew_and_register_daughter__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-14'))
         and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
@@ -1021,9 +1002,8 @@ def _check_renew_and_register_daughter__renewed(  # tasks.world:565
     )
 
 
-def _check_renew_and_register_daughter__lucia_registered(  # tasks.world:566
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:566
+def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords) -> bool:
     return any(
         _pt25.name == 'Lucia Lopez'
         and _pt25.birth_date == rt.parse_date('2012-08-03')
@@ -1032,9 +1012,8 @@ def _check_renew_and_register_daughter__lucia_registered(  # tasks.world:566
     )
 
 
-def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:567
+def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords) -> bool:
     return any(
         _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
             _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
@@ -1043,9 +1022,8 @@ def _check_renew_and_register_daughter__lucia_allergy(  # tasks.world:567
     )
 
 
-def _check_painkiller_reaction_and_hay_fever__allergy_recorded(  # tasks.world:682
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:682
+def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords) -> bool:
     return any(
         _d28.key() == 'IBU01'
         for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
@@ -1058,9 +1036,8 @@ def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:
     return rt.expect(len(ep.t_patients['P002'].allergies), '==', 1)
 
 
-def _check_painkiller_reaction_and_hay_fever__visit_recorded(  # tasks.world:684
-    ep: ClinicRecords
-) -> bool:
+# tasks.world:684
+def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords) -> bool:
     return any(
         _v29.patient == 'P002'
         and _v29.doctor == 'D002'

@@ -443,9 +443,8 @@ class ClinicScheduling(Episode):
     def fn_age_on(self, birth: dt.date, day: dt.date) -> int:  # clinic.world:171
         'Age in whole years on a given day.'
         years: int = rt.bounded(day.year - birth.year)  # clinic.world:172
-        if (  # clinic.world:173
-            day.month < birth.month or day.month == birth.month and day.day < birth.day
-        ):
+        # clinic.world:173
+        if day.month < birth.month or day.month == birth.month and day.day < birth.day:
             years -= 1  # clinic.world:174
         return years  # clinic.world:176
 
@@ -488,9 +487,8 @@ class ClinicScheduling(Episode):
                 'past.',
             )
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
-            return (  # clinic.world:209
-                f'The clinic is closed on {day}; no appointments can be booked that day.'
-            )
+            # clinic.world:209
+            return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
             return rt.built(  # clinic.world:212
                 self,
@@ -559,9 +557,8 @@ class ClinicScheduling(Episode):
             )
         return None  # clinic.world:234
 
-    def fn_free_slots(  # clinic.world:237
-        self, doctor: Doctor, day: dt.date, kind: VisitKind
-    ) -> tuple[str, ...]:
+    # clinic.world:237
+    def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
         candidates: tuple[str, ...] = tuple([  # clinic.world:240
             _s7.key()
@@ -684,9 +681,8 @@ class ClinicScheduling(Episode):
             )
         ])
 
-    def tool_get_doctor_schedule(  # clinic.world:331
-        self, doctor: Doctor, day: dt.date
-    ) -> DaySchedule:
+    # clinic.world:331
+    def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([  # clinic.world:337
             _a19.key()
@@ -772,9 +768,8 @@ class ClinicScheduling(Episode):
             self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 
-    def tool_reschedule_appointment(  # clinic.world:391
-        self, appointment: Appointment, new_slot: Slot
-    ) -> Appointment:
+    # clinic.world:391
+    def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
         (
             'Move a booked appointment to another slot. Only possible up to the cancellation '
             'notice (24 hours) before it starts.'
@@ -821,9 +816,8 @@ class ClinicScheduling(Episode):
         )
         return appointment  # clinic.world:407
 
-    def tool_cancel_appointment(  # clinic.world:410
-        self, appointment: Appointment
-    ) -> Cancellation:
+    # clinic.world:410
+    def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
         (
             'Cancel a booked appointment. Cancelling less than 24 hours before the start is '
             'allowed but\n'
@@ -898,14 +892,12 @@ class ClinicScheduling(Episode):
                 f'Too late: appointment {appointment.id_} started at '
                 f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
             ))
-        self.set_field(  # clinic.world:444
-            appointment, 'status', _E17_AppointmentStatus_checked_in
-        )
+        # clinic.world:444
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)
         return appointment  # clinic.world:445
 
-    def tool_complete_appointment(  # clinic.world:448
-        self, appointment: Appointment, notes: str
-    ) -> Appointment:
+    # clinic.world:448
+    def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:
         "Close a visit after the patient was seen, with the doctor's notes."
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
@@ -913,9 +905,8 @@ class ClinicScheduling(Episode):
                 f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
                 'and only checked-in patients can be seen.',
             ))
-        self.set_fields(  # clinic.world:455
-            appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes
-        )
+        # clinic.world:455
+        self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
@@ -1426,9 +1417,8 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  
     )
 
 
-def _check_julia_reschedule__checkup_booked(  # tasks.world:46
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
+# tasks.world:46
+def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
         _a28.id_ not in init.t_appointments
         and _a28.patient == 'P1005'
@@ -1444,9 +1434,8 @@ def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
     return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
 
 
-def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:71
+def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling) -> rt.Verdict | bool:
     return rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in)
 
 
@@ -1530,9 +1519,8 @@ def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
     )
 
 
-def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:186
+def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_completed)
         and rt.expect(ep.t_appointments['APT1001'].notes, 'is not', None, part=1)
@@ -1570,9 +1558,8 @@ def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
     )
 
 
-def _check_ahmed_settles_up__rebooked(  # tasks.world:219
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
+# tasks.world:219
+def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
         _a36.id_ not in init.t_appointments
         and _a36.patient == 'P1004'
@@ -1583,9 +1570,8 @@ def _check_ahmed_settles_up__rebooked(  # tasks.world:219
     )
 
 
-def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:220
+def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments['APT1004'].status, '==', _E17_AppointmentStatus_cancelled)
         and not ep.t_appointments['APT1004'].late_cancellation

@@ -413,9 +413,8 @@ class ConcertTicketOffice(Episode):
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
         pass
 
-    def fn_seat_in_section(  # concert_ticket_office.world:156
-        self, seat: str, section: Section
-    ) -> bool:
+    # concert_ticket_office.world:156
+    def fn_seat_in_section(self, seat: str, section: Section) -> bool:
         (
             'Whether a seat label names a seat of the section (a row among its rows, a number up '
             'to seats_per_row, no leading zero).'
@@ -428,22 +427,19 @@ class ConcertTicketOffice(Episode):
                     self, rt.replace(rt.read(self, seat), rt.read(self, letter), '')
                 )
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
-                ok = (  # concert_ticket_office.world:165
-                    rt.text(n) == digits and n >= 1 and n <= section.seats_per_row
-                )
+                # concert_ticket_office.world:165
+                ok = rt.text(n) == digits and n >= 1 and n <= section.seats_per_row
         return ok  # concert_ticket_office.world:168
 
     def fn_owned(self, t: Ticket) -> bool:  # concert_ticket_office.world:171
         'A ticket that is sold or checked in.'
-        return (  # concert_ticket_office.world:172
-            t.status == _E12_TicketStatus_sold or t.status == _E12_TicketStatus_checked_in
-        )
+        # concert_ticket_office.world:172
+        return t.status == _E12_TicketStatus_sold or t.status == _E12_TicketStatus_checked_in
 
     def fn_hold_live(self, o: Order) -> bool:  # concert_ticket_office.world:175
         'A held order whose hold has not expired.'
-        return (  # concert_ticket_office.world:176
-            o.status == _E11_OrderStatus_held and o.hold_expires_at > self.clock
-        )
+        # concert_ticket_office.world:176
+        return o.status == _E11_OrderStatus_held and o.hold_expires_at > self.clock
 
     def fn_blocks_seat(self, t: Ticket) -> bool:  # concert_ticket_office.world:179
         'Whether a ticket keeps its seat from being held by someone else.'
@@ -452,9 +448,8 @@ class ConcertTicketOffice(Episode):
             or t.status == _E12_TicketStatus_held and self.fn_hold_live(self.t_orders[t.order])
         )
 
-    def fn_taken_seats(  # concert_ticket_office.world:185
-        self, event: Event, section: Section
-    ) -> tuple[str, ...]:
+    # concert_ticket_office.world:185
+    def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:
         'The seats of a section that are sold, checked in or under a live hold.'
         return v.unique(tuple(rt.each(  # concert_ticket_office.world:188
             self,
@@ -467,9 +462,8 @@ class ConcertTicketOffice(Episode):
             ]),
         )))
 
-    def fn_owned_count(  # concert_ticket_office.world:191
-        self, customer: Customer, event: Event
-    ) -> int:
+    # concert_ticket_office.world:191
+    def fn_owned_count(self, customer: Customer, event: Event) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
         return len([  # concert_ticket_office.world:194
             _t2
@@ -477,9 +471,8 @@ class ConcertTicketOffice(Episode):
             if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
         ])
 
-    def fn_live_held_count(  # concert_ticket_office.world:197
-        self, customer: Customer, event: Event
-    ) -> int:
+    # concert_ticket_office.world:197
+    def fn_live_held_count(self, customer: Customer, event: Event) -> int:
         'Seats the customer has under live holds for the event.'
         return len([  # concert_ticket_office.world:200
             _t3
@@ -490,9 +483,8 @@ class ConcertTicketOffice(Episode):
             and self.fn_hold_live(self.t_orders[_t3.order])
         ])
 
-    def fn_section_offer(  # concert_ticket_office.world:203
-        self, event: Event, section: Section
-    ) -> SectionOffer:
+    # concert_ticket_office.world:203
+    def fn_section_offer(self, event: Event, section: Section) -> SectionOffer:
         (
             "A section with the event's price for its tier and how many of its seats are free for "
             'the event.'
@@ -546,13 +538,11 @@ class ConcertTicketOffice(Episode):
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
         'List the concert halls with their ids, names and cities.'
-        return tuple([  # concert_ticket_office.world:264
-            _v7.key() for _v7 in rt.each(self, self.t_venues)
-        ])
+        # concert_ticket_office.world:264
+        return tuple([_v7.key() for _v7 in rt.each(self, self.t_venues)])
 
-    def tool_list_sections(  # concert_ticket_office.world:267
-        self, venue: Venue | None
-    ) -> tuple[str, ...]:
+    # concert_ticket_office.world:267
+    def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:
         'List seat sections with their id, venue, name, tier, rows and seats per row.'
         return tuple([  # concert_ticket_office.world:272
             _s8.key()
@@ -562,9 +552,8 @@ class ConcertTicketOffice(Episode):
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
         'Find customers whose name or email contains the text, with their customer id.'
-        wanted: str = rt.built(  # concert_ticket_office.world:280
-            self, rt.built(self, text.strip()).lower()
-        )
+        # concert_ticket_office.world:280
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # concert_ticket_office.world:281
             _c9.key()
             for _c9 in rt.each(self, self.t_customers)
@@ -576,9 +565,8 @@ class ConcertTicketOffice(Episode):
         'Show one customer: id, name and email.'
         return customer  # concert_ticket_office.world:289
 
-    def tool_get_available_seats(  # concert_ticket_office.world:292
-        self, event: Event, section: Section
-    ) -> SeatAvailability:
+    # concert_ticket_office.world:292
+    def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:
         (
             'List the free seats of one section for an event (not sold, checked in or under a '
             "live hold), with the section's price."
@@ -589,17 +577,14 @@ class ConcertTicketOffice(Episode):
                 f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
             ))
-        taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:299
-            event, section
-        )
+        # concert_ticket_office.world:299
+        taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         free: tuple[str, ...] = ()  # concert_ticket_office.world:300
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:301
-            for n in rt.each(  # concert_ticket_office.world:302
-                self, rt.int_range(1, section.seats_per_row + 1)
-            ):
-                label: str = rt.built(  # concert_ticket_office.world:303
-                    self, _C_ROW_LETTERS[r] + rt.text(n)
-                )
+            # concert_ticket_office.world:302
+            for n in rt.each(self, rt.int_range(1, section.seats_per_row + 1)):
+                # concert_ticket_office.world:303
+                label: str = rt.built(self, _C_ROW_LETTERS[r] + rt.text(n))
                 if label not in rt.each(self, taken):  # concert_ticket_office.world:304
                     free = rt.each(self, free) + (label,)  # concert_ticket_office.world:305
         return SeatAvailability(  # concert_ticket_office.world:309
@@ -677,9 +662,8 @@ class ConcertTicketOffice(Episode):
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
         if price is None:  # concert_ticket_office.world:368
             raise ToolError(rt.built(self, f'{event.title} does not sell {section.tier} seats.'))
-        taken: tuple[str, ...] = self.fn_taken_seats(  # concert_ticket_office.world:369
-            event, section
-        )
+        # concert_ticket_office.world:369
+        taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
                 raise ToolError(rt.built(
@@ -735,9 +719,8 @@ class ConcertTicketOffice(Episode):
             False,
         )
 
-    def tool_buy_order(  # concert_ticket_office.world:400
-        self, order: Order, payment: PayMethod
-    ) -> OrderView:
+    # concert_ticket_office.world:400
+    def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:
         'Pay for a held order before its hold expires; its tickets become valid.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
@@ -778,12 +761,10 @@ class ConcertTicketOffice(Episode):
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
         )
-        for _t18 in rt.rows(  # concert_ticket_office.world:416
-            self.t_tickets, rt.each(self, mine)
-        ):
-            self.set_field(  # concert_ticket_office.world:417
-                self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold
-            )
+        # concert_ticket_office.world:416
+        for _t18 in rt.rows(self.t_tickets, rt.each(self, mine)):
+            # concert_ticket_office.world:417
+            self.set_field(self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold)
         return OrderView(  # concert_ticket_office.world:419
             order.key(),
             tuple([
@@ -796,20 +777,17 @@ class ConcertTicketOffice(Episode):
         'Give up a held order before paying; its seats are free again.'
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
-        self.set_field(  # concert_ticket_office.world:432
-            order, 'status', _E11_OrderStatus_released
-        )
+        # concert_ticket_office.world:432
+        self.set_field(order, 'status', _E11_OrderStatus_released)
         for t in rt.each(  # concert_ticket_office.world:433
             self, [_t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()]
         ):
-            self.set_field(  # concert_ticket_office.world:434
-                self.t_tickets[t.id_], 'status', _E12_TicketStatus_released
-            )
+            # concert_ticket_office.world:434
+            self.set_field(self.t_tickets[t.id_], 'status', _E12_TicketStatus_released)
         return order  # concert_ticket_office.world:436
 
-    def tool_transfer_ticket(  # concert_ticket_office.world:439
-        self, ticket: Ticket, to_customer: Customer
-    ) -> Ticket:
+    # concert_ticket_office.world:439
+    def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:
         'Give a sold ticket to another customer before the event starts; they become its holder.'
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
             raise ToolError(rt.built(
@@ -824,9 +802,8 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(
                 self, f'{to_customer.name} already holds ticket {ticket.id_}.'
             ))
-        if (  # concert_ticket_office.world:448
-            self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT
-        ):
+        # concert_ticket_office.world:448
+        if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
             raise ToolError(rt.built(
                 self,
                 f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
@@ -847,9 +824,8 @@ class ConcertTicketOffice(Episode):
                 f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
                 'refunded.',
             ))
-        self.set_field(  # concert_ticket_office.world:460
-            ticket, 'status', _E12_TicketStatus_refunded
-        )
+        # concert_ticket_office.world:460
+        self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
         return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
@@ -875,9 +851,8 @@ class ConcertTicketOffice(Episode):
                 f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
                 '.',
             ))
-        if (  # concert_ticket_office.world:472
-            self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS)
-        ):
+        # concert_ticket_office.world:472
+        if self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS):
             raise ToolError(rt.built(self, f'{self.t_events[ticket.event].title} has ended.'))
         self.set_fields(  # concert_ticket_office.world:473
             ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
@@ -1197,9 +1172,8 @@ ConcertTicketOffice.TOOLS = tools(
 )
 
 
-def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
-    ep: ConcertTicketOffice
-) -> bool:
+# concert_ticket_office.world:691
+def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice) -> bool:
     return any(
         _o21.customer == 'C004'
         and _o21.event == 'E02'
@@ -1210,9 +1184,8 @@ def _check_buy_two_balcony_seats__bought(  # concert_ticket_office.world:691
     )
 
 
-def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
-    ep: ConcertTicketOffice
-) -> bool:
+# concert_ticket_office.world:692
+def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice) -> bool:
     return (
         any(
             _t22.holder == 'C004'
@@ -1233,26 +1206,23 @@ def _check_buy_two_balcony_seats__seats(  # concert_ticket_office.world:692
     )
 
 
-def _check_transfer_and_enter__transferred(  # concert_ticket_office.world:915
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# concert_ticket_office.world:915
+def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003') and rt.expect(
         ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_sold, part=1
     )
 
 
-def _check_transfer_and_enter__entered(  # concert_ticket_office.world:916
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# concert_ticket_office.world:916
+def _check_transfer_and_enter__entered(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
         and rt.expect(ep.t_tickets['TK0001'].checked_in_at, 'is not', None, part=1)
     )
 
 
-def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# concert_ticket_office.world:1139
+def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
         and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
@@ -1260,23 +1230,20 @@ def _check_pay_hold_and_refund__paid(  # concert_ticket_office.world:1139
     )
 
 
-def _check_pay_hold_and_refund__refunded(  # concert_ticket_office.world:1140
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# concert_ticket_office.world:1140
+def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
 
 
-def _check_pay_hold_and_refund__others_kept(  # concert_ticket_office.world:1141
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# concert_ticket_office.world:1141
+def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_sold) and rt.expect(
         ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=1
     )
 
 
-def _check_bruno_sixth_seat__old_hold_released(  # tasks.world:219
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:219
+def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released) and rt.expect(
         ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released, part=1
     )
@@ -1301,9 +1268,8 @@ def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # task
     )
 
 
-def _check_bruno_sixth_seat__six_seats(  # tasks.world:221
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:221
+def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(
         len([
             _t26
@@ -1328,9 +1294,8 @@ def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  
     )
 
 
-def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:447
+def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(
         len([
             _t28
@@ -1346,9 +1311,8 @@ def _check_last_minute_boxes_tonight__both_in(  # tasks.world:447
     )
 
 
-def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:672
+def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
         and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_card, part=1)
@@ -1356,9 +1320,8 @@ def _check_clara_pair_and_porto__first_hold_paid(  # tasks.world:672
     )
 
 
-def _check_clara_pair_and_porto__neighbour_bought(  # tasks.world:673
-    ep: ConcertTicketOffice
-) -> bool:
+# tasks.world:673
+def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice) -> bool:
     return any(
         _t29.holder == 'C003'
         and _t29.event == 'E02'
@@ -1396,18 +1359,16 @@ def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool: 
     )
 
 
-def _check_ana_swaps_tonight_for_strings__refunded(  # tasks.world:902
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:902
+def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
         and rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded, part=1)
     )
 
 
-def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
-    ep: ConcertTicketOffice
-) -> bool:
+# tasks.world:903
+def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice) -> bool:
     return any(
         _o33.customer == 'C001'
         and _o33.event == 'E02'
@@ -1418,9 +1379,8 @@ def _check_ana_swaps_tonight_for_strings__rebooked(  # tasks.world:903
     )
 
 
-def _check_ana_swaps_tonight_for_strings__front_row(  # tasks.world:904
-    ep: ConcertTicketOffice
-) -> bool:
+# tasks.world:904
+def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice) -> bool:
     return (
         any(
             _t34.holder == 'C001'
@@ -1449,9 +1409,8 @@ def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
     )
 
 
-def _check_clara_swaps_to_balcony__balcony_bought(  # tasks.world:1134
-    ep: ConcertTicketOffice
-) -> bool:
+# tasks.world:1134
+def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice) -> bool:
     return any(
         _o36.customer == 'C003'
         and _o36.event == 'E02'
@@ -1483,9 +1442,8 @@ def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool: 
     )
 
 
-def _check_bruno_shares_with_duarte__transferred(  # tasks.world:1362
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
+# tasks.world:1362
+def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0006'].holder, '==', 'C004')
         and rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_sold, part=1)
@@ -1510,9 +1468,8 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
     )
 
 
-def _check_bruno_shares_with_duarte__b6_bought(  # tasks.world:1364
-    ep: ConcertTicketOffice
-) -> bool:
+# tasks.world:1364
+def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice) -> bool:
     return any(
         _t40.holder == 'C004'
         and _t40.event == 'E02'

@@ -285,27 +285,23 @@ class HotelFrontDesk(Episode):
         era: int = y // 400  # hotel_front_desk.world:92
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # hotel_front_desk.world:93
         mp: int = (d.month + 9) % 12  # hotel_front_desk.world:94
-        doy: int = (  # hotel_front_desk.world:95
-            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
-        )
+        # hotel_front_desk.world:95
+        doy: int = rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
         doe: int = rt.bounded(  # hotel_front_desk.world:96
             rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
         )
         return rt.bounded(rt.bounded(era * 146097) + doe)  # hotel_front_desk.world:97
 
-    def fn_nights(  # hotel_front_desk.world:100
-        self, check_in: dt.date, check_out: dt.date
-    ) -> int:
+    # hotel_front_desk.world:100
+    def fn_nights(self, check_in: dt.date, check_out: dt.date) -> int:
         'The number of nights from check_in to check_out.'
-        return rt.bounded(  # hotel_front_desk.world:103
-            self.fn_day_number(check_out) - self.fn_day_number(check_in)
-        )
+        # hotel_front_desk.world:103
+        return rt.bounded(self.fn_day_number(check_out) - self.fn_day_number(check_in))
 
     def fn_holds_room(self, b: Booking) -> bool:  # hotel_front_desk.world:106
         'Whether a booking holds its room (reserved or checked in).'
-        return (  # hotel_front_desk.world:107
-            b.status == _E13_BookingStatus_reserved or b.status == _E13_BookingStatus_checked_in
-        )
+        # hotel_front_desk.world:107
+        return b.status == _E13_BookingStatus_reserved or b.status == _E13_BookingStatus_checked_in
 
     def fn_room_is_free(  # hotel_front_desk.world:110
         self, room: Room, check_in: dt.date, check_out: dt.date, ignore: str
@@ -353,9 +349,8 @@ class HotelFrontDesk(Episode):
             'Look up guests by exact email (case-insensitive) or by part of the name, with their '
             'guest id, name, email and phone.'
         )
-        q: str = rt.built(  # hotel_front_desk.world:166
-            self, rt.built(self, query.strip()).lower()
-        )
+        # hotel_front_desk.world:166
+        q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # hotel_front_desk.world:167
             _g3.key()
             for _g3 in rt.each(self, self.t_guests)
@@ -389,9 +384,8 @@ class HotelFrontDesk(Episode):
         'Show one guest profile: name, email and phone.'
         return guest  # hotel_front_desk.world:193
 
-    def tool_list_rooms(  # hotel_front_desk.world:196
-        self, room_type: RoomType | None
-    ) -> tuple[str, ...]:
+    # hotel_front_desk.world:196
+    def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
         (
             "List the hotel's rooms with their number, room type, nightly rate, capacity and "
             'whether out of service, whatever their bookings.'
@@ -412,32 +406,28 @@ class HotelFrontDesk(Episode):
         'Show one room: its room type, nightly rate, capacity and whether it is out of service.'
         return room  # hotel_front_desk.world:207
 
-    def tool_list_arrivals(  # hotel_front_desk.world:210
-        self, day: dt.date | None
-    ) -> tuple[str, ...]:
+    # hotel_front_desk.world:210
+    def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
         (
             'List the reserved bookings that check in on a day (today by default), with guest, '
             'room, check-out date, number of guests and total.'
         )
-        wanted: dt.date = (  # hotel_front_desk.world:215
-            day if day is not None else self.clock.date()
-        )
+        # hotel_front_desk.world:215
+        wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:216
             _b7.key()
             for _b7 in rt.each(self, self.t_bookings)
             if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
         ])
 
-    def tool_list_departures(  # hotel_front_desk.world:219
-        self, day: dt.date | None
-    ) -> tuple[str, ...]:
+    # hotel_front_desk.world:219
+    def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
         (
             'List the checked-in bookings due to check out on a day (today by default), with '
             'guest, room, check-in date and total.'
         )
-        wanted: dt.date = (  # hotel_front_desk.world:224
-            day if day is not None else self.clock.date()
-        )
+        # hotel_front_desk.world:224
+        wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:225
             _b8.key()
             for _b8 in rt.each(self, self.t_bookings)
@@ -455,9 +445,8 @@ class HotelFrontDesk(Episode):
             if _b9.status == _E13_BookingStatus_checked_in
         ])
 
-    def tool_register_guest(  # hotel_front_desk.world:236
-        self, name: str, email: str, phone: str | None
-    ) -> Guest:
+    # hotel_front_desk.world:236
+    def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
         'Create a guest profile. Each email address belongs to one guest.'
         if any(  # hotel_front_desk.world:243
             rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
@@ -535,17 +524,15 @@ class HotelFrontDesk(Episode):
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:284
             raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
-        if not self.fn_room_is_free(  # hotel_front_desk.world:285
-            self.t_rooms[booking.room], check_in, check_out, booking.id_
-        ):
+        # hotel_front_desk.world:285
+        if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
             raise ToolError(rt.built(
                 self,
                 f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
                 f'nights from {check_in} to {check_out}.',
             ))
-        self.set_fields(  # hotel_front_desk.world:286
-            booking, ('check_in', 'check_out'), check_in, check_out
-        )
+        # hotel_front_desk.world:286
+        self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
         self.set_field(  # hotel_front_desk.world:288
             booking,
             'total',
@@ -575,9 +562,8 @@ class HotelFrontDesk(Episode):
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
             self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
         )
-        self.set_field(  # hotel_front_desk.world:302
-            booking, 'status', _E13_BookingStatus_cancelled
-        )
+        # hotel_front_desk.world:302
+        self.set_field(booking, 'status', _E13_BookingStatus_cancelled)
         self.set_field(  # hotel_front_desk.world:303
             booking,
             'cancellation_fee',
@@ -853,36 +839,32 @@ HotelFrontDesk.TOOLS = tools(
 )
 
 
-def _check_arrivals_and_departures__ana_in(  # hotel_front_desk.world:415
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# hotel_front_desk.world:415
+def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
         and rt.expect(ep.t_bookings['B001'].checked_in_at, 'is not', None, part=1)
     )
 
 
-def _check_arrivals_and_departures__chloe_out(  # hotel_front_desk.world:416
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# hotel_front_desk.world:416
+def _check_arrivals_and_departures__chloe_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
         and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
-def _check_arrivals_and_departures__others_untouched(  # hotel_front_desk.world:417
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# hotel_front_desk.world:417
+def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved)
         and rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=1)
     )
 
 
-def _check_new_guest_double_room__registered(  # hotel_front_desk.world:504
-    ep: HotelFrontDesk
-) -> bool:
+# hotel_front_desk.world:504
+def _check_new_guest_double_room__registered(ep: HotelFrontDesk) -> bool:
     return any(
         _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
         for _g12 in rt.each(ep, ep.t_guests)
@@ -908,9 +890,8 @@ def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
-def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# hotel_front_desk.world:595
+def _check_move_and_cancel__moved(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-21'))
         and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-25'), part=1)
@@ -919,9 +900,8 @@ def _check_move_and_cancel__moved(  # hotel_front_desk.world:595
     )
 
 
-def _check_move_and_cancel__cancelled_with_fee(  # hotel_front_desk.world:596
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# hotel_front_desk.world:596
+def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
         and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
@@ -941,9 +921,8 @@ def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk) -> bool:  # ta
     )
 
 
-def _check_chloe_adds_a_single__double_moved(  # tasks.world:87
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:87
+def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-16'))
         and rt.expect(ep.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-19'), part=1)
@@ -958,18 +937,16 @@ def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
-def _check_chloe_leaves_early_and_rebooks__checked_out(  # tasks.world:179
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:179
+def _check_chloe_leaves_early_and_rebooks__checked_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
         and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
-def _check_chloe_leaves_early_and_rebooks__cancelled_free(  # tasks.world:180
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:180
+def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
         and rt.expect(ep.t_bookings['B005'].cancellation_fee, '==', 0, part=1)
@@ -995,9 +972,8 @@ def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
     return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
 
 
-def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:274
+def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-20'))
         and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-22'), part=1)
@@ -1006,18 +982,16 @@ def _check_ben_shortens_and_brings_colleague__shortened(  # tasks.world:274
     )
 
 
-def _check_ben_shortens_and_brings_colleague__priya_registered(  # tasks.world:275
-    ep: HotelFrontDesk
-) -> bool:
+# tasks.world:275
+def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDesk) -> bool:
     return any(
         _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
         for _g16 in rt.each(ep, ep.t_guests)
     )
 
 
-def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
-    ep: HotelFrontDesk
-) -> bool:
+# tasks.world:276
+def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk) -> bool:
     return any(
         ep.t_guests[_b17.guest].email == 'priya.nair@example.com'
         and _b17.room == '101'
@@ -1030,18 +1004,16 @@ def _check_ben_shortens_and_brings_colleague__priya_booked(  # tasks.world:276
     )
 
 
-def _check_late_checkout_then_arrival__chloe_out(  # tasks.world:378
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:378
+def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
         and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
     )
 
 
-def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:379
+def _check_late_checkout_then_arrival__ben_extended(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B006'].check_in, '==', rt.parse_date('2026-06-10'))
         and rt.expect(ep.t_bookings['B006'].check_out, '==', rt.parse_date('2026-06-13'), part=1)
@@ -1049,18 +1021,16 @@ def _check_late_checkout_then_arrival__ben_extended(  # tasks.world:379
     )
 
 
-def _check_late_checkout_then_arrival__ben_in(  # tasks.world:380
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:380
+def _check_late_checkout_then_arrival__ben_in(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B006'].status, '==', _E13_BookingStatus_checked_in)
         and rt.expect(ep.t_bookings['B006'].checked_in_at, 'is not', None, part=1)
     )
 
 
-def _check_walk_in_takes_room_101__previous_guest_out(  # tasks.world:476
-    ep: HotelFrontDesk
-) -> rt.Verdict | bool:
+# tasks.world:476
+def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
         and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)

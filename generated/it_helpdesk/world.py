@@ -212,15 +212,13 @@ class ITHelpdesk(Episode):
                     'An open ticket has no assignee; every other ticket has one.',
                     'ithelpdesk.world:158',
                 )
-        if not all(  # ithelpdesk.world:161
-            self.fn_assignee_has_skill(_t20) for _t20 in rt.each(self, self.t_tickets)
-        ):
+        # ithelpdesk.world:161
+        if not all(self.fn_assignee_has_skill(_t20) for _t20 in rt.each(self, self.t_tickets)):
             raise InvariantError(
                 "A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161'
             )
-        if not all(  # ithelpdesk.world:164
-            self.fn_escalation_ok(_t21) for _t21 in rt.each(self, self.t_tickets)
-        ):
+        # ithelpdesk.world:164
+        if not all(self.fn_escalation_ok(_t21) for _t21 in rt.each(self, self.t_tickets)):
             raise InvariantError(
                 'An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164'
             )
@@ -318,9 +316,8 @@ class ITHelpdesk(Episode):
 
     def fn_is_done(self, t: Ticket) -> bool:  # ithelpdesk.world:152
         'Resolved or closed.'
-        return (  # ithelpdesk.world:153
-            t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
-        )
+        # ithelpdesk.world:153
+        return t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
         'Sign in as a helpdesk agent; the other actions are taken as this agent.'
@@ -471,14 +468,12 @@ class ITHelpdesk(Episode):
                 f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
                 f'tier {agent.tier}.',
             ))
-        self.set_fields(  # ithelpdesk.world:281
-            ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
-        )
+        # ithelpdesk.world:281
+        self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
         return ticket  # ithelpdesk.world:283
 
-    def tool_add_comment(  # ithelpdesk.world:286
-        self, ticket: Ticket, body: str, internal: bool
-    ) -> Comment:
+    # ithelpdesk.world:286
+    def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:
         (
             'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
             'assigned ticket, it moves to in progress.'
@@ -503,9 +498,8 @@ class ITHelpdesk(Episode):
             self.set_field(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:298
         return comment  # ithelpdesk.world:300
 
-    def tool_escalate_ticket(  # ithelpdesk.world:303
-        self, ticket: Ticket, agent: Agent, reason: str
-    ) -> Ticket:
+    # ithelpdesk.world:303
+    def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:
         (
             'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
             'escalated and hand it to an active tier-2 agent with the skill.'
@@ -534,12 +528,10 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(
                 self, f'{agent.name} is inactive and cannot take new tickets.'
             ))
-        self.set_fields(  # ithelpdesk.world:316
-            ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True
-        )
-        self.set_fields(  # ithelpdesk.world:318
-            ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned
-        )
+        # ithelpdesk.world:316
+        self.set_fields(ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True)
+        # ithelpdesk.world:318
+        self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
         self.insert(  # ithelpdesk.world:320
             self.t_comments,
             Comment(
@@ -555,9 +547,8 @@ class ITHelpdesk(Episode):
         )
         return ticket  # ithelpdesk.world:326
 
-    def tool_resolve_ticket(  # ithelpdesk.world:329
-        self, ticket: Ticket, resolution_note: str
-    ) -> Ticket:
+    # ithelpdesk.world:329
+    def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:
         (
             "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
             'assignee can resolve it.'
@@ -902,9 +893,8 @@ def _check_take_and_resolve__taken(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithe
     )
 
 
-def _check_take_and_resolve__resolved_excel(  # ithelpdesk.world:488
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# ithelpdesk.world:488
+def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(
@@ -953,9 +943,8 @@ def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdes
     )
 
 
-def _check_reopen_and_close__closed_old(  # ithelpdesk.world:729
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# ithelpdesk.world:729
+def _check_reopen_and_close__closed_old(ep: ITHelpdesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
 
 
@@ -969,9 +958,8 @@ def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk) -> bool:  # 
     )
 
 
-def _check_kenji_fixes_the_laptop__resolved_by_kenji(  # tasks.world:118
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:118
+def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
@@ -1006,9 +994,8 @@ def _check_cover_for_sam__handover_noted(ep: ITHelpdesk) -> bool:  # tasks.world
     )
 
 
-def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:377
+def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
         and rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_closed, part=1)
@@ -1016,9 +1003,8 @@ def _check_rita_closes_old_and_fixes_vpn__old_closed(  # tasks.world:377
     )
 
 
-def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(  # tasks.world:378
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:378
+def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
@@ -1042,9 +1028,8 @@ def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk) -> bool:  # 
     )
 
 
-def _check_sam_hands_excel_to_senior__escalated(  # tasks.world:501
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:501
+def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         ep.t_tickets['TK0003'].escalated
         and rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03')
@@ -1094,9 +1079,8 @@ def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk) -> bool:  # tasks.wo
     )
 
 
-def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:766
+def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_tickets['TK0007'].reopen_count, '==', 1)
         and rt.expect(ep.t_tickets['TK0007'].resolution_note, '==', '', part=1)
@@ -1105,17 +1089,15 @@ def _check_meeting_room_wifi_again__reopened(  # tasks.world:766
     )
 
 
-def _check_meeting_room_wifi_again__escalated(  # tasks.world:767
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:767
+def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:
     return ep.t_tickets['TK0007'].escalated and rt.expect(
         ep.t_tickets['TK0007'].priority, '==', _E8_Priority_high
     )
 
 
-def _check_meeting_room_wifi_again__plan_noted(  # tasks.world:768
-    ep: ITHelpdesk
-) -> rt.Verdict | bool:
+# tasks.world:768
+def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_in_progress) and any(
         _c18.ticket == 'TK0007'
         and _c18.author == 'A03'

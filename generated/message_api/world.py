@@ -171,9 +171,8 @@ class MessageAPI(Episode):
 
     def fn_logged_in(self) -> bool:  # message_api.world:111
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return (  # message_api.world:114
-            self.state.current_user is not None and rt.present(self.state.current_user) != ''
-        )
+        # message_api.world:114
+        return self.state.current_user is not None and rt.present(self.state.current_user) != ''
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
         'The receiver of an inbox entry: its first (only) key.'
@@ -197,12 +196,10 @@ class MessageAPI(Episode):
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
         'Log in a user with the given user ID to messeage application.'
-        if user_id not in rt.each(  # message_api.world:143
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
-            return LoginResult(  # message_api.world:144
-                False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.')
-            )
+        # message_api.world:143
+        if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
+            # message_api.world:144
+            return LoginResult(False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.'))
         self.set_state('current_user', user_id)  # message_api.world:146
         return LoginResult(  # message_api.world:147
             True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
@@ -212,26 +209,22 @@ class MessageAPI(Episode):
         'Get the login status of the current user.'
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    def tool_send_message(  # message_api.world:154
-        self, receiver_id: str, message: str
-    ) -> SendResult:
+    # message_api.world:154
+    def tool_send_message(self, receiver_id: str, message: str) -> SendResult:
         'Send a message to a user.'
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
-        if receiver_id not in rt.each(  # message_api.world:161
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
+        # message_api.world:161
+        if receiver_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             raise ToolError(rt.built(self, f'Receiver ID \'{rt.text(receiver_id)}\' not found.'))
         new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
             self.charge(1)
             new_id = self.random_source().randint(10000, 99999)  # message_api.world:165
-        self.set_state(  # message_api.world:167
-            'generated_ids', rt.add(self.state.generated_ids, new_id)
-        )
-        self.set_state(  # message_api.world:168
-            'inbox', self.state.inbox + ({receiver_id: message},)
-        )
+        # message_api.world:167
+        self.set_state('generated_ids', rt.add(self.state.generated_ids, new_id))
+        # message_api.world:168
+        self.set_state('inbox', self.state.inbox + ({receiver_id: message},))
         self.set_state(  # message_api.world:169
             'message_count', rt.python_augmented(self, '+', self.state.message_count, 1)
         )
@@ -282,21 +275,17 @@ class MessageAPI(Episode):
         'Add a contact to the workspace.'
         if user_name in self.state.user_map:  # message_api.world:214
             raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
-        self.set_state(  # message_api.world:215
-            'user_count', rt.python_augmented(self, '+', self.state.user_count, 1)
-        )
+        # message_api.world:215
+        self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))
         user_id: str = rt.python_grown(  # message_api.world:216
             self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
         )
-        if user_id in rt.each(  # message_api.world:219
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
-            raise rt.KeptError(rt.built(  # message_api.world:220
-                self, f'User ID \'{rt.text(user_id)}\' already exists.'
-            ))
-        self.set_state(  # message_api.world:222
-            'user_map', {**self.state.user_map, user_name: user_id}
-        )
+        # message_api.world:219
+        if user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
+            # message_api.world:220
+            raise rt.KeptError(rt.built(self, f'User ID \'{rt.text(user_id)}\' already exists.'))
+        # message_api.world:222
+        self.set_state('user_map', {**self.state.user_map, user_name: user_id})
         return AddedContact(  # message_api.world:223
             True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
@@ -316,9 +305,8 @@ class MessageAPI(Episode):
             if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
                 self, rt.built(self, rt.text(content)).lower()
             ):
-                hits = rt.each(self, hits) + (  # message_api.world:242
-                    SearchHit(self.fn_receiver_of(entry), content),
-                )
+                # message_api.world:242
+                hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
@@ -327,9 +315,8 @@ class MessageAPI(Episode):
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
         for entry in rt.each(self, self.state.inbox):  # message_api.world:251
-            receivers = rt.add(  # message_api.world:252
-                rt.each(self, receivers), self.fn_receiver_of(entry)
-            )
+            # message_api.world:252
+            receivers = rt.add(rt.each(self, receivers), self.fn_receiver_of(entry))
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
 

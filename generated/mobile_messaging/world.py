@@ -212,12 +212,16 @@ class MobileMessaging(Episode):
     SEED: ClassVar[int] = 11
     POLICY: ClassVar[str] = (
         'You act on behalf of the user who signs in, and only for them.\n'
-        '- Sign in with the phone number and password the user gives you; never guess a password.\n'
-        '- Find people and conversations by what the user tells you (a name, a phone number), and\n'
+        '- Sign in with the phone number and password the user gives you; never guess a '
+        'password.\n'
+        '- Find people and conversations by what the user tells you (a name, a phone number), '
+        'and\n'
         'look their ids up with the tools: never make an id up.\n'
-        '- Send exactly the text the user asks you to send, to the person or group they name; ask\n'
+        '- Send exactly the text the user asks you to send, to the person or group they name; '
+        'ask\n'
         'when the recipient or the wording is unclear.\n'
-        '- Reading a conversation does not mark it as read: mark messages read only when the user\n'
+        '- Reading a conversation does not mark it as read: mark messages read only when the '
+        'user\n'
         'has seen them or asks you to.\n'
         '- Delete messages, remove contacts and archive chats only when the user asks you to.\n'
         '- Sign out at the end when the user asks you to.'
@@ -364,9 +368,8 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return Profile(  # messaging.world:182
-            user.id_, user.name, user.phone, user.email, user.presence
-        )
+        # messaging.world:182
+        return Profile(user.id_, user.name, user.phone, user.email, user.presence)
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
         return ContactCard(  # messaging.world:192
@@ -379,9 +382,8 @@ class MobileMessaging(Episode):
             self.state.last_seen.get(self.t_users[contact.user].id_),
         )
 
-    def fn_direct_conversation(  # messaging.world:203
-        self, a: User, b: User
-    ) -> Conversation | None:
+    # messaging.world:203
+    def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:
         'The one-to-one chat between two users, if any.'
         for c in rt.each(self, self.t_conversations):  # messaging.world:206
             if (  # messaging.world:207
@@ -400,9 +402,8 @@ class MobileMessaging(Episode):
             and reader.key() not in rt.each(self, _m1.read_by)
         ])
 
-    def fn_delivery_for(  # messaging.world:218
-        self, conversation: Conversation, sender: User
-    ) -> Delivery:
+    # messaging.world:218
+    def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple([  # messaging.world:221
             _u2.key()
@@ -416,9 +417,8 @@ class MobileMessaging(Episode):
             return _E8_Delivery_delivered  # messaging.world:223
         return _E8_Delivery_sent  # messaging.world:225
 
-    def fn_summary(  # messaging.world:228
-        self, conversation: Conversation, viewer: User
-    ) -> ConversationSummary:
+    # messaging.world:228
+    def fn_summary(self, conversation: Conversation, viewer: User) -> ConversationSummary:
         title: str = ''  # messaging.world:230
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
@@ -439,9 +439,8 @@ class MobileMessaging(Episode):
                     ),
                 )
             case ConversationKind.group:  # messaging.world:235
-                title = (  # messaging.world:236
-                    conversation.title if conversation.title is not None else 'Group'
-                )
+                # messaging.world:236
+                title = conversation.title if conversation.title is not None else 'Group'
         history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
             rt.each(
                 self,
@@ -520,13 +519,11 @@ class MobileMessaging(Episode):
         'Show the profile (id, name, phone, email, presence) of the signed-in user.'
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
-        return self.fn_profile(  # messaging.world:293
-            self.t_users[rt.present(self.state.current_user)]
-        )
+        # messaging.world:293
+        return self.fn_profile(self.t_users[rt.present(self.state.current_user)])
 
-    def tool_list_contacts(  # messaging.world:298
-        self, favorites_only: bool
-    ) -> tuple[ContactCard, ...]:
+    # messaging.world:298
+    def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
         (
             "List the signed-in user's contacts in alphabetical order, with their user ids and "
             'phone numbers.'
@@ -574,9 +571,8 @@ class MobileMessaging(Episode):
             )
         ])
 
-    def tool_add_contact(  # messaging.world:321
-        self, phone: str, name: str | None, favorite: bool
-    ) -> ContactCard:
+    # messaging.world:321
+    def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:
         "Add a person who has an account on the app to the signed-in user's contacts."
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
@@ -624,9 +620,8 @@ class MobileMessaging(Episode):
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
         return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
 
-    def tool_set_favorite_contact(  # messaging.world:352
-        self, contact: Contact, favorite: bool
-    ) -> ContactCard:
+    # messaging.world:352
+    def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:
         "Mark or unmark one of the signed-in user's contacts as a favorite."
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
@@ -635,9 +630,8 @@ class MobileMessaging(Episode):
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    def tool_list_conversations(  # messaging.world:366
-        self, include_archived: bool
-    ) -> tuple[ConversationSummary, ...]:
+    # messaging.world:366
+    def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:
         "List the signed-in user's conversations, most recent activity first, with unread counts."
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
@@ -669,9 +663,8 @@ class MobileMessaging(Episode):
         )
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
-        if self.state.current_user not in rt.each(  # messaging.world:384
-            self, conversation.participants
-        ):
+        # messaging.world:384
+        if self.state.current_user not in rt.each(self, conversation.participants):
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
@@ -695,9 +688,8 @@ class MobileMessaging(Episode):
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
-    def tool_create_group(  # messaging.world:395
-        self, title: str, members: tuple[str, ...]
-    ) -> ConversationSummary:
+    # messaging.world:395
+    def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:
         'Create a group conversation with the signed-in user and at least two other people.'
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
@@ -705,9 +697,8 @@ class MobileMessaging(Episode):
         unknown: tuple[str, ...] = tuple([  # messaging.world:403
             _id23 for _id23 in rt.each(self, members) if _id23 not in self.t_users
         ])
-        unknown_list: str = rt.built(  # messaging.world:404
-            self, rt.join(', ', rt.each(self, unknown))
-        )
+        # messaging.world:404
+        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))
         if len(unknown) != 0:  # messaging.world:405
             raise ToolError(rt.built(self, f'No user with id {unknown_list}.'))
         if me.id_ in rt.each(self, members):  # messaging.world:406
@@ -727,9 +718,8 @@ class MobileMessaging(Episode):
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    def tool_archive_conversation(  # messaging.world:417
-        self, conversation: Conversation
-    ) -> ConversationSummary:
+    # messaging.world:417
+    def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
         (
             "Move a conversation to the signed-in user's archive. The other participants are not "
             'affected.'
@@ -745,14 +735,12 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(
                 self, f'Conversation {conversation.id_} is already archived.'
             ))
-        self.set_field(  # messaging.world:426
-            conversation, 'archived_by', conversation.archived_by + (me.key(),)
-        )
+        # messaging.world:426
+        self.set_field(conversation, 'archived_by', conversation.archived_by + (me.key(),))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    def tool_unarchive_conversation(  # messaging.world:430
-        self, conversation: Conversation
-    ) -> ConversationSummary:
+    # messaging.world:430
+    def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:
         "Bring a conversation back from the signed-in user's archive to the main list."
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
@@ -763,9 +751,8 @@ class MobileMessaging(Episode):
             ))
         if me.key() not in rt.each(self, conversation.archived_by):  # messaging.world:438
             raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
-        self.set_field(  # messaging.world:439
-            conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
-        )
+        # messaging.world:439
+        self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
@@ -783,9 +770,8 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
         if recipient.key() == me.key():  # messaging.world:458
             raise ToolError('You cannot send a message to yourself.')
-        existing: Conversation | None = self.fn_direct_conversation(  # messaging.world:459
-            me, recipient
-        )
+        # messaging.world:459
+        existing: Conversation | None = self.fn_direct_conversation(me, recipient)
         conversation_id: str = ''  # messaging.world:460
         if existing is not None:  # messaging.world:461
             conversation_id = existing.id_  # messaging.world:462
@@ -818,9 +804,8 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:481
 
-    def tool_reply_in_conversation(  # messaging.world:484
-        self, conversation: Conversation, body: str
-    ) -> Message:
+    # messaging.world:484
+    def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
         (
             'Post a message in an existing conversation (direct or group). An archived '
             'conversation comes back to the main list.'
@@ -854,23 +839,20 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
-        if me.key() not in rt.each(  # messaging.world:515
-            self, self.t_conversations[message.conversation].participants
-        ):
+        # messaging.world:515
+        if me.key() not in rt.each(self, self.t_conversations[message.conversation].participants):
             raise ToolError(rt.built(
                 self, f'Message {message.id_} is not in one of your conversations.'
             ))
         if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
-            self.set_field(  # messaging.world:517
-                message, 'read_by', rt.add(message.read_by, me.key())
-            )
+            # messaging.world:517
+            self.set_field(message, 'read_by', rt.add(message.read_by, me.key()))
         if message.delivery == _E8_Delivery_sent:  # messaging.world:520
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    def tool_mark_conversation_read(  # messaging.world:526
-        self, conversation: Conversation
-    ) -> int:
+    # messaging.world:526
+    def tool_mark_conversation_read(self, conversation: Conversation) -> int:
         (
             'Mark every message of a conversation as read by the signed-in user. Returns how many '
             'were unread.'
@@ -889,9 +871,8 @@ class MobileMessaging(Episode):
             and me.key() not in rt.each(self, _m25.read_by)
         ])
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
-            self.set_field(  # messaging.world:536
-                m, 'read_by', rt.add(rt.each(self, m.read_by), me.key())
-            )
+            # messaging.world:536
+            self.set_field(m, 'read_by', rt.add(rt.each(self, m.read_by), me.key()))
             if m.delivery == _E8_Delivery_sent:  # messaging.world:537
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
@@ -922,9 +903,8 @@ class MobileMessaging(Episode):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if unread > 0:  # messaging.world:553
                 counts = {**rt.each(self, counts), c.id_: unread}  # messaging.world:554
-        return UnreadSummary(  # messaging.world:557
-            sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts
-        )
+        # messaging.world:557
+        return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         (
@@ -1242,9 +1222,8 @@ def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks
     )
 
 
-def _check_reply_to_priya__replied(  # tasks.world:18
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:18
+def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m32.id_ not in init.t_messages
         and _m32.conversation == 'CONV102'
@@ -1306,9 +1285,8 @@ def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # ta
     )
 
 
-def _check_paris_trip_group__daniel_told(  # tasks.world:74
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:74
+def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m38.id_ not in init.t_messages
         and _m38.conversation == 'CONV101'
@@ -1332,9 +1310,8 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # task
     )
 
 
-def _check_clean_up_contacts__favorites(  # tasks.world:96
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:96
+def _check_clean_up_contacts__favorites(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(
         v.unique(tuple(rt.each(
             ep,
@@ -1349,9 +1326,8 @@ def _check_clean_up_contacts__favorites(  # tasks.world:96
     )
 
 
-def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:122
+def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m41.id_ not in init.t_messages
         and _m41.conversation == 'CONV101'
@@ -1361,9 +1337,8 @@ def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
     )
 
 
-def _check_weekend_catch_up__crew_answered(  # tasks.world:123
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:123
+def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m42.id_ not in init.t_messages
         and _m42.conversation == 'CONV103'
@@ -1381,9 +1356,8 @@ def _check_weekend_catch_up__both_read(ep: MobileMessaging) -> bool:  # tasks.wo
     )
 
 
-def _check_weekend_catch_up__signed_in(  # tasks.world:125
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:125
+def _check_weekend_catch_up__signed_in(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(ep.state.current_user, 'is not', None) and rt.expect(
         ep.t_users[rt.present(ep.state.current_user)].id_, '==', 'U001', part=1
     )
@@ -1405,9 +1379,8 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # ta
     return bool(ep.t_contacts['CT107'].favorite)
 
 
-def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:157
+def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return (
         all(
             _m46.conversation != 'CONV103' or 'U002' in rt.each(ep, _m46.read_by)
@@ -1423,17 +1396,15 @@ def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
     )
 
 
-def _check_daniel_catches_up__signed_out(  # tasks.world:158
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:158
+def _check_daniel_catches_up__signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(ep.state.current_user, 'is', None) and rt.expect(
         ep.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
     )
 
 
-def _check_hana_q4_follow_up__replied(  # tasks.world:186
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:186
+def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m48.id_ not in init.t_messages
         and _m48.conversation == 'CONV104'
@@ -1491,9 +1462,8 @@ def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # ta
     return any(_c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts))
 
 
-def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:217
+def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
     return (
         rt.expect(ep.state.current_user, 'is', None)
         and 'U001' in ep.state.last_seen

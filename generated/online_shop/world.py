@@ -444,9 +444,8 @@ class OnlineShop(Episode):
             enough = True  # shop.world:201
         return enough  # shop.world:204
 
-    def fn_adjust_balance(  # shop.world:207
-        self, method: PaymentMethod, delta: float
-    ) -> PaymentMethod:
+    # shop.world:207
+    def fn_adjust_balance(self, method: PaymentMethod, delta: float) -> PaymentMethod:
         'The method after a charge (delta < 0) or refund (delta > 0).'
         result: PaymentMethod = method  # shop.world:210
         if isinstance(method, GiftCard):  # shop.world:212
@@ -616,9 +615,8 @@ class OnlineShop(Episode):
                     f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
                     f') left in stock; {items[id_]} requested.',
                 ))
-        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:373
-            payment_method_id
-        )
+        # shop.world:373
+        method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)
         if method is None:  # shop.world:374
             raise ToolError(rt.built(
                 self, f'Customer {customer.id_} has no payment method {payment_method_id}.'
@@ -725,9 +723,8 @@ class OnlineShop(Episode):
                     self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                 ),
             )
-        self.set_fields(  # shop.world:412
-            order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason
-        )
+        # shop.world:412
+        self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
@@ -743,9 +740,8 @@ class OnlineShop(Episode):
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    def tool_swap_order_item(  # shop.world:429
-        self, order: Order, old_item: Variant, new_item: Variant
-    ) -> Order:
+    # shop.world:429
+    def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         (
             'Switch one item of a pending order to another option (size, colour, ...) of the '
             'same\n'
@@ -780,9 +776,8 @@ class OnlineShop(Episode):
                 self,
                 f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.',
             ))
-        difference: float = round(  # shop.world:446
-            (new_item.price - old_item.price) * quantity, 2
-        )
+        # shop.world:446
+        difference: float = round((new_item.price - old_item.price) * quantity, 2)
         customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
@@ -839,9 +834,8 @@ class OnlineShop(Episode):
                 )
             else:
                 updated = rt.each(self, updated) + (line,)  # shop.world:477
-        self.set_field(  # shop.world:480
-            order, 'items', v.check_length(updated, 'Order.items', 1, None)
-        )
+        # shop.world:480
+        self.set_field(order, 'items', v.check_length(updated, 'Order.items', 1, None))
         self.set_field(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:481
         self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
@@ -852,9 +846,8 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
             ))
-        if any(  # shop.world:493
-            _o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)
-        ):
+        # shop.world:493
+        if any(_o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)):
             raise ToolError(rt.built(
                 self, f'Tracking number {tracking_number} is already used by another order.'
             ))
@@ -903,9 +896,8 @@ class OnlineShop(Episode):
         if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = self.t_customers[order.customer]  # shop.world:524
-        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
-            refund_method_id
-        )
+        # shop.world:525
+        method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)
         if method is None:  # shop.world:526
             raise ToolError(rt.built(
                 self, f'Customer {customer.id_} has no payment method {refund_method_id}.'
@@ -957,9 +949,8 @@ class OnlineShop(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    def tool_receive_return(  # shop.world:541
-        self, return_request: ReturnRequest
-    ) -> ReturnRequest:
+    # shop.world:541
+    def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         (
             'Record that a returned parcel reached the warehouse: the items go back to stock and '
             'the refund is paid.'
@@ -1004,9 +995,8 @@ class OnlineShop(Episode):
         self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    def tool_issue_gift_card(  # shop.world:567
-        self, customer: Customer, amount: float
-    ) -> PaymentMethod:
+    # shop.world:567
+    def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
         (
             'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
             'their payment methods.'
@@ -1015,9 +1005,8 @@ class OnlineShop(Episode):
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
         )
-        self.set_field(  # shop.world:574
-            customer, 'payment_methods', {**customer.payment_methods, card.id_: card}
-        )
+        # shop.world:574
+        self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
@@ -1379,9 +1368,8 @@ def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  
     )
 
 
-def _check_cancel_and_reorder__restocked(  # tasks.world:21
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:21
+def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
         and rt.expect(
@@ -1390,9 +1378,8 @@ def _check_cancel_and_reorder__restocked(  # tasks.world:21
     )
 
 
-def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:22
+def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
         _o25.id_ not in init.t_orders
         and _o25.customer == 'C01'
@@ -1403,9 +1390,8 @@ def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
     )
 
 
-def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:23
+def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 30.05
     )
@@ -1442,9 +1428,8 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
     )
 
 
-def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:49
+def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V4003'].stock, '==', 4) and rt.expect(
         ep.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
     )
@@ -1460,9 +1445,8 @@ def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # 
     return rt.expect(ep.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
 
 
-def _check_return_headphones__refund_paid(  # tasks.world:74
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:74
+def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
         _r27.id_ not in init.t_returns
         and _r27.order == '#W2290175'
@@ -1473,17 +1457,15 @@ def _check_return_headphones__refund_paid(  # tasks.world:74
     )
 
 
-def _check_return_headphones__gift_card_credited(  # tasks.world:75
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:75
+def _check_return_headphones__gift_card_credited(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 259.0
     )
 
 
-def _check_return_headphones__restocked(  # tasks.world:76
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:76
+def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
 
 
@@ -1510,9 +1492,8 @@ def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  
     )
 
 
-def _check_dispatch_day__office_address(  # tasks.world:101
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:101
+def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
         and rt.expect(ep.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
@@ -1534,9 +1515,8 @@ def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:
     )
 
 
-def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:126
+def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
         _o29.id_ not in init.t_orders
         and _o29.customer == 'C04'
@@ -1546,15 +1526,13 @@ def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
     )
 
 
-def _check_goodwill_gift_card__one_order(  # tasks.world:127
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:127
+def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_orders), '==', len(init.t_orders) + 1)
 
 
-def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:128
+def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
 
 
@@ -1574,9 +1552,8 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
     )
 
 
-def _check_chloe_return_and_change__size_m(  # tasks.world:160
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:160
+def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
         len(ep.t_orders['#W3391820'].transactions),
         '==',
@@ -1595,9 +1572,8 @@ def _check_chloe_return_and_change__new_address(  # tasks.world:161
     )
 
 
-def _check_store_credit_shopping__return_done(  # tasks.world:189
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:189
+def _check_store_credit_shopping__return_done(ep: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
         and rt.expect(ep.t_orders['#W9046211'].status, '==', _E11_OrderStatus_returned, part=1)
@@ -1610,9 +1586,8 @@ def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
     return rt.expect(ep.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
 
 
-def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:191
+def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
         _o31.id_ not in init.t_orders
         and _o31.customer == 'C05'
@@ -1624,9 +1599,8 @@ def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
     )
 
 
-def _check_store_credit_shopping__credit_left(  # tasks.world:192
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:192
+def _check_store_credit_shopping__credit_left(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 71.51
     )
@@ -1666,9 +1640,8 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
     )
 
 
-def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:223
+def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
         _o35.id_ not in init.t_orders
         and _o35.customer == 'C02'

@@ -360,24 +360,20 @@ class PublicLibrary(Episode):
         era: int = y // 400  # public_library.world:141
         yoe: int = rt.bounded(y - rt.bounded(era * 400))  # public_library.world:142
         mp: int = (d.month + 9) % 12  # public_library.world:143
-        doy: int = (  # public_library.world:144
-            rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
-        )
+        # public_library.world:144
+        doy: int = rt.bounded((rt.bounded(153 * mp) + 2) // 5 + d.day) - 1
         doe: int = rt.bounded(  # public_library.world:145
             rt.bounded(rt.bounded(rt.bounded(yoe * 365) + yoe // 4) - yoe // 100) + doy
         )
         return rt.bounded(rt.bounded(era * 146097) + doe)  # public_library.world:146
 
-    def fn_late_fee_for(  # public_library.world:149
-        self, due: dt.date, returned: dt.date
-    ) -> float:
+    # public_library.world:149
+    def fn_late_fee_for(self, due: dt.date, returned: dt.date) -> float:
         'The fee for returning on `returned` a copy due on `due`.'
-        late: int = rt.bounded(  # public_library.world:152
-            self.fn_day_number(returned) - self.fn_day_number(due)
-        )
-        return (  # public_library.world:153
-            round(late * _C_LATE_FEE_PER_DAY, 2) if late > 0 else 0.0
-        )
+        # public_library.world:152
+        late: int = rt.bounded(self.fn_day_number(returned) - self.fn_day_number(due))
+        # public_library.world:153
+        return round(late * _C_LATE_FEE_PER_DAY, 2) if late > 0 else 0.0
 
     def fn_expected_fee(self, loan: Loan) -> float:  # public_library.world:156
         'The late fee a loan should carry: none while it is open.'
@@ -453,9 +449,8 @@ class PublicLibrary(Episode):
 
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
         'A hold shown with its book and queue position.'
-        return HoldLine(  # public_library.world:206
-            hold.key(), hold.book, self.fn_queue_position(hold)
-        )
+        # public_library.world:206
+        return HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
         (
@@ -522,9 +517,8 @@ class PublicLibrary(Episode):
             'Find members whose name or email contains the text, with their card number, email, '
             'unpaid fees and the day they joined.'
         )
-        wanted: str = rt.built(  # public_library.world:284
-            self, rt.built(self, text.strip()).lower()
-        )
+        # public_library.world:284
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # public_library.world:285
             _m14.key()
             for _m14 in rt.each(self, self.t_members)
@@ -552,9 +546,8 @@ class PublicLibrary(Episode):
             ]),
         )
 
-    def tool_list_loans(  # public_library.world:301
-        self, member: Member, open_only: bool
-    ) -> tuple[LoanLine, ...]:
+    # public_library.world:301
+    def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
         (
             "List a member's loans, each with its copy, book, due date, whether renewed, return "
             'date and late fee; the open ones only by default.'
@@ -634,9 +627,8 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(
                 self, f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.'
             ))
-        queue: tuple[str, ...] = self.fn_hold_queue(  # public_library.world:351
-            self.t_books[copy_.book]
-        )
+        # public_library.world:351
+        queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
         if len(queue) > 0:  # public_library.world:352
             if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
                 raise ToolError(rt.built(
@@ -709,9 +701,8 @@ class PublicLibrary(Episode):
                 f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
                 'not renewed.',
             ))
-        if (  # public_library.world:388
-            len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0
-        ):
+        # public_library.world:388
+        if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
             raise ToolError(rt.built(
                 self,
                 f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
@@ -1066,9 +1057,8 @@ PublicLibrary.TOOLS = tools(
 )
 
 
-def _check_late_return_and_new_loan__returned(  # public_library.world:536
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# public_library.world:536
+def _check_late_return_and_new_loan__returned(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
@@ -1076,15 +1066,13 @@ def _check_late_return_and_new_loan__returned(  # public_library.world:536
     )
 
 
-def _check_late_return_and_new_loan__charged(  # public_library.world:537
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# public_library.world:537
+def _check_late_return_and_new_loan__charged(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
 
 
-def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
-    ep: PublicLibrary
-) -> bool:
+# public_library.world:538
+def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary) -> bool:
     return any(
         _l24.member == 'M001'
         and _l24.copy_ == 'C0006'
@@ -1094,32 +1082,28 @@ def _check_late_return_and_new_loan__borrowed(  # public_library.world:538
     )
 
 
-def _check_pay_then_borrow_and_renew__paid(  # public_library.world:654
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# public_library.world:654
+def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M002'].fees_due, '==', 7.5)
 
 
-def _check_pay_then_borrow_and_renew__ben_borrowed(  # public_library.world:655
-    ep: PublicLibrary
-) -> bool:
+# public_library.world:655
+def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary) -> bool:
     return any(
         _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
         for _l25 in rt.each(ep, ep.t_loans)
     )
 
 
-def _check_pay_then_borrow_and_renew__renewed(  # public_library.world:656
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# public_library.world:656
+def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary) -> rt.Verdict | bool:
     return ep.t_loans['L003'].renewed and rt.expect(
         ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')
     )
 
 
-def _check_swap_holds__dune_cancelled(  # public_library.world:773
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# public_library.world:773
+def _check_swap_holds__dune_cancelled(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
 
 
@@ -1132,9 +1116,8 @@ def _check_swap_holds__beloved_held(ep: PublicLibrary) -> bool:  # public_librar
     )
 
 
-def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:113
+def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
@@ -1142,9 +1125,8 @@ def _check_dune_passes_to_next_in_line__dune_returned(  # tasks.world:113
     )
 
 
-def _check_dune_passes_to_next_in_line__chloe_borrowed(  # tasks.world:114
-    ep: PublicLibrary
-) -> bool:
+# tasks.world:114
+def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary) -> bool:
     return any(
         _l27.member == 'M003'
         and _l27.copy_ == 'C0003'
@@ -1154,15 +1136,13 @@ def _check_dune_passes_to_next_in_line__chloe_borrowed(  # tasks.world:114
     )
 
 
-def _check_dune_passes_to_next_in_line__hold_fulfilled(  # tasks.world:115
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:115
+def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
 
 
-def _check_dune_passes_to_next_in_line__fees_paid(  # tasks.world:116
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:116
+def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
 
 
@@ -1174,9 +1154,8 @@ def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
     )
 
 
-def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:242
+def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
@@ -1184,9 +1163,8 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(  # tasks.world:242
     )
 
 
-def _check_chloe_swaps_hold_and_books__beloved_borrowed(  # tasks.world:243
-    ep: PublicLibrary
-) -> bool:
+# tasks.world:243
+def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary) -> bool:
     return any(
         _l28.member == 'M003'
         and _l28.copy_ == 'C0004'
@@ -1196,9 +1174,8 @@ def _check_chloe_swaps_hold_and_books__beloved_borrowed(  # tasks.world:243
     )
 
 
-def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:361
+def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
@@ -1206,9 +1183,8 @@ def _check_chloe_settles_up__returned_on_time(  # tasks.world:361
     )
 
 
-def _check_chloe_settles_up__fees_cleared(  # tasks.world:362
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:362
+def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
 
 
@@ -1222,15 +1198,13 @@ def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary) -> bool:  # tas
     )
 
 
-def _check_ben_pays_borrows_and_queues__paid_just_enough(  # tasks.world:481
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:481
+def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M002'].fees_due, '==', 10.0)
 
 
-def _check_ben_pays_borrows_and_queues__beloved_borrowed(  # tasks.world:482
-    ep: PublicLibrary
-) -> bool:
+# tasks.world:482
+def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary) -> bool:
     return any(
         _l30.member == 'M002'
         and ep.t_copies[_l30.copy_].book == '9781400033416'
@@ -1249,9 +1223,8 @@ def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary) -> bool: 
     )
 
 
-def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:605
+def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         ep.t_loans['L003'].renewed
         and rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
@@ -1259,9 +1232,8 @@ def _check_ana_renews_what_she_can__beloved_renewed(  # tasks.world:605
     )
 
 
-def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:606
+def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
@@ -1270,9 +1242,8 @@ def _check_ana_renews_what_she_can__dune_returned_and_paid(  # tasks.world:606
     )
 
 
-def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:726
+def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
@@ -1280,9 +1251,8 @@ def _check_ana_returns_everything__dune_back_late(  # tasks.world:726
     )
 
 
-def _check_ana_returns_everything__beloved_back(  # tasks.world:727
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:727
+def _check_ana_returns_everything__beloved_back(ep: PublicLibrary) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
         and rt.expect(ep.t_loans['L003'].late_fee, '==', 0.0, part=1)
@@ -1290,9 +1260,8 @@ def _check_ana_returns_everything__beloved_back(  # tasks.world:727
     )
 
 
-def _check_ana_returns_everything__fee_paid(  # tasks.world:728
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
+# tasks.world:728
+def _check_ana_returns_everything__fee_paid(ep: PublicLibrary) -> rt.Verdict | bool:
     return rt.expect(ep.t_members['M001'].fees_due, '==', 0.0) and rt.expect(
         ep.t_loans['L002'].late_fee, '==', 1.25, part=1
     )

@@ -392,14 +392,12 @@ class RestaurantOrders(Episode):
             ]),
         ))
 
-    def fn_share_amount(  # restaurant_orders.world:130
-        self, total: int, ways: int, share: int
-    ) -> int:
+    # restaurant_orders.world:130
+    def fn_share_amount(self, total: int, ways: int, share: int) -> int:
         'One share of a bill split equally; the last share absorbs the remainder.'
         base: int = total // ways  # restaurant_orders.world:133
-        return (  # restaurant_orders.world:134
-            rt.bounded(total - rt.bounded(base * (ways - 1))) if share == ways else base
-        )
+        # restaurant_orders.world:134
+        return rt.bounded(total - rt.bounded(base * (ways - 1))) if share == ways else base
 
     def fn_payments_of(self, order: Order) -> tuple[str, ...]:  # restaurant_orders.world:137
         'The payments made on an order.'
@@ -422,26 +420,23 @@ class RestaurantOrders(Episode):
         "The table's order that is not paid yet, if any."
         found: Order | None = None  # restaurant_orders.world:146
         for o in rt.each(self, self.t_orders):  # restaurant_orders.world:147
-            if (  # restaurant_orders.world:148
-                o.table == table.key() and o.status != _E11_OrderStatus_paid
-            ):
+            # restaurant_orders.world:148
+            if o.table == table.key() and o.status != _E11_OrderStatus_paid:
                 found = o  # restaurant_orders.world:149
         return found  # restaurant_orders.world:152
 
     def fn_table_status(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:155
         'A table with its unpaid order.'
-        return TableStatus(  # restaurant_orders.world:156
-            table.key(), rt.key_of(self.fn_unpaid_order(table))
-        )
+        # restaurant_orders.world:156
+        return TableStatus(table.key(), rt.key_of(self.fn_unpaid_order(table)))
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
         'Sign in as a server; orders opened afterwards are theirs.'
         self.set_state('current_server', server.key())  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
-    def tool_list_menu(  # restaurant_orders.world:199
-        self, category: Category | None, available_only: bool
-    ) -> tuple[str, ...]:
+    # restaurant_orders.world:199
+    def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:
         (
             'List the menu items with their codes, names, categories, prices in cents and whether '
             'they are available.'
@@ -458,9 +453,8 @@ class RestaurantOrders(Episode):
             'Find menu items whose name contains the text, sold-out ones included, with their '
             'codes, prices in cents and whether they are available.'
         )
-        wanted: str = rt.built(  # restaurant_orders.world:213
-            self, rt.built(self, text.strip()).lower()
-        )
+        # restaurant_orders.world:213
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # restaurant_orders.world:214
             _m5.key()
             for _m5 in rt.each(self, self.t_menu)
@@ -471,9 +465,8 @@ class RestaurantOrders(Episode):
         'Show one menu item: name, category, price in cents and whether it is available.'
         return item  # restaurant_orders.world:222
 
-    def tool_list_tables(  # restaurant_orders.world:225
-        self, zone: Zone | None, free_only: bool
-    ) -> tuple[TableStatus, ...]:
+    # restaurant_orders.world:225
+    def tool_list_tables(self, zone: Zone | None, free_only: bool) -> tuple[TableStatus, ...]:
         (
             'List the dining tables with their seats and zone, each with its current order that '
             'is not paid yet (none when the table is free).'
@@ -516,9 +509,8 @@ class RestaurantOrders(Episode):
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
         'List the floor staff with their server ids and names.'
-        return tuple([  # restaurant_orders.world:253
-            _s9.key() for _s9 in rt.each(self, self.t_servers)
-        ])
+        # restaurant_orders.world:253
+        return tuple([_s9.key() for _s9 in rt.each(self, self.t_servers)])
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
         (
@@ -545,9 +537,8 @@ class RestaurantOrders(Episode):
             rt.bounded(total - paid_amount),
         )
 
-    def tool_open_order(  # restaurant_orders.world:277
-        self, table: DiningTable, guests: int
-    ) -> Order:
+    # restaurant_orders.world:277
+    def tool_open_order(self, table: DiningTable, guests: int) -> Order:
         'Open an order for a free table; the signed-in server takes it.'
         if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
@@ -575,9 +566,8 @@ class RestaurantOrders(Episode):
         self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
 
-    def tool_add_line(  # restaurant_orders.world:291
-        self, order: Order, item: MenuItem, quantity: int, note: str
-    ) -> OrderLine:
+    # restaurant_orders.world:291
+    def tool_add_line(self, order: Order, item: MenuItem, quantity: int, note: str) -> OrderLine:
         'Add a menu item to an open order at its current price.'
         if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
@@ -638,13 +628,11 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
-        if not any(  # restaurant_orders.world:342
-            _l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)
-        ):
+        # restaurant_orders.world:342
+        if not any(_l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)):
             raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
-        self.set_fields(  # restaurant_orders.world:343
-            order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock
-        )
+        # restaurant_orders.world:343
+        self.set_fields(order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock)
         return order  # restaurant_orders.world:345
 
     def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
@@ -655,14 +643,12 @@ class RestaurantOrders(Episode):
             raise ToolError(rt.built(
                 self, f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.'
             ))
-        self.set_fields(  # restaurant_orders.world:355
-            order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock
-        )
+        # restaurant_orders.world:355
+        self.set_fields(order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock)
         return order  # restaurant_orders.world:357
 
-    def tool_split_bill(  # restaurant_orders.world:362
-        self, order: Order, ways: int
-    ) -> tuple[int, ...]:
+    # restaurant_orders.world:362
+    def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:
         (
             "Split a served order's bill into equal shares before anything is paid; returns the "
             'share amounts in cents (the last share absorbs the rounding remainder).'
@@ -682,18 +668,16 @@ class RestaurantOrders(Episode):
                 self,
                 f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.',
             ))
-        self.set_field(  # restaurant_orders.world:372
-            order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12)
-        )
+        # restaurant_orders.world:372
+        self.set_field(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
         return tuple([  # restaurant_orders.world:374
             self.fn_share_amount(total, ways, _s16 + 1)
             for _s16 in rt.each(self, rt.int_range(0, ways))
         ])
 
-    def tool_settle_share(  # restaurant_orders.world:377
-        self, order: Order, method: PayMethod, tip_cents: int
-    ) -> SettleReceipt:
+    # restaurant_orders.world:377
+    def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:
         (
             "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
             'is paid the order is paid and the table is free.'
@@ -726,9 +710,8 @@ class RestaurantOrders(Episode):
         )
         self.insert(self.t_payments, payment)  # restaurant_orders.world:396
         if share == order.split_ways:  # restaurant_orders.world:397
-            self.set_fields(  # restaurant_orders.world:398
-                order, ('status', 'paid_at'), _E11_OrderStatus_paid, self.clock
-            )
+            # restaurant_orders.world:398
+            self.set_fields(order, ('status', 'paid_at'), _E11_OrderStatus_paid, self.clock)
         return SettleReceipt(  # restaurant_orders.world:401
             payment.key(),
             share,
@@ -737,9 +720,8 @@ class RestaurantOrders(Episode):
             order.status,
         )
 
-    def tool_set_item_availability(  # restaurant_orders.world:410
-        self, item: MenuItem, available: bool
-    ) -> MenuItem:
+    # restaurant_orders.world:410
+    def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:
         'Mark a menu item available or sold out.'
         if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
@@ -1083,9 +1065,8 @@ def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_o
     )
 
 
-def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# restaurant_orders.world:706
+def _check_close_out_tables__t4_paid(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
         _p24.order == 'O003'
         and _p24.share == 2
@@ -1096,9 +1077,8 @@ def _check_close_out_tables__t4_paid(  # restaurant_orders.world:706
     )
 
 
-def _check_close_out_tables__t3_served(  # restaurant_orders.world:707
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# restaurant_orders.world:707
+def _check_close_out_tables__t3_served(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
         ep.t_orders['O002'].served_at, 'is not', None, part=1
     )
@@ -1108,15 +1088,13 @@ def _check_close_out_tables__sea_bass(ep: RestaurantOrders) -> bool:  # restaura
     return bool(ep.t_menu['FS01'].available)
 
 
-def _check_split_at_the_bar__split(  # restaurant_orders.world:854
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# restaurant_orders.world:854
+def _check_split_at_the_bar__split(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O005'].split_ways, '==', 2)
 
 
-def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# restaurant_orders.world:855
+def _check_split_at_the_bar__settled(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
         and any(
@@ -1138,15 +1116,13 @@ def _check_split_at_the_bar__settled(  # restaurant_orders.world:855
     )
 
 
-def _check_sea_bass_back_for_o001__sea_bass_available(  # tasks.world:140
-    ep: RestaurantOrders
-) -> bool:
+# tasks.world:140
+def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders) -> bool:
     return bool(ep.t_menu['FS01'].available)
 
 
-def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:141
+def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(
             len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']), '==', 3
@@ -1172,15 +1148,13 @@ def _check_sea_bass_back_for_o001__lines_changed(  # tasks.world:141
     )
 
 
-def _check_sea_bass_back_for_o001__total(  # tasks.world:142
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:142
+def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.fn_order_total(ep.t_orders['O001']), '==', 4900)
 
 
-def _check_sea_bass_back_for_o001__sent(  # tasks.world:143
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:143
+def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
         and rt.expect(ep.t_orders['O001'].sent_at, 'is not', None, part=1)
@@ -1197,17 +1171,15 @@ def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders) -> bool:  # t
     )
 
 
-def _check_t2_dessert_to_bill__through_kitchen(  # tasks.world:291
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:291
+def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O001'].sent_at, 'is not', None) and rt.expect(
         ep.t_orders['O001'].served_at, 'is not', None, part=1
     )
 
 
-def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:292
+def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_paid)
         and rt.expect(ep.t_orders['O001'].split_ways, '==', 1, part=1)
@@ -1222,17 +1194,15 @@ def _check_t2_dessert_to_bill__paid_in_full(  # tasks.world:292
     )
 
 
-def _check_free_t4_for_terrace_party__t4_settled(  # tasks.world:438
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:438
+def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
         ep.t_orders['O003'].paid_at, 'is not', None, part=1
     )
 
 
-def _check_free_t4_for_terrace_party__party_seated(  # tasks.world:439
-    ep: RestaurantOrders
-) -> bool:
+# tasks.world:439
+def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders) -> bool:
     return any(
         _o34.table == 'T4'
         and _o34.id_ != 'O003'
@@ -1261,18 +1231,16 @@ def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:
     )
 
 
-def _check_t1_changes_their_mind__sent(  # tasks.world:605
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:605
+def _check_t1_changes_their_mind__sent(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['O006'].status, '==', _E11_OrderStatus_sent_to_kitchen)
         and rt.expect(ep.t_orders['O006'].sent_at, 'is not', None, part=1)
     )
 
 
-def _check_t1_changes_their_mind__lines(  # tasks.world:606
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:606
+def _check_t1_changes_their_mind__lines(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(
             len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']), '==', 3
@@ -1295,9 +1263,8 @@ def _check_t1_changes_their_mind__lines(  # tasks.world:606
     )
 
 
-def _check_t1_changes_their_mind__total(  # tasks.world:607
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:607
+def _check_t1_changes_their_mind__total(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(
         sum(rt.each(
             ep,
@@ -1356,23 +1323,20 @@ def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # task
     )
 
 
-def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(  # tasks.world:910
-    ep: RestaurantOrders
-) -> bool:
+# tasks.world:910
+def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders) -> bool:
     return not ep.t_menu['DS01'].available
 
 
-def _check_tiramisu_out_and_terrace_split__served(  # tasks.world:911
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:911
+def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
         ep.t_orders['O002'].served_at, 'is not', None, part=1
     )
 
 
-def _check_tiramisu_out_and_terrace_split__split_five(  # tasks.world:912
-    ep: RestaurantOrders
-) -> rt.Verdict | bool:
+# tasks.world:912
+def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O002'].split_ways, '==', 5)
 
 

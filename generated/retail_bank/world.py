@@ -343,9 +343,8 @@ class RetailBank(Episode):
             'transactions.'
         )
         recent: tuple[str, ...] = ()  # retail_bank.world:164
-        for t in rt.rows(  # retail_bank.world:165
-            self.t_transactions, rt.each(self, self.fn_touching(account))
-        ):
+        # retail_bank.world:165
+        for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):
             if len(recent) >= 5:  # retail_bank.world:166
                 break  # retail_bank.world:167
             recent = rt.each(self, recent) + (t.key(),)  # retail_bank.world:169
@@ -386,9 +385,8 @@ class RetailBank(Episode):
             and (status is None or _a6.status == status)
         ])
 
-    def tool_get_transaction(  # retail_bank.world:201
-        self, transaction: Transaction
-    ) -> Transaction:
+    # retail_bank.world:201
+    def tool_get_transaction(self, transaction: Transaction) -> Transaction:
         'Show one transaction: its kind, accounts, amount, memo, teller and time.'
         return transaction  # retail_bank.world:206
 
@@ -471,9 +469,8 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:258
 
-    def tool_deposit(  # retail_bank.world:261
-        self, account: Account, amount_cents: int, memo: str
-    ) -> Account:
+    # retail_bank.world:261
+    def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:
         'Deposit money into an active account.'
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
@@ -505,9 +502,8 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:279
 
-    def tool_withdraw(  # retail_bank.world:282
-        self, account: Account, amount_cents: int, memo: str
-    ) -> Account:
+    # retail_bank.world:282
+    def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:
         "Withdraw money from an active account, up to its balance and the desk's per-call limit."
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
@@ -606,15 +602,13 @@ class RetailBank(Episode):
         self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
 
-    def tool_freeze_account(  # retail_bank.world:334
-        self, account: Account, reason: str
-    ) -> Account:
+    # retail_bank.world:334
+    def tool_freeze_account(self, account: Account, reason: str) -> Account:
         'Freeze an active account, with a reason. Only tellers with freeze permission may do this.'
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # retail_bank.world:341
-            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
-        ):
+        # retail_bank.world:341
+        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
                 self,
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
@@ -641,9 +635,8 @@ class RetailBank(Episode):
         )
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
-        if not (  # retail_bank.world:356
-            self.t_tellers[rt.present(self.state.current_teller)].can_freeze
-        ):
+        # retail_bank.world:356
+        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
                 self,
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
@@ -922,15 +915,13 @@ RetailBank.TOOLS = tools(
 )
 
 
-def _check_alice_savings_to_cash__savings_debited(  # retail_bank.world:456
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:456
+def _check_alice_savings_to_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1180000)
 
 
-def _check_alice_savings_to_cash__checking_after_cash(  # retail_bank.world:457
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:457
+def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 255000)
 
 
@@ -954,9 +945,8 @@ def _check_alice_savings_to_cash__cash_logged(ep: RetailBank) -> bool:  # retail
     )
 
 
-def _check_chen_switch_accounts__savings_closed(  # retail_bank.world:562
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:562
+def _check_chen_switch_accounts__savings_closed(ep: RetailBank) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
         and rt.expect(
@@ -985,30 +975,26 @@ def _check_chen_switch_accounts__opening_deposit(ep: RetailBank) -> bool:  # ret
     )
 
 
-def _check_ben_review_cleared__unfrozen(  # retail_bank.world:665
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:665
+def _check_ben_review_cleared__unfrozen(ep: RetailBank) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
         and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
     )
 
 
-def _check_ben_review_cleared__savings_after(  # retail_bank.world:666
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:666
+def _check_ben_review_cleared__savings_after(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 50000)
 
 
-def _check_ben_review_cleared__checking_after(  # retail_bank.world:667
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# retail_bank.world:667
+def _check_ben_review_cleared__checking_after(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 34550)
 
 
-def _check_alice_closes_savings__savings_closed(  # tasks.world:97
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:97
+def _check_alice_closes_savings__savings_closed(ep: RetailBank) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts['AC00002'].status, '==', _E13_AccountStatus_closed)
         and rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 0, part=1)
@@ -1038,9 +1024,8 @@ def _check_alice_closes_savings__cash_paid(ep: RetailBank) -> bool:  # tasks.wor
     )
 
 
-def _check_alice_closes_savings__checking_balance(  # tasks.world:100
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:100
+def _check_alice_closes_savings__checking_balance(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 1420000)
 
 
@@ -1054,9 +1039,8 @@ def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank) -> bool:  
     )
 
 
-def _check_chen_cash_and_new_checking__savings_balance(  # tasks.world:204
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:204
+def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 50000)
 
 
@@ -1070,9 +1054,8 @@ def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # 
     )
 
 
-def _check_chen_cash_and_new_checking__funded_by_transfer(  # tasks.world:206
-    ep: RetailBank
-) -> bool:
+# tasks.world:206
+def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank) -> bool:
     return any(
         _t17.kind == _E6_TxKind_transfer
         and _t17.from_account == 'AC00006'
@@ -1082,26 +1065,23 @@ def _check_chen_cash_and_new_checking__funded_by_transfer(  # tasks.world:206
     )
 
 
-def _check_stolen_card_secure_and_freeze__checking_frozen(  # tasks.world:309
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:309
+def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
         and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen', part=1)
     )
 
 
-def _check_stolen_card_secure_and_freeze__money_moved(  # tasks.world:310
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:310
+def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 150000) and rt.expect(
         ep.t_accounts['AC00002'].balance_cents, '==', 1300000, part=1
     )
 
 
-def _check_stolen_card_secure_and_freeze__transfer_logged(  # tasks.world:311
-    ep: RetailBank
-) -> bool:
+# tasks.world:311
+def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank) -> bool:
     return any(
         _t18.kind == _E6_TxKind_transfer
         and _t18.from_account == 'AC00001'
@@ -1177,9 +1157,8 @@ def _check_alice_lost_card__frozen(ep: RetailBank) -> rt.Verdict | bool:  # task
     )
 
 
-def _check_alice_car_cash__checking_emptied(  # tasks.world:630
-    ep: RetailBank
-) -> rt.Verdict | bool:
+# tasks.world:630
+def _check_alice_car_cash__checking_emptied(ep: RetailBank) -> rt.Verdict | bool:
     return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 0)
 
 

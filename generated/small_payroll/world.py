@@ -287,9 +287,8 @@ class SmallPayroll(Episode):
                     'A period has a payment date exactly when it is paid.',
                     'small_payroll.world:163',
                 )
-        if not all(  # small_payroll.world:166
-            self.fn_slip_timesheet_ok(_p36) for _p36 in rt.each(self, self.t_payslips)
-        ):
+        # small_payroll.world:166
+        if not all(self.fn_slip_timesheet_ok(_p36) for _p36 in rt.each(self, self.t_payslips)):
             raise InvariantError(
                 "A payslip pays its own employee's timesheet for its period.",
                 'small_payroll.world:166',
@@ -414,18 +413,15 @@ class SmallPayroll(Episode):
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'
-        return (  # small_payroll.world:131
-            rt.bounded(amount * self.t_tax_codes[employee.tax_code].rate_percent) // 100
-        )
+        # small_payroll.world:131
+        return rt.bounded(amount * self.t_tax_codes[employee.tax_code].rate_percent) // 100
 
-    def fn_find_timesheet(  # small_payroll.world:134
-        self, employee: Employee, period: PayPeriod
-    ) -> Timesheet | None:
+    # small_payroll.world:134
+    def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:
         "The employee's timesheet for a period, if any."
         for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
-            if (  # small_payroll.world:138
-                t.employee == employee.key() and t.period == period.key()
-            ):
+            # small_payroll.world:138
+            if t.employee == employee.key() and t.period == period.key():
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
 
@@ -496,18 +492,16 @@ class SmallPayroll(Episode):
             'Find employees whose name contains the text, with their employee id, role, pay type, '
             'salary or hourly rate, tax code and whether active.'
         )
-        wanted: str = rt.built(  # small_payroll.world:242
-            self, rt.built(self, text.strip()).lower()
-        )
+        # small_payroll.world:242
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # small_payroll.world:243
             _e3.key()
             for _e3 in rt.each(self, self.t_employees)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
         ])
 
-    def tool_list_employees(  # small_payroll.world:246
-        self, pay_type: PayType | None, active_only: bool
-    ) -> tuple[str, ...]:
+    # small_payroll.world:246
+    def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:
         (
             'List employees with their employee id, name, role, pay type, salary or hourly rate, '
             'tax code and whether active.'
@@ -520,13 +514,11 @@ class SmallPayroll(Episode):
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
         'List the tax codes with their description and flat withholding rate in percent.'
-        return tuple([  # small_payroll.world:258
-            _t5.key() for _t5 in rt.each(self, self.t_tax_codes)
-        ])
+        # small_payroll.world:258
+        return tuple([_t5.key() for _t5 in rt.each(self, self.t_tax_codes)])
 
-    def tool_list_periods(  # small_payroll.world:261
-        self, status: PeriodStatus | None
-    ) -> tuple[str, ...]:
+    # small_payroll.world:261
+    def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:
         (
             'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
             'dates, status and the date they were paid.'
@@ -572,9 +564,8 @@ class SmallPayroll(Episode):
             and (employee is None or _p9.employee == employee.key())
         ])
 
-    def tool_record_hours(  # small_payroll.world:295
-        self, employee: Employee, period: PayPeriod, hours: float
-    ) -> Timesheet:
+    # small_payroll.world:295
+    def tool_record_hours(self, employee: Employee, period: PayPeriod, hours: float) -> Timesheet:
         (
             "Add hours to an hourly employee's draft timesheet for an open period, creating the "
             'timesheet if there is none.'
@@ -632,20 +623,17 @@ class SmallPayroll(Episode):
             ))
         if timesheet.employee == self.state.current_user:  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
-        if (  # small_payroll.world:326
-            self.t_periods[timesheet.period].status != _E12_PeriodStatus_open_
-        ):
+        # small_payroll.world:326
+        if self.t_periods[timesheet.period].status != _E12_PeriodStatus_open_:
             raise ToolError(rt.built(
                 self, f'Period {self.t_periods[timesheet.period].id_} has already been paid.'
             ))
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
             raise ToolError(rt.built(self, f'Timesheet {timesheet.id_} has no hours.'))
-        self.set_field(  # small_payroll.world:328
-            timesheet, 'status', _E15_TimesheetStatus_approved
-        )
-        self.set_field(  # small_payroll.world:329
-            timesheet, 'approved_by', self.state.current_user
-        )
+        # small_payroll.world:328
+        self.set_field(timesheet, 'status', _E15_TimesheetStatus_approved)
+        # small_payroll.world:329
+        self.set_field(timesheet, 'approved_by', self.state.current_user)
         return timesheet  # small_payroll.world:330
 
     def tool_issue_bonus(  # small_payroll.world:333
@@ -708,9 +696,8 @@ class SmallPayroll(Episode):
             if e.pay_type == _E7_PayType_salaried:  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
                     gross: int = e.annual_salary_cents // 12  # small_payroll.world:374
-                    tax: int = self.fn_tax_for(  # small_payroll.world:375
-                        e, rt.bounded(gross + bonus)
-                    )
+                    # small_payroll.world:375
+                    tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))
                     slip: Payslip = Payslip(  # small_payroll.world:376
                         id_=self.next_id('payslip_ids', 'PS{:04d}'),
                         employee=e.key(),
@@ -733,15 +720,12 @@ class SmallPayroll(Episode):
                     created = rt.each(self, created) + (slip.key(),)  # small_payroll.world:385
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:388
-                if (  # small_payroll.world:389
-                    ts is not None and ts.status == _E15_TimesheetStatus_approved
-                ):
-                    _gross12: int = round(  # small_payroll.world:390
-                        ts.hours * e.hourly_rate_cents
-                    )
-                    _tax13: int = self.fn_tax_for(  # small_payroll.world:391
-                        e, rt.bounded(_gross12 + bonus)
-                    )
+                # small_payroll.world:389
+                if ts is not None and ts.status == _E15_TimesheetStatus_approved:
+                    # small_payroll.world:390
+                    _gross12: int = round(ts.hours * e.hourly_rate_cents)
+                    # small_payroll.world:391
+                    _tax13: int = self.fn_tax_for(e, rt.bounded(_gross12 + bonus))
                     _slip14: Payslip = Payslip(  # small_payroll.world:392
                         id_=self.next_id('payslip_ids', 'PS{:04d}'),
                         employee=e.key(),
@@ -762,9 +746,8 @@ class SmallPayroll(Episode):
                     )
                     self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
                     created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
-                    self.set_field(  # small_payroll.world:404
-                        self.t_timesheets[ts.id_], 'status', _E15_TimesheetStatus_paid
-                    )
+                    # small_payroll.world:404
+                    self.set_field(self.t_timesheets[ts.id_], 'status', _E15_TimesheetStatus_paid)
                 elif bonus > 0:  # small_payroll.world:405
                     _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
                     _slip16: Payslip = Payslip(  # small_payroll.world:407
@@ -784,14 +767,12 @@ class SmallPayroll(Episode):
                     )
                     self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
                     created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
-        self.set_fields(  # small_payroll.world:420
-            period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date()
-        )
+        # small_payroll.world:420
+        self.set_fields(period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date())
         return created  # small_payroll.world:422
 
-    def tool_correct_payslip(  # small_payroll.world:425
-        self, payslip: Payslip, gross_cents: int, note: str
-    ) -> Payslip:
+    # small_payroll.world:425
+    def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:
         "Correct a payslip's gross pay; tax and net are recomputed and the note is kept."
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
@@ -1097,9 +1078,8 @@ SmallPayroll.TOOLS = tools(
 )
 
 
-def _check_run_march_payroll__period_paid(  # small_payroll.world:596
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# small_payroll.world:596
+def _check_run_march_payroll__period_paid(ep: SmallPayroll) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
         ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
     )
@@ -1134,9 +1114,8 @@ def _check_run_march_payroll__linus_paid(ep: SmallPayroll) -> bool:  # small_pay
     )
 
 
-def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# small_payroll.world:600
+def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
         and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
@@ -1144,26 +1123,23 @@ def _check_run_march_payroll__timesheets_paid(  # small_payroll.world:600
     )
 
 
-def _check_hours_bonus_and_correction__hours_added(  # small_payroll.world:767
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# small_payroll.world:767
+def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll) -> rt.Verdict | bool:
     return rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.5) and rt.expect(
         ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_draft, part=1
     )
 
 
-def _check_hours_bonus_and_correction__bonus_issued(  # small_payroll.world:768
-    ep: SmallPayroll
-) -> bool:
+# small_payroll.world:768
+def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll) -> bool:
     return any(
         _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
         for _b19 in rt.each(ep, ep.t_bonuses)
     )
 
 
-def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# small_payroll.world:769
+def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 520000)
         and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 104000, part=1)
@@ -1172,9 +1148,8 @@ def _check_hours_bonus_and_correction__corrected(  # small_payroll.world:769
     )
 
 
-def _check_approve_march_and_april_hours__linus_march(  # tasks.world:159
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:159
+def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets['TS004'].hours, '==', 100.0)
         and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved, part=1)
@@ -1203,9 +1178,8 @@ def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
     )
 
 
-def _check_linus_rate_fix__payslip_corrected(  # tasks.world:329
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:329
+def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 230000)
         and rt.expect(ep.t_payslips['PS0004'].tax_cents, '==', 0, part=1)
@@ -1267,15 +1241,13 @@ def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll) -> bool:  # t
     )
 
 
-def _check_inventory_weekend_bonuses__march_paid(  # tasks.world:499
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:499
+def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
 
 
-def _check_march_hours_and_overtime_fix__linus_timesheet(  # tasks.world:666
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:666
+def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.0)
         and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
@@ -1306,15 +1278,13 @@ def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll) -> bool:
     )
 
 
-def _check_march_hours_and_overtime_fix__march_paid(  # tasks.world:669
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:669
+def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
 
 
-def _check_linus_bonus_then_march_payroll__bonus_issued(  # tasks.world:843
-    ep: SmallPayroll
-) -> bool:
+# tasks.world:843
+def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll) -> bool:
     return any(
         _b28.employee == 'E004'
         and _b28.period == '2026-03'
@@ -1324,9 +1294,8 @@ def _check_linus_bonus_then_march_payroll__bonus_issued(  # tasks.world:843
     )
 
 
-def _check_linus_bonus_then_march_payroll__march_paid(  # tasks.world:844
-    ep: SmallPayroll
-) -> rt.Verdict | bool:
+# tasks.world:844
+def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
     return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
         ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
     )

@@ -251,20 +251,26 @@ class Tau2Retail(Episode):
     POLICY: ClassVar[str] = (
         '# How to serve a customer of the shop\n'
         '\n'
-        "You are the shop's customer service agent. You can look up users, orders and products, and\n"
-        'you can cancel, change, return and exchange orders for the customer you are talking to. The\n'
-        'tools refuse what the shop never allows (an order in the wrong status, a gift card without\n'
+        "You are the shop's customer service agent. You can look up users, orders and products, "
+        'and\n'
+        'you can cancel, change, return and exchange orders for the customer you are talking to. '
+        'The\n'
+        'tools refuse what the shop never allows (an order in the wrong status, a gift card '
+        'without\n'
         'enough balance, item lists of different lengths); the rules below cover what the tools\n'
         'cannot check for you.\n'
         '\n'
         '## How you work\n'
         '\n'
         '- Each of your messages does one thing: either it calls one tool, or it talks to the\n'
-        '  customer. Never call two tools in one message, and never write to the customer in a message\n'
+        '  customer. Never call two tools in one message, and never write to the customer in a '
+        'message\n'
         '  that calls a tool.\n'
-        '- Say no, politely, to anything these rules do not allow, even when the customer insists,\n'
+        '- Say no, politely, to anything these rules do not allow, even when the customer '
+        'insists,\n'
         '  and say what you can do instead.\n'
-        '- Give facts, not opinions: no recommendations or personal comments on products or choices.\n'
+        '- Give facts, not opinions: no recommendations or personal comments on products or '
+        'choices.\n'
         '\n'
         '## Know who you are helping\n'
         '\n'
@@ -272,64 +278,91 @@ class Tau2Retail(Episode):
         '  (`find_user_id_by_email`), or from their first name, last name and zip code\n'
         '  (`find_user_id_by_name_zip`). Do this even when the customer tells you their user id.\n'
         '  Without a match you cannot help with an account.\n'
-        '- Act for that customer only: read and change only their own orders, and pay or refund only\n'
-        "  with payment methods saved on their own account. Decline questions about anybody else's.\n"
+        '- Act for that customer only: read and change only their own orders, and pay or refund '
+        'only\n'
+        '  with payment methods saved on their own account. Decline questions about anybody '
+        "else's.\n"
         '  One conversation serves one customer; they may ask for several things in it.\n'
         '\n'
         '## Ask before you change anything\n'
         '\n'
-        '- Every change is final the moment you call the tool. Before each one, tell the customer\n'
+        '- Every change is final the moment you call the tool. Before each one, tell the '
+        'customer\n'
         '  exactly what you are about to do: the order id, the items (by name and options), the\n'
-        '  payment method, and what they will pay or get back. Call the tool only after they clearly\n'
+        '  payment method, and what they will pay or get back. Call the tool only after they '
+        'clearly\n'
         '  say yes to that summary.\n'
-        '- Never guess an order id, an item id or a payment method: look it up, and ask the customer\n'
+        '- Never guess an order id, an item id or a payment method: look it up, and ask the '
+        'customer\n'
         '  when more than one fits.\n'
-        '- Work amounts out with `calculate` instead of in your head, and tell the customer the result.\n'
+        '- Work amounts out with `calculate` instead of in your head, and tell the customer the '
+        'result.\n'
         '\n'
         '## What can be changed, and when\n'
         '\n'
-        '- **Pending orders.** You can cancel them (the reason must be "no longer needed" or "ordered\n'
-        '  by mistake"; everything paid is refunded to the methods it came from, gift cards at once),\n'
-        '  change the shipping address, or switch the payment method while the order has been paid\n'
+        '- **Pending orders.** You can cancel them (the reason must be "no longer needed" or '
+        '"ordered\n'
+        '  by mistake"; everything paid is refunded to the methods it came from, gift cards at '
+        'once),\n'
+        '  change the shipping address, or switch the payment method while the order has been '
+        'paid\n'
         '  exactly once.\n'
         '- **Swapping items of a pending order** works once per order: afterwards the order is\n'
-        '  "pending (item modified)", and neither its items can be swapped again nor the order be\n'
-        '  cancelled. Collect every item the customer wants to change, and confirm the whole list,\n'
-        '  before you call `modify_pending_order_items`. A new item must be another variant of the\n'
+        '  "pending (item modified)", and neither its items can be swapped again nor the order '
+        'be\n'
+        '  cancelled. Collect every item the customer wants to change, and confirm the whole '
+        'list,\n'
+        '  before you call `modify_pending_order_items`. A new item must be another variant of '
+        'the\n'
         '  same product, available, and different from the old one.\n'
-        '- **Delivered orders** can be returned (the refund goes to the original payment method or to\n'
-        "  one of the customer's gift cards) or exchanged for other available variants of the same\n"
+        '- **Delivered orders** can be returned (the refund goes to the original payment method '
+        'or to\n'
+        "  one of the customer's gift cards) or exchanged for other available variants of the "
+        'same\n'
         '  products. Either can happen only once per order, so gather all the items first.\n'
-        '- Processed and cancelled orders, and orders with a return or an exchange already requested,\n'
+        '- Processed and cancelled orders, and orders with a return or an exchange already '
+        'requested,\n'
         '  cannot be changed at all. Say so instead of trying.\n'
-        '- A price difference paid with a gift card needs enough balance on it; offer another of the\n'
+        '- A price difference paid with a gift card needs enough balance on it; offer another of '
+        'the\n'
         "  customer's payment methods when it falls short.\n"
-        "- Changing the customer's default address (`modify_user_address`) does not move any order;\n"
+        "- Changing the customer's default address (`modify_user_address`) does not move any "
+        'order;\n'
         '  ask whether pending orders should go to the new address as well.\n'
         '\n'
         '## When you cannot help\n'
         '\n'
-        '- Do not promise what no tool can do (compensation, undoing a cancellation, refunds to a\n'
+        '- Do not promise what no tool can do (compensation, undoing a cancellation, refunds to '
+        'a\n'
         '  payment method the rules exclude). Say plainly that it is not possible.\n'
-        '- Hand the customer over to a person only when what they need is outside what these tools\n'
-        '  can do. Then call `transfer_to_human_agents` with a short summary of the case, and in your\n'
+        '- Hand the customer over to a person only when what they need is outside what these '
+        'tools\n'
+        '  can do. Then call `transfer_to_human_agents` with a short summary of the case, and in '
+        'your\n'
         '  next message tell the customer exactly this, on its own:\n'
         '  `YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.`\n'
         '  An exception to these rules is not a reason to transfer: decline it instead.\n'
-        "- Only state facts you have read from the tools. Answer the customer's questions with the\n"
+        "- Only state facts you have read from the tools. Answer the customer's questions with "
+        'the\n'
         '  exact figures (prices, totals, balances) the tools returned.\n'
         '\n'
         "## What the shop's data holds\n"
         '\n'
-        '- Times are US Eastern time on a 24-hour clock: "14:05:00" is five past two in the afternoon.\n'
-        '- A customer has a user id, an email address, a default address and saved payment methods,\n'
+        '- Times are US Eastern time on a 24-hour clock: "14:05:00" is five past two in the '
+        'afternoon.\n'
+        '- A customer has a user id, an email address, a default address and saved payment '
+        'methods,\n'
         '  each a gift card (with a balance), a PayPal account or a credit card.\n'
-        '- A product (say, a t-shirt) comes in variants called items, each with its own options (such\n'
+        '- A product (say, a t-shirt) comes in variants called items, each with its own options '
+        '(such\n'
         '  as colour and size), price and availability. Product ids and item ids are different\n'
-        '  numbers that say nothing about each other: never use one where the other is asked for.\n'
-        '- An order has an id, the customer it belongs to, a shipping address, its items, a status,\n'
+        '  numbers that say nothing about each other: never use one where the other is asked '
+        'for.\n'
+        '- An order has an id, the customer it belongs to, a shipping address, its items, a '
+        'status,\n'
         '  its fulfilments (tracking ids with the items they carry) and its payment history. The\n'
-        '  status is pending, processed, delivered or cancelled, or records a change already made:\n'
+        '  status is pending, processed, delivered or cancelled, or records a change already '
+        'made:\n'
         '  "pending (item modified)", "return requested", "exchange requested".'
     )
     TABLES: ClassVar[dict[str, str]] = {"products": "Product", "users": "User", "orders": "Order"}
@@ -355,14 +388,12 @@ class Tau2Retail(Episode):
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:164
-        item_ids: tuple[str, ...] = tuple(map(  # retail.world:165
-            _GET_item_id, rt.each(self, order.items)
-        ))
+        # retail.world:165
+        item_ids: tuple[str, ...] = tuple(map(_GET_item_id, rt.each(self, order.items)))
         k: int = 0  # retail.world:166
         for id_ in rt.each(self, ids):  # retail.world:167
-            if rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(  # retail.world:168
-                id_
-            ):
+            # retail.world:168
+            if rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_):
                 return k  # retail.world:169
             k += 1  # retail.world:171
         return -1  # retail.world:173
@@ -436,9 +467,8 @@ class Tau2Retail(Episode):
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:229
         'Calculate the result of a mathematical expression.'
-        if not all(  # retail.world:236
-            _c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)
-        ):
+        # retail.world:236
+        if not all(_c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)):
             raise ToolError('Invalid characters in expression')
         if rt.python_type(expression) != 'str':  # retail.world:238
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
@@ -458,15 +488,13 @@ class Tau2Retail(Episode):
             'message.'
         )
         for u in rt.each(self, self.t_users):  # retail.world:257
-            if rt.built(self, u.email.lower()) == rt.built(  # retail.world:258
-                self, email.lower()
-            ):
+            # retail.world:258
+            if rt.built(self, u.email.lower()) == rt.built(self, email.lower()):
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
-    def tool_find_user_id_by_name_zip(  # retail.world:265
-        self, first_name: str, last_name: str, zip_: str
-    ) -> str:
+    # retail.world:265
+    def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:
         (
             'Find user id by first name, last name, and zip code. If the user is not found, the '
             'function will return an error message. By default, find user id by email, and only '
@@ -529,9 +557,8 @@ class Tau2Retail(Episode):
         )
         if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
-        if reason not in {  # retail.world:343
-            'no longer needed': True, 'ordered by mistake': True
-        }:
+        # retail.world:343
+        if reason not in {'no longer needed': True, 'ordered by mistake': True}:
             raise ToolError('Invalid reason')
         user: User = self.t_users[order_id.user_id]  # retail.world:344
         refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
@@ -539,9 +566,8 @@ class Tau2Retail(Episode):
             for _p3 in rt.each(self, order_id.payment_history)
         ])
         for p in rt.each(self, refunds):  # retail.world:346
-            method: PaymentMethod | None = user.payment_methods.get(  # retail.world:347
-                p.payment_method_id
-            )
+            # retail.world:347
+            method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)
             if method is None:  # retail.world:348
                 raise ToolError('Payment method not found')
             if isinstance(method, GiftCard):  # retail.world:350
@@ -556,13 +582,11 @@ class Tau2Retail(Episode):
                 )
         self.set_field(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
         if reason == 'no longer needed':  # retail.world:360
-            self.set_field(  # retail.world:361
-                order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed
-            )
+            # retail.world:361
+            self.set_field(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)
         else:
-            self.set_field(  # retail.world:363
-                order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake
-            )
+            # retail.world:363
+            self.set_field(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)
         self.set_field(  # retail.world:365
             order_id,
             'payment_history',
@@ -588,9 +612,8 @@ class Tau2Retail(Episode):
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:379
         if missing >= 0:  # retail.world:380
-            raise ToolError(rt.built(  # retail.world:381
-                self, f'Number of {rt.text(item_ids[missing])} not found.'
-            ))
+            # retail.world:381
+            raise ToolError(rt.built(self, f'Number of {rt.text(item_ids[missing])} not found.'))
         if len(item_ids) != len(new_item_ids):  # retail.world:383
             raise ToolError('The number of items to be exchanged should match.')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:386
@@ -682,9 +705,8 @@ class Tau2Retail(Episode):
             raise ToolError('Non-pending order cannot be modified')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:456
         if missing >= 0:  # retail.world:457
-            raise ToolError(rt.built(  # retail.world:458
-                self, f'{rt.text(item_ids[missing])} not found'
-            ))
+            # retail.world:458
+            raise ToolError(rt.built(self, f'{rt.text(item_ids[missing])} not found'))
         if len(item_ids) != len(new_item_ids):  # retail.world:460
             raise ToolError('The number of items to be exchanged should match')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:461
@@ -710,9 +732,8 @@ class Tau2Retail(Episode):
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481
         user: User = self.t_users[order.user_id]  # retail.world:483
-        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
-            payment_method_id
-        )
+        # retail.world:484
+        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)
         if method is None:  # retail.world:485
             raise ToolError('Payment method not found')
         if isinstance(method, GiftCard):  # retail.world:487
@@ -761,9 +782,8 @@ class Tau2Retail(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
         return order  # retail.world:519
 
-    def tool_modify_pending_order_payment(  # retail.world:522
-        self, order_id: Order, payment_method_id: str
-    ) -> Order:
+    # retail.world:522
+    def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:
         (
             'Modify the payment method of a pending order. The agent needs to explain the '
             'modification detail and ask for explicit user confirmation (yes) to proceed.'
@@ -775,15 +795,13 @@ class Tau2Retail(Episode):
         ):
             raise ToolError('Non-pending order cannot be modified')
         user: User = self.t_users[order.user_id]  # retail.world:530
-        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
-            payment_method_id
-        )
+        # retail.world:531
+        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)
         if method is None:  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
-        if not (  # retail.world:534
-            len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment
-        ):
+        # retail.world:534
+        if not (len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535
         if old_id == payment_method_id:  # retail.world:536

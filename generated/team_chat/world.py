@@ -273,9 +273,8 @@ class TeamChat(Episode):
 
     def fn_can_read(self, channel: Channel, reader: User) -> bool:  # team_chat.world:98
         'Whether the user may read the channel: it is public or they belong to it.'
-        return (  # team_chat.world:101
-            channel.visibility == _E10_Visibility_public or self.fn_is_member(channel, reader)
-        )
+        # team_chat.world:101
+        return channel.visibility == _E10_Visibility_public or self.fn_is_member(channel, reader)
 
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
@@ -292,9 +291,8 @@ class TeamChat(Episode):
         self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
-    def tool_create_channel(  # team_chat.world:143
-        self, name: str, visibility: Visibility, topic: str
-    ) -> Channel:
+    # team_chat.world:143
+    def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:
         'Create a channel owned by the signed-in user, who becomes its first member.'
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
@@ -321,18 +319,16 @@ class TeamChat(Episode):
         )
         return channel  # team_chat.world:155
 
-    def tool_invite_member(  # team_chat.world:158
-        self, channel: Channel, user: User
-    ) -> Membership:
+    # team_chat.world:158
+    def tool_invite_member(self, channel: Channel, user: User) -> Membership:
         (
             'Add a user to a channel. Any member may invite to a public channel; only the owner '
             'may invite to a private one.'
         )
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(  # team_chat.world:165
-            channel, self.t_users[rt.present(self.state.current_user)]
-        ):
+        # team_chat.world:165
+        if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
             raise ToolError(rt.built(self, f'You are not a member of #{channel.name}.'))
         if not (  # team_chat.world:166
             channel.visibility == _E10_Visibility_public
@@ -355,9 +351,8 @@ class TeamChat(Episode):
         self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
-    def tool_remove_member(  # team_chat.world:174
-        self, channel: Channel, user: User
-    ) -> tuple[str, ...]:
+    # team_chat.world:174
+    def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:
         (
             'Remove a member from a channel; only the channel owner can. Their earlier messages '
             'stay. Returns the remaining members.'
@@ -386,9 +381,8 @@ class TeamChat(Episode):
         'Post a message in a channel the signed-in user belongs to.'
         if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
-        if not self.fn_is_member(  # team_chat.world:196
-            channel, self.t_users[rt.present(self.state.current_user)]
-        ):
+        # team_chat.world:196
+        if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
             raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
         message: Message = Message(  # team_chat.world:197
             id_=self.next_id('message_ids', 'MSG{:03d}'),
@@ -458,9 +452,8 @@ class TeamChat(Episode):
             raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
         if message.pinned:  # team_chat.world:240
             raise ToolError(rt.built(self, f'Message {message.id_} is already pinned.'))
-        if (  # team_chat.world:241
-            self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS
-        ):
+        # team_chat.world:241
+        if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
             raise ToolError(rt.built(
                 self,
                 f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
@@ -587,9 +580,8 @@ class TeamChat(Episode):
             self.fn_is_member(channel, me),
         )
 
-    def tool_search_channels(  # team_chat.world:326
-        self, query: str
-    ) -> tuple[ChannelSummary, ...]:
+    # team_chat.world:326
+    def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:
         (
             'Find the channels the signed-in user can see (public ones and private ones they '
             'belong to) by name or topic, with owner, topic and member count.'
@@ -625,9 +617,8 @@ class TeamChat(Episode):
         )
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
-        if not self.fn_can_read(  # team_chat.world:343
-            channel, self.t_users[rt.present(self.state.current_user)]
-        ):
+        # team_chat.world:343
+        if not self.fn_can_read(channel, self.t_users[rt.present(self.state.current_user)]):
             raise ToolError(rt.built(
                 self, f'#{channel.name} is private and only visible to its members.'
             ))
@@ -1074,9 +1065,8 @@ def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat) -> bool:  # t
     )
 
 
-def _check_ben_welcomes_chen_to_design__mockups_pinned(  # tasks.world:566
-    ep: TeamChat
-) -> rt.Verdict | bool:
+# tasks.world:566
+def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat) -> rt.Verdict | bool:
     return ep.t_messages['MSG003'].pinned and rt.expect(
         ep.t_messages['MSG003'].pinned_by, '==', 'U002'
     )
@@ -1092,9 +1082,8 @@ def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat) -> bool:  #
     )
 
 
-def _check_ben_curates_design_review__both_pinned(  # tasks.world:712
-    ep: TeamChat
-) -> rt.Verdict | bool:
+# tasks.world:712
+def _check_ben_curates_design_review__both_pinned(ep: TeamChat) -> rt.Verdict | bool:
     return (
         ep.t_messages['MSG003'].pinned
         and rt.expect(ep.t_messages['MSG003'].pinned_by, '==', 'U002')

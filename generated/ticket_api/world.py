@@ -87,9 +87,8 @@ class TicketAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            return rt.built(  # python_errors.world:12
-                self, f'unhashable type: \'{rt.text(kind)}\''
-            )
+            # python_errors.world:12
+            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -103,24 +102,21 @@ class TicketAPI(Episode):
 
     def fn_logged_in(self) -> bool:  # ticket_api.world:58
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return (  # ticket_api.world:61
-            self.state.current_user is not None and rt.present(self.state.current_user) != ''
-        )
+        # ticket_api.world:61
+        return self.state.current_user is not None and rt.present(self.state.current_user) != ''
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:65
         "BFCL's _find_ticket: the position of the first ticket whose id equals ticket_id."
-        for position in rt.each(  # ticket_api.world:68
-            self, rt.int_range(0, len(self.state.ticket_queue))
-        ):
+        # ticket_api.world:68
+        for position in rt.each(self, rt.int_range(0, len(self.state.ticket_queue))):
             if 'id' not in self.state.ticket_queue[position]:  # ticket_api.world:70
                 raise ToolError("'id'")
             if self.state.ticket_queue[position]['id'] == ticket_id:  # ticket_api.world:71
                 return position  # ticket_api.world:72
         return None  # ticket_api.world:75
 
-    def tool_create_ticket(  # ticket_api.world:80
-        self, title: str, description: str, priority: int
-    ) -> dict[str, Any]:
+    # ticket_api.world:80
+    def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:
         'Create a ticket in the system and queue it.'
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
@@ -160,16 +156,13 @@ class TicketAPI(Episode):
                 self, f'Ticket with ID {rt.text(ticket_id)} is already closed.'
             ))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
-        self.set_state(  # ticket_api.world:121
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
-        return Status(rt.built(  # ticket_api.world:122
-            self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'
-        ))
+        # ticket_api.world:121
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
+        # ticket_api.world:122
+        return Status(rt.built(self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
 
-    def tool_resolve_ticket(  # ticket_api.world:125
-        self, ticket_id: Any, resolution: str
-    ) -> Status:
+    # ticket_api.world:125
+    def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:
         'Resolve a ticket with a resolution.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
@@ -183,16 +176,14 @@ class TicketAPI(Episode):
             ))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
-        self.set_state(  # ticket_api.world:138
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
+        # ticket_api.world:138
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         return Status(rt.built(  # ticket_api.world:139
             self, f'Ticket {rt.text(ticket_id)} has been resolved successfully.'
         ))
 
-    def tool_edit_ticket(  # ticket_api.world:142
-        self, ticket_id: Any, updates: dict[str, Any]
-    ) -> Status:
+    # ticket_api.world:142
+    def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:
         'Modify the details of an existing ticket.'
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
@@ -213,9 +204,8 @@ class TicketAPI(Episode):
         for name in rt.each(self, updates):  # ticket_api.world:163
             if updates[name] is not None:  # ticket_api.world:164
                 ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
-        self.set_state(  # ticket_api.world:168
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
+        # ticket_api.world:168
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         return Status(rt.built(  # ticket_api.world:169
             self, f'Ticket {rt.text(ticket_id)} has been updated successfully.'
         ))
@@ -238,14 +228,12 @@ class TicketAPI(Episode):
         self.set_state('current_user', None)  # ticket_api.world:196
         return Success(True)  # ticket_api.world:197
 
-    def tool_get_user_tickets(  # ticket_api.world:200
-        self, status: str | None
-    ) -> tuple[dict[str, Any], ...]:
+    # ticket_api.world:200
+    def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:
         'Get all tickets created by the current user, optionally filtered by status.'
         if not self.fn_logged_in():  # ticket_api.world:207
-            return (  # ticket_api.world:208
-                {'error': 'User not authenticated. Please log in to view tickets.'},
-            )
+            # ticket_api.world:208
+            return ({'error': 'User not authenticated. Please log in to view tickets.'},)
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:212
             if 'created_by' not in ticket:  # ticket_api.world:213
                 raise ToolError("'created_by'")

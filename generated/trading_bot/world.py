@@ -178,30 +178,25 @@ class TradingBot(Episode):
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
         "stock.get('price', 0) of self.stocks.get(symbol, {})"
-        return rt.coalesce(  # trading_bot.world:242
-            (stock if stock is not None else {}).get('price'), lambda: 0
-        )
+        # trading_bot.world:242
+        return rt.coalesce((stock if stock is not None else {}).get('price'), lambda: 0)
 
-    def fn_price_changed(  # trading_bot.world:245
-        self, stock: dict[str, Any], threshold: float
-    ) -> bool:
+    # trading_bot.world:245
+    def fn_price_changed(self, stock: dict[str, Any], threshold: float) -> bool:
         if 'percent_change' not in stock:  # trading_bot.world:246
             raise ToolError("'percent_change'")
-        return (  # trading_bot.world:247
-            abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
-        )
+        # trading_bot.world:247
+        return abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
         'Get the current time.'
-        return CurrentTime(format(  # trading_bot.world:253
-            rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
-        ))
+        # trading_bot.world:253
+        return CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
         'Get the symbol of a stock by company name.'
-        return Symbol(rt.coalesce(  # trading_bot.world:259
-            _C_SYMBOLS.get(name), lambda: 'Stock not found'
-        ))
+        # trading_bot.world:259
+        return Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         'Get the details of a stock.'
@@ -237,9 +232,8 @@ class TradingBot(Episode):
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
-    def tool_place_order(  # trading_bot.world:285
-        self, order_type: str, symbol: str, price: float, amount: int
-    ) -> Placed:
+    # trading_bot.world:285
+    def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:
         'Place an order.'
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
@@ -249,9 +243,8 @@ class TradingBot(Episode):
             raise ToolError('Price and amount must be positive values.')
         if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
-            balance: Any = rt.coalesce(  # trading_bot.world:298
-                self.state.account_info.get('balance'), lambda: 0
-            )
+            # trading_bot.world:298
+            balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)
             if total_cost > rt.to_number(rt.read(self, balance)):  # trading_bot.world:299
                 raise ToolError(
                     f'Insufficient funds: required ${total_cost:.2f} but only $'
@@ -266,9 +259,8 @@ class TradingBot(Episode):
             'amount': amount,
             'status': 'Open',
         }
-        self.set_state(  # trading_bot.world:312
-            'orders', {**self.state.orders, order_id: v.export_value(order)}
-        )
+        # trading_bot.world:312
+        self.set_state('orders', {**self.state.orders, order_id: v.export_value(order)})
         self.set_state(  # trading_bot.world:313
             'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1)
         )
@@ -284,9 +276,8 @@ class TradingBot(Episode):
             raise ToolError('Transaction amount must be positive.')
         if 'balance' not in self.state.account_info:  # trading_bot.world:330
             raise ToolError("'balance'")
-        if amount > rt.to_number(rt.read(  # trading_bot.world:331
-            self, self.state.account_info['balance']
-        )):
+        # trading_bot.world:331
+        if amount > rt.to_number(rt.read(self, self.state.account_info['balance'])):
             raise ToolError('Insufficient funds for withdrawal.')
         self.set_state(  # trading_bot.world:332
             'account_info',
@@ -302,12 +293,10 @@ class TradingBot(Episode):
             'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
-        self.set_state(  # trading_bot.world:338
-            'transaction_history', self.state.transaction_history + (entry,)
-        )
-        return Balance(  # trading_bot.world:339
-            'Withdrawal successful', self.state.account_info['balance']
-        )
+        # trading_bot.world:338
+        self.set_state('transaction_history', self.state.transaction_history + (entry,))
+        # trading_bot.world:339
+        return Balance('Withdrawal successful', self.state.account_info['balance'])
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         'Get account information.'
@@ -355,12 +344,10 @@ class TradingBot(Episode):
             'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
-        self.set_state(  # trading_bot.world:385
-            'transaction_history', self.state.transaction_history + (entry,)
-        )
-        return Balance(  # trading_bot.world:386
-            'Account funded successfully', self.state.account_info['balance']
-        )
+        # trading_bot.world:385
+        self.set_state('transaction_history', self.state.transaction_history + (entry,))
+        # trading_bot.world:386
+        return Balance('Account funded successfully', self.state.account_info['balance'])
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         'Remove a stock from the watchlist.'
@@ -368,9 +355,8 @@ class TradingBot(Episode):
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
             raise ToolError(rt.built(self, f'Stock {rt.text(symbol)} not found in watchlist.'))
-        self.set_state(  # trading_bot.world:394
-            'watch_list', rt.without(self.state.watch_list, symbol)
-        )
+        # trading_bot.world:394
+        self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
         return Status(rt.built(  # trading_bot.world:395
             self, f'Stock {rt.text(symbol)} removed from watchlist successfully.'
         ))
@@ -378,24 +364,20 @@ class TradingBot(Episode):
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         'Get the watchlist.'
         if not self.state.authenticated:  # trading_bot.world:401
-            return [  # trading_bot.world:402
-                'Error: User not authenticated. Please log in to view the watchlist.'
-            ]
+            # trading_bot.world:402
+            return ['Error: User not authenticated. Please log in to view the watchlist.']
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:407
         'Get the stock order ID history.'
         if not self.state.authenticated:  # trading_bot.world:409
-            return [  # trading_bot.world:410
-                {'error': 'User not authenticated. Please log in to view order history.'}
-            ]
-        return {  # trading_bot.world:412
-            'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))
-        }
+            # trading_bot.world:410
+            return [{'error': 'User not authenticated. Please log in to view order history.'}]
+        # trading_bot.world:412
+        return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}
 
-    def tool_get_transaction_history(  # trading_bot.world:415
-        self, start_date: str | None, end_date: str | None
-    ) -> Any:
+    # trading_bot.world:415
+    def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:
         'Get the transaction history within a specified date range.'
         if not self.state.authenticated:  # trading_bot.world:421
             return [  # trading_bot.world:422
@@ -438,15 +420,13 @@ class TradingBot(Episode):
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
         'Add a stock to the watchlist.'
-        if (  # trading_bot.world:469
-            stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
-        ):
+        # trading_bot.world:469
+        if stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks:
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
-    def tool_notify_price_change(  # trading_bot.world:475
-        self, stocks: tuple[str, ...], threshold: float
-    ) -> Notification:
+    # trading_bot.world:475
+    def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:
         'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
             _symbol2
@@ -462,9 +442,8 @@ class TradingBot(Episode):
                 + rt.built(self, rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
-        return Notification(  # trading_bot.world:487
-            'No significant price changes in the selected stocks.'
-        )
+        # trading_bot.world:487
+        return Notification('No significant price changes in the selected stocks.')
 
 
 _RESULT_Balance = js.closed({'status': js.STRING, 'new_balance': {}})

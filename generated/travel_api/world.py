@@ -257,9 +257,8 @@ class TravelAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            return rt.built(  # python_errors.world:12
-                self, f'unhashable type: \'{rt.text(kind)}\''
-            )
+            # python_errors.world:12
+            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -286,9 +285,8 @@ class TravelAPI(Episode):
         )
         if unhashable_part is not None:  # travel_api.world:717
             raise ToolError(unhashable_part)  # travel_api.world:718
-        route: str = rt.built(  # travel_api.world:720
-            self, f'{rt.text(travel_from)}|{rt.text(travel_to)}'
-        )
+        # travel_api.world:720
+        route: str = rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}')
         if route not in _C_BASE_COSTS:  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
@@ -299,9 +297,8 @@ class TravelAPI(Episode):
         elif travel_class == 'first':  # travel_api.world:727
             factor = 5  # travel_api.world:728
         else:
-            raise ToolError(  # travel_api.world:730
-                'Invalid travel class. Options are: economy, business, first.'
-            )
+            # travel_api.world:730
+            raise ToolError('Invalid travel class. Options are: economy, business, first.')
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
             char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
@@ -315,9 +312,8 @@ class TravelAPI(Episode):
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
-        multiplier: int = (  # travel_api.world:742
-            2 if rt.python_remainder(digit_sum, 2) == 0 else 1
-        )
+        # travel_api.world:742
+        multiplier: int = 2 if rt.python_remainder(digit_sum, 2) == 0 else 1
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
             for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
@@ -396,9 +392,8 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if card_number in self.state.credit_card_list:  # travel_api.world:820
             raise ToolError('Card already registered')
-        card_id: str = rt.text(self.random_source().randint(  # travel_api.world:821
-            100000000000, 999999999999
-        ))
+        # travel_api.world:821
+        card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))
         self.set_state(  # travel_api.world:822
             'credit_card_list',
             {
@@ -429,9 +424,8 @@ class TravelAPI(Episode):
             )
         ]))
 
-    def tool_get_credit_card_balance(  # travel_api.world:845
-        self, access_token: str, card_id: str
-    ) -> CardBalance:
+    # travel_api.world:845
+    def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:
         'Get the balance of a credit card'
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
@@ -447,9 +441,8 @@ class TravelAPI(Episode):
                     )),
                 ),
             ))
-        return CardBalance(self.fn_key_of(  # travel_api.world:855
-            self.state.credit_card_list[card_id], 'balance'
-        ))
+        # travel_api.world:855
+        return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))
 
     def tool_book_flight(  # travel_api.world:858
         self,
@@ -468,9 +461,8 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
             return self.fn_booking_refused('Invalid access token')  # travel_api.world:872
-        card: dict[str, Any] | None = self.state.credit_card_list.get(  # travel_api.world:874
-            card_id
-        )
+        # travel_api.world:874
+        card: dict[str, Any] | None = self.state.credit_card_list.get(card_id)
         if card is None:  # travel_api.world:875
             return self.fn_booking_refused('Card not registered')  # travel_api.world:876
         if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
@@ -483,53 +475,43 @@ class TravelAPI(Episode):
             return self.fn_booking_refused(rt.built(  # travel_api.world:885
                 self, f'Invalid destination airport code: {rt.text(travel_to)}'
             ))
-        if (  # travel_api.world:887
-            rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None
-        ):
-            return self.fn_booking_refused(  # travel_api.world:888
-                'Invalid date format. Use YYYY-MM-DD.'
-            )
-        if (  # travel_api.world:890
-            travel_class != 'economy' and travel_class != 'business' and travel_class != 'first'
-        ):
+        # travel_api.world:887
+        if rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None:
+            # travel_api.world:888
+            return self.fn_booking_refused('Invalid date format. Use YYYY-MM-DD.')
+        # travel_api.world:890
+        if travel_class != 'economy' and travel_class != 'business' and travel_class != 'first':
             return self.fn_booking_refused(  # travel_api.world:893
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
-        if (  # travel_api.world:898
-            rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS
-        ):
-            return self.fn_booking_refused(  # travel_api.world:899
-                'No available route for the given airports.'
-            )
+        # travel_api.world:898
+        if rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
+            # travel_api.world:899
+            return self.fn_booking_refused('No available route for the given airports.')
         self.set_state(  # travel_api.world:901
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        entry: dict[str, float] | None = (  # travel_api.world:903
-            self.state.flight_cost_lookup.get(rt.built(
-                self,
-                f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
-                f'{rt.text(travel_date)}',
-            ))
-        )
+        # travel_api.world:903
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
+            self,
+            f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+            f'{rt.text(travel_date)}',
+        ))
         if entry is None:  # travel_api.world:904
-            return self.fn_booking_refused(  # travel_api.world:905
-                'No available route for the given parameters'
-            )
-        travel_cost: float = (entry if entry is not None else rt.absent())[  # travel_api.world:907
-            'cost'
-        ]
+            # travel_api.world:905
+            return self.fn_booking_refused('No available route for the given parameters')
+        # travel_api.world:907
+        travel_cost: float = (entry if entry is not None else rt.absent())['cost']
         balance: int | float = rt.to_number(rt.read(  # travel_api.world:908
             self, (card if card is not None else rt.absent())['balance']
         ))
         if balance < travel_cost:  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
-        if (  # travel_api.world:913
-            self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit)
-        ):
-            return self.fn_booking_refused(  # travel_api.world:914
-                'Balance is less than budget limit'
-            )
+        # travel_api.world:913
+        if self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit):
+            # travel_api.world:914
+            return self.fn_booking_refused('Balance is less than budget limit')
         self.set_state(  # travel_api.world:916
             'credit_card_list',
             {
@@ -539,12 +521,10 @@ class TravelAPI(Episode):
                 },
             },
         )
-        booking_id: str = rt.text(self.random_source().randint(  # travel_api.world:917
-            1000000, 9999999
-        ))
-        transaction_id: str = rt.text(self.random_source().randint(  # travel_api.world:918
-            10000000, 99999999
-        ))
+        # travel_api.world:917
+        booking_id: str = rt.text(self.random_source().randint(1000000, 9999999))
+        # travel_api.world:918
+        transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))
         self.set_state(  # travel_api.world:919
             'booking_record',
             {
@@ -576,9 +556,8 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:945
             raise ToolError('Invalid access token')
-        if (  # travel_api.world:947
-            booking_id is None or booking_id not in self.state.booking_record
-        ):
+        # travel_api.world:947
+        if booking_id is None or booking_id not in self.state.booking_record:
             raise ToolError('Booking not found')  # travel_api.world:948
         booking: dict[str, Any] = self.state.booking_record[  # travel_api.world:950
             booking_id if booking_id is not None else rt.absent()
@@ -593,9 +572,8 @@ class TravelAPI(Episode):
             self.fn_key_of(booking, 'transaction_id'),
         ))
 
-    def tool_get_booking_history(  # travel_api.world:966
-        self, access_token: str
-    ) -> BookingHistory:
+    # travel_api.world:966
+    def tool_get_booking_history(self, access_token: str) -> BookingHistory:
         'Retrieve all booking history for the user.'
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
@@ -607,9 +585,8 @@ class TravelAPI(Episode):
         'List all available airports'
         return _C_AIRPORTS  # travel_api.world:977
 
-    def tool_cancel_booking(  # travel_api.world:980
-        self, access_token: str, booking_id: str
-    ) -> Cancellation:
+    # travel_api.world:980
+    def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:
         'Cancel a booking'
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
@@ -628,9 +605,8 @@ class TravelAPI(Episode):
             and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
         ):
             raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
-        card: dict[str, Any] = self.state.credit_card_list[  # travel_api.world:1004
-            rt.built(self, rt.text(card_id))
-        ]
+        # travel_api.world:1004
+        card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
             'credit_card_list',
             {
@@ -644,9 +620,8 @@ class TravelAPI(Episode):
                 },
             },
         )
-        self.set_state(  # travel_api.world:1006
-            'booking_record', rt.without_key(self.state.booking_record, booking_id)
-        )
+        # travel_api.world:1006
+        self.set_state('booking_record', rt.without_key(self.state.booking_record, booking_id))
         return Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(  # travel_api.world:1010
@@ -658,20 +633,17 @@ class TravelAPI(Episode):
                 value, _C_USD_RATES[target_currency]
             )))
         if target_currency == 'USD' and base_currency in _C_USD_RATES:  # travel_api.world:1022
-            return ExchangedValue(round(  # travel_api.world:1024
-                value / _C_USD_RATES[base_currency], 2
-            ))
-        raise ToolError(  # travel_api.world:1026
-            'No available exchange rate for the given currencies.'
-        )
+            # travel_api.world:1024
+            return ExchangedValue(round(value / _C_USD_RATES[base_currency], 2))
+        # travel_api.world:1026
+        raise ToolError('No available exchange rate for the given currencies.')
 
     def tool_verify_traveler_information(  # travel_api.world:1029
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
         'Verify the traveler information'
-        if (  # travel_api.world:1037
-            self.state.user_first_name != first_name or self.state.user_last_name != last_name
-        ):
+        # travel_api.world:1037
+        if self.state.user_first_name != first_name or self.state.user_last_name != last_name:
             return Verification(  # travel_api.world:1039
                 False,
                 rt.python_grown(
@@ -684,15 +656,12 @@ class TravelAPI(Episode):
                     ),
                 ),
             )
-        if (  # travel_api.world:1044
-            rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None
-        ):
-            return Verification(  # travel_api.world:1045
-                False, 'Invalid date of birth format. Please use YYYY-MM-DD.'
-            )
-        born: dt.datetime = rt.strptime(  # travel_api.world:1051
-            rt.read(self, date_of_birth), '%Y-%m-%d'
-        )
+        # travel_api.world:1044
+        if rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None:
+            # travel_api.world:1045
+            return Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')
+        # travel_api.world:1051
+        born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if (  # travel_api.world:1053
             self.clock.month < born.month
@@ -700,18 +669,15 @@ class TravelAPI(Episode):
         ):
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if age < 18:  # travel_api.world:1056
-            return Verification(  # travel_api.world:1057
-                False, 'Traveler must be at least 18 years old.'
-            )
+            # travel_api.world:1057
+            return Verification(False, 'Traveler must be at least 18 years old.')
         if not passport_number.startswith('US'):  # travel_api.world:1062
-            return Verification(  # travel_api.world:1063
-                False, 'Passport must be issued by the United States.'
-            )
+            # travel_api.world:1063
+            return Verification(False, 'Passport must be issued by the United States.')
         return Verification(True, None)  # travel_api.world:1068
 
-    def tool_set_budget_limit(  # travel_api.world:1071
-        self, access_token: str, budget_limit: float
-    ) -> BudgetLimit:
+    # travel_api.world:1071
+    def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:
         'Set the budget limit for the user'
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
@@ -720,13 +686,11 @@ class TravelAPI(Episode):
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return BudgetLimit(budget_limit)  # travel_api.world:1081
 
-    def tool_get_nearest_airport_by_city(  # travel_api.world:1084
-        self, location: str
-    ) -> NearestAirport:
+    # travel_api.world:1084
+    def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:
         'Get the nearest airport to the given location'
-        return NearestAirport(rt.coalesce(  # travel_api.world:1089
-            _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
-        ))
+        # travel_api.world:1089
+        return NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))
 
     def tool_purchase_insurance(  # travel_api.world:1092
         self,
@@ -764,13 +728,11 @@ class TravelAPI(Episode):
                 },
             },
         )
-        return Insurance(  # travel_api.world:1121
-            rt.text(self.random_source().randint(100000000, 999999999)), True, None
-        )
+        # travel_api.world:1121
+        return Insurance(rt.text(self.random_source().randint(100000000, 999999999)), True, None)
 
-    def tool_contact_customer_support(  # travel_api.world:1124
-        self, booking_id: str, message: str
-    ) -> SupportMessage:
+    # travel_api.world:1124
+    def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:
         (
             'Contact travel booking customer support, get immediate support on an issue with an '
             'online call.'

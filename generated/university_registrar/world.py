@@ -424,9 +424,8 @@ class UniversityRegistrar(Episode):
             if _e1.section == section.key() and self.fn_holds_seat(_e1)
         ])
 
-    def fn_passed(  # university_registrar.world:126
-        self, student: Student, course: Course
-    ) -> bool:
+    # university_registrar.world:126
+    def fn_passed(self, student: Student, course: Course) -> bool:
         'Whether the student has passed the course (A to D).'
         return any(  # university_registrar.world:129
             _e2.student == student.key()
@@ -437,9 +436,8 @@ class UniversityRegistrar(Episode):
             for _e2 in rt.each(self, self.t_enrolments)
         )
 
-    def fn_missing_prereqs(  # university_registrar.world:132
-        self, student: Student, course: Course
-    ) -> tuple[str, ...]:
+    # university_registrar.world:132
+    def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:
         'Prerequisites the student has not passed.'
         return tuple([  # university_registrar.world:135
             _p3.key()
@@ -449,9 +447,8 @@ class UniversityRegistrar(Episode):
 
     def fn_minutes_of(self, t: str) -> int:  # university_registrar.world:138
         'Minutes since midnight of an HH:MM time.'
-        parts: tuple[str, ...] = rt.pieces(  # university_registrar.world:139
-            self, tuple(rt.read(self, t).split(':'))
-        )
+        # university_registrar.world:139
+        parts: tuple[str, ...] = rt.pieces(self, tuple(rt.read(self, t).split(':')))
         return rt.bounded(  # university_registrar.world:140
             rt.bounded(rt.to_int(rt.read(self, parts[0])) * 60) + rt.to_int(rt.read(
                 self, parts[1]
@@ -470,9 +467,8 @@ class UniversityRegistrar(Episode):
             for _m4 in rt.each(self, a.meetings)
         )
 
-    def fn_term_credits(  # university_registrar.world:149
-        self, student: Student, term: str
-    ) -> int:
+    # university_registrar.world:149
+    def fn_term_credits(self, student: Student, term: str) -> int:
         'Credits a student holds in a term.'
         return sum(rt.each(  # university_registrar.world:150
             self,
@@ -487,22 +483,18 @@ class UniversityRegistrar(Episode):
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
-        return len([  # university_registrar.world:154
-            _w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()
-        ])
+        # university_registrar.world:154
+        return len([_w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()])
 
-    def fn_enrol_problem(  # university_registrar.world:157
-        self, student: Student, section: Section
-    ) -> str:
+    # university_registrar.world:157
+    def fn_enrol_problem(self, student: Student, section: Section) -> str:
         'Why the student cannot take a seat in the section, or an empty text when they can.'
         if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
-            return rt.built(  # university_registrar.world:161
-                self, f'Student {student.id_} ({student.name}) is suspended.'
-            )
+            # university_registrar.world:161
+            return rt.built(self, f'Student {student.id_} ({student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:163
-            return rt.built(  # university_registrar.world:164
-                self, f'Section {section.id_} has already ended.'
-            )
+            # university_registrar.world:164
+            return rt.built(self, f'Section {section.id_} has already ended.')
         if any(  # university_registrar.world:166
             _e8.student == student.key()
             and self.t_sections[_e8.section].course == section.course
@@ -515,9 +507,8 @@ class UniversityRegistrar(Episode):
                 f'{student.name} is already enrolled in or has completed '
                 f'{self.t_courses[section.course].code} in {section.term}.',
             )
-        missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:169
-            student, self.t_courses[section.course]
-        )
+        # university_registrar.world:169
+        missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
             codes: str = rt.built(  # university_registrar.world:171
                 self,
@@ -529,9 +520,8 @@ class UniversityRegistrar(Episode):
                     ),
                 ),
             )
-            return rt.built(  # university_registrar.world:172
-                self, f'Prerequisite not passed: {codes}.'
-            )
+            # university_registrar.world:172
+            return rt.built(self, f'Prerequisite not passed: {codes}.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
             return rt.built(  # university_registrar.world:175
                 self,
@@ -546,9 +536,8 @@ class UniversityRegistrar(Episode):
             and self.fn_meetings_clash(self.t_sections[_e10.section], section)
         ])
         if len(clashes) > 0:  # university_registrar.world:178
-            ids: str = rt.built(  # university_registrar.world:179
-                self, rt.join(', ', rt.each(self, clashes))
-            )
+            # university_registrar.world:179
+            ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))
             return rt.built(self, f'Time clash with {ids}.')  # university_registrar.world:180
         credits_: int = rt.bounded(  # university_registrar.world:182
             self.fn_term_credits(student, section.term) + self.t_courses[section.course].credits_
@@ -561,9 +550,8 @@ class UniversityRegistrar(Episode):
             )
         return ''  # university_registrar.world:186
 
-    def tool_find_sections(  # university_registrar.world:223
-        self, course: Course, term: str | None
-    ) -> tuple[SectionInfo, ...]:
+    # university_registrar.world:223
+    def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
         (
             'List the sections of a course with instructor, meetings, seats taken, capacity and '
             'waitlist length.'
@@ -576,9 +564,8 @@ class UniversityRegistrar(Episode):
             if _s11.course == course.key() and (term is None or _s11.term == term)
         ])
 
-    def tool_get_student_record(  # university_registrar.world:232
-        self, student: Student
-    ) -> StudentRecord:
+    # university_registrar.world:232
+    def tool_get_student_record(self, student: Student) -> StudentRecord:
         (
             "Show a student's enrolments with grades, their waitlist entries, the sections of "
             'both (course, term, instructor, meetings) and their credit load per term.'
@@ -620,9 +607,8 @@ class UniversityRegistrar(Episode):
             credits_,
         )
 
-    def tool_search_students(  # university_registrar.world:254
-        self, name: str, program: str
-    ) -> tuple[str, ...]:
+    # university_registrar.world:254
+    def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
         (
             'Find students by name or program, with their ids, names, programs and status (active '
             'or suspended).'
@@ -688,15 +674,13 @@ class UniversityRegistrar(Episode):
             ))
         ])
 
-    def tool_get_enrolment(  # university_registrar.world:306
-        self, enrolment: Enrolment
-    ) -> Enrolment:
+    # university_registrar.world:306
+    def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:
         'Read an enrolment: its student, section, status, grade and when it was made or dropped.'
         return enrolment  # university_registrar.world:311
 
-    def tool_list_roster(  # university_registrar.world:314
-        self, section: Section, include_dropped: bool
-    ) -> tuple[str, ...]:
+    # university_registrar.world:314
+    def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         "List a section's enrolments (its class roster) with each student, status and grade."
         return tuple([  # university_registrar.world:320
             _e21.key()
@@ -705,9 +689,8 @@ class UniversityRegistrar(Episode):
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
 
-    def tool_list_waitlist(  # university_registrar.world:323
-        self, section: Section
-    ) -> tuple[str, ...]:
+    # university_registrar.world:323
+    def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
         (
             "List a section's waitlist in queue order, first in line first, with each entry's "
             'student and when they joined.'
@@ -720,9 +703,8 @@ class UniversityRegistrar(Episode):
             key=lambda _w22: _w22.joined_at,
         )
 
-    def tool_enrol(  # university_registrar.world:333
-        self, student: Student, section: Section
-    ) -> Enrolment:
+    # university_registrar.world:333
+    def tool_enrol(self, student: Student, section: Section) -> Enrolment:
         (
             'Enrol a student in a section. The section must have a free seat, the student must '
             'have passed\n'
@@ -735,9 +717,8 @@ class UniversityRegistrar(Episode):
         if problem != '':  # university_registrar.world:344
             raise ToolError(problem)
         for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
-            if (  # university_registrar.world:346
-                w.student == student.key() and w.section == section.key()
-            ):
+            # university_registrar.world:346
+            if w.student == student.key() and w.section == section.key():
                 self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
         enrolment: Enrolment = Enrolment(  # university_registrar.world:350
             id_=self.next_id('enrolment_ids', 'EN{:04d}'),
@@ -751,9 +732,8 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
-    def tool_drop_enrolment(  # university_registrar.world:355
-        self, enrolment: Enrolment
-    ) -> Enrolment:
+    # university_registrar.world:355
+    def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
@@ -761,9 +741,8 @@ class UniversityRegistrar(Episode):
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be dropped.',
             ))
-        if (  # university_registrar.world:361
-            self.clock.date() > self.t_sections[enrolment.section].drop_deadline
-        ):
+        # university_registrar.world:361
+        if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
             raise ToolError(rt.built(
                 self,
                 f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
@@ -774,9 +753,8 @@ class UniversityRegistrar(Episode):
         )
         return enrolment  # university_registrar.world:364
 
-    def tool_join_waitlist(  # university_registrar.world:369
-        self, student: Student, section: Section
-    ) -> WaitlistPosition:
+    # university_registrar.world:369
+    def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:
         'Put a student on the waitlist of a full section; returns their place in the queue.'
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             raise ToolError(rt.built(
@@ -788,9 +766,8 @@ class UniversityRegistrar(Episode):
             raise ToolError(rt.built(
                 self, f'Section {section.id_} still has free seats; enrol instead.'
             ))
-        missing: tuple[str, ...] = self.fn_missing_prereqs(  # university_registrar.world:378
-            student, self.t_courses[section.course]
-        )
+        # university_registrar.world:378
+        missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         codes: str = rt.built(  # university_registrar.world:379
             self,
             rt.join(
@@ -825,20 +802,17 @@ class UniversityRegistrar(Episode):
             joined_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # university_registrar.world:384
-        return WaitlistPosition(  # university_registrar.world:385
-            entry.key(), self.fn_waiting_count(section)
-        )
+        # university_registrar.world:385
+        return WaitlistPosition(entry.key(), self.fn_waiting_count(section))
 
-    def tool_leave_waitlist(  # university_registrar.world:388
-        self, entry: WaitlistEntry
-    ) -> WaitlistEntry:
+    # university_registrar.world:388
+    def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:
         'Take a student off a waitlist.'
         self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
-    def tool_enrol_from_waitlist(  # university_registrar.world:397
-        self, section: Section
-    ) -> Enrolment:
+    # university_registrar.world:397
+    def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
         (
             "Enrol the first student on a section's waitlist now that a seat is free (the same "
             'checks as enrol); their entry is removed.'
@@ -855,9 +829,8 @@ class UniversityRegistrar(Episode):
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:404
             raise ToolError(rt.built(self, f'Section {section.id_} is still full.'))
         first: WaitlistEntry = self.t_waitlist[queue[0]]  # university_registrar.world:405
-        problem: str = self.fn_enrol_problem(  # university_registrar.world:406
-            self.t_students[first.student], section
-        )
+        # university_registrar.world:406
+        problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
             raise ToolError(rt.built(
                 self,
@@ -877,9 +850,8 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
-    def tool_record_grade(  # university_registrar.world:416
-        self, enrolment: Enrolment, grade: Grade
-    ) -> Enrolment:
+    # university_registrar.world:416
+    def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
         (
             'Record the final grade of an enrolment once its section has ended; the enrolment is '
             'then completed.'
@@ -890,17 +862,15 @@ class UniversityRegistrar(Episode):
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be graded.',
             ))
-        if (  # university_registrar.world:423
-            self.clock.date() < self.t_sections[enrolment.section].ends_on
-        ):
+        # university_registrar.world:423
+        if self.clock.date() < self.t_sections[enrolment.section].ends_on:
             raise ToolError(rt.built(
                 self,
                 f'Section {self.t_sections[enrolment.section].id_} ends on '
                 f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
             ))
-        self.set_fields(  # university_registrar.world:424
-            enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed
-        )
+        # university_registrar.world:424
+        self.set_fields(enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed)
         return enrolment  # university_registrar.world:426
 
 
@@ -1162,15 +1132,13 @@ UniversityRegistrar.TOOLS = tools(
 )
 
 
-def _check_switch_section__dropped(  # university_registrar.world:660
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
+# university_registrar.world:660
+def _check_switch_section__dropped(ep: UniversityRegistrar) -> rt.Verdict | bool:
     return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
 
 
-def _check_switch_section__in_f2(  # university_registrar.world:661
-    ep: UniversityRegistrar
-) -> bool:
+# university_registrar.world:661
+def _check_switch_section__in_f2(ep: UniversityRegistrar) -> bool:
     return any(
         _e29.student == 'S10002'
         and _e29.section == 'CS201-F2'
@@ -1179,9 +1147,8 @@ def _check_switch_section__in_f2(  # university_registrar.world:661
     )
 
 
-def _check_switch_section__eva_in(  # university_registrar.world:662
-    ep: UniversityRegistrar
-) -> bool:
+# university_registrar.world:662
+def _check_switch_section__eva_in(ep: UniversityRegistrar) -> bool:
     return any(
         _e30.student == 'S10005'
         and _e30.section == 'CS201-F1'
@@ -1190,24 +1157,21 @@ def _check_switch_section__eva_in(  # university_registrar.world:662
     )
 
 
-def _check_switch_section__off_waitlist(  # university_registrar.world:663
-    ep: UniversityRegistrar
-) -> bool:
+# university_registrar.world:663
+def _check_switch_section__off_waitlist(ep: UniversityRegistrar) -> bool:
     return not ('W001' in ep.t_waitlist)
 
 
-def _check_grade_and_waitlist__graded(  # university_registrar.world:902
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
+# university_registrar.world:902
+def _check_grade_and_waitlist__graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
         and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_B, part=1)
     )
 
 
-def _check_grade_and_waitlist__farah_waiting(  # university_registrar.world:903
-    ep: UniversityRegistrar
-) -> bool:
+# university_registrar.world:903
+def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar) -> bool:
     return any(
         _w31.student == 'S10006' and _w31.section == 'CS201-F1'
         for _w31 in rt.each(ep, ep.t_waitlist)
@@ -1223,9 +1187,8 @@ def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
     )
 
 
-def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:236
+def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar) -> bool:
     return any(
         _e32.student == 'S10001'
         and _e32.section == 'MATH201-F1'
@@ -1234,9 +1197,8 @@ def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(  # tasks.world:236
     )
 
 
-def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:237
+def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar) -> bool:
     return (
         any(
             _e33.student == 'S10005'
@@ -1251,9 +1213,8 @@ def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(  # tasks.world:237
     )
 
 
-def _check_farah_fills_her_fall_timetable__data_structures(  # tasks.world:478
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:478
+def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar) -> bool:
     return any(
         _e35.student == 'S10006'
         and _e35.section == 'CS201-F2'
@@ -1262,9 +1223,8 @@ def _check_farah_fills_her_fall_timetable__data_structures(  # tasks.world:478
     )
 
 
-def _check_farah_fills_her_fall_timetable__linear_algebra(  # tasks.world:479
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:479
+def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar) -> bool:
     return any(
         _e36.student == 'S10006'
         and _e36.section == 'MATH201-F2'
@@ -1273,15 +1233,13 @@ def _check_farah_fills_her_fall_timetable__linear_algebra(  # tasks.world:479
     )
 
 
-def _check_farah_fills_her_fall_timetable__off_waitlist(  # tasks.world:480
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:480
+def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar) -> bool:
     return not ('W002' in ep.t_waitlist)
 
 
-def _check_farah_gets_her_seats__math_from_waitlist(  # tasks.world:719
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:719
+def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar) -> bool:
     return (
         any(
             _e37.student == 'S10006'
@@ -1314,9 +1272,8 @@ def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.
     )
 
 
-def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(  # tasks.world:968
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:968
+def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar) -> bool:
     return any(
         _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
         for _w40 in rt.each(ep, ep.t_waitlist)
@@ -1330,9 +1287,8 @@ def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar) -> bool:  # 
     )
 
 
-def _check_eva_stops_waiting__enrolled_elsewhere(  # tasks.world:1211
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:1211
+def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar) -> bool:
     return any(
         _e42.student == 'S10005'
         and _e42.section == 'CS201-F2'
@@ -1341,27 +1297,24 @@ def _check_eva_stops_waiting__enrolled_elsewhere(  # tasks.world:1211
     )
 
 
-def _check_late_calculus_grades__ben_graded(  # tasks.world:1460
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
+# tasks.world:1460
+def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
         and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_A, part=1)
     )
 
 
-def _check_late_calculus_grades__eva_graded(  # tasks.world:1461
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
+# tasks.world:1461
+def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_enrolments['EN0013'].status, '==', _E15_EnrolmentStatus_completed)
         and rt.expect(ep.t_enrolments['EN0013'].grade, '==', _E5_Grade_C, part=1)
     )
 
 
-def _check_late_calculus_grades__eva_in_linear_algebra(  # tasks.world:1462
-    ep: UniversityRegistrar
-) -> bool:
+# tasks.world:1462
+def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar) -> bool:
     return any(
         _e43.student == 'S10005'
         and _e43.section == 'MATH201-F1'

@@ -272,13 +272,11 @@ class VehicleControlAPI(Episode):
                 ),
             ))
         if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
-            raise rt.KeptError(  # vehicle_control.world:238
-                'Brake pedal needs to be pressed when starting the engine.'
-            )
+            # vehicle_control.world:238
+            raise rt.KeptError('Brake pedal needs to be pressed when starting the engine.')
         if self.state.brakePedalForce != 1000.0:  # vehicle_control.world:241
-            raise rt.KeptError(  # vehicle_control.world:242
-                'Must press the brake fully before starting the engine.'
-            )
+            # vehicle_control.world:242
+            raise rt.KeptError('Must press the brake fully before starting the engine.')
         if self.state.fuelLevel < _C_MIN_FUEL_LEVEL:  # vehicle_control.world:244
             raise rt.KeptError('Fuel tank is empty.')  # vehicle_control.world:245
         if ignitionMode != 'START':  # vehicle_control.world:247
@@ -292,22 +290,19 @@ class VehicleControlAPI(Episode):
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.'
         if fuelAmount < 0:  # vehicle_control.world:264
             raise ToolError('Fuel amount cannot be negative.')
-        if (  # vehicle_control.world:265
-            rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL
-        ):
+        # vehicle_control.world:265
+        if rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL:
             raise ToolError('Cannot fill gas above the tank capacity.')
-        if (  # vehicle_control.world:267
-            rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL
-        ):
+        # vehicle_control.world:267
+        if rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL:
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self.set_state(  # vehicle_control.world:268
             'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount)
         )
         return FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
-    def tool_lockDoors(  # vehicle_control.world:272
-        self, unlock: bool, door: tuple[str, ...]
-    ) -> LockStatus:
+    # vehicle_control.world:272
+    def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:
         'Locks the doors of the vehicle.'
         wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
         for d in rt.each(self, door):  # vehicle_control.world:279
@@ -315,9 +310,8 @@ class VehicleControlAPI(Episode):
                 raise rt.KeptError(rt.built(self, rt.python_repr(d)))  # vehicle_control.world:283
             if self.state.doorStatus[d] == wanted:  # vehicle_control.world:285
                 continue  # vehicle_control.world:286
-            self.set_state(  # vehicle_control.world:288
-                'doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted}
-            )
+            # vehicle_control.world:288
+            self.set_state('doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted})
             self.set_state(  # vehicle_control.world:290
                 'remainingUnlockedDoors',
                 rt.python_augmented(
@@ -339,20 +333,17 @@ class VehicleControlAPI(Episode):
             )
             if overflow is not None:  # vehicle_control.world:310
                 raise rt.KeptError(overflow)  # vehicle_control.world:311
-            self.set_state(  # vehicle_control.world:313
-                'acTemperature', rt.python_times(temperature - 32, 5) / 9
-            )
+            # vehicle_control.world:313
+            self.set_state('acTemperature', rt.python_times(temperature - 32, 5) / 9)
         self.set_state('fanSpeed', fanSpeed)  # vehicle_control.world:315
         self.set_state('acMode', mode)  # vehicle_control.world:316
         return Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
-    def tool_get_outside_temperature_from_google(  # vehicle_control.world:321
-        self
-    ) -> OutsideTemperature:
+    # vehicle_control.world:321
+    def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:
         'Gets the outside temperature.'
-        return OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
-            -10.0, 40.0
-        ))
+        # vehicle_control.world:322
+        return OutsideTemperature(self.random_source().uniform(-10.0, 40.0))
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         'Gets the outside temperature.'
@@ -362,9 +353,8 @@ class VehicleControlAPI(Episode):
         'Sets the headlights of the vehicle.'
         if not (mode == 'on' or mode == 'off' or mode == 'auto'):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
-        self.set_state(  # vehicle_control.world:339
-            'headLightStatus', 'on' if mode == 'on' else 'off'
-        )
+        # vehicle_control.world:339
+        self.set_state('headLightStatus', 'on' if mode == 'on' else 'off')
         return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
@@ -373,13 +363,11 @@ class VehicleControlAPI(Episode):
         if option == 'fuel':  # vehicle_control.world:349
             status = {**status, 'fuelLevel': self.state.fuelLevel}  # vehicle_control.world:350
         elif option == 'battery':  # vehicle_control.world:351
-            status = {  # vehicle_control.world:352
-                **status, 'batteryVoltage': self.state.batteryVoltage
-            }
+            # vehicle_control.world:352
+            status = {**status, 'batteryVoltage': self.state.batteryVoltage}
         elif option == 'doors':  # vehicle_control.world:353
-            status = {  # vehicle_control.world:354
-                **status, 'doorStatus': v.export_value(self.state.doorStatus)
-            }
+            # vehicle_control.world:354
+            status = {**status, 'doorStatus': v.export_value(self.state.doorStatus)}
         elif option == 'climate':  # vehicle_control.world:355
             status = {  # vehicle_control.world:356
                 'currentACTemperature': self.state.acTemperature,
@@ -388,9 +376,8 @@ class VehicleControlAPI(Episode):
                 'humidityLevel': self.state.humidityLevel,
             }
         elif option == 'headlights':  # vehicle_control.world:362
-            status = {  # vehicle_control.world:363
-                **status, 'headlightStatus': self.state.headLightStatus
-            }
+            # vehicle_control.world:363
+            status = {**status, 'headlightStatus': self.state.headLightStatus}
         elif option == 'parkingBrake':  # vehicle_control.world:364
             status = {  # vehicle_control.world:366
                 'parkingBrakeStatus': self.state.parkingBrakeStatus,
@@ -403,9 +390,8 @@ class VehicleControlAPI(Episode):
                 'brakePedalForce': self.state.brakePedalForce,
             }
         elif option == 'engine':  # vehicle_control.world:373
-            status = {  # vehicle_control.world:374
-                **status, 'engineState': self.state.engine_state
-            }
+            # vehicle_control.world:374
+            status = {**status, 'engineState': self.state.engine_state}
         else:
             raise ToolError('Invalid option')  # vehicle_control.world:377
         return status  # vehicle_control.world:379
@@ -427,9 +413,8 @@ class VehicleControlAPI(Episode):
             rt.as_float(self.state.slopeAngle),
         )
 
-    def tool_pressBrakePedal(  # vehicle_control.world:404
-        self, pedalPosition: int | float
-    ) -> BrakePedal:
+    # vehicle_control.world:404
+    def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:
         (
             'Presses the brake pedal based on pedal position. The brake pedal will be kept '
             'pressed until released.'
@@ -461,9 +446,8 @@ class VehicleControlAPI(Episode):
             raise ToolError('Start the engine before activating the cruise control.')
         self.set_state('distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
-            if (  # vehicle_control.world:448
-                current < 0 or current > 120 or rt.python_remainder(current, 5) != 0
-            ):
+            # vehicle_control.world:448
+            if current < 0 or current > 120 or rt.python_remainder(current, 5) != 0:
                 raise rt.KeptError('Invalid speed')  # vehicle_control.world:449
             self.set_state('cruiseStatus', 'active')  # vehicle_control.world:451
         else:
@@ -478,9 +462,8 @@ class VehicleControlAPI(Episode):
         'Displays the log messages.'
         return Log(messages)  # vehicle_control.world:465
 
-    def tool_estimate_drive_feasibility_by_mileage(  # vehicle_control.world:468
-        self, distance: int | float
-    ) -> Feasibility:
+    # vehicle_control.world:468
+    def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:
         'Estimates the milage of the vehicle given the distance needed to drive.'
         return Feasibility(  # vehicle_control.world:473
             not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
@@ -494,9 +477,8 @@ class VehicleControlAPI(Episode):
         'Converts the gallon to liter.'
         return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
-    def tool_estimate_distance(  # vehicle_control.world:488
-        self, cityA: str, cityB: str
-    ) -> Distance:
+    # vehicle_control.world:488
+    def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:
         'Estimates the distance between two cities.'
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
             _C_DISTANCES.get(rt.built(self, f'{rt.text(cityA)}-{rt.text(cityB)}')),
@@ -521,9 +503,8 @@ class VehicleControlAPI(Episode):
         )
         if failure is not None:  # vehicle_control.world:520
             raise rt.KeptError(failure)  # vehicle_control.world:521
-        return Navigation(rt.python_grown(  # vehicle_control.world:523
-            self, 'Navigating to ' + destination
-        ))
+        # vehicle_control.world:523
+        return Navigation(rt.python_grown(self, 'Navigating to ' + destination))
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         'Checks the tire pressure of the vehicle.'

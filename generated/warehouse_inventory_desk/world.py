@@ -240,9 +240,8 @@ class WarehouseInventoryDesk(Episode):
                 raise InvariantError(
                     'Stock never goes below zero.', 'warehouse_inventory_desk.world:142'
                 )
-        if not all(  # warehouse_inventory_desk.world:145
-            self.fn_bin_used(_b34) <= _b34.capacity for _b34 in rt.each(self, self.t_bins)
-        ):
+        # warehouse_inventory_desk.world:145
+        if not all(self.fn_bin_used(_b34) <= _b34.capacity for _b34 in rt.each(self, self.t_bins)):
             raise InvariantError(
                 'A bin never holds more units than its capacity.',
                 'warehouse_inventory_desk.world:145',
@@ -260,9 +259,8 @@ class WarehouseInventoryDesk(Episode):
                 'There is at most one stock row per item and bin.',
                 'warehouse_inventory_desk.world:148',
             )
-        for _row37 in rt.changed_rows(  # warehouse_inventory_desk.world:151
-            self, self.t_movements
-        ):
+        # warehouse_inventory_desk.world:151
+        for _row37 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row37.kind != _E12_MovementKind_receipt
                 or _row37.from_bin is None and _row37.to_bin is not None
@@ -271,9 +269,8 @@ class WarehouseInventoryDesk(Episode):
                     'A receipt goes into a bin and comes from none.',
                     'warehouse_inventory_desk.world:151',
                 )
-        for _row38 in rt.changed_rows(  # warehouse_inventory_desk.world:154
-            self, self.t_movements
-        ):
+        # warehouse_inventory_desk.world:154
+        for _row38 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row38.kind != _E12_MovementKind_pick
                 or _row38.from_bin is not None and _row38.to_bin is None
@@ -282,9 +279,8 @@ class WarehouseInventoryDesk(Episode):
                     'A pick comes out of a bin and goes into none.',
                     'warehouse_inventory_desk.world:154',
                 )
-        for _row39 in rt.changed_rows(  # warehouse_inventory_desk.world:157
-            self, self.t_movements
-        ):
+        # warehouse_inventory_desk.world:157
+        for _row39 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row39.kind != _E12_MovementKind_transfer
                 or _row39.from_bin is not None
@@ -295,17 +291,15 @@ class WarehouseInventoryDesk(Episode):
                     'A transfer goes between two different bins.',
                     'warehouse_inventory_desk.world:157',
                 )
-        for _row40 in rt.changed_rows(  # warehouse_inventory_desk.world:160
-            self, self.t_movements
-        ):
+        # warehouse_inventory_desk.world:160
+        for _row40 in rt.changed_rows(self, self.t_movements):
             if not (_row40.kind == _E12_MovementKind_count_adjustment or _row40.quantity > 0):
                 raise InvariantError(
                     'Receipts, picks and transfers move a positive number of units.',
                     'warehouse_inventory_desk.world:160',
                 )
-        for _row41 in rt.changed_rows(  # warehouse_inventory_desk.world:163
-            self, self.t_movements
-        ):
+        # warehouse_inventory_desk.world:163
+        for _row41 in rt.changed_rows(self, self.t_movements):
             if not (_row41.kind != _E12_MovementKind_count_adjustment or _row41.quantity != 0):
                 raise InvariantError(
                     'A count adjustment records a real difference.',
@@ -356,9 +350,8 @@ class WarehouseInventoryDesk(Episode):
             tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()]),
         ))
 
-    def fn_find_stock(  # warehouse_inventory_desk.world:131
-        self, item: Item, bin_: Bin
-    ) -> StockLevel | None:
+    # warehouse_inventory_desk.world:131
+    def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:
         'The stock row of an item in a bin, if any.'
         for s in rt.each(self, self.t_stock):  # warehouse_inventory_desk.world:132
             if s.item == item.key() and s.bin_ == bin_.key():  # warehouse_inventory_desk.world:133
@@ -403,9 +396,8 @@ class WarehouseInventoryDesk(Episode):
             'Find items whose name or SKU contains the text, with their SKU, name, reorder level '
             'and whether active.'
         )
-        wanted: str = rt.built(  # warehouse_inventory_desk.world:211
-            self, rt.built(self, text.strip()).lower()
-        )
+        # warehouse_inventory_desk.world:211
+        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
             _i5.key()
             for _i5 in rt.each(self, self.t_items)
@@ -413,9 +405,8 @@ class WarehouseInventoryDesk(Episode):
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
         ])
 
-    def tool_list_bins(  # warehouse_inventory_desk.world:215
-        self, zone: Zone | None, item: Item | None
-    ) -> tuple[str, ...]:
+    # warehouse_inventory_desk.world:215
+    def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:
         (
             'List bins with their zone, capacity and whether blocked, optionally of one zone or '
             'holding one item.'
@@ -434,13 +425,11 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
         'List the clerks with their ids, names and roles.'
-        return tuple([  # warehouse_inventory_desk.world:225
-            _c8.key() for _c8 in rt.each(self, self.t_clerks)
-        ])
+        # warehouse_inventory_desk.world:225
+        return tuple([_c8.key() for _c8 in rt.each(self, self.t_clerks)])
 
-    def tool_get_movement(  # warehouse_inventory_desk.world:228
-        self, movement: Movement
-    ) -> Movement:
+    # warehouse_inventory_desk.world:228
+    def tool_get_movement(self, movement: Movement) -> Movement:
         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.'
         return movement  # warehouse_inventory_desk.world:233
 
@@ -457,17 +446,15 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, f'Item {item.sku} is inactive and cannot be received.'))
         if bin_.blocked:  # warehouse_inventory_desk.world:246
             raise ToolError(rt.built(self, f'Bin {bin_.code} is blocked and accepts no stock.'))
-        free: int = rt.bounded(  # warehouse_inventory_desk.world:247
-            bin_.capacity - self.fn_bin_used(bin_)
-        )
+        # warehouse_inventory_desk.world:247
+        free: int = rt.bounded(bin_.capacity - self.fn_bin_used(bin_))
         if quantity > free:  # warehouse_inventory_desk.world:248
             raise ToolError(rt.built(
                 self,
                 f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.',
             ))
-        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:249
-            item, bin_
-        )
+        # warehouse_inventory_desk.world:249
+        level: StockLevel | None = self.fn_find_stock(item, bin_)
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
@@ -513,9 +500,8 @@ class WarehouseInventoryDesk(Episode):
         'Pick units of an item from a bin for a customer order.'
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
             raise ToolError('Not signed in. Call sign_in first.')
-        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:279
-            item, bin_
-        )
+        # warehouse_inventory_desk.world:279
+        level: StockLevel | None = self.fn_find_stock(item, bin_)
         if level is None:  # warehouse_inventory_desk.world:280
             raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
@@ -563,9 +549,8 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError('Source and destination bins are the same.')
         if to_bin.blocked:  # warehouse_inventory_desk.world:304
             raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
-        source: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:305
-            item, from_bin
-        )
+        # warehouse_inventory_desk.world:305
+        source: StockLevel | None = self.fn_find_stock(item, from_bin)
         if source is None:  # warehouse_inventory_desk.world:306
             raise ToolError(rt.built(
                 self, f'Item {item.sku} is not stocked in bin {from_bin.code}.'
@@ -576,9 +561,8 @@ class WarehouseInventoryDesk(Episode):
                 f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
                 'requested.',
             ))
-        free: int = rt.bounded(  # warehouse_inventory_desk.world:308
-            to_bin.capacity - self.fn_bin_used(to_bin)
-        )
+        # warehouse_inventory_desk.world:308
+        free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
         if quantity > free:  # warehouse_inventory_desk.world:309
             raise ToolError(rt.built(
                 self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
@@ -593,9 +577,8 @@ class WarehouseInventoryDesk(Episode):
                 None,
             ),
         )
-        target: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:311
-            item, to_bin
-        )
+        # warehouse_inventory_desk.world:311
+        target: StockLevel | None = self.fn_find_stock(item, to_bin)
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
@@ -635,9 +618,8 @@ class WarehouseInventoryDesk(Episode):
         )
         return (source.id_, target_id)  # warehouse_inventory_desk.world:329
 
-    def tool_count_bin(  # warehouse_inventory_desk.world:332
-        self, item: Item, bin_: Bin, counted: int
-    ) -> int:
+    # warehouse_inventory_desk.world:332
+    def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:
         (
             'Record a physical count of an item in a bin (supervisors only). The stock row is set '
             'to the\n'
@@ -647,19 +629,16 @@ class WarehouseInventoryDesk(Episode):
         )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
-        if (  # warehouse_inventory_desk.world:344
-            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
-        ):
+        # warehouse_inventory_desk.world:344
+        if self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor:
             raise ToolError('Only supervisors can record counts.')
-        level: StockLevel | None = self.fn_find_stock(  # warehouse_inventory_desk.world:345
-            item, bin_
-        )
+        # warehouse_inventory_desk.world:345
+        level: StockLevel | None = self.fn_find_stock(item, bin_)
         recorded: int = 0  # warehouse_inventory_desk.world:346
         if level is not None:  # warehouse_inventory_desk.world:347
             recorded = level.quantity  # warehouse_inventory_desk.world:348
-        others: int = rt.bounded(  # warehouse_inventory_desk.world:350
-            self.fn_bin_used(bin_) - recorded
-        )
+        # warehouse_inventory_desk.world:350
+        others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(
                 self,
@@ -672,9 +651,8 @@ class WarehouseInventoryDesk(Episode):
                 'quantity',
                 v.check_range(counted, 'StockLevel.quantity', 0, None),
             )
-            self.set_field(  # warehouse_inventory_desk.world:354
-                self.t_stock[level.id_], 'last_counted', self.clock.date()
-            )
+            # warehouse_inventory_desk.world:354
+            self.set_field(self.t_stock[level.id_], 'last_counted', self.clock.date())
         else:
             self.insert(  # warehouse_inventory_desk.world:356
                 self.t_stock,
@@ -719,25 +697,22 @@ class WarehouseInventoryDesk(Episode):
             )
         return difference  # warehouse_inventory_desk.world:376
 
-    def tool_set_bin_blocked(  # warehouse_inventory_desk.world:379
-        self, bin_: Bin, blocked: bool
-    ) -> Bin:
+    # warehouse_inventory_desk.world:379
+    def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:
         (
             'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
             'transfers.'
         )
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
-        if (  # warehouse_inventory_desk.world:386
-            self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor
-        ):
+        # warehouse_inventory_desk.world:386
+        if self.t_clerks[rt.present(self.state.current_clerk)].role != _E9_ClerkRole_supervisor:
             raise ToolError('Only supervisors can block or unblock bins.')
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388
 
-    def tool_list_reorder_flags(  # warehouse_inventory_desk.world:391
-        self
-    ) -> tuple[ReorderFlag, ...]:
+    # warehouse_inventory_desk.world:391
+    def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:
         (
             'List active items whose total on-hand quantity is below their reorder level, with '
             'the shortfall.'
@@ -754,9 +729,8 @@ class WarehouseInventoryDesk(Episode):
             if _i9.active and self.fn_on_hand(_i9) < _i9.reorder_level
         ])
 
-    def tool_list_movements(  # warehouse_inventory_desk.world:397
-        self, item: Item
-    ) -> tuple[str, ...]:
+    # warehouse_inventory_desk.world:397
+    def tool_list_movements(self, item: Item) -> tuple[str, ...]:
         (
             'List the stock movements of an item, newest first, with kind, bins, quantity, '
             'reference, clerk and time.'
@@ -1036,27 +1010,23 @@ WarehouseInventoryDesk.TOOLS = tools(
 )
 
 
-def _check_pick_then_replenish__bolts_pick_face(  # warehouse_inventory_desk.world:452
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# warehouse_inventory_desk.world:452
+def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0001'].quantity, '==', 35)
 
 
-def _check_pick_then_replenish__bolts_bulk(  # warehouse_inventory_desk.world:453
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# warehouse_inventory_desk.world:453
+def _check_pick_then_replenish__bolts_bulk(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0002'].quantity, '==', 100)
 
 
-def _check_pick_then_replenish__nuts_received(  # warehouse_inventory_desk.world:454
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# warehouse_inventory_desk.world:454
+def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0003'].quantity, '==', 60)
 
 
-def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:455
-    ep: WarehouseInventoryDesk
-) -> bool:
+# warehouse_inventory_desk.world:455
+def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m12.kind == _E12_MovementKind_pick
         and _m12.item == 'BOL-1001'
@@ -1066,9 +1036,8 @@ def _check_pick_then_replenish__pick_logged(  # warehouse_inventory_desk.world:4
     )
 
 
-def _check_pick_then_replenish__receipt_logged(  # warehouse_inventory_desk.world:456
-    ep: WarehouseInventoryDesk
-) -> bool:
+# warehouse_inventory_desk.world:456
+def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m13.kind == _E12_MovementKind_receipt
         and _m13.item == 'NUT-2001'
@@ -1084,21 +1053,18 @@ def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.wor
     return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
 
 
-def _check_count_washers__counted(  # warehouse_inventory_desk.world:512
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# warehouse_inventory_desk.world:512
+def _check_count_washers__counted(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0004'].quantity, '==', 52)
 
 
-def _check_count_washers__marked_today(  # warehouse_inventory_desk.world:513
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# warehouse_inventory_desk.world:513
+def _check_count_washers__marked_today(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0004'].last_counted, '==', rt.parse_date('2026-03-05'))
 
 
-def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:514
-    ep: WarehouseInventoryDesk
-) -> bool:
+# warehouse_inventory_desk.world:514
+def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m14.kind == _E12_MovementKind_count_adjustment
         and _m14.item == 'WSH-3001'
@@ -1108,9 +1074,8 @@ def _check_count_washers__adjustment_logged(  # warehouse_inventory_desk.world:5
     )
 
 
-def _check_count_washers__unblocked(  # warehouse_inventory_desk.world:515
-    ep: WarehouseInventoryDesk
-) -> bool:
+# warehouse_inventory_desk.world:515
+def _check_count_washers__unblocked(ep: WarehouseInventoryDesk) -> bool:
     return not ep.t_bins['B02-02'].blocked
 
 
@@ -1132,9 +1097,8 @@ def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
     return not ('BOL-1001' in rt.read(ep, replies[-1] if replies else ''))
 
 
-def _check_recount_nuts_then_receive__count_logged(  # tasks.world:51
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:51
+def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m15.kind == _E12_MovementKind_count_adjustment
         and _m15.item == 'NUT-2001'
@@ -1145,9 +1109,8 @@ def _check_recount_nuts_then_receive__count_logged(  # tasks.world:51
     )
 
 
-def _check_recount_nuts_then_receive__delivery_logged(  # tasks.world:52
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:52
+def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m16.kind == _E12_MovementKind_receipt
         and _m16.item == 'NUT-2001'
@@ -1182,15 +1145,13 @@ def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
     return rt.expect(ep.t_stock['S0001'].quantity, '==', 10)
 
 
-def _check_top_up_pick_face_then_pick__bulk_level(  # tasks.world:112
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
+# tasks.world:112
+def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0002'].quantity, '==', 145)
 
 
-def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:113
+def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m18.kind == _E12_MovementKind_transfer
         and _m18.item == 'BOL-1001'
@@ -1201,9 +1162,8 @@ def _check_top_up_pick_face_then_pick__transfer_logged(  # tasks.world:113
     )
 
 
-def _check_top_up_pick_face_then_pick__pick_logged(  # tasks.world:114
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:114
+def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m19.kind == _E12_MovementKind_pick
         and _m19.item == 'BOL-1001'
@@ -1213,9 +1173,8 @@ def _check_top_up_pick_face_then_pick__pick_logged(  # tasks.world:114
     )
 
 
-def _check_top_up_pick_face_then_pick__receipt_logged(  # tasks.world:115
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:115
+def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m20.kind == _E12_MovementKind_receipt
         and _m20.item == 'BOL-1001'
@@ -1240,9 +1199,8 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
     )
 
 
-def _check_pick_order_and_top_up_pick_face__bolts_picked(  # tasks.world:173
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:173
+def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m22.kind == _E12_MovementKind_pick
         and _m22.item == 'BOL-1001'
@@ -1273,9 +1231,8 @@ def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
     )
 
 
-def _check_washer_delivery_to_pick_face__received(  # tasks.world:232
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:232
+def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m24.kind == _E12_MovementKind_receipt
         and _m24.item == 'WSH-3001'
@@ -1286,9 +1243,8 @@ def _check_washer_delivery_to_pick_face__received(  # tasks.world:232
     )
 
 
-def _check_washer_delivery_to_pick_face__topped_up(  # tasks.world:233
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:233
+def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m25.kind == _E12_MovementKind_transfer
         and _m25.item == 'WSH-3001'
@@ -1299,18 +1255,16 @@ def _check_washer_delivery_to_pick_face__topped_up(  # tasks.world:233
     )
 
 
-def _check_washer_delivery_to_pick_face__receiving_left(  # tasks.world:234
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:234
+def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
         for _s26 in rt.each(ep, ep.t_stock)
     )
 
 
-def _check_washer_delivery_to_pick_face__picked(  # tasks.world:235
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:235
+def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m27.kind == _E12_MovementKind_pick
         and _m27.item == 'WSH-3001'
@@ -1327,21 +1281,18 @@ def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
     return rt.expect(ep.t_stock['S0004'].quantity, '==', 65)
 
 
-def _check_empty_rack_for_inspection__repaired_open(  # tasks.world:296
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:296
+def _check_empty_rack_for_inspection__repaired_open(ep: WarehouseInventoryDesk) -> bool:
     return not ep.t_bins['B02-02'].blocked
 
 
-def _check_empty_rack_for_inspection__inspection_blocked(  # tasks.world:297
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:297
+def _check_empty_rack_for_inspection__inspection_blocked(ep: WarehouseInventoryDesk) -> bool:
     return bool(ep.t_bins['B02-01'].blocked)
 
 
-def _check_empty_rack_for_inspection__bolts_moved(  # tasks.world:298
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:298
+def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
         for _s28 in rt.each(ep, ep.t_stock)
@@ -1354,9 +1305,8 @@ def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
     return rt.expect(ep.t_stock['S0002'].quantity, '==', 0)
 
 
-def _check_empty_rack_for_inspection__transfer_logged(  # tasks.world:300
-    ep: WarehouseInventoryDesk
-) -> bool:
+# tasks.world:300
+def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
         _m29.kind == _E12_MovementKind_transfer
         and _m29.item == 'BOL-1001'
