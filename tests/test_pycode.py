@@ -158,20 +158,24 @@ def test_a_split_tuple_of_one_keeps_its_comma() -> None:
 
 
 def test_a_long_condition_is_parenthesised_and_split_before_its_operators() -> None:
-    """An ``if`` whose test does not fit wraps the test in parentheses, one operand a line
-    with its operator first; ``not`` of an operator expression keeps its parentheses."""
+    """An ``if`` whose test does not fit wraps the test in parentheses, as many operands a
+    line as fit, a line breaking before an operator; ``not`` of an operator expression keeps
+    its parentheses."""
     long_names = [Compare(attr(f"order.field_number_{i}"), "==", Const(f"value {i}"))
                   for i in range(4)]
     stmt = If(BoolOp("and", tuple(long_names)), [Raise(call("ToolError", Const("no")))],
               anchor="x.world:3")
     lines = _statement_lines(stmt)
-    assert lines[0] == "        if (  # x.world:3"
-    assert [line.split()[0] for line in lines[2:5]] == ["and", "and", "and"]
-    assert lines[5] == "        ):" and all(len(line) <= WIDTH for line in lines)
+    assert lines[:4] == [
+        "        if (  # x.world:3",
+        "            order.field_number_0 == 'value 0' and order.field_number_1 == 'value 1'",
+        "            and order.field_number_2 == 'value 2' and order.field_number_3 == 'value 3'",
+        "        ):"]
     _same_code(lines, f"if {stmt.test.flat()}:\n    raise ToolError('no')")
     negated = If(Not(BoolOp("or", tuple(long_names))), [Raise(call("ToolError", Const("no")))])
     lines = _statement_lines(negated)
-    assert lines[0] == "        if not (" and lines[-2] == "        ):"
+    assert lines[0] == "        if not (" and lines[-2] == "        ):" and len(lines) == 5
+    assert lines[2].split()[0] == "or"
     _same_code(lines, f"if {negated.test.flat()}:\n    raise ToolError('no')")
 
 
@@ -196,6 +200,37 @@ def test_comprehensions_split_by_clause_and_a_lone_one_hugs_its_call() -> None:
     lines = _statement_lines(Return(generator))
     assert not any(line.rstrip().endswith(",") for line in lines)
     _same_code(lines, f"return {generator.flat()}")
+
+
+def test_split_arguments_fill_their_lines() -> None:
+    """Arguments that do not fit on one line take as many a line as fit (not one a line);
+    a long one after a short start (``self,``) opens its split on that line; one after a
+    long start begins a line of its own."""
+    args = [Const(f"argument number {i}") for i in range(8)]
+    lines = _statement_lines(ExprStmt(call("self.record", *args)))
+    assert lines == [
+        "        self.record(",
+        "            'argument number 0', 'argument number 1', 'argument number 2', "
+        "'argument number 3',",
+        "            'argument number 4', 'argument number 5', 'argument number 6', "
+        "'argument number 7',",
+        "        )"]
+    message = FString(("The slot ", FormattedValue(attr("slot.id_")),
+                       " has already started, or it is in the past, and cannot be booked for ",
+                       FormattedValue(attr("patient.name")), "."))
+    built = Return(rt("built", Name("self"), message))
+    lines = _statement_lines(built)
+    assert lines[:2] == [
+        "        return rt.built(",
+        "            self, f'The slot {slot.id_} has already started, or it is in the past, and "
+        "cannot be '"]
+    assert len(lines) == 4 and all(len(line) <= WIDTH for line in lines)
+    _same_code(lines, f"return {built.value.flat() if built.value else ''}")
+    long_start = Return(rt("built", attr("self.state.the_current_episode_of_the_agent"),
+                           message))
+    lines = _statement_lines(long_start)
+    assert lines[1] == "            self.state.the_current_episode_of_the_agent,"
+    assert all(len(line) <= WIDTH for line in lines)
 
 
 def test_a_map_copy_and_keywords_split_inside_their_items() -> None:

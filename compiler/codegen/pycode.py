@@ -5,9 +5,10 @@ Code generation never writes Python text by hand nor reads back text it wrote: i
 these nodes (a name, an attribute read, a call, an operator with its precedence, a display, a
 comprehension, a literal by ``repr``...) and asks questions of them (:func:`is_charged`,
 :func:`is_dotted`), and :func:`print_block` renders them, wrapping any line longer than
-:data:`WIDTH` characters the way black does: the outermost bracketed part is split one item
-per line with a trailing comma, recursively, and an operator chain that does not fit is
-parenthesised and split before its operators.
+:data:`WIDTH` characters much as black does, but filling lines: the outermost bracketed part
+is split, its items (arguments, a comprehension's clauses) as many a line as fit, an item too
+long for a line of its own split the same way, recursively; an operator chain that does not
+fit is parenthesised and split before its operators, as many operands a line as fit.
 
 :class:`Raw` is the typed escape hatch for code still produced as text elsewhere (the type
 tables' loaders and checks, builtin templates): it is printed as it is and never split.
@@ -668,13 +669,55 @@ def _item(expr: Expr, least: int = LAMBDA, prefix: str = "") -> _Item:
     return _Item(prefix + _at(expr, least), prefix, expr, expr.precedence < least)
 
 
-def _split_item(item: _Item, indent: str, end: str) -> list[str]:
-    """The lines of ``item`` (and ``end``) at ``indent``, split where it is too long."""
-    if item.expr is None or len(indent + item.text + end) <= WIDTH:
-        return [indent + item.text + end]
+def _split_item(item: _Item, indent: str, end: str, head: str = "") -> list[str]:
+    """The lines of ``item`` (and ``end``) at ``indent`` after ``head``, split where it is
+    too long."""
+    if item.expr is None or len(indent + head + item.text + end) <= WIDTH:
+        return [indent + head + item.text + end]
     if item.paren:
-        return _wrapped(item.expr, indent, item.prefix + "(", ")" + end, True)
-    return _wrapped(item.expr, indent, item.prefix, end, True)
+        return _wrapped(item.expr, indent, head + item.prefix + "(", ")" + end, True)
+    return _wrapped(item.expr, indent, head + item.prefix, end, True)
+
+
+#: the longest start of a line (``self,``: short leading arguments, operands) after which a
+#: long item may open its split, instead of on a line of its own
+_SHORT_START = 24
+
+
+def _filled(items: list[_Item], indent: str, end: str, head: str = "") -> list[str]:
+    """``items`` (each followed by ``end``) at ``indent``, as many a line as fit, the first
+    after ``head``; an item too long for a line of its own is split, and the next one starts
+    a line after it. An operator chain's operands each start with their operator, so a line
+    breaks before an operator."""
+    out: list[str] = []
+    line: str | None = None  # the line being filled, after its indent
+    for number, item in enumerate(items):
+        text = item.text + end
+        if line is not None and len(indent + line + " " + text) <= WIDTH:
+            line += " " + text
+            continue
+        lead = head if number == 0 else ""
+        if line is None and len(indent + lead + text) <= WIDTH:
+            line = lead + text
+            continue
+        split = _split_item(item, indent, end, lead)
+        if line is not None:
+            # split after a short start of the line (``self, ``), where that takes fewer lines
+            after = _split_item(item, indent, end, line + " ")
+            if len(line) <= _SHORT_START and len(indent + text) > WIDTH and \
+                    len(after) <= len(split) and len(after[0]) <= WIDTH:
+                out += after
+                line = None
+                continue
+            out.append(indent + line)
+            if len(indent + text) <= WIDTH:
+                line = text
+                continue
+        out += split
+        line = None
+    if line is not None:
+        out.append(indent + line)
+    return out
 
 
 def _bracketed(expr: Expr) -> tuple[str, list[_Item], str, bool] | None:
@@ -772,11 +815,8 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
             together += ","  # a tuple of one is its trailing comma
         if len(together) <= WIDTH and len(indent + head + opener) + reserve <= WIDTH:
             return [indent + head + opener, together, indent + closer + tail]
-        out = [indent + head + opener]
-        end = "," if comma else ""
-        for item in items:
-            out += _split_item(item, inner, end)
-        return [*out, indent + closer + tail]
+        return [indent + head + opener, *_filled(items, inner, "," if comma else ""),
+                indent + closer + tail]
     if isinstance(expr, Not):
         if expr.operand.precedence >= UNARY:
             return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
@@ -785,26 +825,19 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
             if len(inner + expr.operand.flat()) <= WIDTH:
                 return [indent + head + "not (", inner + expr.operand.flat(),
                         indent + ")" + tail]
-            return [indent + head + "not (", *(line for operand in operands
-                                               for line in _split_item(operand, inner, "")),
-                    indent + ")" + tail]
+            return [indent + head + "not (", *_filled(operands, inner, ""), indent + ")" + tail]
     operands = _operands(expr)
     if operands is not None:
         right = _right_hugged(operands, indent, head, tail, reserve)
         if right is not None:
             return right
-        if nested:  # inside brackets: the operands one a line, level with the first
-            lines = _split_item(operands[0], indent, "")
-            lines[0] = indent + head + lines[0][len(indent):]
-            for operand in operands[1:]:
-                lines += _split_item(operand, indent, "")
+        if nested:  # inside brackets: the operands level with the first
+            lines = _filled(operands, indent, "", head)
             lines[-1] += tail
             return lines
         if len(inner + expr.flat()) <= WIDTH:  # parenthesised, on a line of its own
             return [indent + head + "(", inner + expr.flat(), indent + ")" + tail]
-        return [indent + head + "(", *(line for operand in operands
-                                        for line in _split_item(operand, inner, "")),
-                indent + ")" + tail]
+        return [indent + head + "(", *_filled(operands, inner, ""), indent + ")" + tail]
     if isinstance(expr, Const) and isinstance(expr.value, str):
         # long text: literals split after spaces, one a line (Python joins them), in
         # parentheses unless brackets hold them already

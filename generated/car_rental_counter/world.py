@@ -222,14 +222,10 @@ class CarRentalCounter(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # car_rental_counter.world:137
-            not self.fn_holds(_a24)
-            or len([
-                _b25
-                for _b25 in rt.each(self, self.t_rentals)
-                if _b25.car == _a24.car
-                and self.fn_holds(_b25)
-                and _b25.pickup_date < _a24.return_date
-                and _a24.pickup_date < _b25.return_date
+            not self.fn_holds(_a24) or len([
+                _b25 for _b25 in rt.each(self, self.t_rentals)
+                if _b25.car == _a24.car and self.fn_holds(_b25)
+                and _b25.pickup_date < _a24.return_date and _a24.pickup_date < _b25.return_date
             ])
             == 1
             for _a24 in rt.each(self, self.t_rentals)
@@ -267,11 +263,9 @@ class CarRentalCounter(Episode):
         for _row30 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:149
             if not (
                 _row30.status != _E12_RentalStatus_returned
-                or _row30.end_mileage_km is not None
-                and _row30.start_mileage_km is not None
+                or _row30.end_mileage_km is not None and _row30.start_mileage_km is not None
                 and rt.present(_row30.end_mileage_km) >= rt.present(_row30.start_mileage_km)
-                and _row30.returned_on is not None
-                and _row30.return_branch is not None
+                and _row30.returned_on is not None and _row30.return_branch is not None
             ):
                 raise InvariantError(
                     'A returned rental has its end mileage (not below the start), day and branch.',
@@ -321,11 +315,8 @@ class CarRentalCounter(Episode):
             rt.check_refs(self.t_branches, _row35.return_branch, 'Rental.return_branch')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_branches,
-                (
-                    (self.t_cars, 'branch'),
-                    (self.t_rentals, 'pickup_branch'),
+                self, self.t_branches, (
+                    (self.t_cars, 'branch'), (self.t_rentals, 'pickup_branch'),
                     (self.t_rentals, 'return_branch'),
                 ),
             )
@@ -355,9 +346,7 @@ class CarRentalCounter(Episode):
     def fn_car_free(self, car: Car, pickup_date: dt.date, return_date: dt.date) -> bool:
         'Whether no reserved or picked-up rental of the car overlaps the days.'
         return not any(  # car_rental_counter.world:132
-            _r1.car == car.key()
-            and self.fn_holds(_r1)
-            and _r1.pickup_date < return_date
+            _r1.car == car.key() and self.fn_holds(_r1) and _r1.pickup_date < return_date
             and pickup_date < _r1.return_date
             for _r1 in rt.each(self, self.t_rentals)
         )
@@ -380,23 +369,16 @@ class CarRentalCounter(Episode):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
-            _c2.key()
-            for _c2 in rt.each(self, self.t_cars)
-            if _c2.branch == branch.key()
-            and _c2.in_service
+            _c2.key() for _c2 in rt.each(self, self.t_cars)
+            if _c2.branch == branch.key() and _c2.in_service
             and (category is None or _c2.category == category)
             and self.fn_car_free(_c2, pickup_date, return_date)
         ])
         return tuple(sorted(  # car_rental_counter.world:175
             rt.each(
-                self,
-                tuple([
+                self, tuple([
                     CarOffer(
-                        _c4.key(),
-                        _c4.model,
-                        _c4.category,
-                        _c4.daily_rate_cents,
-                        n,
+                        _c4.key(), _c4.model, _c4.category, _c4.daily_rate_cents, n,
                         rt.bounded(n * _c4.daily_rate_cents),
                     )
                     for _c4 in rt.rows(self.t_cars, rt.each(self, found))
@@ -435,20 +417,15 @@ class CarRentalCounter(Episode):
             'latest pick-up first.'
         )
         return CustomerRentals(  # car_rental_counter.world:203
-            customer.key(),
-            customer.name,
-            customer.licence_expires,
+            customer.key(), customer.name, customer.licence_expires,
             rt.sorted_keys(
                 rt.each(
-                    self,
-                    [
-                        _r7
-                        for _r7 in rt.each(self, self.t_rentals)
+                    self, [
+                        _r7 for _r7 in rt.each(self, self.t_rentals)
                         if _r7.customer == customer.key()
                     ],
                 ),
-                key=lambda _r6: _r6.pickup_date,
-                reverse=True,
+                key=lambda _r6: _r6.pickup_date, reverse=True,
             ),
         )
 
@@ -469,8 +446,7 @@ class CarRentalCounter(Episode):
         # car_rental_counter.world:228
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # car_rental_counter.world:229
-            _c9.key()
-            for _c9 in rt.each(self, self.t_customers)
+            _c9.key() for _c9 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
@@ -491,8 +467,7 @@ class CarRentalCounter(Episode):
             'in service, whatever their bookings; cars out on a rental have no branch.'
         )
         return tuple([  # car_rental_counter.world:244
-            _c10.key()
-            for _c10 in rt.each(self, self.t_cars)
+            _c10.key() for _c10 in rt.each(self, self.t_cars)
             if (branch is None or _c10.branch == branch.key())
             and (category is None or _c10.category == category)
         ])
@@ -506,8 +481,7 @@ class CarRentalCounter(Episode):
             rt.each(
                 self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
             ),
-            key=lambda _r11: _r11.pickup_date,
-            reverse=True,
+            key=lambda _r11: _r11.pickup_date, reverse=True,
         )
 
     def tool_reserve_car(  # car_rental_counter.world:255
@@ -536,29 +510,19 @@ class CarRentalCounter(Episode):
             ))
         if customer.licence_expires < return_date:  # car_rental_counter.world:269
             raise ToolError(rt.built(
-                self,
-                f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
-                'return date.',
+                self, f'{customer.name}\'s licence expires on {customer.licence_expires}, before '
+                'the return date.',
             ))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
-            id_=self.next_id('rental_ids', 'R{:04d}'),
-            customer=customer.key(),
-            car=car.key(),
-            pickup_branch=car.branch,
-            pickup_date=pickup_date,
-            return_date=return_date,
-            status=_E12_RentalStatus_reserved,
-            start_mileage_km=None,
-            end_mileage_km=None,
-            returned_on=None,
-            return_branch=None,
+            id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(),
+            pickup_branch=car.branch, pickup_date=pickup_date, return_date=return_date,
+            status=_E12_RentalStatus_reserved, start_mileage_km=None, end_mileage_km=None,
+            returned_on=None, return_branch=None,
             base_charge_cents=v.check_range(
                 rt.bounded(n * car.daily_rate_cents), 'Rental.base_charge_cents', 0, None
             ),
-            extra_days_charge_cents=0,
-            one_way_fee_cents=0,
-            total_cents=0,
+            extra_days_charge_cents=0, one_way_fee_cents=0, total_cents=0,
         )
         self.insert(self.t_rentals, rental)  # car_rental_counter.world:279
         return rental  # car_rental_counter.world:280
@@ -591,9 +555,8 @@ class CarRentalCounter(Episode):
             ))
         if today >= rental.return_date:  # car_rental_counter.world:301
             raise ToolError(rt.built(
-                self,
-                f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
-                'come.',
+                self, f'Reservation {rental.id_} has expired: its return date '
+                f'{rental.return_date} has come.',
             ))
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
         if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
@@ -606,15 +569,13 @@ class CarRentalCounter(Episode):
         # car_rental_counter.world:305
         if self.t_customers[rental.customer].licence_expires < rental.return_date:
             raise ToolError(rt.built(
-                self,
-                f'{self.t_customers[rental.customer].name}\'s licence expires on '
+                self, f'{self.t_customers[rental.customer].name}\'s licence expires on '
                 f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
             ))
         # car_rental_counter.world:306
         self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
-            rental,
-            'start_mileage_km',
+            rental, 'start_mileage_km',
             rt.if_present(
                 car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)
             ),
@@ -639,29 +600,24 @@ class CarRentalCounter(Episode):
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
         if mileage_km < car.mileage_km:  # car_rental_counter.world:325
             raise ToolError(rt.built(
-                self,
-                f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
-                f'car {car.plate}.',
+                self, f'The mileage {mileage_km} km is lower than the {car.mileage_km} km '
+                f'recorded for car {car.plate}.',
             ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         # car_rental_counter.world:327
         extra: int = self.fn_days_between(rental.return_date, today)
         self.set_field(  # car_rental_counter.world:328
-            rental,
-            'extra_days_charge_cents',
+            rental, 'extra_days_charge_cents',
             v.check_range(
                 rt.bounded(
                     extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)
                 ),
-                'Rental.extra_days_charge_cents',
-                0,
-                None,
+                'Rental.extra_days_charge_cents', 0, None,
             ),
         )
         if branch.key() != rental.pickup_branch:  # car_rental_counter.world:329
             self.set_field(  # car_rental_counter.world:330
-                rental,
-                'one_way_fee_cents',
+                rental, 'one_way_fee_cents',
                 v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None),
             )
         else:
@@ -669,16 +625,13 @@ class CarRentalCounter(Episode):
                 rental, 'one_way_fee_cents', v.check_range(0, 'Rental.one_way_fee_cents', 0, None)
             )
         self.set_fields(  # car_rental_counter.world:334
-            rental,
-            ('total_cents', 'end_mileage_km', 'returned_on'),
+            rental, ('total_cents', 'end_mileage_km', 'returned_on'),
             v.check_range(
                 rt.bounded(
                     rt.bounded(rental.base_charge_cents + rental.extra_days_charge_cents)
                     + rental.one_way_fee_cents,
                 ),
-                'Rental.total_cents',
-                0,
-                None,
+                'Rental.total_cents', 0, None,
             ),
             rt.if_present(
                 mileage_km, lambda x: v.check_range(x, 'Rental.end_mileage_km', 0, None)
@@ -689,8 +642,7 @@ class CarRentalCounter(Episode):
             rental, ('return_branch', 'status'), branch.key(), _E12_RentalStatus_returned
         )
         self.set_field(  # car_rental_counter.world:339
-            self.t_cars[car.plate],
-            'mileage_km',
+            self.t_cars[car.plate], 'mileage_km',
             v.check_range(mileage_km, 'Car.mileage_km', 0, None),
         )
         # car_rental_counter.world:340
@@ -703,77 +655,57 @@ class CarRentalCounter(Episode):
         if car.branch is None:  # car_rental_counter.world:350
             raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
         if not (  # car_rental_counter.world:351
-            in_service
-            or not any(
+            in_service or not any(
                 _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
                 for _r13 in rt.each(self, self.t_rentals)
             )
         ):
             raise ToolError(rt.built(
-                self,
-                f'Car {car.plate} has reservations; cancel or move them before taking it out of '
-                'service.',
+                self, f'Car {car.plate} has reservations; cancel or move them before taking it '
+                'out of service.',
             ))
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 
 
 _RESULT_Customer = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'licence_number': js.scalar('str', pattern='^[A-Z0-9]{6,12}$'),
-    'licence_expires': js.STRING,
+    'id': js.STRING, 'name': js.scalar('str', 1, 80),
+    'licence_number': js.scalar('str', pattern='^[A-Z0-9]{6,12}$'), 'licence_expires': js.STRING,
     'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
 })
 _RESULT_Rental = js.closed({
-    'id': js.STRING,
-    'customer': js.STRING,
-    'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'pickup_branch': js.scalar('str', pattern='^[A-Z]{3}$'),
-    'pickup_date': js.STRING,
-    'return_date': js.STRING,
-    'status': js.members(RentalStatus),
+    'id': js.STRING, 'customer': js.STRING, 'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
+    'pickup_branch': js.scalar('str', pattern='^[A-Z]{3}$'), 'pickup_date': js.STRING,
+    'return_date': js.STRING, 'status': js.members(RentalStatus),
     'start_mileage_km': js.nullable(js.scalar('int', 0)),
-    'end_mileage_km': js.nullable(js.scalar('int', 0)),
-    'returned_on': js.nullable(js.STRING),
+    'end_mileage_km': js.nullable(js.scalar('int', 0)), 'returned_on': js.nullable(js.STRING),
     'return_branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'base_charge_cents': js.scalar('int', 0),
-    'extra_days_charge_cents': js.scalar('int', 0),
-    'one_way_fee_cents': js.scalar('int', 0),
-    'total_cents': js.scalar('int', 0),
+    'base_charge_cents': js.scalar('int', 0), 'extra_days_charge_cents': js.scalar('int', 0),
+    'one_way_fee_cents': js.scalar('int', 0), 'total_cents': js.scalar('int', 0),
 })
 _RESULT_Car = js.closed({
-    'plate': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-    'model': js.scalar('str', 1, 60),
-    'category': js.members(CarCategory),
-    'daily_rate_cents': js.scalar('int', 1, 100000),
+    'plate': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'), 'model': js.scalar('str', 1, 60),
+    'category': js.members(CarCategory), 'daily_rate_cents': js.scalar('int', 1, 100000),
     'mileage_km': js.scalar('int', 0),
-    'branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')),
-    'in_service': js.BOOLEAN,
+    'branch': js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')), 'in_service': js.BOOLEAN,
 })
 _PARAM_return_date = param(
     'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
 )
 _PARAM_category = param(
-    'category',
-    arg.optional(arg.enum_of(CarCategory)),
+    'category', arg.optional(arg.enum_of(CarCategory)),
     'Only cars of this category; any when omitted.',
 )
 _PARAM_customer = param(
-    'customer',
-    arg.row('customers'),
-    'The customer id, e.g. CU001.',
+    'customer', arg.row('customers'), 'The customer id, e.g. CU001.',
     not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
 )
 _PARAM_rental = param(
-    'rental',
-    arg.row('rentals'),
-    'The rental id, e.g. R0001.',
+    'rental', arg.row('rentals'), 'The rental id, e.g. R0001.',
     not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
 )
 _PARAM_car = param(
-    'car',
-    arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+    'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
     "The car's plate, e.g. 1234-XYZ.",
     not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
 )
@@ -783,69 +715,49 @@ CarRentalCounter.TOOLS = tools(
     tool(
         CarRentalCounter.tool_search_cars,
         param(
-            'branch',
-            arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
+            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
             'The branch code, e.g. MAD.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
-        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'),
-        _PARAM_return_date,
-        _PARAM_category,
-        read_only=True,
-        where='car_rental_counter.world:163',
+        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
+        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
         returns=js.array(js.closed({
-            'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'),
-            'model': js.STRING,
-            'category': js.members(CarCategory),
-            'daily_rate_cents': js.INTEGER,
-            'days': js.INTEGER,
-            'price_cents': js.INTEGER,
+            'car': js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'), 'model': js.STRING,
+            'category': js.members(CarCategory), 'daily_rate_cents': js.INTEGER,
+            'days': js.INTEGER, 'price_cents': js.INTEGER,
         })),
     ),
     tool(
         CarRentalCounter.tool_register_customer,
         param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
         param(
-            'licence_number',
-            arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
+            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
             'The driving licence number, 6 to 12 capital letters or digits.',
         ),
         param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
         param(
-            'email',
-            arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
             "The customer's email address.",
         ),
-        where='car_rental_counter.world:178',
-        returns=_RESULT_Customer,
+        where='car_rental_counter.world:178', returns=_RESULT_Customer,
     ),
     tool(
-        CarRentalCounter.tool_get_customer_rentals,
-        _PARAM_customer,
-        read_only=True,
+        CarRentalCounter.tool_get_customer_rentals, _PARAM_customer, read_only=True,
         where='car_rental_counter.world:198',
         returns=js.closed({
-            'customer': js.STRING,
-            'name': js.STRING,
-            'licence_expires': js.STRING,
+            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
             'rentals': js.array(_RESULT_Rental),
         }),
         shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
     ),
     tool(
-        CarRentalCounter.tool_get_rental,
-        _PARAM_rental,
-        read_only=True,
-        where='car_rental_counter.world:211',
-        returns=_RESULT_Rental,
+        CarRentalCounter.tool_get_rental, _PARAM_rental, read_only=True,
+        where='car_rental_counter.world:211', returns=_RESULT_Rental,
     ),
     tool(
-        CarRentalCounter.tool_list_branches,
-        read_only=True,
-        where='car_rental_counter.world:219',
+        CarRentalCounter.tool_list_branches, read_only=True, where='car_rental_counter.world:219',
         returns=js.array(js.closed({
-            'code': js.scalar('str', pattern='^[A-Z]{3}$'),
-            'name': js.scalar('str', 1, 80),
+            'code': js.scalar('str', pattern='^[A-Z]{3}$'), 'name': js.scalar('str', 1, 80),
             'city': js.scalar('str', 1, 60),
         })),
         shows=('list', ('row', 'branches')),
@@ -853,22 +765,16 @@ CarRentalCounter.TOOLS = tools(
     tool(
         CarRentalCounter.tool_find_customers,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the customer's name, email or licence number, e.g. Smith; case does not "
             "matter.",
         ),
-        read_only=True,
-        where='car_rental_counter.world:223',
-        returns=js.array(_RESULT_Customer),
+        read_only=True, where='car_rental_counter.world:223', returns=js.array(_RESULT_Customer),
         shows=('list', ('row', 'customers')),
     ),
     tool(
-        CarRentalCounter.tool_get_car,
-        _PARAM_car,
-        read_only=True,
-        where='car_rental_counter.world:232',
-        returns=_RESULT_Car,
+        CarRentalCounter.tool_get_car, _PARAM_car, read_only=True,
+        where='car_rental_counter.world:232', returns=_RESULT_Car,
     ),
     tool(
         CarRentalCounter.tool_list_cars,
@@ -878,88 +784,65 @@ CarRentalCounter.TOOLS = tools(
             'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
-        _PARAM_category,
-        read_only=True,
-        where='car_rental_counter.world:238',
-        returns=js.array(_RESULT_Car),
-        shows=('list', ('row', 'cars')),
+        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
+        returns=js.array(_RESULT_Car), shows=('list', ('row', 'cars')),
     ),
     tool(
-        CarRentalCounter.tool_list_car_rentals,
-        _PARAM_car,
-        read_only=True,
-        where='car_rental_counter.world:247',
-        returns=js.array(_RESULT_Rental),
+        CarRentalCounter.tool_list_car_rentals, _PARAM_car, read_only=True,
+        where='car_rental_counter.world:247', returns=js.array(_RESULT_Rental),
         shows=('list', ('row', 'rentals')),
     ),
     tool(
-        CarRentalCounter.tool_reserve_car,
-        _PARAM_customer,
+        CarRentalCounter.tool_reserve_car, _PARAM_customer,
         param(
-            'car',
-            arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
             "The car's plate, e.g. 6666-FGH.",
             not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
         ),
-        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'),
-        _PARAM_return_date,
-        where='car_rental_counter.world:255',
-        returns=_RESULT_Rental,
+        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
+        where='car_rental_counter.world:255', returns=_RESULT_Rental,
     ),
     tool(
         CarRentalCounter.tool_cancel_reservation,
         param(
-            'rental',
-            arg.row('rentals'),
-            'The rental id, e.g. R0003.',
+            'rental', arg.row('rentals'), 'The rental id, e.g. R0003.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
-        where='car_rental_counter.world:283',
-        returns=_RESULT_Rental,
+        where='car_rental_counter.world:283', returns=_RESULT_Rental,
     ),
     tool(
-        CarRentalCounter.tool_pick_up,
-        _PARAM_rental,
-        where='car_rental_counter.world:293',
+        CarRentalCounter.tool_pick_up, _PARAM_rental, where='car_rental_counter.world:293',
         returns=_RESULT_Rental,
     ),
     tool(
         CarRentalCounter.tool_return_car,
         param(
-            'rental',
-            arg.row('rentals'),
-            'The rental id, e.g. R0002.',
+            'rental', arg.row('rentals'), 'The rental id, e.g. R0002.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
         ),
         param(
-            'branch',
-            arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
+            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
             'The branch where the car is returned, e.g. BCN.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
         param(
-            'mileage_km',
-            arg.refined(arg.INT, 0, 10000000),
+            'mileage_km', arg.refined(arg.INT, 0, 10000000),
             'The odometer reading at return, in km.',
         ),
-        where='car_rental_counter.world:312',
-        returns=_RESULT_Rental,
+        where='car_rental_counter.world:312', returns=_RESULT_Rental,
     ),
     tool(
         CarRentalCounter.tool_set_car_in_service,
         param(
-            'car',
-            arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
+            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
             "The car's plate, e.g. 4444-DEF.",
             not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
         ),
         param(
-            'in_service',
-            arg.BOOL,
+            'in_service', arg.BOOL,
             'true to put the car back in service, false to take it out for maintenance.',
         ),
-        where='car_rental_counter.world:344',
-        returns=_RESULT_Car,
+        where='car_rental_counter.world:344', returns=_RESULT_Car,
     ),
 )
 
@@ -1001,8 +884,7 @@ def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
 # car_rental_counter.world:655
 def _check_new_customer_reservation__registered(ep: CarRentalCounter) -> bool:
     return any(
-        _c14.name == 'Tom Weber'
-        and _c14.licence_number == 'WEB44321'
+        _c14.name == 'Tom Weber' and _c14.licence_number == 'WEB44321'
         and _c14.licence_expires == rt.parse_date('2031-02-28')
         for _c14 in rt.each(ep, ep.t_customers)
     )
@@ -1011,12 +893,10 @@ def _check_new_customer_reservation__registered(ep: CarRentalCounter) -> bool:
 # car_rental_counter.world:656
 def _check_new_customer_reservation__reserved(ep: CarRentalCounter) -> bool:
     return any(
-        ep.t_customers[_r15.customer].name == 'Tom Weber'
-        and _r15.car == '6666-FGH'
+        ep.t_customers[_r15.customer].name == 'Tom Weber' and _r15.car == '6666-FGH'
         and _r15.status == _E12_RentalStatus_reserved
         and _r15.pickup_date == rt.parse_date('2026-07-15')
-        and _r15.return_date == rt.parse_date('2026-07-18')
-        and _r15.base_charge_cents == 15000
+        and _r15.return_date == rt.parse_date('2026-07-18') and _r15.base_charge_cents == 15000
         for _r15 in rt.each(ep, ep.t_rentals)
     )
 
@@ -1029,12 +909,10 @@ def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter) -> rt.Verdi
 # car_rental_counter.world:809
 def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter) -> bool:
     return any(
-        _r16.customer == 'CU003'
-        and _r16.car == '6666-FGH'
+        _r16.customer == 'CU003' and _r16.car == '6666-FGH'
         and _r16.status == _E12_RentalStatus_reserved
         and _r16.pickup_date == rt.parse_date('2026-07-20')
-        and _r16.return_date == rt.parse_date('2026-07-22')
-        and _r16.base_charge_cents == 10000
+        and _r16.return_date == rt.parse_date('2026-07-22') and _r16.base_charge_cents == 10000
         for _r16 in rt.each(ep, ep.t_rentals)
     )
 
@@ -1050,13 +928,10 @@ def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter) -> bool:  # tasks
 
 def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter) -> bool:  # tasks.world:150
     return any(
-        _r17.customer == 'CU003'
-        and _r17.car == '6666-FGH'
-        and _r17.status == _E12_RentalStatus_reserved
-        and _r17.pickup_branch == 'BCN'
+        _r17.customer == 'CU003' and _r17.car == '6666-FGH'
+        and _r17.status == _E12_RentalStatus_reserved and _r17.pickup_branch == 'BCN'
         and _r17.pickup_date == rt.parse_date('2026-07-20')
-        and _r17.return_date == rt.parse_date('2026-07-22')
-        and _r17.base_charge_cents == 10000
+        and _r17.return_date == rt.parse_date('2026-07-22') and _r17.base_charge_cents == 10000
         for _r17 in rt.each(ep, ep.t_rentals)
     )
 
@@ -1069,12 +944,10 @@ def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter) -> rt
 # tasks.world:304
 def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter) -> bool:
     return any(
-        _r18.customer == 'CU001'
-        and _r18.car == '1111-ABC'
+        _r18.customer == 'CU001' and _r18.car == '1111-ABC'
         and _r18.status == _E12_RentalStatus_picked_up
         and _r18.pickup_date == rt.parse_date('2026-07-10')
-        and _r18.return_date == rt.parse_date('2026-07-14')
-        and _r18.base_charge_cents == 15600
+        and _r18.return_date == rt.parse_date('2026-07-14') and _r18.base_charge_cents == 15600
         and _r18.start_mileage_km == 42000
         for _r18 in rt.each(ep, ep.t_rentals)
     )
@@ -1087,8 +960,7 @@ def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter) -> rt.Verdi
 
 def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter) -> bool:  # tasks.world:459
     return any(
-        _c19.name == 'Sofia Marin'
-        and _c19.licence_number == 'MAR77001'
+        _c19.name == 'Sofia Marin' and _c19.licence_number == 'MAR77001'
         and _c19.licence_expires == rt.parse_date('2029-09-30')
         and _c19.email == 'sofia.marin@example.com'
         for _c19 in rt.each(ep, ep.t_customers)
@@ -1097,12 +969,10 @@ def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter) -> bool:  
 
 def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter) -> bool:  # tasks.world:460
     return any(
-        ep.t_customers[_r20.customer].licence_number == 'MAR77001'
-        and _r20.car == '1111-ABC'
+        ep.t_customers[_r20.customer].licence_number == 'MAR77001' and _r20.car == '1111-ABC'
         and _r20.status == _E12_RentalStatus_picked_up
         and _r20.pickup_date == rt.parse_date('2026-07-10')
-        and _r20.return_date == rt.parse_date('2026-07-13')
-        and _r20.base_charge_cents == 11700
+        and _r20.return_date == rt.parse_date('2026-07-13') and _r20.base_charge_cents == 11700
         and _r20.start_mileage_km == 42000
         for _r20 in rt.each(ep, ep.t_rentals)
     )
@@ -1131,13 +1001,10 @@ def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter) ->
 # tasks.world:616
 def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter) -> bool:
     return any(
-        _r21.customer == 'CU001'
-        and _r21.car == '4444-DEF'
-        and _r21.status == _E12_RentalStatus_reserved
-        and _r21.pickup_branch == 'VLC'
+        _r21.customer == 'CU001' and _r21.car == '4444-DEF'
+        and _r21.status == _E12_RentalStatus_reserved and _r21.pickup_branch == 'VLC'
         and _r21.pickup_date == rt.parse_date('2026-08-01')
-        and _r21.return_date == rt.parse_date('2026-08-03')
-        and _r21.base_charge_cents == 19800
+        and _r21.return_date == rt.parse_date('2026-08-03') and _r21.base_charge_cents == 19800
         for _r21 in rt.each(ep, ep.t_rentals)
     )
 
@@ -1164,12 +1031,10 @@ def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter) -> r
 # tasks.world:774
 def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter) -> bool:
     return any(
-        _r22.customer == 'CU003'
-        and _r22.car == '1111-ABC'
+        _r22.customer == 'CU003' and _r22.car == '1111-ABC'
         and _r22.status == _E12_RentalStatus_picked_up
         and _r22.pickup_date == rt.parse_date('2026-07-10')
-        and _r22.return_date == rt.parse_date('2026-07-12')
-        and _r22.base_charge_cents == 7800
+        and _r22.return_date == rt.parse_date('2026-07-12') and _r22.base_charge_cents == 7800
         for _r22 in rt.each(ep, ep.t_rentals)
     )
 
@@ -1194,15 +1059,12 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
     ep: CarRentalCounter
 ) -> rt.Verdict | bool:
     return (
-        ep.t_cars['4444-DEF'].in_service
-        and rt.expect(ep.t_cars['4444-DEF'].branch, 'is', None)
+        ep.t_cars['4444-DEF'].in_service and rt.expect(ep.t_cars['4444-DEF'].branch, 'is', None)
         and any(
-            _r23.customer == 'CU003'
-            and _r23.car == '4444-DEF'
+            _r23.customer == 'CU003' and _r23.car == '4444-DEF'
             and _r23.status == _E12_RentalStatus_picked_up
             and _r23.pickup_date == rt.parse_date('2026-07-10')
-            and _r23.return_date == rt.parse_date('2026-07-12')
-            and _r23.base_charge_cents == 19800
+            and _r23.return_date == rt.parse_date('2026-07-12') and _r23.base_charge_cents == 19800
             and _r23.start_mileage_km == 60500
             for _r23 in rt.each(ep, ep.t_rentals)
         )

@@ -233,10 +233,8 @@ class ClinicRecords(Episode):
         if not all(  # clinic_records.world:107
             _p34.status != _E8_RxStatus_active
             or len([
-                _q35
-                for _q35 in rt.each(self, self.t_prescriptions)
-                if _q35.status == _E8_RxStatus_active
-                and _q35.drug == _p34.drug
+                _q35 for _q35 in rt.each(self, self.t_prescriptions)
+                if _q35.status == _E8_RxStatus_active and _q35.drug == _p34.drug
                 and self.t_visits[_q35.visit].patient == self.t_visits[_p34.visit].patient
             ])
             == 1
@@ -267,8 +265,7 @@ class ClinicRecords(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_drugs,
+                self, self.t_drugs,
                 ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug')),
             )
         if self.deleted_rows:
@@ -280,8 +277,7 @@ class ClinicRecords(Episode):
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
         return any(  # clinic_records.world:90
-            _q1.status == _E8_RxStatus_active
-            and _q1.drug == drug.key()
+            _q1.status == _E8_RxStatus_active and _q1.drug == drug.key()
             and self.t_visits[_q1.visit].patient == patient.key()
             for _q1 in rt.each(self, self.t_prescriptions)
         )
@@ -302,16 +298,13 @@ class ClinicRecords(Episode):
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
                 raise ToolError(rt.built(
-                    self,
-                    f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
+                    self, f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
                     'formulary, e.g. PEN01.',
                 ))
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
-            name=v.check_length(name, 'Patient.name', 1, 80),
-            birth_date=birth_date,
-            allergies=allergies,
-            registered_on=self.clock.date(),
+            name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
+            allergies=allergies, registered_on=self.clock.date(),
         )
         self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
@@ -345,10 +338,8 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
-            id_=self.next_id('visit_ids', 'V{:03d}'),
-            patient=patient.key(),
-            doctor=self.state.current_doctor,
-            at=self.clock,
+            id_=self.next_id('visit_ids', 'V{:03d}'), patient=patient.key(),
+            doctor=self.state.current_doctor, at=self.clock,
             diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200),
         )
         self.insert(self.t_visits, visit)  # clinic_records.world:167
@@ -365,18 +356,16 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
             raise ToolError(rt.built(
-                self,
-                f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
-                f'from visit {visit.id_}.',
+                self, f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can '
+                f'prescribe from visit {visit.id_}.',
             ))
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
             raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
         if course_days > drug.max_days:  # clinic_records.world:183
             raise ToolError(rt.built(
-                self,
-                f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
-                'requested.',
+                self, f'A course of {drug.name} can last at most {drug.max_days} days; '
+                f'{course_days} requested.',
             ))
         if self.fn_has_active(patient, drug):  # clinic_records.world:184
             raise ToolError(rt.built(
@@ -384,14 +373,9 @@ class ClinicRecords(Episode):
             ))
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
-            id_=self.next_id('rx_ids', 'RX{:03d}'),
-            visit=visit.key(),
-            drug=drug.key(),
-            dose=v.check_length(dose, 'Prescription.dose', 1, 60),
-            start=today,
-            end=today + dt.timedelta(days=course_days),
-            renewals=0,
-            status=_E8_RxStatus_active,
+            id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(),
+            dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today,
+            end=today + dt.timedelta(days=course_days), renewals=0, status=_E8_RxStatus_active,
             stop_reason=None,
         )
         self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
@@ -408,8 +392,7 @@ class ClinicRecords(Episode):
         # clinic_records.world:204
         if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
             raise ToolError(rt.built(
-                self,
-                'Only the prescribing doctor ('
+                self, 'Only the prescribing doctor ('
                 f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
                 f'{prescription.id_}.',
             ))
@@ -419,8 +402,7 @@ class ClinicRecords(Episode):
             ))
         if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
             raise ToolError(rt.built(
-                self,
-                f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
+                self, f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
                 f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
             ))
         if prescription.renewals >= 5:  # clinic_records.world:207
@@ -430,8 +412,7 @@ class ClinicRecords(Episode):
         # clinic_records.world:208
         self.set_field(prescription, 'end', prescription.end + dt.timedelta(days=extra_days))
         self.set_field(  # clinic_records.world:209
-            prescription,
-            'renewals',
+            prescription, 'renewals',
             v.check_range(prescription.renewals + 1, 'Prescription.renewals', 0, 5),
         )
         return prescription  # clinic_records.world:210
@@ -450,9 +431,7 @@ class ClinicRecords(Episode):
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
         self.set_fields(  # clinic_records.world:225
-            prescription,
-            ('status', 'stop_reason'),
-            _E8_RxStatus_stopped,
+            prescription, ('status', 'stop_reason'), _E8_RxStatus_stopped,
             rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.stop_reason', 1, 200)),
         )
         return prescription  # clinic_records.world:227
@@ -461,8 +440,7 @@ class ClinicRecords(Episode):
     def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
         "List the clinic's doctors with their ids, names and specialties."
         return tuple([  # clinic_records.world:237
-            _d2.key()
-            for _d2 in rt.each(self, self.t_doctors)
+            _d2.key() for _d2 in rt.each(self, self.t_doctors)
             if specialty is None or _d2.specialty == specialty
         ])
 
@@ -478,8 +456,7 @@ class ClinicRecords(Episode):
         )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
-            _d3.key()
-            for _d3 in rt.each(self, self.t_drugs)
+            _d3.key() for _d3 in rt.each(self, self.t_drugs)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
             and (drug_class is None or _d3.drug_class == drug_class)
         ])
@@ -496,8 +473,7 @@ class ClinicRecords(Episode):
         )
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
-            _p4.key()
-            for _p4 in rt.each(self, self.t_patients)
+            _p4.key() for _p4 in rt.each(self, self.t_patients)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
             and (birth_date is None or _p4.birth_date == birth_date)
         ])
@@ -529,8 +505,7 @@ class ClinicRecords(Episode):
             'visit, drug code, dose, start and end dates, renewals and status.'
         )
         return tuple([  # clinic_records.world:306
-            _p7.key()
-            for _p7 in rt.each(self, self.t_prescriptions)
+            _p7.key() for _p7 in rt.each(self, self.t_prescriptions)
             if self.t_visits[_p7.visit].patient == patient.key()
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
@@ -545,62 +520,45 @@ class ClinicRecords(Episode):
 
 
 _RESULT_Doctor = js.closed({
-    'id': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^D[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
     'specialty': js.members(Specialty),
 })
 _RESULT_Patient = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
+    'id': js.STRING, 'name': js.scalar('str', 1, 80), 'birth_date': js.STRING,
     'allergies': js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True),
     'registered_on': js.STRING,
 })
 _RESULT_Visit = js.closed({
-    'id': js.STRING,
-    'patient': js.STRING,
-    'doctor': js.scalar('str', pattern='^D[0-9]{3}$'),
-    'at': js.STRING,
-    'diagnosis': js.scalar('str', 1, 200),
+    'id': js.STRING, 'patient': js.STRING, 'doctor': js.scalar('str', pattern='^D[0-9]{3}$'),
+    'at': js.STRING, 'diagnosis': js.scalar('str', 1, 200),
 })
 _RESULT_Prescription = js.closed({
-    'id': js.STRING,
-    'visit': js.STRING,
-    'drug': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'dose': js.scalar('str', 1, 60),
-    'start': js.STRING,
-    'end': js.STRING,
-    'renewals': js.scalar('int', 0, 5),
-    'status': js.members(RxStatus),
+    'id': js.STRING, 'visit': js.STRING, 'drug': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
+    'dose': js.scalar('str', 1, 60), 'start': js.STRING, 'end': js.STRING,
+    'renewals': js.scalar('int', 0, 5), 'status': js.members(RxStatus),
     'stop_reason': js.nullable(js.scalar('str', 1, 200)),
 })
 _RESULT_Drug = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'drug_class': js.members(DrugClass),
-    'max_days': js.scalar('int', 1, 365),
+    'code': js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
+    'drug_class': js.members(DrugClass), 'max_days': js.scalar('int', 1, 365),
 })
 _PARAM_doctor = param(
-    'doctor',
-    arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
+    'doctor', arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
     "The doctor's id (D and three digits), as list_doctors shows it.",
     not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
 )
 _PARAM_patient = param(
-    'patient',
-    arg.row('patients'),
+    'patient', arg.row('patients'),
     "The patient's id (P and three digits), as search_patients shows it.",
     not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
 )
 _PARAM_drug = param(
-    'drug',
-    arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+    'drug', arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
     "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
     not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
 )
 _PARAM_prescription = param(
-    'prescription',
-    arg.row('prescriptions'),
+    'prescription', arg.row('prescriptions'),
     'The prescription id (RX and three digits), as list_prescriptions shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.'),
 )
@@ -608,9 +566,7 @@ _PARAM_prescription = param(
 
 ClinicRecords.TOOLS = tools(
     tool(
-        ClinicRecords.tool_sign_in,
-        _PARAM_doctor,
-        where='clinic_records.world:115',
+        ClinicRecords.tool_sign_in, _PARAM_doctor, where='clinic_records.world:115',
         returns=_RESULT_Doctor,
     ),
     tool(
@@ -618,33 +574,25 @@ ClinicRecords.TOOLS = tools(
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
         param(
-            'allergies',
-            arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+            'allergies', arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
             'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
             'them; may be empty.',
         ),
-        where='clinic_records.world:124',
-        returns=_RESULT_Patient,
+        where='clinic_records.world:124', returns=_RESULT_Patient,
     ),
     tool(
-        ClinicRecords.tool_add_allergy,
-        _PARAM_patient,
-        _PARAM_drug,
-        where='clinic_records.world:146',
-        returns=_RESULT_Patient,
+        ClinicRecords.tool_add_allergy, _PARAM_patient, _PARAM_drug,
+        where='clinic_records.world:146', returns=_RESULT_Patient,
     ),
     tool(
-        ClinicRecords.tool_record_visit,
-        _PARAM_patient,
+        ClinicRecords.tool_record_visit, _PARAM_patient,
         param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
-        where='clinic_records.world:159',
-        returns=_RESULT_Visit,
+        where='clinic_records.world:159', returns=_RESULT_Visit,
     ),
     tool(
         ClinicRecords.tool_prescribe,
         param(
-            'visit',
-            arg.row('visits'),
+            'visit', arg.row('visits'),
             'The id of the visit the drug is prescribed from (V and three digits), as '
             'list_visits shows it.',
             not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
@@ -652,142 +600,99 @@ ClinicRecords.TOOLS = tools(
         _PARAM_drug,
         param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
         param(
-            'course_days',
-            arg.refined(arg.INT, 1, 365),
+            'course_days', arg.refined(arg.INT, 1, 365),
             'How many days the course lasts, starting today.',
         ),
-        where='clinic_records.world:171',
-        returns=_RESULT_Prescription,
+        where='clinic_records.world:171', returns=_RESULT_Prescription,
     ),
     tool(
-        ClinicRecords.tool_renew_prescription,
-        _PARAM_prescription,
+        ClinicRecords.tool_renew_prescription, _PARAM_prescription,
         param(
-            'extra_days',
-            arg.refined(arg.INT, 1, 365),
+            'extra_days', arg.refined(arg.INT, 1, 365),
             'How many days to add to the end of the course.',
         ),
-        where='clinic_records.world:197',
-        returns=_RESULT_Prescription,
+        where='clinic_records.world:197', returns=_RESULT_Prescription,
     ),
     tool(
-        ClinicRecords.tool_stop_prescription,
-        _PARAM_prescription,
+        ClinicRecords.tool_stop_prescription, _PARAM_prescription,
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 200),
+            'reason', arg.refined(arg.TEXT, 1, 200),
             'Why the prescription is stopped, in a few words.',
         ),
-        where='clinic_records.world:213',
-        returns=_RESULT_Prescription,
+        where='clinic_records.world:213', returns=_RESULT_Prescription,
     ),
     tool(
         ClinicRecords.tool_list_doctors,
         param(
-            'specialty',
-            arg.optional(arg.enum_of(Specialty)),
+            'specialty', arg.optional(arg.enum_of(Specialty)),
             'Only doctors of this specialty; leave it out for all.',
         ),
-        read_only=True,
-        where='clinic_records.world:232',
-        returns=js.array(_RESULT_Doctor),
+        read_only=True, where='clinic_records.world:232', returns=js.array(_RESULT_Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
-        ClinicRecords.tool_get_doctor,
-        _PARAM_doctor,
-        read_only=True,
-        where='clinic_records.world:240',
-        returns=_RESULT_Doctor,
+        ClinicRecords.tool_get_doctor, _PARAM_doctor, read_only=True,
+        where='clinic_records.world:240', returns=_RESULT_Doctor,
     ),
     tool(
         ClinicRecords.tool_search_drugs,
         param(
-            'name',
-            arg.TEXT,
-            'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
-            'formulary.',
+            'name', arg.TEXT, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out '
+            'to list the whole formulary.',
             default=lambda ep: '',
         ),
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
-        read_only=True,
-        where='clinic_records.world:248',
-        returns=js.array(_RESULT_Drug),
+        read_only=True, where='clinic_records.world:248', returns=js.array(_RESULT_Drug),
         shows=('list', ('row', 'drugs')),
     ),
     tool(
-        ClinicRecords.tool_get_drug,
-        _PARAM_drug,
-        read_only=True,
-        where='clinic_records.world:258',
+        ClinicRecords.tool_get_drug, _PARAM_drug, read_only=True, where='clinic_records.world:258',
         returns=_RESULT_Drug,
     ),
     tool(
         ClinicRecords.tool_search_patients,
         param(
-            'name',
-            arg.TEXT,
-            'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
-            'patient.',
+            'name', arg.TEXT, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out '
+            'to list every patient.',
             default=lambda ep: '',
         ),
         param(
-            'birth_date',
-            arg.optional(arg.DATE),
+            'birth_date', arg.optional(arg.DATE),
             'Only patients born on this date, e.g. 1990-01-31.',
         ),
-        read_only=True,
-        where='clinic_records.world:266',
-        returns=js.array(_RESULT_Patient),
+        read_only=True, where='clinic_records.world:266', returns=js.array(_RESULT_Patient),
         shows=('list', ('row', 'patients')),
     ),
     tool(
-        ClinicRecords.tool_get_patient,
-        _PARAM_patient,
-        read_only=True,
-        where='clinic_records.world:276',
-        returns=_RESULT_Patient,
+        ClinicRecords.tool_get_patient, _PARAM_patient, read_only=True,
+        where='clinic_records.world:276', returns=_RESULT_Patient,
     ),
     tool(
-        ClinicRecords.tool_list_visits,
-        _PARAM_patient,
-        read_only=True,
-        where='clinic_records.world:284',
-        returns=js.array(_RESULT_Visit),
+        ClinicRecords.tool_list_visits, _PARAM_patient, read_only=True,
+        where='clinic_records.world:284', returns=js.array(_RESULT_Visit),
         shows=('list', ('row', 'visits')),
     ),
     tool(
         ClinicRecords.tool_get_visit,
         param(
-            'visit',
-            arg.row('visits'),
+            'visit', arg.row('visits'),
             'The visit id (V and three digits), as list_visits shows it.',
             not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
         ),
-        read_only=True,
-        where='clinic_records.world:292',
-        returns=_RESULT_Visit,
+        read_only=True, where='clinic_records.world:292', returns=_RESULT_Visit,
     ),
     tool(
-        ClinicRecords.tool_list_prescriptions,
-        _PARAM_patient,
+        ClinicRecords.tool_list_prescriptions, _PARAM_patient,
         param(
-            'active_only',
-            arg.BOOL,
-            'Only list the active prescriptions.',
+            'active_only', arg.BOOL, 'Only list the active prescriptions.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='clinic_records.world:300',
-        returns=js.array(_RESULT_Prescription),
+        read_only=True, where='clinic_records.world:300', returns=js.array(_RESULT_Prescription),
         shows=('list', ('row', 'prescriptions')),
     ),
     tool(
-        ClinicRecords.tool_get_prescription,
-        _PARAM_prescription,
-        read_only=True,
-        where='clinic_records.world:309',
-        returns=_RESULT_Prescription,
+        ClinicRecords.tool_get_prescription, _PARAM_prescription, read_only=True,
+        where='clinic_records.world:309', returns=_RESULT_Prescription,
     ),
 )
 
@@ -804,11 +709,8 @@ def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords) -> rt.Verdict | 
 # clinic_records.world:421
 def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords) -> bool:
     return any(
-        _p8.visit == 'V001'
-        and _p8.drug == 'IBU01'
-        and _p8.status == _E8_RxStatus_active
-        and _p8.dose == '400 mg three times daily'
-        and _p8.start == rt.parse_date('2026-03-10')
+        _p8.visit == 'V001' and _p8.drug == 'IBU01' and _p8.status == _E8_RxStatus_active
+        and _p8.dose == '400 mg three times daily' and _p8.start == rt.parse_date('2026-03-10')
         and _p8.end == rt.parse_date('2026-03-15')
         for _p8 in rt.each(ep, ep.t_prescriptions)
     )
@@ -816,8 +718,7 @@ def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords) -> bool:
 
 def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_records.world:534
     return any(
-        _pt9.name == 'Liam Park'
-        and _pt9.birth_date == rt.parse_date('2019-07-14')
+        _pt9.name == 'Liam Park' and _pt9.birth_date == rt.parse_date('2019-07-14')
         and any(_d10.key() == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
         and len(_pt9.allergies) == 1
         for _pt9 in rt.each(ep, ep.t_patients)
@@ -826,8 +727,7 @@ def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_r
 
 def _check_new_child_patient__visited(ep: ClinicRecords) -> bool:  # clinic_records.world:535
     return any(
-        ep.t_patients[_v11.patient].name == 'Liam Park'
-        and _v11.doctor == 'D002'
+        ep.t_patients[_v11.patient].name == 'Liam Park' and _v11.doctor == 'D002'
         and _v11.diagnosis == 'acute otitis media'
         for _v11 in rt.each(ep, ep.t_visits)
     )
@@ -835,10 +735,8 @@ def _check_new_child_patient__visited(ep: ClinicRecords) -> bool:  # clinic_reco
 
 def _check_new_child_patient__prescribed(ep: ClinicRecords) -> bool:  # clinic_records.world:536
     return any(
-        ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park'
-        and _p12.drug == 'AMX01'
-        and _p12.status == _E8_RxStatus_active
-        and _p12.end == rt.parse_date('2026-03-17')
+        ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park' and _p12.drug == 'AMX01'
+        and _p12.status == _E8_RxStatus_active and _p12.end == rt.parse_date('2026-03-17')
         for _p12 in rt.each(ep, ep.t_prescriptions)
     )
 
@@ -882,9 +780,7 @@ def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tas
 
 def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:109
     return any(
-        _v16.patient == 'P001'
-        and _v16.doctor == 'D001'
-        and _v16.diagnosis == 'allergic drug rash'
+        _v16.patient == 'P001' and _v16.doctor == 'D001' and _v16.diagnosis == 'allergic drug rash'
         and _v16.at.date() == rt.parse_date('2026-03-10')
         for _v16 in rt.each(ep, ep.t_visits)
     )
@@ -893,8 +789,7 @@ def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks
 # tasks.world:221
 def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords) -> bool:
     return any(
-        _v17.patient == 'P002'
-        and _v17.doctor == 'D002'
+        _v17.patient == 'P002' and _v17.doctor == 'D002'
         and _v17.diagnosis == 'streptococcal pharyngitis'
         and _v17.at.date() == rt.parse_date('2026-03-10')
         for _v17 in rt.each(ep, ep.t_visits)
@@ -905,10 +800,8 @@ def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords) -> bool: 
     return any(
         ep.t_visits[_p18.visit].patient == 'P002'
         and ep.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
-        and _p18.drug == 'AMX01'
-        and _p18.status == _E8_RxStatus_active
-        and _p18.dose == '250 mg three times daily'
-        and _p18.start == rt.parse_date('2026-03-10')
+        and _p18.drug == 'AMX01' and _p18.status == _E8_RxStatus_active
+        and _p18.dose == '250 mg three times daily' and _p18.start == rt.parse_date('2026-03-10')
         and _p18.end == rt.parse_date('2026-03-20')
         for _p18 in rt.each(ep, ep.t_prescriptions)
     )
@@ -918,10 +811,8 @@ def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords) -> bool: 
     return any(
         ep.t_visits[_p19.visit].patient == 'P002'
         and ep.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
-        and _p19.drug == 'IBU01'
-        and _p19.status == _E8_RxStatus_active
-        and _p19.dose == '200 mg as needed'
-        and _p19.end == rt.parse_date('2026-03-15')
+        and _p19.drug == 'IBU01' and _p19.status == _E8_RxStatus_active
+        and _p19.dose == '200 mg as needed' and _p19.end == rt.parse_date('2026-03-15')
         for _p19 in rt.each(ep, ep.t_prescriptions)
     )
 
@@ -934,8 +825,7 @@ def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
 
 def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:336
     return any(
-        _v20.patient == 'P003'
-        and _v20.doctor == 'D003'
+        _v20.patient == 'P003' and _v20.doctor == 'D003'
         and _v20.diagnosis == 'hypertension follow-up, well controlled'
         and _v20.at.date() == rt.parse_date('2026-03-10')
         for _v20 in rt.each(ep, ep.t_visits)
@@ -959,8 +849,7 @@ def _check_hypertension_follow_up__renewed(ep: ClinicRecords) -> rt.Verdict | bo
 
 def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # tasks.world:449
     return any(
-        _pt21.name == 'Omar Haddad'
-        and _pt21.birth_date == rt.parse_date('1979-08-30')
+        _pt21.name == 'Omar Haddad' and _pt21.birth_date == rt.parse_date('1979-08-30')
         and len(_pt21.allergies) == 1
         and any(
             _d22.key() == 'AMX01' for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies))
@@ -972,8 +861,7 @@ def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # t
 
 def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:450
     return any(
-        ep.t_patients[_v23.patient].name == 'Omar Haddad'
-        and _v23.doctor == 'D003'
+        ep.t_patients[_v23.patient].name == 'Omar Haddad' and _v23.doctor == 'D003'
         and _v23.diagnosis == 'newly diagnosed hypertension'
         for _v23 in rt.each(ep, ep.t_visits)
     )
@@ -983,12 +871,9 @@ def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool: 
 def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords) -> bool:
     return any(
         ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
-        and ep.t_visits[_p24.visit].doctor == 'D003'
-        and _p24.drug == 'LIS01'
-        and _p24.dose == '10 mg daily'
-        and _p24.status == _E8_RxStatus_active
-        and _p24.start == rt.parse_date('2026-03-10')
-        and _p24.end == rt.parse_date('2026-06-08')
+        and ep.t_visits[_p24.visit].doctor == 'D003' and _p24.drug == 'LIS01'
+        and _p24.dose == '10 mg daily' and _p24.status == _E8_RxStatus_active
+        and _p24.start == rt.parse_date('2026-03-10') and _p24.end == rt.parse_date('2026-06-08')
         for _p24 in rt.each(ep, ep.t_prescriptions)
     )
 
@@ -1005,8 +890,7 @@ def _check_renew_and_register_daughter__renewed(ep: ClinicRecords) -> rt.Verdict
 # tasks.world:566
 def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords) -> bool:
     return any(
-        _pt25.name == 'Lucia Lopez'
-        and _pt25.birth_date == rt.parse_date('2012-08-03')
+        _pt25.name == 'Lucia Lopez' and _pt25.birth_date == rt.parse_date('2012-08-03')
         and _pt25.registered_on == rt.parse_date('2026-03-10')
         for _pt25 in rt.each(ep, ep.t_patients)
     )
@@ -1039,8 +923,7 @@ def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:
 # tasks.world:684
 def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords) -> bool:
     return any(
-        _v29.patient == 'P002'
-        and _v29.doctor == 'D002'
+        _v29.patient == 'P002' and _v29.doctor == 'D002'
         and _v29.diagnosis == 'seasonal allergic rhinitis'
         and _v29.at.date() == rt.parse_date('2026-03-10')
         for _v29 in rt.each(ep, ep.t_visits)

@@ -266,10 +266,8 @@ class ClinicScheduling(Episode):
         for _row40 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
             for _row41 in self.t_appointments:
                 if not (
-                    _row40.id_ == _row41.id_
-                    or not self.fn_active(_row40)
-                    or not self.fn_active(_row41)
-                    or _row40.doctor != _row41.doctor
+                    _row40.id_ == _row41.id_ or not self.fn_active(_row40)
+                    or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
                     or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
                 ):
                     raise InvariantError(
@@ -279,10 +277,8 @@ class ClinicScheduling(Episode):
         for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
             for _row40 in self.t_appointments:
                 if not (
-                    _row40.id_ == _row41.id_
-                    or not self.fn_active(_row40)
-                    or not self.fn_active(_row41)
-                    or _row40.doctor != _row41.doctor
+                    _row40.id_ == _row41.id_ or not self.fn_active(_row40)
+                    or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
                     or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
                 ):
                     raise InvariantError(
@@ -292,10 +288,8 @@ class ClinicScheduling(Episode):
         for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row43 in self.t_appointments:
                 if not (
-                    _row42.id_ == _row43.id_
-                    or not self.fn_active(_row42)
-                    or not self.fn_active(_row43)
-                    or _row42.patient != _row43.patient
+                    _row42.id_ == _row43.id_ or not self.fn_active(_row42)
+                    or not self.fn_active(_row43) or _row42.patient != _row43.patient
                     or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
                 ):
                     raise InvariantError(
@@ -305,10 +299,8 @@ class ClinicScheduling(Episode):
         for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
             for _row42 in self.t_appointments:
                 if not (
-                    _row42.id_ == _row43.id_
-                    or not self.fn_active(_row42)
-                    or not self.fn_active(_row43)
-                    or _row42.patient != _row43.patient
+                    _row42.id_ == _row43.id_ or not self.fn_active(_row42)
+                    or not self.fn_active(_row43) or _row42.patient != _row43.patient
                     or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
                 ):
                     raise InvariantError(
@@ -316,12 +308,9 @@ class ClinicScheduling(Episode):
                         'clinic.world:251',
                     )
         if not all(  # clinic.world:254
-            not self.fn_active(_a44)
-            or len([
-                _b45
-                for _b45 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b45)
-                and _b45.patient == _a44.patient
+            not self.fn_active(_a44) or len([
+                _b45 for _b45 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b45) and _b45.patient == _a44.patient
                 and _b45.start.date() == _a44.start.date()
             ])
             <= self.state.max_appointments_per_day
@@ -332,12 +321,9 @@ class ClinicScheduling(Episode):
                 'clinic.world:254',
             )
         if not all(  # clinic.world:257
-            not self.fn_active(_a46)
-            or len([
-                _b47
-                for _b47 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b47)
-                and _b47.doctor == _a46.doctor
+            not self.fn_active(_a46) or len([
+                _b47 for _b47 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b47) and _b47.doctor == _a46.doctor
                 and _b47.start.date() == _a46.start.date()
             ])
             <= self.t_doctors[_a46.doctor].max_daily_appointments
@@ -349,10 +335,8 @@ class ClinicScheduling(Episode):
             )
         if not all(  # clinic.world:260
             _a48.doctor == self.t_slots[_a48.slot].doctor
-            and _a48.start == self.t_slots[_a48.slot].start
-            and _a48.end > _a48.start
-            and _a48.end
-            <= self.t_slots[_a48.slot].start + dt.timedelta(
+            and _a48.start == self.t_slots[_a48.slot].start and _a48.end > _a48.start
+            and _a48.end <= self.t_slots[_a48.slot].start + dt.timedelta(
                 minutes=self.t_slots[_a48.slot].length_minutes
             )
             for _a48 in rt.each(self, self.t_appointments)
@@ -378,8 +362,7 @@ class ClinicScheduling(Episode):
                 )
         if not all(  # clinic.world:269
             len([
-                _v52
-                for _v52 in rt.each(self, self.t_waitlist)
+                _v52 for _v52 in rt.each(self, self.t_waitlist)
                 if _v52.patient == _w51.patient and _v52.doctor == _w51.doctor
             ])
             == 1
@@ -399,18 +382,14 @@ class ClinicScheduling(Episode):
             rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_doctors,
-                (
-                    (self.t_slots, 'doctor'),
-                    (self.t_appointments, 'doctor'),
+                self, self.t_doctors, (
+                    (self.t_slots, 'doctor'), (self.t_appointments, 'doctor'),
                     (self.t_waitlist, 'doctor'),
                 ),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_patients,
+                self, self.t_patients,
                 ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient')),
             )
         if self.deleted_rows:
@@ -454,11 +433,8 @@ class ClinicScheduling(Episode):
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
         return SlotView(  # clinic.world:184
-            slot.id_,
-            self.t_doctors[slot.doctor].id_,
-            self.t_doctors[slot.doctor].name,
-            self.t_doctors[slot.doctor].specialty,
-            slot.start,
+            slot.id_, self.t_doctors[slot.doctor].id_, self.t_doctors[slot.doctor].name,
+            self.t_doctors[slot.doctor].specialty, slot.start,
             slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
         )
 
@@ -476,23 +452,20 @@ class ClinicScheduling(Episode):
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = slot.start + dt.timedelta(minutes=length)  # clinic.world:203
         others: tuple[str, ...] = tuple([  # clinic.world:204
-            _a1.key()
-            for _a1 in rt.each(self, self.t_appointments)
+            _a1.key() for _a1 in rt.each(self, self.t_appointments)
             if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
             return rt.built(  # clinic.world:206
-                self,
-                f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is in the '
-                'past.',
+                self, f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is '
+                'in the past.',
             )
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
             # clinic.world:209
             return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
             return rt.built(  # clinic.world:212
-                self,
-                f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
+                self, f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
                 f'{slot.length_minutes} minutes long.',
             )
         if any(  # clinic.world:214
@@ -504,15 +477,13 @@ class ClinicScheduling(Episode):
             )
         if (  # clinic.world:217
             len([
-                _a3
-                for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
+                _a3 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a3.doctor == doctor.key() and _a3.start.date() == day
             ])
             >= doctor.max_daily_appointments
         ):
             return rt.built(  # clinic.world:218
-                self,
-                f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
+                self, f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
                 'appointments).',
             )
         if any(  # clinic.world:220
@@ -525,35 +496,30 @@ class ClinicScheduling(Episode):
             )
         if (  # clinic.world:223
             len([
-                _a5
-                for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
+                _a5 for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a5.patient == patient.key() and _a5.start.date() == day
             ])
             >= self.state.max_appointments_per_day
         ):
             return rt.built(  # clinic.world:224
-                self,
-                f'{patient.name} already has {self.state.max_appointments_per_day} appointments '
-                f'on {day}, the most allowed in one day.',
+                self, f'{patient.name} already has {self.state.max_appointments_per_day} '
+                f'appointments on {day}, the most allowed in one day.',
             )
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
             return rt.built(  # clinic.world:228
-                self,
-                f'{doctor.name} is a pediatrician and only sees patients under 18; {patient.name}'
-                f' is {age}.',
+                self, f'{doctor.name} is a pediatrician and only sees patients under 18; '
+                f'{patient.name} is {age}.',
             )
         seen_before: bool = any(  # clinic.world:230
-            _a6.patient == patient.key()
-            and _a6.doctor == doctor.key()
+            _a6.patient == patient.key() and _a6.doctor == doctor.key()
             and _a6.status == _E17_AppointmentStatus_completed
             for _a6 in rt.each(self, self.t_appointments)
         )
         if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
             return rt.built(  # clinic.world:232
-                self,
-                f'{doctor.name} is not taking new patients, and {patient.name} has had no visit '
-                'with them yet.',
+                self, f'{doctor.name} is not taking new patients, and {patient.name} has had no '
+                'visit with them yet.',
             )
         return None  # clinic.world:234
 
@@ -561,32 +527,23 @@ class ClinicScheduling(Episode):
     def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
         candidates: tuple[str, ...] = tuple([  # clinic.world:240
-            _s7.key()
-            for _s7 in rt.each(self, self.t_slots)
-            if _s7.doctor == doctor.key()
-            and _s7.start.date() == day
-            and _s7.start > self.clock
+            _s7.key() for _s7 in rt.each(self, self.t_slots)
+            if _s7.doctor == doctor.key() and _s7.start.date() == day and _s7.start > self.clock
             and self.fn_visit_minutes(kind) <= _s7.length_minutes
             and day not in rt.each(self, self.state.closed_days)
         ])
         taken: tuple[str, ...] = tuple([  # clinic.world:241
-            _a8.key()
-            for _a8 in rt.each(self, self.t_appointments)
+            _a8.key() for _a8 in rt.each(self, self.t_appointments)
             if self.fn_active(_a8) and _a8.doctor == doctor.key() and _a8.start.date() == day
         ])
         full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
         return rt.sorted_keys(  # clinic.world:243
             rt.each(
-                self,
-                [
-                    _s10
-                    for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
-                    if not full
-                    and not any(
+                self, [
+                    _s10 for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
+                    if not full and not any(
                         self.fn_overlaps(
-                            _a11.start,
-                            _a11.end,
-                            _s10.start,
+                            _a11.start, _a11.end, _s10.start,
                             _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
                         )
                         for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
@@ -601,8 +558,7 @@ class ClinicScheduling(Episode):
     ) -> tuple[str, ...]:
         "List the clinic's doctors with their specialty, room and whether they take new patients."
         return tuple([  # clinic.world:280
-            _d12.key()
-            for _d12 in rt.each(self, self.t_doctors)
+            _d12.key() for _d12 in rt.each(self, self.t_doctors)
             if (specialty is None or _d12.specialty == specialty)
             and (_d12.accepting_new_patients or not accepting_only)
         ])
@@ -612,10 +568,8 @@ class ClinicScheduling(Episode):
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
             rt.each(
-                self,
-                [
-                    _p14
-                    for _p14 in rt.each(self, self.t_patients)
+                self, [
+                    _p14 for _p14 in rt.each(self, self.t_patients)
                     if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
                     or _p14.phone == rt.built(self, query.strip())
                 ],
@@ -630,29 +584,24 @@ class ClinicScheduling(Episode):
         if birth_date > self.clock.date():  # clinic.world:301
             raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
-            _p15.key()
-            for _p15 in rt.each(self, self.t_patients)
+            _p15.key() for _p15 in rt.each(self, self.t_patients)
             if rt.built(self, _p15.name.lower()) == rt.built(self, name.lower())
             and _p15.birth_date == birth_date
         ])
         if len(same) != 0:  # clinic.world:303
             raise ToolError(rt.built(
-                self,
-                f'{name}, born {birth_date}, is already registered as patient '
+                self, f'{name}, born {birth_date}, is already registered as patient '
                 f'{self.t_patients[same[0]].id_}.',
             ))
         patient: Patient = Patient(  # clinic.world:304
             id_=self.next_id('patient_ids', 'P{:04d}'),
-            name=v.check_length(name, 'Patient.name', 1, 80),
-            birth_date=birth_date,
+            name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
             phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'),
             email=rt.if_present(
                 email,
                 lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
             ),
-            insurance=insurance,
-            balance=0.0,
-            no_shows=0,
+            insurance=insurance, balance=0.0, no_shows=0,
         )
         self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
@@ -665,8 +614,7 @@ class ClinicScheduling(Episode):
             'for patient-specific reasons when booking.'
         )
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
-            _d16.key()
-            for _d16 in rt.each(self, self.t_doctors)
+            _d16.key() for _d16 in rt.each(self, self.t_doctors)
             if (specialty is None or _d16.specialty == specialty)
             and (doctor_id is None or _d16.id_ == doctor_id)
         ])
@@ -685,14 +633,11 @@ class ClinicScheduling(Episode):
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         "Show a doctor's active appointments and free consultation slots on one day."
         booked: tuple[str, ...] = tuple([  # clinic.world:337
-            _a19.key()
-            for _a19 in rt.each(self, self.t_appointments)
+            _a19.key() for _a19 in rt.each(self, self.t_appointments)
             if _a19.doctor == doctor.key() and _a19.start.date() == day and self.fn_active(_a19)
         ])
         return DaySchedule(  # clinic.world:338
-            doctor.id_,
-            day,
-            rt.sorted_keys(
+            doctor.id_, day, rt.sorted_keys(
                 rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a20: _a20.start
             ),
             tuple([
@@ -713,8 +658,7 @@ class ClinicScheduling(Episode):
     ) -> tuple[str, ...]:
         'List appointments, earliest first, filtered by patient, doctor, day and status.'
         found: tuple[str, ...] = tuple([  # clinic.world:354
-            _a22.key()
-            for _a22 in rt.each(self, self.t_appointments)
+            _a22.key() for _a22 in rt.each(self, self.t_appointments)
             if (patient_id is None or self.t_patients[_a22.patient].id_ == patient_id)
             and (doctor_id is None or self.t_doctors[_a22.doctor].id_ == doctor_id)
             and (on is None or _a22.start.date() == on)
@@ -739,28 +683,18 @@ class ClinicScheduling(Episode):
         if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:375
-            id_=self.next_id('appointment_ids', 'APT{:04d}'),
-            patient=patient.key(),
-            doctor=slot.doctor,
-            slot=slot.key(),
-            kind=kind,
-            start=slot.start,
+            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.key(),
+            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(reason, 'Appointment.reason', 1, 200),
-            status=_E17_AppointmentStatus_booked,
-            booked_at=self.clock,
-            cancelled_at=None,
-            late_cancellation=False,
-            notes=None,
+            status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
+            late_cancellation=False, notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(  # clinic.world:385
-            self.t_waitlist,
-            rt.each(
-                self,
-                tuple([
-                    _w24.key()
-                    for _w24 in rt.each(self, self.t_waitlist)
+            self.t_waitlist, rt.each(
+                self, tuple([
+                    _w24.key() for _w24 in rt.each(self, self.t_waitlist)
                     if _w24.patient == patient.key() and _w24.doctor == slot.doctor
                 ]),
             ),
@@ -782,9 +716,8 @@ class ClinicScheduling(Episode):
             hours=self.state.cancellation_notice_hours
         ):
             raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}, '
-                f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
+                self, f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}'
+                f', less than {self.state.cancellation_notice_hours} hours from now, and can no '
                 'longer be moved. Cancel it instead.',
             ))
         if new_slot.key() == appointment.slot:  # clinic.world:399
@@ -796,9 +729,8 @@ class ClinicScheduling(Episode):
             != self.t_doctors[appointment.doctor].specialty
         ):
             raise ToolError(rt.built(
-                self,
-                f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty} '
-                f'doctor; appointment {appointment.id_} needs '
+                self, f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty}'
+                f' doctor; appointment {appointment.id_} needs '
                 f'{self.t_doctors[appointment.doctor].specialty}.',
             ))
         problem: str | None = self.fn_booking_problem(  # clinic.world:401
@@ -810,8 +742,7 @@ class ClinicScheduling(Episode):
         self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
         self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
         self.set_field(  # clinic.world:406
-            appointment,
-            'end',
+            appointment, 'end',
             new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)),
         )
         return appointment  # clinic.world:407
@@ -830,19 +761,15 @@ class ClinicScheduling(Episode):
             ))
         if appointment.start <= self.clock:  # clinic.world:419
             raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
-                'mark it as a no-show instead.',
+                self, f'Appointment {appointment.id_} started at '
+                f'{self.fn_when(appointment.start)}; mark it as a no-show instead.',
             ))
         late: bool = appointment.start - self.clock < dt.timedelta(  # clinic.world:420
             hours=self.state.cancellation_notice_hours
         )
         self.set_fields(  # clinic.world:421
-            appointment,
-            ('status', 'cancelled_at', 'late_cancellation'),
-            _E17_AppointmentStatus_cancelled,
-            self.clock,
-            late,
+            appointment, ('status', 'cancelled_at', 'late_cancellation'),
+            _E17_AppointmentStatus_cancelled, self.clock, late,
         )
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(  # clinic.world:425
@@ -852,18 +779,14 @@ class ClinicScheduling(Episode):
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
             self.set_field(  # clinic.world:428
-                self.t_patients[appointment.patient],
-                'balance',
+                self.t_patients[appointment.patient], 'balance',
                 v.check_range(
                     round(self.t_patients[appointment.patient].balance + fee, 2),
-                    'Patient.balance',
-                    0.0,
-                    None,
+                    'Patient.balance', 0.0, None,
                 ),
             )
             message = rt.built(  # clinic.world:429
-                self,
-                f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
+                self, f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
                 f'cancelled. It was less than {self.state.cancellation_notice_hours} hours away, '
                 f'so a late fee of ${fee:.2f} was added to '
                 f'{self.t_patients[appointment.patient].name}\'s balance.',
@@ -882,14 +805,12 @@ class ClinicScheduling(Episode):
             ))
         if self.clock < appointment.start - dt.timedelta(minutes=30):  # clinic.world:442
             raise ToolError(rt.built(
-                self,
-                f'Too early: check-in for appointment {appointment.id_} opens at '
+                self, f'Too early: check-in for appointment {appointment.id_} opens at '
                 f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.',
             ))
         if self.clock > appointment.start + dt.timedelta(minutes=15):  # clinic.world:443
             raise ToolError(rt.built(
-                self,
-                f'Too late: appointment {appointment.id_} started at '
+                self, f'Too late: appointment {appointment.id_} started at '
                 f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
             ))
         # clinic.world:444
@@ -901,9 +822,8 @@ class ClinicScheduling(Episode):
         "Close a visit after the patient was seen, with the doctor's notes."
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
-                'and only checked-in patients can be seen.',
+                self, f'Appointment {appointment.id_} cannot be completed: it is '
+                f'{appointment.status}, and only checked-in patients can be seen.',
             ))
         # clinic.world:455
         self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
@@ -916,8 +836,7 @@ class ClinicScheduling(Episode):
         )
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
+                self, f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
                 f'{appointment.status}.',
             ))
         if self.clock <= appointment.start + dt.timedelta(minutes=15):  # clinic.world:466
@@ -928,20 +847,16 @@ class ClinicScheduling(Episode):
             ))
         self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self.set_field(  # clinic.world:468
-            self.t_patients[appointment.patient],
-            'no_shows',
+            self.t_patients[appointment.patient], 'no_shows',
             v.check_range(
                 self.t_patients[appointment.patient].no_shows + 1, 'Patient.no_shows', 0, None
             ),
         )
         self.set_field(  # clinic.world:469
-            self.t_patients[appointment.patient],
-            'balance',
+            self.t_patients[appointment.patient], 'balance',
             v.check_range(
                 round(self.t_patients[appointment.patient].balance + self.state.late_fee, 2),
-                'Patient.balance',
-                0.0,
-                None,
+                'Patient.balance', 0.0, None,
             ),
         )
         return appointment  # clinic.world:470
@@ -956,8 +871,7 @@ class ClinicScheduling(Episode):
                 f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.',
             ))
         self.set_field(  # clinic.world:481
-            patient,
-            'balance',
+            patient, 'balance',
             v.check_range(round(patient.balance - amount, 2), 'Patient.balance', 0.0, None),
         )
         return patient  # clinic.world:482
@@ -978,13 +892,9 @@ class ClinicScheduling(Episode):
                 self, f'{patient.name} is already on {doctor.name}\'s waitlist.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
-            id_=self.next_id('waitlist_ids', 'WL{:03d}'),
-            patient=patient.key(),
-            doctor=doctor.key(),
-            earliest=earliest,
-            latest=latest,
-            reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200),
-            added_at=self.clock,
+            id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.key(),
+            doctor=doctor.key(), earliest=earliest, latest=latest,
+            reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
@@ -995,16 +905,14 @@ class ClinicScheduling(Episode):
             'days that suits them and why.'
         )
         return tuple([  # clinic.world:515
-            _w26.key()
-            for _w26 in rt.each(self, self.t_waitlist)
+            _w26.key() for _w26 in rt.each(self, self.t_waitlist)
             if doctor is None or _w26.doctor == doctor.key()
         ])
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
         "Take a patient off a doctor's waitlist."
         text: str = rt.built(  # clinic.world:523
-            self,
-            f'{self.t_patients[entry.patient].name} was removed from '
+            self, f'{self.t_patients[entry.patient].name} was removed from '
             f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
         )
         self.delete(self.t_waitlist, entry.key())  # clinic.world:524
@@ -1019,8 +927,7 @@ class ClinicScheduling(Episode):
         )
         if slot.doctor != entry.doctor:  # clinic.world:535
             raise ToolError(rt.built(
-                self,
-                f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
+                self, f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
                 f'{self.t_patients[entry.patient].name} is waiting for '
                 f'{self.t_doctors[entry.doctor].name}.',
             ))
@@ -1037,19 +944,12 @@ class ClinicScheduling(Episode):
         if problem is not None:  # clinic.world:539
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:540
-            id_=self.next_id('appointment_ids', 'APT{:04d}'),
-            patient=entry.patient,
-            doctor=slot.doctor,
-            slot=slot.key(),
-            kind=kind,
-            start=slot.start,
+            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=entry.patient,
+            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200),
-            status=_E17_AppointmentStatus_booked,
-            booked_at=self.clock,
-            cancelled_at=None,
-            late_cancellation=False,
-            notes=None,
+            status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
+            late_cancellation=False, notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:549
         self.delete(self.t_waitlist, entry.key())  # clinic.world:550
@@ -1057,64 +957,40 @@ class ClinicScheduling(Episode):
 
 
 _RESULT_Patient = js.closed({
-    'id': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
-    'birth_date': js.STRING,
-    'phone': js.scalar('str', pattern='^\\+[0-9]{7,15}$'),
+    'id': js.scalar('str', pattern='^P[0-9]{4}$'), 'name': js.scalar('str', 1, 80),
+    'birth_date': js.STRING, 'phone': js.scalar('str', pattern='^\\+[0-9]{7,15}$'),
     'email': js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-    'insurance': js.nullable(js.STRING),
-    'balance': js.scalar('float', 0.0),
+    'insurance': js.nullable(js.STRING), 'balance': js.scalar('float', 0.0),
     'no_shows': js.scalar('int', 0),
 })
 _RESULT_SlotView = js.closed({
-    'slot_id': js.STRING,
-    'doctor_id': js.STRING,
-    'doctor': js.STRING,
-    'specialty': js.members(Specialty),
-    'start': js.STRING,
-    'end': js.STRING,
+    'slot_id': js.STRING, 'doctor_id': js.STRING, 'doctor': js.STRING,
+    'specialty': js.members(Specialty), 'start': js.STRING, 'end': js.STRING,
 })
 _RESULT_Appointment = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'slot': js.STRING,
-    'kind': js.members(VisitKind),
-    'start': js.STRING,
-    'end': js.STRING,
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(AppointmentStatus),
-    'booked_at': js.STRING,
-    'cancelled_at': js.nullable(js.STRING),
-    'late_cancellation': js.BOOLEAN,
-    'notes': js.nullable(js.STRING),
+    'id': js.STRING, 'patient': js.scalar('str', pattern='^P[0-9]{4}$'), 'doctor': js.STRING,
+    'slot': js.STRING, 'kind': js.members(VisitKind), 'start': js.STRING, 'end': js.STRING,
+    'reason': js.scalar('str', 1, 200), 'status': js.members(AppointmentStatus),
+    'booked_at': js.STRING, 'cancelled_at': js.nullable(js.STRING),
+    'late_cancellation': js.BOOLEAN, 'notes': js.nullable(js.STRING),
 })
 _RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'patient': js.scalar('str', pattern='^P[0-9]{4}$'),
-    'doctor': js.STRING,
-    'earliest': js.STRING,
-    'latest': js.STRING,
-    'reason': js.scalar('str', 1, 200),
+    'id': js.STRING, 'patient': js.scalar('str', pattern='^P[0-9]{4}$'), 'doctor': js.STRING,
+    'earliest': js.STRING, 'latest': js.STRING, 'reason': js.scalar('str', 1, 200),
     'added_at': js.STRING,
 })
 _PARAM_kind = param(
-    'kind',
-    arg.enum_of(VisitKind),
+    'kind', arg.enum_of(VisitKind),
     'consultation (30 min), follow-up (15 min) or procedure (60 min).',
     default=lambda ep: _E9_VisitKind_consultation,
 )
 _PARAM_appointment = param(
-    'appointment',
-    arg.row('appointments'),
-    'The appointment id.',
+    'appointment', arg.row('appointments'), 'The appointment id.',
     not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
 )
 _PARAM_patient = param(
-    'patient',
-    arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
-    "The patient's id.",
-    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
+    'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+    "The patient's id.", not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
 )
 
 
@@ -1122,24 +998,17 @@ ClinicScheduling.TOOLS = tools(
     tool(
         ClinicScheduling.tool_list_doctors,
         param(
-            'specialty',
-            arg.optional(arg.enum_of(Specialty)),
+            'specialty', arg.optional(arg.enum_of(Specialty)),
             'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
         ),
         param(
-            'accepting_only',
-            arg.BOOL,
-            'Only doctors who take new patients.',
+            'accepting_only', arg.BOOL, 'Only doctors who take new patients.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='clinic.world:274',
+        read_only=True, where='clinic.world:274',
         returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.scalar('str', 1, 80),
-            'specialty': js.members(Specialty),
-            'room': js.STRING,
-            'max_daily_appointments': js.scalar('int', 1, 20),
+            'id': js.STRING, 'name': js.scalar('str', 1, 80), 'specialty': js.members(Specialty),
+            'room': js.STRING, 'max_daily_appointments': js.scalar('int', 1, 20),
             'accepting_new_patients': js.BOOLEAN,
         })),
         shows=('list', ('row', 'doctors')),
@@ -1147,13 +1016,11 @@ ClinicScheduling.TOOLS = tools(
     tool(
         ClinicScheduling.tool_find_patients,
         param(
-            'query',
-            arg.refined(arg.TEXT, 2, 80),
+            'query', arg.refined(arg.TEXT, 2, 80),
             "Part of the patient's name (any case), or their full phone number such as "
             "+15125550111.",
         ),
-        read_only=True,
-        where='clinic.world:283',
+        read_only=True, where='clinic.world:283',
         returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
     ),
     tool(
@@ -1161,8 +1028,7 @@ ClinicScheduling.TOOLS = tools(
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             'A contact phone number in international form, e.g. +15125550190. Family members may '
             'share one.',
         ),
@@ -1172,8 +1038,7 @@ ClinicScheduling.TOOLS = tools(
             'An email address for reminders.',
         ),
         param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
-        where='clinic.world:292',
-        returns=_RESULT_Patient,
+        where='clinic.world:292', returns=_RESULT_Patient,
     ),
     tool(
         ClinicScheduling.tool_find_available_slots,
@@ -1183,31 +1048,22 @@ ClinicScheduling.TOOLS = tools(
         ),
         param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
         param(
-            'kind',
-            arg.enum_of(VisitKind),
+            'kind', arg.enum_of(VisitKind),
             'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
             'min) or procedure (60 min).',
             default=lambda ep: _E9_VisitKind_consultation,
         ),
-        read_only=True,
-        where='clinic.world:315',
-        returns=js.array(_RESULT_SlotView),
+        read_only=True, where='clinic.world:315', returns=js.array(_RESULT_SlotView),
     ),
     tool(
         ClinicScheduling.tool_get_doctor_schedule,
         param(
-            'doctor',
-            arg.row('doctors'),
-            "The doctor's id, e.g. D01.",
+            'doctor', arg.row('doctors'), "The doctor's id, e.g. D01.",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
-        param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
-        read_only=True,
-        where='clinic.world:331',
+        param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
         returns=js.closed({
-            'doctor_id': js.STRING,
-            'day': js.STRING,
-            'appointments': js.array(js.STRING),
+            'doctor_id': js.STRING, 'day': js.STRING, 'appointments': js.array(js.STRING),
             'free_slots': js.array(_RESULT_SlotView),
         }),
     ),
@@ -1219,60 +1075,45 @@ ClinicScheduling.TOOLS = tools(
         param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
         param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
         param(
-            'status',
-            arg.optional(arg.enum_of(AppointmentStatus)),
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
             'Only appointments with this status, e.g. "booked".',
         ),
-        read_only=True,
-        where='clinic.world:346',
-        returns=js.array(js.STRING),
+        read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
     ),
     tool(
         ClinicScheduling.tool_book_appointment,
         param(
-            'patient',
-            arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+            'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
             "The patient's id, e.g. P1001.",
             not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
         ),
         param(
-            'slot',
-            arg.row('slots'),
-            'The id of a free slot, from find_available_slots.',
+            'slot', arg.row('slots'), 'The id of a free slot, from find_available_slots.',
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 200),
+            'reason', arg.refined(arg.TEXT, 1, 200),
             'Why the patient wants to be seen, in a few words.',
         ),
-        _PARAM_kind,
-        where='clinic.world:360',
-        returns=_RESULT_Appointment,
+        _PARAM_kind, where='clinic.world:360', returns=_RESULT_Appointment,
     ),
     tool(
         ClinicScheduling.tool_reschedule_appointment,
         param(
-            'appointment',
-            arg.row('appointments'),
-            'The appointment id, e.g. APT1003.',
+            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1003.',
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         param(
-            'new_slot',
-            arg.row('slots'),
+            'new_slot', arg.row('slots'),
             'The id of the free slot to move to; it must be with a doctor of the same specialty.',
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
-        where='clinic.world:391',
-        returns=_RESULT_Appointment,
+        where='clinic.world:391', returns=_RESULT_Appointment,
     ),
     tool(
         ClinicScheduling.tool_cancel_appointment,
         param(
-            'appointment',
-            arg.row('appointments'),
-            'The appointment id, e.g. APT1001.',
+            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1001.',
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         where='clinic.world:410',
@@ -1281,88 +1122,65 @@ ClinicScheduling.TOOLS = tools(
         }),
     ),
     tool(
-        ClinicScheduling.tool_check_in,
-        _PARAM_appointment,
-        where='clinic.world:436',
+        ClinicScheduling.tool_check_in, _PARAM_appointment, where='clinic.world:436',
         returns=_RESULT_Appointment,
     ),
     tool(
-        ClinicScheduling.tool_complete_appointment,
-        _PARAM_appointment,
+        ClinicScheduling.tool_complete_appointment, _PARAM_appointment,
         param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
-        where='clinic.world:448',
+        where='clinic.world:448', returns=_RESULT_Appointment,
+    ),
+    tool(
+        ClinicScheduling.tool_mark_no_show, _PARAM_appointment, where='clinic.world:460',
         returns=_RESULT_Appointment,
     ),
     tool(
-        ClinicScheduling.tool_mark_no_show,
-        _PARAM_appointment,
-        where='clinic.world:460',
-        returns=_RESULT_Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_pay_balance,
-        _PARAM_patient,
+        ClinicScheduling.tool_pay_balance, _PARAM_patient,
         param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
-        where='clinic.world:473',
-        returns=_RESULT_Patient,
+        where='clinic.world:473', returns=_RESULT_Patient,
     ),
     tool(
-        ClinicScheduling.tool_join_waitlist,
-        _PARAM_patient,
+        ClinicScheduling.tool_join_waitlist, _PARAM_patient,
         param(
-            'doctor',
-            arg.row('doctors'),
-            "The doctor's id, e.g. D05.",
+            'doctor', arg.row('doctors'), "The doctor's id, e.g. D05.",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
-        where='clinic.world:487',
-        returns=_RESULT_WaitlistEntry,
+        where='clinic.world:487', returns=_RESULT_WaitlistEntry,
     ),
     tool(
         ClinicScheduling.tool_list_waitlist,
         param(
-            'doctor',
-            arg.optional(arg.row('doctors')),
+            'doctor', arg.optional(arg.row('doctors')),
             "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
             "it).",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
-        read_only=True,
-        where='clinic.world:510',
-        returns=js.array(_RESULT_WaitlistEntry),
+        read_only=True, where='clinic.world:510', returns=js.array(_RESULT_WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
         ClinicScheduling.tool_leave_waitlist,
         param(
-            'entry',
-            arg.row('waitlist'),
-            'The waitlist entry id, e.g. WL102.',
+            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL102.',
             not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
-        where='clinic.world:518',
-        returns=js.STRING,
+        where='clinic.world:518', returns=js.STRING,
     ),
     tool(
         ClinicScheduling.tool_book_from_waitlist,
         param(
-            'entry',
-            arg.row('waitlist'),
-            'The waitlist entry id, e.g. WL101.',
+            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL101.',
             not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
         param(
-            'slot',
-            arg.row('slots'),
+            'slot', arg.row('slots'),
             "A free slot with the same doctor, inside the entry's window of days.",
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
-        _PARAM_kind,
-        where='clinic.world:528',
-        returns=_RESULT_Appointment,
+        _PARAM_kind, where='clinic.world:528', returns=_RESULT_Appointment,
     ),
 )
 
@@ -1386,9 +1204,7 @@ def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
     ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
     return any(
-        _a27.id_ not in init.t_appointments
-        and _a27.patient == 'P1002'
-        and _a27.slot == 'S101'
+        _a27.id_ not in init.t_appointments and _a27.patient == 'P1002' and _a27.slot == 'S101'
         and _a27.status == _E17_AppointmentStatus_booked
         for _a27 in rt.each(ep, ep.t_appointments)
     )
@@ -1406,9 +1222,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_appointments['APT1003'].slot, '==', 'S303')
         and rt.expect(
-            ep.t_appointments['APT1003'].start,
-            '==',
-            rt.parse_datetime('2024-06-12T13:30:00'),
+            ep.t_appointments['APT1003'].start, '==', rt.parse_datetime('2024-06-12T13:30:00'),
             part=1,
         )
         and rt.expect(
@@ -1420,8 +1234,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  
 # tasks.world:46
 def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
-        _a28.id_ not in init.t_appointments
-        and _a28.patient == 'P1005'
+        _a28.id_ not in init.t_appointments and _a28.patient == 'P1005'
         and ep.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
         and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
         for _a28 in rt.each(ep, ep.t_appointments)
@@ -1453,8 +1266,7 @@ def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:73
     return any(
-        _w29.patient == 'P1004'
-        and _w29.doctor == 'D05'
+        _w29.patient == 'P1004' and _w29.doctor == 'D05'
         and _w29.latest >= rt.parse_date('2024-06-14')
         for _w29 in rt.each(ep, ep.t_waitlist)
     )
@@ -1462,8 +1274,7 @@ def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # tasks.world:135
     return any(
-        _p30.name == 'Leo Fischer'
-        and _p30.birth_date == rt.parse_date('2019-04-02')
+        _p30.name == 'Leo Fischer' and _p30.birth_date == rt.parse_date('2019-04-02')
         and _p30.phone == '+15125550190'
         for _p30 in rt.each(ep, ep.t_patients)
     )
@@ -1471,8 +1282,7 @@ def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # task
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool:  # tasks.world:136
     return any(
-        ep.t_patients[_a31.patient].name == 'Leo Fischer'
-        and _a31.doctor == 'D04'
+        ep.t_patients[_a31.patient].name == 'Leo Fischer' and _a31.doctor == 'D04'
         and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
         for _a31 in rt.each(ep, ep.t_appointments)
     )
@@ -1480,8 +1290,7 @@ def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool: 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling) -> bool:  # tasks.world:137
     return any(
-        _a32.patient == 'P2001'
-        and _a32.doctor == 'D01'
+        _a32.patient == 'P2001' and _a32.doctor == 'D01'
         and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
         for _a32 in rt.each(ep, ep.t_appointments)
     )
@@ -1495,8 +1304,7 @@ def _check_family_booking__two_bookings(  # tasks.world:138
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.world:160
     return any(
-        _a33.patient == 'P1006'
-        and _a33.slot == 'S402'
+        _a33.patient == 'P1006' and _a33.slot == 'S402'
         and _a33.status == _E17_AppointmentStatus_booked
         for _a33 in rt.each(ep, ep.t_appointments)
     )
@@ -1504,8 +1312,7 @@ def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.wo
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling) -> bool:  # tasks.world:161
     return any(
-        _a34.patient == 'P1007'
-        and _a34.doctor == 'D03'
+        _a34.patient == 'P1007' and _a34.doctor == 'D03'
         and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
         for _a34 in rt.each(ep, ep.t_appointments)
     )
@@ -1531,9 +1338,7 @@ def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
     ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
     return any(
-        _a35.id_ not in init.t_appointments
-        and _a35.patient == 'P1001'
-        and _a35.doctor == 'D01'
+        _a35.id_ not in init.t_appointments and _a35.patient == 'P1001' and _a35.doctor == 'D01'
         and _a35.kind == _E9_VisitKind_follow_up
         and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
         and _a35.status == _E17_AppointmentStatus_booked
@@ -1561,9 +1366,7 @@ def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
 # tasks.world:219
 def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
-        _a36.id_ not in init.t_appointments
-        and _a36.patient == 'P1004'
-        and _a36.doctor == 'D05'
+        _a36.id_ not in init.t_appointments and _a36.patient == 'P1004' and _a36.doctor == 'D05'
         and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
         and _a36.status == _E17_AppointmentStatus_booked
         for _a36 in rt.each(ep, ep.t_appointments)
@@ -1584,18 +1387,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling) -> rt.Verdict | bool:
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling) -> bool:  # tasks.world:247
     return any(
-        _p37.name == 'Tomas Rivera'
-        and _p37.birth_date == rt.parse_date('1980-08-15')
-        and _p37.phone == '+15125550199'
-        and _p37.insurance == 'Aetna'
+        _p37.name == 'Tomas Rivera' and _p37.birth_date == rt.parse_date('1980-08-15')
+        and _p37.phone == '+15125550199' and _p37.insurance == 'Aetna'
         for _p37 in rt.each(ep, ep.t_patients)
     )
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:  # tasks.world:248
     return any(
-        ep.t_patients[_a38.patient].name == 'Tomas Rivera'
-        and _a38.slot == 'S303'
+        ep.t_patients[_a38.patient].name == 'Tomas Rivera' and _a38.slot == 'S303'
         and _a38.status == _E17_AppointmentStatus_booked
         for _a38 in rt.each(ep, ep.t_appointments)
     )
@@ -1603,8 +1403,7 @@ def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:249
     return any(
-        ep.t_patients[_w39.patient].name == 'Tomas Rivera'
-        and _w39.doctor == 'D01'
+        ep.t_patients[_w39.patient].name == 'Tomas Rivera' and _w39.doctor == 'D01'
         and _w39.earliest == rt.parse_date('2024-06-17')
         and _w39.latest == rt.parse_date('2024-06-21')
         for _w39 in rt.each(ep, ep.t_waitlist)

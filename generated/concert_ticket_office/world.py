@@ -296,14 +296,10 @@ class ConcertTicketOffice(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # concert_ticket_office.world:219
-            not self.fn_owned(_t41)
-            or len([
-                _o42
-                for _o42 in rt.each(self, self.t_tickets)
-                if _o42.event == _t41.event
-                and _o42.section == _t41.section
-                and _o42.seat == _t41.seat
-                and self.fn_owned(_o42)
+            not self.fn_owned(_t41) or len([
+                _o42 for _o42 in rt.each(self, self.t_tickets)
+                if _o42.event == _t41.event and _o42.section == _t41.section
+                and _o42.seat == _t41.seat and self.fn_owned(_o42)
             ])
             == 1
             for _t41 in rt.each(self, self.t_tickets)
@@ -368,10 +364,8 @@ class ConcertTicketOffice(Episode):
                 )
         if not all(  # concert_ticket_office.world:240
             _o49.total_cents == sum(rt.each(
-                self,
-                tuple([
-                    _t50.price_cents
-                    for _t50 in rt.each(self, self.t_tickets)
+                self, tuple([
+                    _t50.price_cents for _t50 in rt.each(self, self.t_tickets)
                     if _t50.order == _o49.key()
                 ]),
             ))
@@ -452,12 +446,9 @@ class ConcertTicketOffice(Episode):
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:
         'The seats of a section that are sold, checked in or under a live hold.'
         return v.unique(tuple(rt.each(  # concert_ticket_office.world:188
-            self,
-            tuple([
-                _t1.seat
-                for _t1 in rt.each(self, self.t_tickets)
-                if _t1.event == event.key()
-                and _t1.section == section.key()
+            self, tuple([
+                _t1.seat for _t1 in rt.each(self, self.t_tickets)
+                if _t1.event == event.key() and _t1.section == section.key()
                 and self.fn_blocks_seat(_t1)
             ]),
         )))
@@ -466,8 +457,7 @@ class ConcertTicketOffice(Episode):
     def fn_owned_count(self, customer: Customer, event: Event) -> int:
         'Tickets for the event the customer holds, sold or checked in.'
         return len([  # concert_ticket_office.world:194
-            _t2
-            for _t2 in rt.each(self, self.t_tickets)
+            _t2 for _t2 in rt.each(self, self.t_tickets)
             if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
         ])
 
@@ -475,10 +465,8 @@ class ConcertTicketOffice(Episode):
     def fn_live_held_count(self, customer: Customer, event: Event) -> int:
         'Seats the customer has under live holds for the event.'
         return len([  # concert_ticket_office.world:200
-            _t3
-            for _t3 in rt.each(self, self.t_tickets)
-            if self.t_orders[_t3.order].customer == customer.key()
-            and _t3.event == event.key()
+            _t3 for _t3 in rt.each(self, self.t_tickets)
+            if self.t_orders[_t3.order].customer == customer.key() and _t3.event == event.key()
             and _t3.status == _E12_TicketStatus_held
             and self.fn_hold_live(self.t_orders[_t3.order])
         ])
@@ -490,8 +478,7 @@ class ConcertTicketOffice(Episode):
             'the event.'
         )
         return SectionOffer(  # concert_ticket_office.world:206
-            section.key(),
-            event.prices.get(section.tier),
+            section.key(), event.prices.get(section.tier),
             rt.bounded(
                 rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(
                     event, section
@@ -510,10 +497,8 @@ class ConcertTicketOffice(Episode):
         )
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(
-                self,
-                [
-                    _e5
-                    for _e5 in rt.each(self, self.t_events)
+                self, [
+                    _e5 for _e5 in rt.each(self, self.t_events)
                     if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
                 ],
             ),
@@ -527,11 +512,9 @@ class ConcertTicketOffice(Episode):
             'free.'
         )
         return EventView(  # concert_ticket_office.world:256
-            event.key(),
-            event.venue,
+            event.key(), event.venue,
             tuple([
-                self.fn_section_offer(event, _s6)
-                for _s6 in rt.each(self, self.t_sections)
+                self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections)
                 if _s6.venue == event.venue
             ]),
         )
@@ -545,8 +528,7 @@ class ConcertTicketOffice(Episode):
     def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:
         'List seat sections with their id, venue, name, tier, rows and seats per row.'
         return tuple([  # concert_ticket_office.world:272
-            _s8.key()
-            for _s8 in rt.each(self, self.t_sections)
+            _s8.key() for _s8 in rt.each(self, self.t_sections)
             if venue is None or _s8.venue == venue.key()
         ])
 
@@ -555,8 +537,7 @@ class ConcertTicketOffice(Episode):
         # concert_ticket_office.world:280
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # concert_ticket_office.world:281
-            _c9.key()
-            for _c9 in rt.each(self, self.t_customers)
+            _c9.key() for _c9 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
         ])
@@ -573,8 +554,7 @@ class ConcertTicketOffice(Episode):
         )
         if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
-                self,
-                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                self, f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
             ))
         # concert_ticket_office.world:299
@@ -594,8 +574,7 @@ class ConcertTicketOffice(Episode):
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         'Show an order with its tickets, total, status and hold expiry.'
         return OrderView(  # concert_ticket_office.world:323
-            order.key(),
-            tuple([
+            order.key(), tuple([
                 _t10.key() for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.key()
             ]),
             order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
@@ -609,8 +588,7 @@ class ConcertTicketOffice(Episode):
             'status, optionally for one event.'
         )
         return tuple([  # concert_ticket_office.world:336
-            _t11.key()
-            for _t11 in rt.each(self, self.t_tickets)
+            _t11.key() for _t11 in rt.each(self, self.t_tickets)
             if _t11.holder == customer.key() and (event is None or _t11.event == event.key())
         ])
 
@@ -623,16 +601,13 @@ class ConcertTicketOffice(Episode):
         )
         return rt.sorted_keys(  # concert_ticket_office.world:345
             rt.each(
-                self,
-                [
-                    _o13
-                    for _o13 in rt.each(self, self.t_orders)
+                self, [
+                    _o13 for _o13 in rt.each(self, self.t_orders)
                     if _o13.customer == customer.key()
                     and (event is None or _o13.event == event.key())
                 ],
             ),
-            key=lambda _o12: _o12.created_at,
-            reverse=True,
+            key=lambda _o12: _o12.created_at, reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
@@ -655,8 +630,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, f'{event.title} has already started.'))
         if section.venue != event.venue:  # concert_ticket_office.world:366
             raise ToolError(rt.built(
-                self,
-                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                self, f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
             ))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
@@ -678,42 +652,31 @@ class ConcertTicketOffice(Episode):
         )
         if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
             raise ToolError(rt.built(
-                self,
-                f'{customer.name} already has {already} tickets or held seats for {event.title}; '
-                f'at most {_C_MAX_PER_EVENT} per event.',
+                self, f'{customer.name} already has {already} tickets or held seats for '
+                f'{event.title}; at most {_C_MAX_PER_EVENT} per event.',
             ))
         order: Order = Order(  # concert_ticket_office.world:376
-            id_=self.next_id('order_ids', 'ORD{:03d}'),
-            customer=customer.key(),
-            event=event.key(),
-            status=_E11_OrderStatus_held,
-            created_at=self.clock,
+            id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(),
+            status=_E11_OrderStatus_held, created_at=self.clock,
             hold_expires_at=self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES),
             total_cents=v.check_range(
                 rt.bounded(price * len(seats)), 'Order.total_cents', 0, None
             ),
-            paid_at=None,
-            payment=None,
+            paid_at=None, payment=None,
         )
         self.insert(self.t_orders, order)  # concert_ticket_office.world:382
         for _seat14 in rt.each(self, seats):  # concert_ticket_office.world:383
             self.insert(  # concert_ticket_office.world:384
-                self.t_tickets,
-                Ticket(
-                    id_=self.next_id('ticket_ids', 'TK{:04d}'),
-                    order=order.key(),
-                    event=event.key(),
-                    section=section.key(),
+                self.t_tickets, Ticket(
+                    id_=self.next_id('ticket_ids', 'TK{:04d}'), order=order.key(),
+                    event=event.key(), section=section.key(),
                     seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'),
                     price_cents=v.check_range(price, 'Ticket.price_cents', 0, None),
-                    holder=customer.key(),
-                    status=_E12_TicketStatus_held,
-                    checked_in_at=None,
+                    holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None,
                 ),
             )
         return OrderView(  # concert_ticket_office.world:393
-            order.key(),
-            tuple([
+            order.key(), tuple([
                 _t15.key() for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.key()
             ]),
             False,
@@ -726,9 +689,8 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
             raise ToolError(rt.built(
-                self,
-                f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
-                'seats again.',
+                self, f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold '
+                'the seats again.',
             ))
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
@@ -741,22 +703,18 @@ class ConcertTicketOffice(Episode):
             > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
-                self,
-                f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
-                f' tickets for {self.t_events[order.event].title}.',
+                self, f'{self.t_customers[order.customer].name} would have more than '
+                f'{_C_MAX_PER_EVENT} tickets for {self.t_events[order.event].title}.',
             ))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if any(  # concert_ticket_office.world:411
-                _o17.event == t.event
-                and _o17.section == t.section
-                and _o17.seat == t.seat
+                _o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat
                 and self.fn_owned(_o17)
                 for _o17 in rt.each(self, self.t_tickets)
             ):
                 raise ToolError(rt.built(
-                    self,
-                    f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
-                    'the meantime.',
+                    self, f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been '
+                    'sold in the meantime.',
                 ))
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
@@ -766,8 +724,7 @@ class ConcertTicketOffice(Episode):
             # concert_ticket_office.world:417
             self.set_field(self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold)
         return OrderView(  # concert_ticket_office.world:419
-            order.key(),
-            tuple([
+            order.key(), tuple([
                 _t19.key() for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.key()
             ]),
             False,
@@ -805,8 +762,7 @@ class ConcertTicketOffice(Episode):
         # concert_ticket_office.world:448
         if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
             raise ToolError(rt.built(
-                self,
-                f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
+                self, f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
                 f'{self.t_events[ticket.event].title}.',
             ))
         self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
@@ -820,9 +776,8 @@ class ConcertTicketOffice(Episode):
             ))
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
             raise ToolError(rt.built(
-                self,
-                f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
-                'refunded.',
+                self, f'{self.t_events[ticket.event].title} has already started; tickets cannot '
+                'be refunded.',
             ))
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
@@ -846,8 +801,7 @@ class ConcertTicketOffice(Episode):
             < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
             raise ToolError(rt.built(
-                self,
-                f'Doors for {self.t_events[ticket.event].title} open at '
+                self, f'Doors for {self.t_events[ticket.event].title} open at '
                 f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
                 '.',
             ))
@@ -861,313 +815,228 @@ class ConcertTicketOffice(Episode):
 
 
 _RESULT_Event = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'title': js.scalar('str', 1, 120),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'starts_at': js.STRING,
-    'prices': js.mapping(js.scalar('int', 0)),
-    'on_sale': js.BOOLEAN,
+    'id': js.scalar('str', pattern='^E[0-9]{2}$'), 'title': js.scalar('str', 1, 120),
+    'venue': js.scalar('str', pattern='^V[0-9]{2}$'), 'starts_at': js.STRING,
+    'prices': js.mapping(js.scalar('int', 0)), 'on_sale': js.BOOLEAN,
 })
 _RESULT_Venue = js.closed({
-    'id': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^V[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
     'city': js.scalar('str', 1, 60),
 })
 _RESULT_Section = js.closed({
     'id': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'venue': js.scalar('str', pattern='^V[0-9]{2}$'),
-    'name': js.scalar('str', 1, 60),
-    'tier': js.members(Tier),
-    'rows': js.scalar('int', 1, 26),
+    'venue': js.scalar('str', pattern='^V[0-9]{2}$'), 'name': js.scalar('str', 1, 60),
+    'tier': js.members(Tier), 'rows': js.scalar('int', 1, 26),
     'seats_per_row': js.scalar('int', 1, 50),
 })
 _RESULT_Customer = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^C[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
     'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
 })
 _RESULT_Order = js.closed({
-    'id': js.STRING,
-    'customer': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
-    'status': js.members(OrderStatus),
-    'created_at': js.STRING,
-    'hold_expires_at': js.STRING,
-    'total_cents': js.scalar('int', 0),
-    'paid_at': js.nullable(js.STRING),
-    'payment': js.nullable(js.members(PayMethod)),
+    'id': js.STRING, 'customer': js.scalar('str', pattern='^C[0-9]{3}$'),
+    'event': js.scalar('str', pattern='^E[0-9]{2}$'), 'status': js.members(OrderStatus),
+    'created_at': js.STRING, 'hold_expires_at': js.STRING, 'total_cents': js.scalar('int', 0),
+    'paid_at': js.nullable(js.STRING), 'payment': js.nullable(js.members(PayMethod)),
 })
 _RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'event': js.scalar('str', pattern='^E[0-9]{2}$'),
+    'id': js.STRING, 'order': js.STRING, 'event': js.scalar('str', pattern='^E[0-9]{2}$'),
     'section': js.scalar('str', pattern='^[A-Z0-9]{2,10}$'),
-    'seat': js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'),
-    'price_cents': js.scalar('int', 0),
-    'holder': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'status': js.members(TicketStatus),
+    'seat': js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'), 'price_cents': js.scalar('int', 0),
+    'holder': js.scalar('str', pattern='^C[0-9]{3}$'), 'status': js.members(TicketStatus),
     'checked_in_at': js.nullable(js.STRING),
 })
 _RESULT_OrderView = js.closed({
     'order': _RESULT_Order, 'tickets': js.array(_RESULT_Ticket), 'hold_expired': js.BOOLEAN
 })
 _PARAM_customer = param(
-    'customer',
-    arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id.',
-    not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
+    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+    'The customer id.', not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
 _PARAM_event = param(
-    'event',
-    arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
-    'The event id (E and two digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
+    'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
+    'The event id (E and two digits).', not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
 )
 _PARAM_section = param(
-    'section',
-    arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
+    'section', arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
     'The section id (as get_event or list_sections shows it).',
     not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
 )
 _PARAM_customer_ = param(
-    'customer',
-    arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
     'The customer id (C and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
 _PARAM_order = param(
-    'order',
-    arg.row('orders'),
-    'The id of a held order (ORD and three digits).',
+    'order', arg.row('orders'), 'The id of a held order (ORD and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
 )
 _PARAM_ticket = param(
-    'ticket',
-    arg.row('tickets'),
-    'The ticket id (TK and four digits).',
+    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
     not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
 )
 
 
 ConcertTicketOffice.TOOLS = tools(
     tool(
-        ConcertTicketOffice.tool_list_events,
-        read_only=True,
-        where='concert_ticket_office.world:245',
-        returns=js.array(_RESULT_Event),
+        ConcertTicketOffice.tool_list_events, read_only=True,
+        where='concert_ticket_office.world:245', returns=js.array(_RESULT_Event),
         shows=('list', ('row', 'events')),
     ),
     tool(
         ConcertTicketOffice.tool_get_event,
         param(
-            'event',
-            arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
+            'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
             'The event id, as list_events shows it.',
             not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
         ),
-        read_only=True,
-        where='concert_ticket_office.world:251',
+        read_only=True, where='concert_ticket_office.world:251',
         returns=js.closed({
-            'event': _RESULT_Event,
-            'venue': _RESULT_Venue,
+            'event': _RESULT_Event, 'venue': _RESULT_Venue,
             'sections': js.array(js.closed({
-                'section': _RESULT_Section,
-                'price_cents': js.nullable(js.INTEGER),
+                'section': _RESULT_Section, 'price_cents': js.nullable(js.INTEGER),
                 'free_count': js.INTEGER,
             })),
         }),
         shows=(
-            'record',
-            (
-                ('event', 'event', ('row', 'events')),
-                ('venue', 'venue', ('row', 'venues')),
+            'record', (
+                ('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')),
                 (
-                    'sections',
-                    'sections',
+                    'sections', 'sections',
                     ('list', ('record', (('section', 'section', ('row', 'sections')),))),
                 ),
             ),
         ),
     ),
     tool(
-        ConcertTicketOffice.tool_list_venues,
-        read_only=True,
-        where='concert_ticket_office.world:263',
-        returns=js.array(_RESULT_Venue),
+        ConcertTicketOffice.tool_list_venues, read_only=True,
+        where='concert_ticket_office.world:263', returns=js.array(_RESULT_Venue),
         shows=('list', ('row', 'venues')),
     ),
     tool(
         ConcertTicketOffice.tool_list_sections,
         param(
-            'venue',
-            arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+            'venue', arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
             'Only the sections of this venue (its id, as list_venues shows it); all venues when '
             'left out.',
             not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
         ),
-        read_only=True,
-        where='concert_ticket_office.world:267',
-        returns=js.array(_RESULT_Section),
+        read_only=True, where='concert_ticket_office.world:267', returns=js.array(_RESULT_Section),
         shows=('list', ('row', 'sections')),
     ),
     tool(
         ConcertTicketOffice.tool_find_customers,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the customer's name or email; case does not matter.",
         ),
-        read_only=True,
-        where='concert_ticket_office.world:275',
-        returns=js.array(_RESULT_Customer),
-        shows=('list', ('row', 'customers')),
+        read_only=True, where='concert_ticket_office.world:275',
+        returns=js.array(_RESULT_Customer), shows=('list', ('row', 'customers')),
     ),
     tool(
-        ConcertTicketOffice.tool_get_customer,
-        _PARAM_customer,
-        read_only=True,
-        where='concert_ticket_office.world:284',
-        returns=_RESULT_Customer,
+        ConcertTicketOffice.tool_get_customer, _PARAM_customer, read_only=True,
+        where='concert_ticket_office.world:284', returns=_RESULT_Customer,
     ),
     tool(
-        ConcertTicketOffice.tool_get_available_seats,
-        _PARAM_event,
-        _PARAM_section,
-        read_only=True,
+        ConcertTicketOffice.tool_get_available_seats, _PARAM_event, _PARAM_section, read_only=True,
         where='concert_ticket_office.world:292',
         returns=js.closed({
-            'event': js.STRING,
-            'section': js.STRING,
-            'tier': js.members(Tier),
-            'price_cents': js.nullable(js.INTEGER),
-            'free_seats': js.array(js.STRING),
+            'event': js.STRING, 'section': js.STRING, 'tier': js.members(Tier),
+            'price_cents': js.nullable(js.INTEGER), 'free_seats': js.array(js.STRING),
         }),
     ),
     tool(
         ConcertTicketOffice.tool_get_order,
         param(
-            'order',
-            arg.row('orders'),
-            'The order id (ORD and three digits).',
+            'order', arg.row('orders'), 'The order id (ORD and three digits).',
             not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
         ),
-        read_only=True,
-        where='concert_ticket_office.world:318',
-        returns=_RESULT_OrderView,
+        read_only=True, where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
         shows=(
-            'record',
-            (
+            'record', (
                 ('order', 'order', ('row', 'orders')),
                 ('tickets', 'tickets', ('list', ('row', 'tickets'))),
             ),
         ),
     ),
     tool(
-        ConcertTicketOffice.tool_get_customer_tickets,
-        _PARAM_customer_,
+        ConcertTicketOffice.tool_get_customer_tickets, _PARAM_customer_,
         param(
-            'event',
-            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only tickets for this event; all events when left out.',
         ),
-        read_only=True,
-        where='concert_ticket_office.world:330',
-        returns=js.array(_RESULT_Ticket),
+        read_only=True, where='concert_ticket_office.world:330', returns=js.array(_RESULT_Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
-        ConcertTicketOffice.tool_list_customer_orders,
-        _PARAM_customer,
+        ConcertTicketOffice.tool_list_customer_orders, _PARAM_customer,
         param(
-            'event',
-            arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only orders for this event; all events when left out.',
         ),
-        read_only=True,
-        where='concert_ticket_office.world:339',
-        returns=js.array(_RESULT_Order),
+        read_only=True, where='concert_ticket_office.world:339', returns=js.array(_RESULT_Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
         ConcertTicketOffice.tool_get_ticket,
         param(
-            'ticket',
-            arg.row('tickets'),
-            'The ticket id.',
+            'ticket', arg.row('tickets'), 'The ticket id.',
             not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
-        read_only=True,
-        where='concert_ticket_office.world:348',
-        returns=_RESULT_Ticket,
+        read_only=True, where='concert_ticket_office.world:348', returns=_RESULT_Ticket,
     ),
     tool(
-        ConcertTicketOffice.tool_hold_seats,
-        _PARAM_customer_,
-        _PARAM_event,
-        _PARAM_section,
+        ConcertTicketOffice.tool_hold_seats, _PARAM_customer_, _PARAM_event, _PARAM_section,
         param(
             'seats',
             arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
             'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].',
         ),
-        where='concert_ticket_office.world:356',
-        returns=_RESULT_OrderView,
+        where='concert_ticket_office.world:356', returns=_RESULT_OrderView,
         shows=(
-            'record',
-            (
+            'record', (
                 ('order', 'order', ('row', 'orders')),
                 ('tickets', 'tickets', ('list', ('row', 'tickets'))),
             ),
         ),
     ),
     tool(
-        ConcertTicketOffice.tool_buy_order,
-        _PARAM_order,
+        ConcertTicketOffice.tool_buy_order, _PARAM_order,
         param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
-        where='concert_ticket_office.world:400',
-        returns=_RESULT_OrderView,
+        where='concert_ticket_office.world:400', returns=_RESULT_OrderView,
         shows=(
-            'record',
-            (
+            'record', (
                 ('order', 'order', ('row', 'orders')),
                 ('tickets', 'tickets', ('list', ('row', 'tickets'))),
             ),
         ),
     ),
     tool(
-        ConcertTicketOffice.tool_release_hold,
-        _PARAM_order,
-        where='concert_ticket_office.world:426',
-        returns=_RESULT_Order,
+        ConcertTicketOffice.tool_release_hold, _PARAM_order,
+        where='concert_ticket_office.world:426', returns=_RESULT_Order,
     ),
     tool(
-        ConcertTicketOffice.tool_transfer_ticket,
-        _PARAM_ticket,
+        ConcertTicketOffice.tool_transfer_ticket, _PARAM_ticket,
         param(
-            'to_customer',
-            arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'to_customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
             'The id of the customer who receives it (C and three digits).',
             not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
         ),
-        where='concert_ticket_office.world:439',
-        returns=_RESULT_Ticket,
+        where='concert_ticket_office.world:439', returns=_RESULT_Ticket,
     ),
     tool(
-        ConcertTicketOffice.tool_refund_ticket,
-        _PARAM_ticket,
+        ConcertTicketOffice.tool_refund_ticket, _PARAM_ticket,
         where='concert_ticket_office.world:453',
         returns=js.closed({'ticket': js.STRING, 'amount_cents': js.INTEGER}),
     ),
     tool(
         ConcertTicketOffice.tool_check_in_ticket,
         param(
-            'ticket',
-            arg.row('tickets'),
+            'ticket', arg.row('tickets'),
             'The ticket id scanned at the door (TK and four digits).',
             not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
         ),
-        where='concert_ticket_office.world:464',
-        returns=_RESULT_Ticket,
+        where='concert_ticket_office.world:464', returns=_RESULT_Ticket,
     ),
 )
 
@@ -1175,11 +1044,8 @@ ConcertTicketOffice.TOOLS = tools(
 # concert_ticket_office.world:691
 def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice) -> bool:
     return any(
-        _o21.customer == 'C004'
-        and _o21.event == 'E02'
-        and _o21.status == _E11_OrderStatus_paid
-        and _o21.payment == _E9_PayMethod_card
-        and _o21.total_cents == 5000
+        _o21.customer == 'C004' and _o21.event == 'E02' and _o21.status == _E11_OrderStatus_paid
+        and _o21.payment == _E9_PayMethod_card and _o21.total_cents == 5000
         for _o21 in rt.each(ep, ep.t_orders)
     )
 
@@ -1188,19 +1054,13 @@ def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice) -> bool:
 def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice) -> bool:
     return (
         any(
-            _t22.holder == 'C004'
-            and _t22.event == 'E02'
-            and _t22.section == 'BALC'
-            and _t22.seat == 'A1'
-            and _t22.status == _E12_TicketStatus_sold
+            _t22.holder == 'C004' and _t22.event == 'E02' and _t22.section == 'BALC'
+            and _t22.seat == 'A1' and _t22.status == _E12_TicketStatus_sold
             for _t22 in rt.each(ep, ep.t_tickets)
         )
         and any(
-            _t23.holder == 'C004'
-            and _t23.event == 'E02'
-            and _t23.section == 'BALC'
-            and _t23.seat == 'A2'
-            and _t23.status == _E12_TicketStatus_sold
+            _t23.holder == 'C004' and _t23.event == 'E02' and _t23.section == 'BALC'
+            and _t23.seat == 'A2' and _t23.status == _E12_TicketStatus_sold
             for _t23 in rt.each(ep, ep.t_tickets)
         )
     )
@@ -1251,17 +1111,11 @@ def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice) -> rt.Ve
 
 def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:220
     return any(
-        _o24.customer == 'C002'
-        and _o24.event == 'E02'
-        and _o24.status == _E11_OrderStatus_paid
-        and _o24.payment == _E9_PayMethod_cash
-        and _o24.total_cents == 2500
+        _o24.customer == 'C002' and _o24.event == 'E02' and _o24.status == _E11_OrderStatus_paid
+        and _o24.payment == _E9_PayMethod_cash and _o24.total_cents == 2500
         and any(
-            _t25.order == _o24.key()
-            and _t25.section == 'BALC'
-            and _t25.seat == 'B6'
-            and _t25.status == _E12_TicketStatus_sold
-            and _t25.holder == 'C002'
+            _t25.order == _o24.key() and _t25.section == 'BALC' and _t25.seat == 'B6'
+            and _t25.status == _E12_TicketStatus_sold and _t25.holder == 'C002'
             for _t25 in rt.each(ep, ep.t_tickets)
         )
         for _o24 in rt.each(ep, ep.t_orders)
@@ -1272,24 +1126,18 @@ def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # task
 def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(
         len([
-            _t26
-            for _t26 in rt.each(ep, ep.t_tickets)
-            if _t26.holder == 'C002'
-            and _t26.event == 'E02'
+            _t26 for _t26 in rt.each(ep, ep.t_tickets)
+            if _t26.holder == 'C002' and _t26.event == 'E02'
             and _t26.status == _E12_TicketStatus_sold
         ]),
-        '==',
-        6,
+        '==', 6,
     )
 
 
 def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:446
     return any(
-        _o27.customer == 'C002'
-        and _o27.event == 'E01'
-        and _o27.status == _E11_OrderStatus_paid
-        and _o27.payment == _E9_PayMethod_card
-        and _o27.total_cents == 24000
+        _o27.customer == 'C002' and _o27.event == 'E01' and _o27.status == _E11_OrderStatus_paid
+        and _o27.payment == _E9_PayMethod_card and _o27.total_cents == 24000
         for _o27 in rt.each(ep, ep.t_orders)
     )
 
@@ -1298,16 +1146,11 @@ def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  
 def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice) -> rt.Verdict | bool:
     return rt.expect(
         len([
-            _t28
-            for _t28 in rt.each(ep, ep.t_tickets)
-            if _t28.holder == 'C002'
-            and _t28.event == 'E01'
-            and _t28.section == 'BOX'
-            and _t28.status == _E12_TicketStatus_checked_in
-            and _t28.checked_in_at is not None
+            _t28 for _t28 in rt.each(ep, ep.t_tickets)
+            if _t28.holder == 'C002' and _t28.event == 'E01' and _t28.section == 'BOX'
+            and _t28.status == _E12_TicketStatus_checked_in and _t28.checked_in_at is not None
         ]),
-        '==',
-        2,
+        '==', 2,
     )
 
 
@@ -1323,35 +1166,24 @@ def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice) -> rt.
 # tasks.world:673
 def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice) -> bool:
     return any(
-        _t29.holder == 'C003'
-        and _t29.event == 'E02'
-        and _t29.section == 'ORCH'
-        and _t29.seat == 'C5'
-        and _t29.status == _E12_TicketStatus_sold
-        and _t29.price_cents == 4500
-        and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
+        _t29.holder == 'C003' and _t29.event == 'E02' and _t29.section == 'ORCH'
+        and _t29.seat == 'C5' and _t29.status == _E12_TicketStatus_sold
+        and _t29.price_cents == 4500 and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
         for _t29 in rt.each(ep, ep.t_tickets)
     )
 
 
 def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:674
     return any(
-        _o30.customer == 'C003'
-        and _o30.event == 'E04'
-        and _o30.status == _E11_OrderStatus_paid
-        and _o30.payment == _E9_PayMethod_card
-        and _o30.total_cents == 6000
+        _o30.customer == 'C003' and _o30.event == 'E04' and _o30.status == _E11_OrderStatus_paid
+        and _o30.payment == _E9_PayMethod_card and _o30.total_cents == 6000
         and any(
-            _t31.order == _o30.key()
-            and _t31.section == 'FLOOR'
-            and _t31.seat == 'A1'
+            _t31.order == _o30.key() and _t31.section == 'FLOOR' and _t31.seat == 'A1'
             and _t31.status == _E12_TicketStatus_sold
             for _t31 in rt.each(ep, ep.t_tickets)
         )
         and any(
-            _t32.order == _o30.key()
-            and _t32.section == 'FLOOR'
-            and _t32.seat == 'A2'
+            _t32.order == _o30.key() and _t32.section == 'FLOOR' and _t32.seat == 'A2'
             and _t32.status == _E12_TicketStatus_sold
             for _t32 in rt.each(ep, ep.t_tickets)
         )
@@ -1370,11 +1202,8 @@ def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice) -> r
 # tasks.world:903
 def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice) -> bool:
     return any(
-        _o33.customer == 'C001'
-        and _o33.event == 'E02'
-        and _o33.status == _E11_OrderStatus_paid
-        and _o33.payment == _E9_PayMethod_card
-        and _o33.total_cents == 9000
+        _o33.customer == 'C001' and _o33.event == 'E02' and _o33.status == _E11_OrderStatus_paid
+        and _o33.payment == _E9_PayMethod_card and _o33.total_cents == 9000
         for _o33 in rt.each(ep, ep.t_orders)
     )
 
@@ -1383,19 +1212,13 @@ def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice) -> b
 def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice) -> bool:
     return (
         any(
-            _t34.holder == 'C001'
-            and _t34.event == 'E02'
-            and _t34.section == 'ORCH'
-            and _t34.seat == 'A1'
-            and _t34.status == _E12_TicketStatus_sold
+            _t34.holder == 'C001' and _t34.event == 'E02' and _t34.section == 'ORCH'
+            and _t34.seat == 'A1' and _t34.status == _E12_TicketStatus_sold
             for _t34 in rt.each(ep, ep.t_tickets)
         )
         and any(
-            _t35.holder == 'C001'
-            and _t35.event == 'E02'
-            and _t35.section == 'ORCH'
-            and _t35.seat == 'A2'
-            and _t35.status == _E12_TicketStatus_sold
+            _t35.holder == 'C001' and _t35.event == 'E02' and _t35.section == 'ORCH'
+            and _t35.seat == 'A2' and _t35.status == _E12_TicketStatus_sold
             for _t35 in rt.each(ep, ep.t_tickets)
         )
     )
@@ -1412,11 +1235,8 @@ def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
 # tasks.world:1134
 def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice) -> bool:
     return any(
-        _o36.customer == 'C003'
-        and _o36.event == 'E02'
-        and _o36.status == _E11_OrderStatus_paid
-        and _o36.payment == _E9_PayMethod_card
-        and _o36.total_cents == 5000
+        _o36.customer == 'C003' and _o36.event == 'E02' and _o36.status == _E11_OrderStatus_paid
+        and _o36.payment == _E9_PayMethod_card and _o36.total_cents == 5000
         for _o36 in rt.each(ep, ep.t_orders)
     )
 
@@ -1424,19 +1244,13 @@ def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice) -> bo
 def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool:  # tasks.world:1135
     return (
         any(
-            _t37.event == 'E02'
-            and _t37.section == 'BALC'
-            and _t37.seat == 'A5'
-            and _t37.holder == 'C003'
-            and _t37.status == _E12_TicketStatus_sold
+            _t37.event == 'E02' and _t37.section == 'BALC' and _t37.seat == 'A5'
+            and _t37.holder == 'C003' and _t37.status == _E12_TicketStatus_sold
             for _t37 in rt.each(ep, ep.t_tickets)
         )
         and any(
-            _t38.event == 'E02'
-            and _t38.section == 'BALC'
-            and _t38.seat == 'A6'
-            and _t38.holder == 'C003'
-            and _t38.status == _E12_TicketStatus_sold
+            _t38.event == 'E02' and _t38.section == 'BALC' and _t38.seat == 'A6'
+            and _t38.holder == 'C003' and _t38.status == _E12_TicketStatus_sold
             for _t38 in rt.each(ep, ep.t_tickets)
         )
     )
@@ -1457,25 +1271,19 @@ def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
 ) -> rt.Verdict | bool:
     return rt.expect(
         len([
-            _t39
-            for _t39 in rt.each(ep, ep.t_tickets)
-            if _t39.holder == 'C002'
-            and _t39.event == 'E02'
+            _t39 for _t39 in rt.each(ep, ep.t_tickets)
+            if _t39.holder == 'C002' and _t39.event == 'E02'
             and _t39.status == _E12_TicketStatus_sold
         ]),
-        '==',
-        3,
+        '==', 3,
     )
 
 
 # tasks.world:1364
 def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice) -> bool:
     return any(
-        _t40.holder == 'C004'
-        and _t40.event == 'E02'
-        and _t40.section == 'BALC'
-        and _t40.seat == 'B6'
-        and _t40.status == _E12_TicketStatus_sold
+        _t40.holder == 'C004' and _t40.event == 'E02' and _t40.section == 'BALC'
+        and _t40.seat == 'B6' and _t40.status == _E12_TicketStatus_sold
         and ep.t_orders[_t40.order].payment == _E9_PayMethod_cash
         and ep.t_orders[_t40.order].customer == 'C004'
         for _t40 in rt.each(ep, ep.t_tickets)

@@ -170,12 +170,9 @@ class HotelFrontDesk(Episode):
         for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row25 in self.t_bookings:
                 if not (
-                    _row24.id_ == _row25.id_
-                    or _row24.room != _row25.room
-                    or not self.fn_holds_room(_row24)
-                    or not self.fn_holds_room(_row25)
-                    or _row24.check_out <= _row25.check_in
-                    or _row25.check_out <= _row24.check_in
+                    _row24.id_ == _row25.id_ or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24) or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in or _row25.check_out <= _row24.check_in
                 ):
                     raise InvariantError(
                         'A room is never held by two bookings for overlapping nights.',
@@ -184,12 +181,9 @@ class HotelFrontDesk(Episode):
         for _row25 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
             for _row24 in self.t_bookings:
                 if not (
-                    _row24.id_ == _row25.id_
-                    or _row24.room != _row25.room
-                    or not self.fn_holds_room(_row24)
-                    or not self.fn_holds_room(_row25)
-                    or _row24.check_out <= _row25.check_in
-                    or _row25.check_out <= _row24.check_in
+                    _row24.id_ == _row25.id_ or _row24.room != _row25.room
+                    or not self.fn_holds_room(_row24) or not self.fn_holds_room(_row25)
+                    or _row24.check_out <= _row25.check_in or _row25.check_out <= _row24.check_in
                 ):
                     raise InvariantError(
                         'A room is never held by two bookings for overlapping nights.',
@@ -248,8 +242,7 @@ class HotelFrontDesk(Episode):
         if not all(  # hotel_front_desk.world:139
             _b32.status != _E13_BookingStatus_checked_in
             or len([
-                _o33
-                for _o33 in rt.each(self, self.t_bookings)
+                _o33 for _o33 in rt.each(self, self.t_bookings)
                 if _o33.room == _b32.room and _o33.status == _E13_BookingStatus_checked_in
             ])
             == 1
@@ -260,8 +253,7 @@ class HotelFrontDesk(Episode):
             )
         if not all(  # hotel_front_desk.world:142
             len([
-                _h35
-                for _h35 in rt.each(self, self.t_guests)
+                _h35 for _h35 in rt.each(self, self.t_guests)
                 if rt.built(self, _h35.email.lower()) == rt.built(self, _g34.email.lower())
             ])
             == 1
@@ -308,11 +300,8 @@ class HotelFrontDesk(Episode):
     ) -> bool:
         'No booking that holds the room (other than the one named ignore) overlaps the nights.'
         return not any(  # hotel_front_desk.world:113
-            _b1.room == room.key()
-            and _b1.id_ != ignore
-            and self.fn_holds_room(_b1)
-            and _b1.check_in < check_out
-            and check_in < _b1.check_out
+            _b1.room == room.key() and _b1.id_ != ignore and self.fn_holds_room(_b1)
+            and _b1.check_in < check_out and check_in < _b1.check_out
             for _b1 in rt.each(self, self.t_bookings)
         )
 
@@ -330,16 +319,11 @@ class HotelFrontDesk(Episode):
         n: int = self.fn_nights(check_in, check_out)  # hotel_front_desk.world:157
         return tuple([  # hotel_front_desk.world:158
             RoomOffer(
-                v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'),
-                _r2.room_type,
-                _r2.nightly_rate,
-                _r2.capacity,
-                n,
-                rt.bounded(n * _r2.nightly_rate),
+                v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type,
+                _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate),
             )
             for _r2 in rt.each(self, self.t_rooms)
-            if not _r2.out_of_service
-            and _r2.capacity >= guests_count
+            if not _r2.out_of_service and _r2.capacity >= guests_count
             and (room_type is None or _r2.room_type == room_type)
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
@@ -352,8 +336,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:166
         q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # hotel_front_desk.world:167
-            _g3.key()
-            for _g3 in rt.each(self, self.t_guests)
+            _g3.key() for _g3 in rt.each(self, self.t_guests)
             if rt.built(self, _g3.email.lower()) == q
             or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
         ])
@@ -373,8 +356,7 @@ class HotelFrontDesk(Episode):
             'guests, status and total, optionally of one guest, of one room and with one status.'
         )
         return tuple([  # hotel_front_desk.world:185
-            _b4.key()
-            for _b4 in rt.each(self, self.t_bookings)
+            _b4.key() for _b4 in rt.each(self, self.t_bookings)
             if (guest is None or _b4.guest == guest.key())
             and (room is None or _b4.room == room.key())
             and (status is None or _b4.status == status)
@@ -392,10 +374,8 @@ class HotelFrontDesk(Episode):
         )
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(
-                self,
-                [
-                    _r6
-                    for _r6 in rt.each(self, self.t_rooms)
+                self, [
+                    _r6 for _r6 in rt.each(self, self.t_rooms)
                     if room_type is None or _r6.room_type == room_type
                 ],
             ),
@@ -415,8 +395,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:215
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:216
-            _b7.key()
-            for _b7 in rt.each(self, self.t_bookings)
+            _b7.key() for _b7 in rt.each(self, self.t_bookings)
             if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
         ])
 
@@ -429,8 +408,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:224
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:225
-            _b8.key()
-            for _b8 in rt.each(self, self.t_bookings)
+            _b8.key() for _b8 in rt.each(self, self.t_bookings)
             if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
         ])
 
@@ -440,8 +418,7 @@ class HotelFrontDesk(Episode):
             'room, check-in and check-out dates and total.'
         )
         return tuple([  # hotel_front_desk.world:231
-            _b9.key()
-            for _b9 in rt.each(self, self.t_bookings)
+            _b9.key() for _b9 in rt.each(self, self.t_bookings)
             if _b9.status == _E13_BookingStatus_checked_in
         ])
 
@@ -479,33 +456,24 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, f'Room {room.number} is out of service.'))
         if guests_count > room.capacity:  # hotel_front_desk.world:261
             raise ToolError(rt.built(
-                self,
-                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
+                self, f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
                 'requested.',
             ))
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
             raise ToolError(rt.built(
-                self,
-                f'Room {room.number} is already booked for some of the nights from {check_in} to '
-                f'{check_out}.',
+                self, f'Room {room.number} is already booked for some of the nights from '
+                f'{check_in} to {check_out}.',
             ))
         booking: Booking = Booking(  # hotel_front_desk.world:263
-            id_=self.next_id('booking_ids', 'B{:03d}'),
-            guest=guest.key(),
-            room=room.key(),
-            check_in=check_in,
-            check_out=check_out,
+            id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(),
+            check_in=check_in, check_out=check_out,
             guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
             status=_E13_BookingStatus_reserved,
             total=v.check_range(
                 rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate),
-                'Booking.total',
-                0,
-                None,
+                'Booking.total', 0, None,
             ),
-            cancellation_fee=0,
-            checked_in_at=None,
-            checked_out_at=None,
+            cancellation_fee=0, checked_in_at=None, checked_out_at=None,
         )
         self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
         return booking  # hotel_front_desk.world:272
@@ -516,8 +484,7 @@ class HotelFrontDesk(Episode):
         'Move a reserved booking to new dates in the same room; the total is recomputed.'
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
             raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'changed.',
             ))
         if check_out <= check_in:  # hotel_front_desk.world:283
@@ -527,22 +494,17 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:285
         if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
             raise ToolError(rt.built(
-                self,
-                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
-                f'nights from {check_in} to {check_out}.',
+                self, f'Room {self.t_rooms[booking.room].number} is already booked for some of '
+                f'the nights from {check_in} to {check_out}.',
             ))
         # hotel_front_desk.world:286
         self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
         self.set_field(  # hotel_front_desk.world:288
-            booking,
-            'total',
-            v.check_range(
+            booking, 'total', v.check_range(
                 rt.bounded(
                     self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate
                 ),
-                'Booking.total',
-                0,
-                None,
+                'Booking.total', 0, None,
             ),
         )
         return booking  # hotel_front_desk.world:289
@@ -555,8 +517,7 @@ class HotelFrontDesk(Episode):
         )
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'cancelled.',
             ))
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
@@ -565,13 +526,10 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:302
         self.set_field(booking, 'status', _E13_BookingStatus_cancelled)
         self.set_field(  # hotel_front_desk.world:303
-            booking,
-            'cancellation_fee',
+            booking, 'cancellation_fee',
             v.check_range(
                 self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
-                'Booking.cancellation_fee',
-                0,
-                None,
+                'Booking.cancellation_fee', 0, None,
             ),
         )
         return booking  # hotel_front_desk.world:304
@@ -580,14 +538,12 @@ class HotelFrontDesk(Episode):
         "Check the guest of a reserved booking in; only possible on the booking's check-in day."
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'checked in.',
             ))
         if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
             raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
+                self, f'Booking {booking.id_} checks in on {booking.check_in}; today is '
                 f'{self.clock.date()}.',
             ))
         if any(  # hotel_front_desk.world:314
@@ -607,9 +563,8 @@ class HotelFrontDesk(Episode):
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
-                'checked out.',
+                self, f'Booking {booking.id_} is {booking.status}; only checked-in bookings can '
+                'be checked out.',
             ))
         self.set_fields(  # hotel_front_desk.world:326
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
@@ -620,77 +575,55 @@ class HotelFrontDesk(Episode):
 
 
 _RESULT_Guest = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', 1, 80),
+    'id': js.STRING, 'name': js.scalar('str', 1, 80),
     'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
     'phone': js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')),
 })
 _RESULT_Booking = js.closed({
-    'id': js.STRING,
-    'guest': js.STRING,
-    'room': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'check_in': js.STRING,
-    'check_out': js.STRING,
-    'guests_count': js.scalar('int', 1, 6),
-    'status': js.members(BookingStatus),
-    'total': js.scalar('int', 0),
-    'cancellation_fee': js.scalar('int', 0),
-    'checked_in_at': js.nullable(js.STRING),
+    'id': js.STRING, 'guest': js.STRING, 'room': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
+    'check_in': js.STRING, 'check_out': js.STRING, 'guests_count': js.scalar('int', 1, 6),
+    'status': js.members(BookingStatus), 'total': js.scalar('int', 0),
+    'cancellation_fee': js.scalar('int', 0), 'checked_in_at': js.nullable(js.STRING),
     'checked_out_at': js.nullable(js.STRING),
 })
 _RESULT_Room = js.closed({
-    'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-    'room_type': js.members(RoomType),
-    'nightly_rate': js.scalar('int', 1, 5000),
-    'capacity': js.scalar('int', 1, 6),
+    'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'), 'room_type': js.members(RoomType),
+    'nightly_rate': js.scalar('int', 1, 5000), 'capacity': js.scalar('int', 1, 6),
     'out_of_service': js.BOOLEAN,
 })
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
 _PARAM_booking = param(
-    'booking',
-    arg.row('bookings'),
-    'The booking id (B and three digits).',
+    'booking', arg.row('bookings'), 'The booking id (B and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'),
 )
 _PARAM_guest = param(
-    'guest',
-    arg.row('guests'),
-    'The guest id (G and three digits).',
+    'guest', arg.row('guests'), 'The guest id (G and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'),
 )
 _PARAM_room = param(
-    'room',
-    arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
-    'The three-digit room number.',
-    not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+    'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
+    'The three-digit room number.', not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
 )
 
 
 HotelFrontDesk.TOOLS = tools(
     tool(
-        HotelFrontDesk.tool_search_free_rooms,
-        _PARAM_check_in,
+        HotelFrontDesk.tool_search_free_rooms, _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
         param(
-            'room_type',
-            arg.optional(arg.enum_of(RoomType)),
+            'room_type', arg.optional(arg.enum_of(RoomType)),
             'Only rooms of this type (single, double or suite); any type when left out.',
         ),
         param(
-            'guests_count',
-            arg.refined(arg.INT, 1, 6),
+            'guests_count', arg.refined(arg.INT, 1, 6),
             'How many people will stay; only rooms that hold them are listed.',
             default=lambda ep: 1,
         ),
-        read_only=True,
-        where='hotel_front_desk.world:147',
+        read_only=True, where='hotel_front_desk.world:147',
         returns=js.array(js.closed({
             'number': js.scalar('str', pattern='^[1-9][0-9]{2}$'),
-            'room_type': js.members(RoomType),
-            'nightly_rate': js.INTEGER,
-            'capacity': js.INTEGER,
-            'nights': js.INTEGER,
-            'total': js.INTEGER,
+            'room_type': js.members(RoomType), 'nightly_rate': js.INTEGER, 'capacity': js.INTEGER,
+            'nights': js.INTEGER, 'total': js.INTEGER,
         })),
     ),
     tool(
@@ -698,23 +631,17 @@ HotelFrontDesk.TOOLS = tools(
         param(
             'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
         ),
-        read_only=True,
-        where='hotel_front_desk.world:161',
-        returns=js.array(_RESULT_Guest),
+        read_only=True, where='hotel_front_desk.world:161', returns=js.array(_RESULT_Guest),
         shows=('list', ('row', 'guests')),
     ),
     tool(
-        HotelFrontDesk.tool_get_booking,
-        _PARAM_booking,
-        read_only=True,
-        where='hotel_front_desk.world:170',
-        returns=_RESULT_Booking,
+        HotelFrontDesk.tool_get_booking, _PARAM_booking, read_only=True,
+        where='hotel_front_desk.world:170', returns=_RESULT_Booking,
     ),
     tool(
         HotelFrontDesk.tool_list_bookings,
         param(
-            'guest',
-            arg.optional(arg.row('guests')),
+            'guest', arg.optional(arg.row('guests')),
             "Only this guest's bookings (the guest id, G and three digits).",
         ),
         param(
@@ -725,115 +652,80 @@ HotelFrontDesk.TOOLS = tools(
         param(
             'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
         ),
-        read_only=True,
-        where='hotel_front_desk.world:178',
-        returns=js.array(_RESULT_Booking),
+        read_only=True, where='hotel_front_desk.world:178', returns=js.array(_RESULT_Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
-        HotelFrontDesk.tool_get_guest,
-        _PARAM_guest,
-        read_only=True,
-        where='hotel_front_desk.world:188',
-        returns=_RESULT_Guest,
+        HotelFrontDesk.tool_get_guest, _PARAM_guest, read_only=True,
+        where='hotel_front_desk.world:188', returns=_RESULT_Guest,
     ),
     tool(
         HotelFrontDesk.tool_list_rooms,
         param(
-            'room_type',
-            arg.optional(arg.enum_of(RoomType)),
+            'room_type', arg.optional(arg.enum_of(RoomType)),
             'Only rooms of this type (single, double or suite); all rooms when left out.',
         ),
-        read_only=True,
-        where='hotel_front_desk.world:196',
-        returns=js.array(_RESULT_Room),
+        read_only=True, where='hotel_front_desk.world:196', returns=js.array(_RESULT_Room),
         shows=('list', ('row', 'rooms')),
     ),
     tool(
-        HotelFrontDesk.tool_get_room,
-        _PARAM_room,
-        read_only=True,
-        where='hotel_front_desk.world:204',
-        returns=_RESULT_Room,
+        HotelFrontDesk.tool_get_room, _PARAM_room, read_only=True,
+        where='hotel_front_desk.world:204', returns=_RESULT_Room,
     ),
     tool(
         HotelFrontDesk.tool_list_arrivals,
         param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
-        read_only=True,
-        where='hotel_front_desk.world:210',
-        returns=js.array(_RESULT_Booking),
+        read_only=True, where='hotel_front_desk.world:210', returns=js.array(_RESULT_Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_list_departures,
         param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
-        read_only=True,
-        where='hotel_front_desk.world:219',
-        returns=js.array(_RESULT_Booking),
+        read_only=True, where='hotel_front_desk.world:219', returns=js.array(_RESULT_Booking),
         shows=('list', ('row', 'bookings')),
     ),
     tool(
-        HotelFrontDesk.tool_list_in_house,
-        read_only=True,
-        where='hotel_front_desk.world:228',
-        returns=js.array(_RESULT_Booking),
-        shows=('list', ('row', 'bookings')),
+        HotelFrontDesk.tool_list_in_house, read_only=True, where='hotel_front_desk.world:228',
+        returns=js.array(_RESULT_Booking), shows=('list', ('row', 'bookings')),
     ),
     tool(
         HotelFrontDesk.tool_register_guest,
         param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
         param(
-            'email',
-            arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
             "The guest's email address.",
         ),
         param(
-            'phone',
-            arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
             'A contact phone number with its country code, e.g. +44 20 7946 0000.',
         ),
-        where='hotel_front_desk.world:236',
-        returns=_RESULT_Guest,
+        where='hotel_front_desk.world:236', returns=_RESULT_Guest,
     ),
     tool(
-        HotelFrontDesk.tool_book_room,
-        _PARAM_guest,
-        _PARAM_room,
-        _PARAM_check_in,
+        HotelFrontDesk.tool_book_room, _PARAM_guest, _PARAM_room, _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in.'),
         param(
-            'guests_count',
-            arg.refined(arg.INT, 1, 6),
-            'How many people will stay.',
+            'guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.',
             default=lambda ep: 1,
         ),
-        where='hotel_front_desk.world:249',
-        returns=_RESULT_Booking,
+        where='hotel_front_desk.world:249', returns=_RESULT_Booking,
     ),
     tool(
-        HotelFrontDesk.tool_change_dates,
-        _PARAM_booking,
+        HotelFrontDesk.tool_change_dates, _PARAM_booking,
         param('check_in', arg.DATE, 'The new first night.'),
         param('check_out', arg.DATE, 'The new departure day, after check_in.'),
-        where='hotel_front_desk.world:275',
+        where='hotel_front_desk.world:275', returns=_RESULT_Booking,
+    ),
+    tool(
+        HotelFrontDesk.tool_cancel_booking, _PARAM_booking, where='hotel_front_desk.world:292',
         returns=_RESULT_Booking,
     ),
     tool(
-        HotelFrontDesk.tool_cancel_booking,
-        _PARAM_booking,
-        where='hotel_front_desk.world:292',
+        HotelFrontDesk.tool_check_in, _PARAM_booking, where='hotel_front_desk.world:307',
         returns=_RESULT_Booking,
     ),
     tool(
-        HotelFrontDesk.tool_check_in,
-        _PARAM_booking,
-        where='hotel_front_desk.world:307',
-        returns=_RESULT_Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_check_out,
-        _PARAM_booking,
-        where='hotel_front_desk.world:320',
+        HotelFrontDesk.tool_check_out, _PARAM_booking, where='hotel_front_desk.world:320',
         returns=js.closed({'booking': js.STRING, 'nights': js.INTEGER, 'amount_due': js.INTEGER}),
     ),
 )
@@ -876,10 +768,8 @@ def _check_new_guest_double_room__booked(ep: HotelFrontDesk) -> bool:  # hotel_f
         ep.t_guests[_b13.guest].email == 'dana.lee@example.com'
         and ep.t_rooms[_b13.room].room_type == _E8_RoomType_double
         and _b13.check_in == rt.parse_date('2026-06-13')
-        and _b13.check_out == rt.parse_date('2026-06-15')
-        and _b13.guests_count == 2
-        and _b13.status == _E13_BookingStatus_reserved
-        and _b13.total == 280
+        and _b13.check_out == rt.parse_date('2026-06-15') and _b13.guests_count == 2
+        and _b13.status == _E13_BookingStatus_reserved and _b13.total == 280
         for _b13 in rt.each(ep, ep.t_bookings)
     )
 
@@ -910,13 +800,10 @@ def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk) -> rt.Verdict
 
 def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:86
     return any(
-        _b14.guest == 'G003'
-        and _b14.room == '101'
+        _b14.guest == 'G003' and _b14.room == '101'
         and _b14.check_in == rt.parse_date('2026-06-24')
-        and _b14.check_out == rt.parse_date('2026-06-27')
-        and _b14.guests_count == 1
-        and _b14.status == _E13_BookingStatus_reserved
-        and _b14.total == 270
+        and _b14.check_out == rt.parse_date('2026-06-27') and _b14.guests_count == 1
+        and _b14.status == _E13_BookingStatus_reserved and _b14.total == 270
         for _b14 in rt.each(ep, ep.t_bookings)
     )
 
@@ -955,13 +842,10 @@ def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk) ->
 
 def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk) -> bool:  # tasks.world:181
     return any(
-        _b15.guest == 'G003'
-        and _b15.room == '101'
+        _b15.guest == 'G003' and _b15.room == '101'
         and _b15.check_in == rt.parse_date('2026-06-16')
-        and _b15.check_out == rt.parse_date('2026-06-18')
-        and _b15.guests_count == 1
-        and _b15.status == _E13_BookingStatus_reserved
-        and _b15.total == 180
+        and _b15.check_out == rt.parse_date('2026-06-18') and _b15.guests_count == 1
+        and _b15.status == _E13_BookingStatus_reserved and _b15.total == 180
         for _b15 in rt.each(ep, ep.t_bookings)
     )
 
@@ -993,13 +877,10 @@ def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDes
 # tasks.world:276
 def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk) -> bool:
     return any(
-        ep.t_guests[_b17.guest].email == 'priya.nair@example.com'
-        and _b17.room == '101'
+        ep.t_guests[_b17.guest].email == 'priya.nair@example.com' and _b17.room == '101'
         and _b17.check_in == rt.parse_date('2026-06-20')
-        and _b17.check_out == rt.parse_date('2026-06-22')
-        and _b17.guests_count == 1
-        and _b17.status == _E13_BookingStatus_reserved
-        and _b17.total == 180
+        and _b17.check_out == rt.parse_date('2026-06-22') and _b17.guests_count == 1
+        and _b17.status == _E13_BookingStatus_reserved and _b17.total == 180
         for _b17 in rt.each(ep, ep.t_bookings)
     )
 
@@ -1039,8 +920,7 @@ def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk) -> rt.
 
 def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:477
     return any(
-        _g18.email == 'marco.rossi@example.com'
-        and _g18.name == 'Marco Rossi'
+        _g18.email == 'marco.rossi@example.com' and _g18.name == 'Marco Rossi'
         and _g18.phone == '+39 333 1234567'
         for _g18 in rt.each(ep, ep.t_guests)
     )
@@ -1048,13 +928,10 @@ def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk) -> bool:
 
 def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk) -> bool:  # tasks.world:478
     return any(
-        ep.t_guests[_b19.guest].email == 'marco.rossi@example.com'
-        and _b19.room == '101'
+        ep.t_guests[_b19.guest].email == 'marco.rossi@example.com' and _b19.room == '101'
         and _b19.check_in == rt.parse_date('2026-06-10')
-        and _b19.check_out == rt.parse_date('2026-06-11')
-        and _b19.guests_count == 1
-        and _b19.status == _E13_BookingStatus_checked_in
-        and _b19.checked_in_at is not None
+        and _b19.check_out == rt.parse_date('2026-06-11') and _b19.guests_count == 1
+        and _b19.status == _E13_BookingStatus_checked_in and _b19.checked_in_at is not None
         and _b19.total == 90
         for _b19 in rt.each(ep, ep.t_bookings)
     )
@@ -1068,8 +945,7 @@ def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
 
 def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:573
     return any(
-        _g20.email == 'marco.rossi@example.com'
-        and _g20.name == 'Marco Rossi'
+        _g20.email == 'marco.rossi@example.com' and _g20.name == 'Marco Rossi'
         and _g20.phone == '+39 347 123 4567'
         for _g20 in rt.each(ep, ep.t_guests)
     )
@@ -1084,26 +960,20 @@ def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk) -> bool:  
 
 def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:575
     return any(
-        ep.t_guests[_b22.guest].email == 'marco.rossi@example.com'
-        and _b22.room == '201'
-        and _b22.guests_count == 4
-        and _b22.check_in == rt.parse_date('2026-06-13')
+        ep.t_guests[_b22.guest].email == 'marco.rossi@example.com' and _b22.room == '201'
+        and _b22.guests_count == 4 and _b22.check_in == rt.parse_date('2026-06-13')
         and _b22.check_out == rt.parse_date('2026-06-16')
-        and _b22.status == _E13_BookingStatus_reserved
-        and _b22.total == 960
+        and _b22.status == _E13_BookingStatus_reserved and _b22.total == 960
         for _b22 in rt.each(ep, ep.t_bookings)
     )
 
 
 def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:576
     return any(
-        ep.t_guests[_b23.guest].email == 'lucia.rossi@example.com'
-        and _b23.room == '101'
-        and _b23.guests_count == 1
-        and _b23.check_in == rt.parse_date('2026-06-13')
+        ep.t_guests[_b23.guest].email == 'lucia.rossi@example.com' and _b23.room == '101'
+        and _b23.guests_count == 1 and _b23.check_in == rt.parse_date('2026-06-13')
         and _b23.check_out == rt.parse_date('2026-06-16')
-        and _b23.status == _E13_BookingStatus_reserved
-        and _b23.total == 270
+        and _b23.status == _E13_BookingStatus_reserved and _b23.total == 270
         for _b23 in rt.each(ep, ep.t_bookings)
     )
 

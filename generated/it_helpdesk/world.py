@@ -250,11 +250,8 @@ class ITHelpdesk(Episode):
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_agents,
-                (
-                    (self.t_tickets, 'assignee'),
-                    (self.t_comments, 'author'),
+                self, self.t_agents, (
+                    (self.t_tickets, 'assignee'), (self.t_comments, 'author'),
                     (None, 'current_agent'),
                 ),
             )
@@ -285,8 +282,7 @@ class ITHelpdesk(Episode):
     def fn_is_active_work(self, t: Ticket) -> bool:  # ithelpdesk.world:117
         'Whether a ticket is still being worked on (open, assigned or in progress).'
         return (  # ithelpdesk.world:120
-            t.status == _E12_TicketStatus_open_
-            or t.status == _E12_TicketStatus_assigned
+            t.status == _E12_TicketStatus_open_ or t.status == _E12_TicketStatus_assigned
             or t.status == _E12_TicketStatus_in_progress
         )
 
@@ -338,8 +334,7 @@ class ITHelpdesk(Episode):
             'reporter, the most urgent first.'
         )
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
-            _t1.key()
-            for _t1 in rt.each(self, self.t_tickets)
+            _t1.key() for _t1 in rt.each(self, self.t_tickets)
             if (status is None or _t1.status == status)
             and (priority is None or _t1.priority == priority)
             and (category is None or _t1.category == category)
@@ -348,8 +343,7 @@ class ITHelpdesk(Episode):
         ])
         return rt.sorted_keys(  # ithelpdesk.world:192
             rt.rows(self.t_tickets, rt.each(self, found)),
-            key=lambda _t2: self.fn_rank(_t2.priority),
-            reverse=True,
+            key=lambda _t2: self.fn_rank(_t2.priority), reverse=True,
         )
 
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
@@ -357,22 +351,18 @@ class ITHelpdesk(Episode):
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
             rt.each(
-                self,
-                [
-                    _t4
-                    for _t4 in rt.each(self, self.t_tickets)
+                self, [
+                    _t4 for _t4 in rt.each(self, self.t_tickets)
                     if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
                 ],
             ),
-            key=lambda _t3: self.fn_rank(_t3.priority),
-            reverse=True,
+            key=lambda _t3: self.fn_rank(_t3.priority), reverse=True,
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
-            ticket.key(),
-            rt.sorted_keys(
+            ticket.key(), rt.sorted_keys(
                 rt.each(
                     self,
                     [_c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()],
@@ -386,11 +376,9 @@ class ITHelpdesk(Episode):
     ) -> tuple[str, ...]:
         'List the helpdesk agents with their id, name, skills, tier and whether they are active.'
         return tuple([  # ithelpdesk.world:222
-            _a7.key()
-            for _a7 in rt.each(self, self.t_agents)
+            _a7.key() for _a7 in rt.each(self, self.t_agents)
             if (skill is None or skill in rt.each(self, _a7.skills))
-            and (tier is None or _a7.tier == tier)
-            and (not active_only or _a7.active)
+            and (tier is None or _a7.tier == tier) and (not active_only or _a7.active)
         ])
 
     def tool_get_agent(self, agent: Agent) -> Agent:  # ithelpdesk.world:225
@@ -405,8 +393,7 @@ class ITHelpdesk(Episode):
         'Find employees whose name, department or email contains the text, with their employee id.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
-            _e8.key()
-            for _e8 in rt.each(self, self.t_employees)
+            _e8.key() for _e8 in rt.each(self, self.t_employees)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
@@ -423,18 +410,10 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
-            id_=self.next_id('ticket_ids', 'TK{:04d}'),
-            reporter=reporter.key(),
-            title=v.check_length(title, 'Ticket.title', 1, 120),
-            category=category,
-            priority=priority,
-            status=_E12_TicketStatus_open_,
-            assignee=None,
-            escalated=False,
-            resolution_note='',
-            opened_at=self.clock,
-            resolved_at=None,
-            reopen_count=0,
+            id_=self.next_id('ticket_ids', 'TK{:04d}'), reporter=reporter.key(),
+            title=v.check_length(title, 'Ticket.title', 1, 120), category=category,
+            priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False,
+            resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0,
         )
         self.insert(self.t_tickets, ticket)  # ithelpdesk.world:266
         return ticket  # ithelpdesk.world:267
@@ -448,9 +427,8 @@ class ITHelpdesk(Episode):
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
-                'assigned.',
+                self, f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
+                'cannot be assigned.',
             ))
         if not agent.active:  # ithelpdesk.world:278
             raise ToolError(rt.built(
@@ -458,15 +436,13 @@ class ITHelpdesk(Episode):
             ))
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
             raise ToolError(rt.built(
-                self,
-                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                self, f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
             ))
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
-                f'tier {agent.tier}.',
+                self, f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} '
+                f'is tier {agent.tier}.',
             ))
         # ithelpdesk.world:281
         self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
@@ -483,12 +459,9 @@ class ITHelpdesk(Episode):
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
             raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
         comment: Comment = Comment(  # ithelpdesk.world:295
-            id_=self.next_id('comment_ids', 'CM{:04d}'),
-            ticket=ticket.key(),
-            author=self.state.current_agent,
-            body=v.check_length(body, 'Comment.body', 1, 1000),
-            internal=internal,
-            at=self.clock,
+            id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
+            author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000),
+            internal=internal, at=self.clock,
         )
         self.insert(self.t_comments, comment)  # ithelpdesk.world:296
         if (  # ithelpdesk.world:297
@@ -510,9 +483,8 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
-                'escalated.',
+                self, f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
+                'cannot be escalated.',
             ))
         if agent.tier != 2:  # ithelpdesk.world:313
             raise ToolError(rt.built(
@@ -520,8 +492,7 @@ class ITHelpdesk(Episode):
             ))
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
             raise ToolError(rt.built(
-                self,
-                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                self, f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
             ))
         if not agent.active:  # ithelpdesk.world:315
@@ -533,16 +504,13 @@ class ITHelpdesk(Episode):
         # ithelpdesk.world:318
         self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
         self.insert(  # ithelpdesk.world:320
-            self.t_comments,
-            Comment(
-                id_=self.next_id('comment_ids', 'CM{:04d}'),
-                ticket=ticket.key(),
+            self.t_comments, Comment(
+                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
                 author=self.state.current_agent,
                 body=v.check_length(
                     rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
                 ),
-                internal=True,
-                at=self.clock,
+                internal=True, at=self.clock,
             ),
         )
         return ticket  # ithelpdesk.world:326
@@ -560,9 +528,8 @@ class ITHelpdesk(Episode):
             or ticket.status == _E12_TicketStatus_in_progress
         ):
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
-                'can be resolved.',
+                self, f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress '
+                'tickets can be resolved.',
             ))
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             raise ToolError(rt.built(
@@ -571,11 +538,8 @@ class ITHelpdesk(Episode):
         if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
-            ticket,
-            ('status', 'resolution_note', 'resolved_at'),
-            _E12_TicketStatus_resolved,
-            v.check_length(resolution_note, 'Ticket.resolution_note', None, 500),
-            self.clock,
+            ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_resolved,
+            v.check_length(resolution_note, 'Ticket.resolution_note', None, 500), self.clock,
         )
         return ticket  # ithelpdesk.world:342
 
@@ -592,33 +556,25 @@ class ITHelpdesk(Episode):
             ))
         if self.fn_window_passed(ticket):  # ithelpdesk.world:353
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
-                'reopened.',
+                self, f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer '
+                'be reopened.',
             ))
         self.set_fields(  # ithelpdesk.world:354
-            ticket,
-            ('status', 'resolution_note', 'resolved_at'),
-            _E12_TicketStatus_assigned,
-            v.check_length('', 'Ticket.resolution_note', None, 500),
-            None,
+            ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_assigned,
+            v.check_length('', 'Ticket.resolution_note', None, 500), None,
         )
         self.set_field(  # ithelpdesk.world:357
-            ticket,
-            'reopen_count',
+            ticket, 'reopen_count',
             v.check_range(ticket.reopen_count + 1, 'Ticket.reopen_count', 0, None),
         )
         self.insert(  # ithelpdesk.world:358
-            self.t_comments,
-            Comment(
-                id_=self.next_id('comment_ids', 'CM{:04d}'),
-                ticket=ticket.key(),
+            self.t_comments, Comment(
+                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
                 author=self.state.current_agent,
                 body=v.check_length(
                     rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000
                 ),
-                internal=False,
-                at=self.clock,
+                internal=False, at=self.clock,
             ),
         )
         return ticket  # ithelpdesk.world:359
@@ -633,59 +589,42 @@ class ITHelpdesk(Episode):
             ))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
             raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
-                'passed since it was resolved.',
+                self, f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days '
+                'have passed since it was resolved.',
             ))
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
 
 _RESULT_Agent = js.closed({
-    'id': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'skills': js.array(js.members(Category), unique=True),
-    'tier': js.scalar('int', 1, 2),
+    'id': js.scalar('str', pattern='^A[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
+    'skills': js.array(js.members(Category), unique=True), 'tier': js.scalar('int', 1, 2),
     'active': js.BOOLEAN,
 })
 _RESULT_Ticket = js.closed({
-    'id': js.STRING,
-    'reporter': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'title': js.scalar('str', 1, 120),
-    'category': js.members(Category),
-    'priority': js.members(Priority),
-    'status': js.members(TicketStatus),
-    'assignee': js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')),
-    'escalated': js.BOOLEAN,
-    'resolution_note': js.scalar('str', None, 500),
-    'opened_at': js.STRING,
-    'resolved_at': js.nullable(js.STRING),
-    'reopen_count': js.scalar('int', 0),
+    'id': js.STRING, 'reporter': js.scalar('str', pattern='^E[0-9]{4}$'),
+    'title': js.scalar('str', 1, 120), 'category': js.members(Category),
+    'priority': js.members(Priority), 'status': js.members(TicketStatus),
+    'assignee': js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')), 'escalated': js.BOOLEAN,
+    'resolution_note': js.scalar('str', None, 500), 'opened_at': js.STRING,
+    'resolved_at': js.nullable(js.STRING), 'reopen_count': js.scalar('int', 0),
 })
 _RESULT_Comment = js.closed({
-    'id': js.STRING,
-    'ticket': js.STRING,
-    'author': js.scalar('str', pattern='^A[0-9]{2}$'),
-    'body': js.scalar('str', 1, 1000),
-    'internal': js.BOOLEAN,
-    'at': js.STRING,
+    'id': js.STRING, 'ticket': js.STRING, 'author': js.scalar('str', pattern='^A[0-9]{2}$'),
+    'body': js.scalar('str', 1, 1000), 'internal': js.BOOLEAN, 'at': js.STRING,
 })
 _RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{4}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^E[0-9]{4}$'), 'name': js.scalar('str', 1, 80),
     'department': js.scalar('str', 1, 60),
     'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
 })
 _PARAM_agent = param(
-    'agent',
-    arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+    'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
     "The agent's id (A and two digits).",
     not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
 )
 _PARAM_ticket = param(
-    'ticket',
-    arg.row('tickets'),
-    'The ticket id (TK and four digits).',
+    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
     not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
 )
 
@@ -710,32 +649,23 @@ ITHelpdesk.TOOLS = tools(
             'Only tickets reported by this employee (employee id, E and four digits).',
             not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
-        read_only=True,
-        where='ithelpdesk.world:182',
-        returns=js.array(_RESULT_Ticket),
+        read_only=True, where='ithelpdesk.world:182', returns=js.array(_RESULT_Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
         ITHelpdesk.tool_search_tickets,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "A word or phrase of the ticket's title, e.g. printer; case does not matter.",
         ),
-        read_only=True,
-        where='ithelpdesk.world:195',
-        returns=js.array(_RESULT_Ticket),
+        read_only=True, where='ithelpdesk.world:195', returns=js.array(_RESULT_Ticket),
         shows=('list', ('row', 'tickets')),
     ),
     tool(
-        ITHelpdesk.tool_get_ticket,
-        _PARAM_ticket,
-        read_only=True,
-        where='ithelpdesk.world:204',
+        ITHelpdesk.tool_get_ticket, _PARAM_ticket, read_only=True, where='ithelpdesk.world:204',
         returns=js.closed({'ticket': _RESULT_Ticket, 'comments': js.array(_RESULT_Comment)}),
         shows=(
-            'record',
-            (
+            'record', (
                 ('ticket', 'ticket', ('row', 'tickets')),
                 ('comments', 'comments', ('list', ('row', 'comments'))),
             ),
@@ -744,144 +674,107 @@ ITHelpdesk.TOOLS = tools(
     tool(
         ITHelpdesk.tool_list_agents,
         param(
-            'skill',
-            arg.optional(arg.enum_of(Category)),
+            'skill', arg.optional(arg.enum_of(Category)),
             'Only agents with this skill: hardware, software, network or access.',
         ),
         param(
-            'tier',
-            arg.optional(arg.refined(arg.INT, 1, 2)),
+            'tier', arg.optional(arg.refined(arg.INT, 1, 2)),
             'Only agents of this tier (2 = senior, can take escalated tickets).',
         ),
         param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
-        read_only=True,
-        where='ithelpdesk.world:215',
-        returns=js.array(_RESULT_Agent),
+        read_only=True, where='ithelpdesk.world:215', returns=js.array(_RESULT_Agent),
         shows=('list', ('row', 'agents')),
     ),
     tool(
-        ITHelpdesk.tool_get_agent,
-        _PARAM_agent,
-        read_only=True,
-        where='ithelpdesk.world:225',
+        ITHelpdesk.tool_get_agent, _PARAM_agent, read_only=True, where='ithelpdesk.world:225',
         returns=_RESULT_Agent,
     ),
     tool(
-        ITHelpdesk.tool_who_am_i,
-        read_only=True,
-        where='ithelpdesk.world:233',
+        ITHelpdesk.tool_who_am_i, read_only=True, where='ithelpdesk.world:233',
         returns=js.nullable(_RESULT_Agent),
     ),
     tool(
         ITHelpdesk.tool_find_employees,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the employee's name, department or email, e.g. finance; case does not "
             "matter.",
         ),
-        read_only=True,
-        where='ithelpdesk.world:237',
-        returns=js.array(_RESULT_Employee),
+        read_only=True, where='ithelpdesk.world:237', returns=js.array(_RESULT_Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
         ITHelpdesk.tool_get_employee,
         param(
-            'employee',
-            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
+            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
             'The employee id (E and four digits).',
             not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
-        read_only=True,
-        where='ithelpdesk.world:246',
-        returns=_RESULT_Employee,
+        read_only=True, where='ithelpdesk.world:246', returns=_RESULT_Employee,
     ),
     tool(
         ITHelpdesk.tool_open_ticket,
         param(
-            'reporter',
-            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
+            'reporter', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
             'The id of the employee reporting the problem (E and four digits).',
             not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
         param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
         param(
-            'priority',
-            arg.enum_of(Priority),
-            'low, medium, high or critical.',
+            'priority', arg.enum_of(Priority), 'low, medium, high or critical.',
             default=lambda ep: _E8_Priority_medium,
         ),
-        where='ithelpdesk.world:256',
-        returns=_RESULT_Ticket,
+        where='ithelpdesk.world:256', returns=_RESULT_Ticket,
     ),
     tool(
-        ITHelpdesk.tool_assign_ticket,
-        _PARAM_ticket,
+        ITHelpdesk.tool_assign_ticket, _PARAM_ticket,
         param(
-            'agent',
-            arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
             'The id of the agent to take it (A and two digits).',
             not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
-        where='ithelpdesk.world:270',
-        returns=_RESULT_Ticket,
+        where='ithelpdesk.world:270', returns=_RESULT_Ticket,
     ),
     tool(
-        ITHelpdesk.tool_add_comment,
-        _PARAM_ticket,
+        ITHelpdesk.tool_add_comment, _PARAM_ticket,
         param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
         param(
-            'internal',
-            arg.BOOL,
-            'True for a note hidden from the reporter.',
+            'internal', arg.BOOL, 'True for a note hidden from the reporter.',
             default=lambda ep: False,
         ),
-        where='ithelpdesk.world:286',
-        returns=_RESULT_Comment,
+        where='ithelpdesk.world:286', returns=_RESULT_Comment,
     ),
     tool(
-        ITHelpdesk.tool_escalate_ticket,
-        _PARAM_ticket,
+        ITHelpdesk.tool_escalate_ticket, _PARAM_ticket,
         param(
-            'agent',
-            arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
             'The id of the tier-2 agent who takes it over (A and two digits).',
             not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 500),
+            'reason', arg.refined(arg.TEXT, 1, 500),
             'Why the ticket is escalated; recorded as an internal comment.',
         ),
-        where='ithelpdesk.world:303',
-        returns=_RESULT_Ticket,
+        where='ithelpdesk.world:303', returns=_RESULT_Ticket,
     ),
     tool(
-        ITHelpdesk.tool_resolve_ticket,
-        _PARAM_ticket,
+        ITHelpdesk.tool_resolve_ticket, _PARAM_ticket,
         param(
             'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
         ),
-        where='ithelpdesk.world:329',
-        returns=_RESULT_Ticket,
+        where='ithelpdesk.world:329', returns=_RESULT_Ticket,
     ),
     tool(
-        ITHelpdesk.tool_reopen_ticket,
-        _PARAM_ticket,
+        ITHelpdesk.tool_reopen_ticket, _PARAM_ticket,
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 500),
+            'reason', arg.refined(arg.TEXT, 1, 500),
             'Why the ticket is reopened; recorded as a comment.',
         ),
-        where='ithelpdesk.world:345',
-        returns=_RESULT_Ticket,
+        where='ithelpdesk.world:345', returns=_RESULT_Ticket,
     ),
     tool(
-        ITHelpdesk.tool_close_ticket,
-        _PARAM_ticket,
-        where='ithelpdesk.world:362',
+        ITHelpdesk.tool_close_ticket, _PARAM_ticket, where='ithelpdesk.world:362',
         returns=_RESULT_Ticket,
     ),
 )
@@ -898,10 +791,8 @@ def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk) -> rt.Verdict | bool
     return (
         rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(
-            ep.t_tickets['TK0003'].resolution_note,
-            '==',
-            'Repaired the Office installation; saving works again',
-            part=1,
+            ep.t_tickets['TK0003'].resolution_note, '==',
+            'Repaired the Office installation; saving works again', part=1,
         )
         and rt.expect(ep.t_tickets['TK0003'].resolved_at, 'is not', None, part=2)
     )
@@ -918,9 +809,7 @@ def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithe
 
 def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
     return any(
-        _c9.ticket == 'TK0002'
-        and _c9.internal
-        and _c9.author == 'A02'
+        _c9.ticket == 'TK0002' and _c9.internal and _c9.author == 'A02'
         and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
     )
@@ -950,9 +839,7 @@ def _check_reopen_and_close__closed_old(ep: ITHelpdesk) -> rt.Verdict | bool:
 
 def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk) -> bool:  # tasks.world:117
     return any(
-        _c11.ticket == 'TK0001'
-        and _c11.author == 'A03'
-        and not _c11.internal
+        _c11.ticket == 'TK0001' and _c11.author == 'A03' and not _c11.internal
         and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
         for _c11 in rt.each(ep, ep.t_comments)
     )
@@ -964,10 +851,8 @@ def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk) -> rt.Verdi
         rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
         and rt.expect(
-            ep.t_tickets['TK0001'].resolution_note,
-            '==',
-            'Replaced the SSD and restored her files from backup',
-            part=2,
+            ep.t_tickets['TK0001'].resolution_note, '==',
+            'Replaced the SSD and restored her files from backup', part=2,
         )
         and rt.expect(ep.t_tickets['TK0001'].resolved_at, 'is not', None, part=3)
     )
@@ -987,8 +872,7 @@ def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk) -> rt.Verdict | bool: 
 
 def _check_cover_for_sam__handover_noted(ep: ITHelpdesk) -> bool:  # tasks.world:242
     return any(
-        _c12.ticket == 'TK0003'
-        and _c12.author == 'A02'
+        _c12.ticket == 'TK0003' and _c12.author == 'A02'
         and _c12.body == 'Handed over to Kenji while Sam is off'
         for _c12 in rt.each(ep, ep.t_comments)
     )
@@ -1009,10 +893,8 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk) -> rt.Ver
         rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
         and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
         and rt.expect(
-            ep.t_tickets['TK0002'].resolution_note,
-            '==',
-            'Updated the router firmware; the connection has held for 24 hours',
-            part=2,
+            ep.t_tickets['TK0002'].resolution_note, '==',
+            'Updated the router firmware; the connection has held for 24 hours', part=2,
         )
         and rt.expect(ep.t_tickets['TK0002'].resolved_at, 'is not', None, part=3)
     )
@@ -1020,9 +902,7 @@ def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk) -> rt.Ver
 
 def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk) -> bool:  # tasks.world:500
     return any(
-        _c13.ticket == 'TK0003'
-        and _c13.author == 'A01'
-        and _c13.internal
+        _c13.ticket == 'TK0003' and _c13.author == 'A01' and _c13.internal
         and _c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile'
         for _c13 in rt.each(ep, ep.t_comments)
     )
@@ -1040,30 +920,24 @@ def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk) -> rt.Verdict | 
 
 def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:502
     return any(
-        _t14.reporter == 'E1003'
-        and _t14.title == 'Keyboard keys sticking'
-        and _t14.category == _E8_Category_hardware
-        and _t14.priority == _E8_Priority_low
-        and _t14.assignee == 'A01'
-        and _t14.status == _E12_TicketStatus_assigned
+        _t14.reporter == 'E1003' and _t14.title == 'Keyboard keys sticking'
+        and _t14.category == _E8_Category_hardware and _t14.priority == _E8_Priority_low
+        and _t14.assignee == 'A01' and _t14.status == _E12_TicketStatus_assigned
         for _t14 in rt.each(ep, ep.t_tickets)
     )
 
 
 def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk) -> bool:  # tasks.world:628
     return any(
-        _t15.reporter == 'E1002'
-        and _t15.title == 'Docking station does not detect monitors'
-        and _t15.category == _E8_Category_hardware
-        and _t15.priority == _E8_Priority_medium
+        _t15.reporter == 'E1002' and _t15.title == 'Docking station does not detect monitors'
+        and _t15.category == _E8_Category_hardware and _t15.priority == _E8_Priority_medium
         for _t15 in rt.each(ep, ep.t_tickets)
     )
 
 
 def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk) -> bool:  # tasks.world:629
     return any(
-        _t16.title == 'Docking station does not detect monitors'
-        and _t16.assignee == 'A01'
+        _t16.title == 'Docking station does not detect monitors' and _t16.assignee == 'A01'
         and _t16.status == _E12_TicketStatus_in_progress
         for _t16 in rt.each(ep, ep.t_tickets)
     )
@@ -1072,8 +946,7 @@ def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk) -> bool:  # tasks.
 def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk) -> bool:  # tasks.world:630
     return any(
         ep.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
-        and _c17.author == 'A01'
-        and not _c17.internal
+        and _c17.author == 'A01' and not _c17.internal
         and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
         for _c17 in rt.each(ep, ep.t_comments)
     )
@@ -1099,9 +972,7 @@ def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk) -> rt.Verdict | bo
 # tasks.world:768
 def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk) -> rt.Verdict | bool:
     return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_in_progress) and any(
-        _c18.ticket == 'TK0007'
-        and _c18.author == 'A03'
-        and _c18.internal
+        _c18.ticket == 'TK0007' and _c18.author == 'A03' and _c18.internal
         and _c18.body == 'Will swap the access point tomorrow morning'
         for _c18 in rt.each(ep, ep.t_comments)
     )

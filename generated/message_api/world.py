@@ -229,8 +229,7 @@ class MessageAPI(Episode):
             'message_count', rt.python_augmented(self, '+', self.state.message_count, 1)
         )
         return SendResult(  # message_api.world:170
-            True,
-            MessageId(new_id),
+            True, MessageId(new_id),
             rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
@@ -246,9 +245,7 @@ class MessageAPI(Episode):
             raise ToolError(rt.built(self, f'Receiver ID {rt.text(receiver_id)} not found.'))
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
-            True,
-            receiver_id,
-            rt.built(
+            True, receiver_id, rt.built(
                 self, f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'
             ),
         )
@@ -261,10 +258,8 @@ class MessageAPI(Episode):
         for entry in rt.each(self, self.state.inbox):  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
             sent = {  # message_api.world:206
-                **rt.each(self, sent),
-                receiver: rt.each(
-                    self,
-                    rt.python_concat(
+                **rt.each(self, sent), receiver: rt.each(
+                    self, rt.python_concat(
                         rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
                     ),
                 ),
@@ -325,17 +320,12 @@ _PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send
 
 MessageAPI.TOOLS = tools(
     tool(
-        MessageAPI.tool_list_users,
-        read_only=True,
-        where='message_api.world:130',
+        MessageAPI.tool_list_users, read_only=True, where='message_api.world:130',
         returns=js.closed({'user_list': js.array(js.STRING)}),
     ),
     tool(
-        MessageAPI.tool_get_user_id,
-        param('user', arg.TEXT, 'User name of the user.'),
-        read_only=True,
-        where='message_api.world:134',
-        returns=js.closed({'user_id': js.STRING}),
+        MessageAPI.tool_get_user_id, param('user', arg.TEXT, 'User name of the user.'),
+        read_only=True, where='message_api.world:134', returns=js.closed({'user_id': js.STRING}),
     ),
     tool(
         MessageAPI.tool_message_login,
@@ -344,34 +334,25 @@ MessageAPI.TOOLS = tools(
         returns=js.closed({'login_status': js.BOOLEAN, 'message': js.STRING}),
     ),
     tool(
-        MessageAPI.tool_message_get_login_status,
-        read_only=True,
-        where='message_api.world:150',
+        MessageAPI.tool_message_get_login_status, read_only=True, where='message_api.world:150',
         returns=js.closed({'login_status': js.BOOLEAN}),
     ),
     tool(
-        MessageAPI.tool_send_message,
-        _PARAM_receiver_id,
-        param('message', arg.TEXT, 'Message to be sent.'),
-        where='message_api.world:154',
+        MessageAPI.tool_send_message, _PARAM_receiver_id,
+        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
         returns=js.closed({
-            'sent_status': js.BOOLEAN,
-            'message_id': js.closed({'new_id': js.INTEGER}),
+            'sent_status': js.BOOLEAN, 'message_id': js.closed({'new_id': js.INTEGER}),
             'message': js.STRING,
         }),
     ),
     tool(
-        MessageAPI.tool_delete_message,
-        _PARAM_receiver_id,
-        where='message_api.world:177',
+        MessageAPI.tool_delete_message, _PARAM_receiver_id, where='message_api.world:177',
         returns=js.closed({
             'deleted_status': js.BOOLEAN, 'receiver_id': js.STRING, 'message': js.STRING
         }),
     ),
     tool(
-        MessageAPI.tool_view_messages_sent,
-        read_only=True,
-        where='message_api.world:201',
+        MessageAPI.tool_view_messages_sent, read_only=True, where='message_api.world:201',
         returns=js.closed({'messages': js.mapping(js.array({}))}),
     ),
     tool(
@@ -384,21 +365,17 @@ MessageAPI.TOOLS = tools(
     ),
     tool(
         MessageAPI.tool_search_messages,
-        param('keyword', arg.TEXT, 'The keyword to search for in messages.'),
-        read_only=True,
+        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
         where='message_api.world:230',
         returns=js.closed({
             'results': js.array(js.closed({'receiver_id': js.STRING, 'message': {}}))
         }),
     ),
     tool(
-        MessageAPI.tool_get_message_stats,
-        read_only=True,
-        where='message_api.world:248',
+        MessageAPI.tool_get_message_stats, read_only=True, where='message_api.world:248',
         returns=js.closed({
             'stats': js.closed({'received_count': js.INTEGER, 'total_contacts': js.INTEGER})
         }),
     ),
-    arguments='dynamic',
-    python_class='MessageAPI',
+    arguments='dynamic', python_class='MessageAPI',
 )

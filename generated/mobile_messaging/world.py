@@ -265,8 +265,7 @@ class MobileMessaging(Episode):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all(  # messaging.world:152
             len([
-                _d59
-                for _d59 in rt.each(self, self.t_contacts)
+                _d59 for _d59 in rt.each(self, self.t_contacts)
                 if _d59.owner == _c58.owner and _d59.user == _c58.user
             ])
             == 1
@@ -292,8 +291,7 @@ class MobileMessaging(Episode):
                 )
         for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
             if not (
-                len(_row62.participants) == 2
-                if _row62.kind == _E16_ConversationKind_direct
+                len(_row62.participants) == 2 if _row62.kind == _E16_ConversationKind_direct
                 else len(_row62.participants) >= 3
             ):
                 raise InvariantError(
@@ -351,15 +349,10 @@ class MobileMessaging(Episode):
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_users,
-                (
-                    (self.t_contacts, 'owner'),
-                    (self.t_contacts, 'user'),
-                    (self.t_conversations, 'participants'),
-                    (self.t_conversations, 'archived_by'),
-                    (self.t_messages, 'sender'),
-                    (self.t_messages, 'read_by'),
+                self, self.t_users, (
+                    (self.t_contacts, 'owner'), (self.t_contacts, 'user'),
+                    (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'),
+                    (self.t_messages, 'sender'), (self.t_messages, 'read_by'),
                     (None, 'current_user'),
                 ),
             )
@@ -373,11 +366,8 @@ class MobileMessaging(Episode):
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
         return ContactCard(  # messaging.world:192
-            contact.id_,
-            self.t_users[contact.user].id_,
-            contact.name,
-            self.t_users[contact.user].phone,
-            contact.favorite,
+            contact.id_, self.t_users[contact.user].id_, contact.name,
+            self.t_users[contact.user].phone, contact.favorite,
             self.t_users[contact.user].presence,
             self.state.last_seen.get(self.t_users[contact.user].id_),
         )
@@ -387,8 +377,7 @@ class MobileMessaging(Episode):
         'The one-to-one chat between two users, if any.'
         for c in rt.each(self, self.t_conversations):  # messaging.world:206
             if (  # messaging.world:207
-                c.kind == _E16_ConversationKind_direct
-                and a.key() in rt.each(self, c.participants)
+                c.kind == _E16_ConversationKind_direct and a.key() in rt.each(self, c.participants)
                 and b.key() in rt.each(self, c.participants)
             ):
                 return c  # messaging.world:208
@@ -396,8 +385,7 @@ class MobileMessaging(Episode):
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
         return len([  # messaging.world:215
-            _m1
-            for _m1 in rt.each(self, self.t_messages)
+            _m1 for _m1 in rt.each(self, self.t_messages)
             if _m1.conversation == conversation.key()
             and reader.key() not in rt.each(self, _m1.read_by)
         ])
@@ -406,8 +394,7 @@ class MobileMessaging(Episode):
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple([  # messaging.world:221
-            _u2.key()
-            for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+            _u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
             if _u2.key() != sender.key()
         ])
         if all(  # messaging.world:222
@@ -423,14 +410,10 @@ class MobileMessaging(Episode):
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
                 title = rt.built(  # messaging.world:233
-                    self,
-                    rt.join(
-                        ', ',
-                        rt.each(
-                            self,
-                            tuple([
-                                _u4.name
-                                for _u4 in rt.rows(
+                    self, rt.join(
+                        ', ', rt.each(
+                            self, tuple([
+                                _u4.name for _u4 in rt.rows(
                                     self.t_users, rt.each(self, conversation.participants)
                                 )
                                 if _u4.key() != viewer.key()
@@ -443,10 +426,8 @@ class MobileMessaging(Episode):
                 title = conversation.title if conversation.title is not None else 'Group'
         history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
             rt.each(
-                self,
-                [
-                    _m6
-                    for _m6 in rt.each(self, self.t_messages)
+                self, [
+                    _m6 for _m6 in rt.each(self, self.t_messages)
                     if _m6.conversation == conversation.key()
                 ],
             ),
@@ -456,13 +437,9 @@ class MobileMessaging(Episode):
         if len(history) > 0:  # messaging.world:241
             last = self.t_messages[history[len(history) - 1]].body  # messaging.world:242
         return ConversationSummary(  # messaging.world:244
-            conversation.id_,
-            conversation.kind,
-            title,
+            conversation.id_, conversation.kind, title,
             tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))),
-            self.fn_unread_in(conversation, viewer),
-            last,
-            conversation.last_activity,
+            self.fn_unread_in(conversation, viewer), last, conversation.last_activity,
             viewer.key() in rt.each(self, conversation.archived_by),
         )
 
@@ -487,8 +464,7 @@ class MobileMessaging(Episode):
                 self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
             )
             self.set_state(  # messaging.world:273
-                'last_seen',
-                {
+                'last_seen', {
                     **self.state.last_seen,
                     self.t_users[rt.present(self.state.current_user)].id_: self.clock,
                 },
@@ -506,8 +482,7 @@ class MobileMessaging(Episode):
             self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
         )
         self.set_state(  # messaging.world:284
-            'last_seen',
-            {
+            'last_seen', {
                 **self.state.last_seen,
                 self.t_users[rt.present(self.state.current_user)].id_: self.clock,
             },
@@ -532,15 +507,12 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
         mine: tuple[str, ...] = tuple([  # messaging.world:305
-            _c9.key()
-            for _c9 in rt.each(self, self.t_contacts)
+            _c9.key() for _c9 in rt.each(self, self.t_contacts)
             if _c9.owner == me.key() and (_c9.favorite or not favorites_only)
         ])
         return tuple([  # messaging.world:306
-            self.fn_card(_c10)
-            for _c10 in rt.each(
-                self,
-                sorted(
+            self.fn_card(_c10) for _c10 in rt.each(
+                self, sorted(
                     rt.rows(self.t_contacts, rt.each(self, mine)),
                     key=lambda _c11: rt.built(self, _c11.name.lower()),
                 ),
@@ -554,17 +526,14 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
-            _c12.key()
-            for _c12 in rt.each(self, self.t_contacts)
+            _c12.key() for _c12 in rt.each(self, self.t_contacts)
             if _c12.owner == me.key()
             and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
-            self.fn_card(_c13)
-            for _c13 in rt.each(
-                self,
-                sorted(
+            self.fn_card(_c13) for _c13 in rt.each(
+                self, sorted(
                     rt.rows(self.t_contacts, rt.each(self, found)),
                     key=lambda _c14: rt.built(self, _c14.name.lower()),
                 ),
@@ -582,9 +551,8 @@ class MobileMessaging(Episode):
         ])
         if len(matches) != 1:  # messaging.world:331
             raise ToolError(rt.built(
-                self,
-                f'Nobody on the app uses the phone number {phone}; only registered users can be '
-                'added.',
+                self, f'Nobody on the app uses the phone number {phone}; only registered users '
+                'can be added.',
             ))
         person: User = self.t_users[matches[0]]  # messaging.world:332
         if person.key() == me.key():  # messaging.world:333
@@ -597,12 +565,9 @@ class MobileMessaging(Episode):
                 self, f'{person.name} ({phone}) is already in your contacts.'
             ))
         contact: Contact = Contact(  # messaging.world:335
-            id_=self.next_id('contact_ids', 'CT{:03d}'),
-            owner=me.key(),
-            user=person.key(),
+            id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(),
             name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
-            favorite=favorite,
-            added_at=self.clock,
+            favorite=favorite, added_at=self.clock,
         )
         self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
@@ -637,19 +602,16 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
         mine: tuple[str, ...] = tuple([  # messaging.world:373
-            _c17.key()
-            for _c17 in rt.each(self, self.t_conversations)
+            _c17.key() for _c17 in rt.each(self, self.t_conversations)
             if me.key() in rt.each(self, _c17.participants)
             and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
             self.fn_summary(_c18, me)
             for _c18 in rt.each(
-                self,
-                sorted(
+                self, sorted(
                     rt.rows(self.t_conversations, rt.each(self, mine)),
-                    key=lambda _c19: _c19.last_activity,
-                    reverse=True,
+                    key=lambda _c19: _c19.last_activity, reverse=True,
                 ),
             )
         ])
@@ -670,15 +632,12 @@ class MobileMessaging(Episode):
             ))
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
             rt.each(
-                self,
-                [
-                    _m21
-                    for _m21 in rt.each(self, self.t_messages)
+                self, [
+                    _m21 for _m21 in rt.each(self, self.t_messages)
                     if _m21.conversation == conversation.key()
                 ],
             ),
-            key=lambda _m20: _m20.sent_at,
-            reverse=True,
+            key=lambda _m20: _m20.sent_at, reverse=True,
         )
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
@@ -706,14 +665,12 @@ class MobileMessaging(Episode):
         if len(v.unique(tuple(rt.each(self, members)))) != len(members):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
         created: Conversation = Conversation(  # messaging.world:408
-            id_=self.next_id('conversation_ids', 'CONV{:03d}'),
-            kind=_E16_ConversationKind_group,
+            id_=self.next_id('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group,
             title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)),
             participants=rt.each(
                 self, (me.key(),) + tuple([_id24 for _id24 in rt.each(self, members)])
             ),
-            archived_by=(),
-            last_activity=self.clock,
+            archived_by=(), last_activity=self.clock,
         )
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
@@ -778,22 +735,16 @@ class MobileMessaging(Episode):
         else:
             created: Conversation = Conversation(  # messaging.world:464
                 id_=self.next_id('conversation_ids', 'CONV{:03d}'),
-                kind=_E16_ConversationKind_direct,
-                title=None,
-                participants=(me.key(), recipient.key()),
-                archived_by=(),
-                last_activity=self.clock,
+                kind=_E16_ConversationKind_direct, title=None,
+                participants=(me.key(), recipient.key()), archived_by=(), last_activity=self.clock,
             )
             self.insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
         conversation: Conversation = self.t_conversations[conversation_id]  # messaging.world:468
         message: Message = Message(  # messaging.world:469
-            id_=self.next_id('message_ids', 'MSG{:03d}'),
-            conversation=conversation.key(),
-            sender=me.key(),
-            body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock,
-            delivery=self.fn_delivery_for(conversation, me),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
+            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
             read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:476
@@ -818,12 +769,9 @@ class MobileMessaging(Episode):
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         message: Message = Message(  # messaging.world:493
-            id_=self.next_id('message_ids', 'MSG{:03d}'),
-            conversation=conversation.key(),
-            sender=me.key(),
-            body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock,
-            delivery=self.fn_delivery_for(conversation, me),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
+            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
             read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:500
@@ -865,8 +813,7 @@ class MobileMessaging(Episode):
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         unread: tuple[str, ...] = tuple([  # messaging.world:534
-            _m25.key()
-            for _m25 in rt.each(self, self.t_messages)
+            _m25.key() for _m25 in rt.each(self, self.t_messages)
             if _m25.conversation == conversation.key()
             and me.key() not in rt.each(self, _m25.read_by)
         ])
@@ -887,17 +834,14 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
         visible: tuple[str, ...] = tuple([  # messaging.world:550
-            _c26.key()
-            for _c26 in rt.each(self, self.t_conversations)
+            _c26.key() for _c26 in rt.each(self, self.t_conversations)
             if me.key() in rt.each(self, _c26.participants)
             and me.key() not in rt.each(self, _c26.archived_by)
         ])
         for c in rt.each(  # messaging.world:551
-            self,
-            sorted(
+            self, sorted(
                 rt.rows(self.t_conversations, rt.each(self, visible)),
-                key=lambda _c27: _c27.last_activity,
-                reverse=True,
+                key=lambda _c27: _c27.last_activity, reverse=True,
             ),
         ):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
@@ -915,9 +859,8 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
             raise ToolError(rt.built(
-                self,
-                f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
-                'only delete messages you sent.',
+                self, f'Message {message.id_} was sent by {self.t_users[message.sender].name}; '
+                'you can only delete messages you sent.',
             ))
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.key())  # messaging.world:568
@@ -933,10 +876,8 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
         stuck: tuple[str, ...] = rt.sorted_keys(  # messaging.world:577
             rt.each(
-                self,
-                [
-                    _m29
-                    for _m29 in rt.each(self, self.t_messages)
+                self, [
+                    _m29 for _m29 in rt.each(self, self.t_messages)
                     if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
                 ],
             ),
@@ -952,38 +893,21 @@ class MobileMessaging(Episode):
 
 
 _RESULT_Profile = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'email': js.nullable(js.STRING),
+    'id': js.STRING, 'name': js.STRING, 'phone': js.STRING, 'email': js.nullable(js.STRING),
     'presence': js.members(Presence),
 })
 _RESULT_ContactCard = js.closed({
-    'contact_id': js.STRING,
-    'user_id': js.STRING,
-    'name': js.STRING,
-    'phone': js.STRING,
-    'favorite': js.BOOLEAN,
-    'presence': js.members(Presence),
-    'last_seen': js.nullable(js.STRING),
+    'contact_id': js.STRING, 'user_id': js.STRING, 'name': js.STRING, 'phone': js.STRING,
+    'favorite': js.BOOLEAN, 'presence': js.members(Presence), 'last_seen': js.nullable(js.STRING),
 })
 _RESULT_ConversationSummary = js.closed({
-    'id': js.STRING,
-    'kind': js.members(ConversationKind),
-    'title': js.STRING,
-    'participants': js.array(js.STRING),
-    'unread': js.INTEGER,
-    'last_message': js.nullable(js.STRING),
-    'last_activity': js.STRING,
-    'archived': js.BOOLEAN,
+    'id': js.STRING, 'kind': js.members(ConversationKind), 'title': js.STRING,
+    'participants': js.array(js.STRING), 'unread': js.INTEGER,
+    'last_message': js.nullable(js.STRING), 'last_activity': js.STRING, 'archived': js.BOOLEAN,
 })
 _RESULT_Message = js.closed({
-    'id': js.STRING,
-    'conversation': js.STRING,
-    'sender': js.STRING,
-    'body': js.scalar('str', 1, 1000),
-    'sent_at': js.STRING,
-    'delivery': js.members(Delivery),
+    'id': js.STRING, 'conversation': js.STRING, 'sender': js.STRING,
+    'body': js.scalar('str', 1, 1000), 'sent_at': js.STRING, 'delivery': js.members(Delivery),
     'read_by': js.array(js.STRING, unique=True),
 })
 _PARAM_body = param(
@@ -995,214 +919,159 @@ MobileMessaging.TOOLS = tools(
     tool(
         MobileMessaging.tool_login,
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             "The account's phone number in international form, e.g. +14155550101.",
         ),
         param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
-        where='messaging.world:258',
-        returns=_RESULT_Profile,
+        where='messaging.world:258', returns=_RESULT_Profile,
     ),
     tool(MobileMessaging.tool_logout, where='messaging.world:280', returns=js.STRING),
     tool(
-        MobileMessaging.tool_get_current_user,
-        read_only=True,
-        where='messaging.world:289',
+        MobileMessaging.tool_get_current_user, read_only=True, where='messaging.world:289',
         returns=_RESULT_Profile,
     ),
     tool(
         MobileMessaging.tool_list_contacts,
         param(
-            'favorites_only',
-            arg.BOOL,
-            'Only list the contacts marked as favorite.',
+            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='messaging.world:298',
-        returns=js.array(_RESULT_ContactCard),
+        read_only=True, where='messaging.world:298', returns=js.array(_RESULT_ContactCard),
     ),
     tool(
         MobileMessaging.tool_search_contacts,
         param(
-            'query',
-            arg.refined(arg.TEXT, 1, 80),
+            'query', arg.refined(arg.TEXT, 1, 80),
             "Part of a contact's name (any case) or of their phone number.",
         ),
-        read_only=True,
-        where='messaging.world:309',
-        returns=js.array(_RESULT_ContactCard),
+        read_only=True, where='messaging.world:309', returns=js.array(_RESULT_ContactCard),
     ),
     tool(
         MobileMessaging.tool_add_contact,
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             "The new contact's phone number in international form, e.g. +33612345678.",
         ),
         param(
-            'name',
-            arg.optional(arg.refined(arg.TEXT, 1, 80)),
+            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
             'The name to save the contact under; defaults to the name on their account.',
         ),
         param(
             'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
         ),
-        where='messaging.world:321',
-        returns=_RESULT_ContactCard,
+        where='messaging.world:321', returns=_RESULT_ContactCard,
     ),
     tool(
         MobileMessaging.tool_remove_contact,
         param(
-            'contact',
-            arg.row('contacts'),
-            'The contact id, e.g. CT104 (see list_contacts).',
+            'contact', arg.row('contacts'), 'The contact id, e.g. CT104 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
-        where='messaging.world:340',
-        returns=js.STRING,
+        where='messaging.world:340', returns=js.STRING,
     ),
     tool(
         MobileMessaging.tool_set_favorite_contact,
         param(
-            'contact',
-            arg.row('contacts'),
-            'The contact id, e.g. CT102 (see list_contacts).',
+            'contact', arg.row('contacts'), 'The contact id, e.g. CT102 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
-        where='messaging.world:352',
-        returns=_RESULT_ContactCard,
+        where='messaging.world:352', returns=_RESULT_ContactCard,
     ),
     tool(
         MobileMessaging.tool_list_conversations,
         param(
-            'include_archived',
-            arg.BOOL,
-            'Also list the conversations the user archived.',
+            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='messaging.world:366',
-        returns=js.array(_RESULT_ConversationSummary),
+        read_only=True, where='messaging.world:366', returns=js.array(_RESULT_ConversationSummary),
     ),
     tool(
         MobileMessaging.tool_get_conversation_messages,
         param(
-            'conversation',
-            arg.row('conversations'),
+            'conversation', arg.row('conversations'),
             'The conversation id, e.g. CONV101 (see list_conversations).',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         param(
-            'limit',
-            arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).',
-            default=lambda ep: 20,
+            'limit', arg.refined(arg.INT, 1, 100),
+            'How many of the latest messages to return (1 to 100).', default=lambda ep: 20,
         ),
-        read_only=True,
-        where='messaging.world:377',
-        returns=js.array(js.STRING),
+        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
     ),
     tool(
         MobileMessaging.tool_create_group,
         param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
         param(
-            'members',
-            arg.refined(arg.TEXT_LIST, 2, 20),
+            'members', arg.refined(arg.TEXT_LIST, 2, 20),
             'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
         ),
-        where='messaging.world:395',
-        returns=_RESULT_ConversationSummary,
+        where='messaging.world:395', returns=_RESULT_ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_archive_conversation,
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV103.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV103.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:417',
-        returns=_RESULT_ConversationSummary,
+        where='messaging.world:417', returns=_RESULT_ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV104.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV104.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:430',
-        returns=_RESULT_ConversationSummary,
+        where='messaging.world:430', returns=_RESULT_ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_send_message,
         param(
-            'recipient',
-            arg.row('users'),
+            'recipient', arg.row('users'),
             'The user id of the person to write to, e.g. U002 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'),
         ),
-        _PARAM_body,
-        where='messaging.world:445',
-        returns=_RESULT_Message,
+        _PARAM_body, where='messaging.world:445', returns=_RESULT_Message,
     ),
     tool(
         MobileMessaging.tool_reply_in_conversation,
         param(
-            'conversation',
-            arg.row('conversations'),
+            'conversation', arg.row('conversations'),
             'The conversation id, e.g. CONV103 (see list_conversations).',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        _PARAM_body,
-        where='messaging.world:484',
-        returns=_RESULT_Message,
+        _PARAM_body, where='messaging.world:484', returns=_RESULT_Message,
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
         param(
-            'message',
-            arg.row('messages'),
-            'The message id, e.g. MSG103.',
+            'message', arg.row('messages'), 'The message id, e.g. MSG103.',
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
-        where='messaging.world:508',
-        returns=_RESULT_Message,
+        where='messaging.world:508', returns=_RESULT_Message,
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV102.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV102.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:526',
-        returns=js.INTEGER,
+        where='messaging.world:526', returns=js.INTEGER,
     ),
     tool(
-        MobileMessaging.tool_get_unread_count,
-        read_only=True,
-        where='messaging.world:544',
+        MobileMessaging.tool_get_unread_count, read_only=True, where='messaging.world:544',
         returns=js.closed({'total': js.INTEGER, 'by_conversation': js.mapping(js.INTEGER)}),
     ),
     tool(
         MobileMessaging.tool_delete_message,
         param(
-            'message',
-            arg.row('messages'),
-            'The id of a message you sent, e.g. MSG114.',
+            'message', arg.row('messages'), 'The id of a message you sent, e.g. MSG114.',
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
-        where='messaging.world:560',
-        returns=js.STRING,
+        where='messaging.world:560', returns=js.STRING,
     ),
     tool(
-        MobileMessaging.tool_retry_failed_messages,
-        where='messaging.world:572',
+        MobileMessaging.tool_retry_failed_messages, where='messaging.world:572',
         returns=js.array(js.STRING),
     ),
 )
@@ -1225,10 +1094,8 @@ def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks
 # tasks.world:18
 def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m32.id_ not in init.t_messages
-        and _m32.conversation == 'CONV102'
-        and _m32.sender == 'U001'
-        and 'budget sheet' in rt.read(ep, _m32.body)
+        _m32.id_ not in init.t_messages and _m32.conversation == 'CONV102'
+        and _m32.sender == 'U001' and 'budget sheet' in rt.read(ep, _m32.body)
         for _m32 in rt.each(ep, ep.t_messages)
     )
 
@@ -1266,8 +1133,7 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tas
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
     return any(
-        _c35.kind == _E16_ConversationKind_group
-        and _c35.title == 'Paris trip'
+        _c35.kind == _E16_ConversationKind_group and _c35.title == 'Paris trip'
         and v.unique(tuple(rt.each(
             ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c35.participants))))
         )))
@@ -1278,8 +1144,7 @@ def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # task
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # tasks.world:73
     return any(
-        _m37.sender == 'U001'
-        and ep.t_conversations[_m37.conversation].title == 'Paris trip'
+        _m37.sender == 'U001' and ep.t_conversations[_m37.conversation].title == 'Paris trip'
         and 'Paris in May' in rt.read(ep, _m37.body)
         for _m37 in rt.each(ep, ep.t_messages)
     )
@@ -1288,10 +1153,8 @@ def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # ta
 # tasks.world:74
 def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m38.id_ not in init.t_messages
-        and _m38.conversation == 'CONV101'
-        and _m38.sender == 'U001'
-        and 'Paris trip' in rt.read(ep, _m38.body)
+        _m38.id_ not in init.t_messages and _m38.conversation == 'CONV101'
+        and _m38.sender == 'U001' and 'Paris trip' in rt.read(ep, _m38.body)
         for _m38 in rt.each(ep, ep.t_messages)
     )
 
@@ -1314,25 +1177,20 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # task
 def _check_clean_up_contacts__favorites(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(
         v.unique(tuple(rt.each(
-            ep,
-            tuple([
-                ep.t_users[_c40.user].id_
-                for _c40 in rt.each(ep, ep.t_contacts)
+            ep, tuple([
+                ep.t_users[_c40.user].id_ for _c40 in rt.each(ep, ep.t_contacts)
                 if _c40.owner == 'U001' and _c40.favorite
             ]),
         ))),
-        '==',
-        v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
+        '==', v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
     )
 
 
 # tasks.world:122
 def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m41.id_ not in init.t_messages
-        and _m41.conversation == 'CONV101'
-        and _m41.sender == 'U001'
-        and 'Friday' in rt.read(ep, _m41.body)
+        _m41.id_ not in init.t_messages and _m41.conversation == 'CONV101'
+        and _m41.sender == 'U001' and 'Friday' in rt.read(ep, _m41.body)
         for _m41 in rt.each(ep, ep.t_messages)
     )
 
@@ -1340,10 +1198,8 @@ def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMe
 # tasks.world:123
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m42.id_ not in init.t_messages
-        and _m42.conversation == 'CONV103'
-        and _m42.sender == 'U001'
-        and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
+        _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
+        and _m42.sender == 'U001' and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
         for _m42 in rt.each(ep, ep.t_messages)
     )
 
@@ -1387,10 +1243,8 @@ def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileM
             for _m46 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m47.id_ not in init.t_messages
-            and _m47.conversation == 'CONV103'
-            and _m47.sender == 'U002'
-            and 'Saturday' in rt.read(ep, _m47.body)
+            _m47.id_ not in init.t_messages and _m47.conversation == 'CONV103'
+            and _m47.sender == 'U002' and 'Saturday' in rt.read(ep, _m47.body)
             for _m47 in rt.each(ep, ep.t_messages)
         )
     )
@@ -1406,10 +1260,8 @@ def _check_daniel_catches_up__signed_out(ep: MobileMessaging) -> rt.Verdict | bo
 # tasks.world:186
 def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m48.id_ not in init.t_messages
-        and _m48.conversation == 'CONV104'
-        and _m48.sender == 'U001'
-        and 'Q4' in rt.read(ep, _m48.body)
+        _m48.id_ not in init.t_messages and _m48.conversation == 'CONV104'
+        and _m48.sender == 'U001' and 'Q4' in rt.read(ep, _m48.body)
         for _m48 in rt.each(ep, ep.t_messages)
     )
 
@@ -1432,10 +1284,8 @@ def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
     ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
     return any(
-        _m51.id_ not in init.t_messages
-        and _m51.conversation == 'CONV101'
-        and _m51.sender == 'U001'
-        and 'late' in rt.read(ep, _m51.body)
+        _m51.id_ not in init.t_messages and _m51.conversation == 'CONV101'
+        and _m51.sender == 'U001' and 'late' in rt.read(ep, _m51.body)
         for _m51 in rt.each(ep, ep.t_messages)
     )
 
@@ -1449,10 +1299,8 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
             for _m52 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m53.id_ not in init.t_messages
-            and _m53.conversation == 'CONV103'
-            and _m53.sender == 'U005'
-            and 'book the wall' in rt.read(ep, _m53.body)
+            _m53.id_ not in init.t_messages and _m53.conversation == 'CONV103'
+            and _m53.sender == 'U005' and 'book the wall' in rt.read(ep, _m53.body)
             for _m53 in rt.each(ep, ep.t_messages)
         )
     )
@@ -1465,8 +1313,7 @@ def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # ta
 # tasks.world:217
 def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
     return (
-        rt.expect(ep.state.current_user, 'is', None)
-        and 'U001' in ep.state.last_seen
+        rt.expect(ep.state.current_user, 'is', None) and 'U001' in ep.state.last_seen
         and 'U005' in ep.state.last_seen
     )
 

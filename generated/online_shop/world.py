@@ -417,18 +417,14 @@ class OnlineShop(Episode):
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
         charged: float = sum(rt.each(  # shop.world:187
-            self,
-            tuple([
-                _t2.amount
-                for _t2 in rt.each(self, order.transactions)
+            self, tuple([
+                _t2.amount for _t2 in rt.each(self, order.transactions)
                 if _t2.kind == _E15_TransactionKind_charge
             ]),
         ))
         refunded: float = sum(rt.each(  # shop.world:188
-            self,
-            tuple([
-                _t3.amount
-                for _t3 in rt.each(self, order.transactions)
+            self, tuple([
+                _t3.amount for _t3 in rt.each(self, order.transactions)
                 if _t3.kind == _E15_TransactionKind_refund
             ]),
         ))
@@ -472,9 +468,7 @@ class OnlineShop(Episode):
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
         return OrderSummary(  # shop.world:242
-            order.id_,
-            order.status,
-            self.fn_order_total(order),
+            order.id_, order.status, self.fn_order_total(order),
             sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))),
             order.created_at,
         )
@@ -486,8 +480,7 @@ class OnlineShop(Episode):
         )
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
-            _c5.key()
-            for _c5 in rt.each(self, self.t_customers)
+            _c5.key() for _c5 in rt.each(self, self.t_customers)
             if rt.built(self, _c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
@@ -506,17 +499,13 @@ class OnlineShop(Episode):
     ) -> tuple[OrderSummary, ...]:
         "List a customer's orders, newest first, with their status and total."
         theirs: tuple[str, ...] = tuple([  # shop.world:304
-            _o6.key()
-            for _o6 in rt.each(self, self.t_orders)
+            _o6.key() for _o6 in rt.each(self, self.t_orders)
             if _o6.customer == customer.key() and (status is None or _o6.status == status)
         ])
         return tuple([  # shop.world:305
-            self.fn_summarize(_o7)
-            for _o7 in rt.each(
-                self,
-                sorted(
-                    rt.rows(self.t_orders, rt.each(self, theirs)),
-                    key=lambda _o8: _o8.created_at,
+            self.fn_summarize(_o7) for _o7 in rt.each(
+                self, sorted(
+                    rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o8: _o8.created_at,
                     reverse=True,
                 ),
             )
@@ -543,35 +532,29 @@ class OnlineShop(Episode):
         )
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
         for product in rt.each(  # shop.world:325
-            self,
-            sorted(
+            self, sorted(
                 rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
                 key=lambda _p9: _p9.name,
             ),
         ):
             options: tuple[str, ...] = tuple([  # shop.world:326
-                _v11.key()
-                for _v11 in rt.each(self, self.t_variants)
+                _v11.key() for _v11 in rt.each(self, self.t_variants)
                 if _v11.product == product.key()
             ])
             stock: int = sum(rt.each(  # shop.world:327
                 self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
             ))
             wanted: bool = (  # shop.world:328
-                category is None
-                or rt.built(self, product.category.lower()) == rt.built(
+                category is None or rt.built(self, product.category.lower()) == rt.built(
                     self, (category if category is not None else '').lower()
                 )
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
                 listed = rt.each(self, listed) + (  # shop.world:330
                     ProductSummary(
-                        product.id_,
-                        product.name,
-                        product.category,
+                        product.id_, product.name, product.category,
                         rt.minimum(rt.each(
-                            self,
-                            tuple(map(
+                            self, tuple(map(
                                 _GET_price, rt.rows(self.t_variants, rt.each(self, options))
                             )),
                         )),
@@ -583,12 +566,9 @@ class OnlineShop(Episode):
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.'
         return ProductDetails(  # shop.world:347
-            product.id_,
-            product.name,
-            product.category,
+            product.id_, product.name, product.category,
             tuple([
-                _v14.key()
-                for _v14 in rt.each(self, self.t_variants)
+                _v14.key() for _v14 in rt.each(self, self.t_variants)
                 if _v14.product == product.key()
             ]),
         )
@@ -623,8 +603,7 @@ class OnlineShop(Episode):
             ))
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
             OrderItem(
-                _id15,
-                self.t_products[self.t_variants[_id15].product].name,
+                _id15, self.t_products[self.t_variants[_id15].product].name,
                 self.t_variants[_id15].options,
                 v.check_range(self.t_variants[_id15].price, 'OrderItem.price', 0.0, None),
                 v.check_range(items[_id15], 'OrderItem.quantity', 1, 10),
@@ -639,14 +618,12 @@ class OnlineShop(Episode):
         )
         if not self.fn_covers(method, total):  # shop.world:377
             raise ToolError(rt.built(
-                self,
-                f'Gift card {payment_method_id} has a balance of $'
+                self, f'Gift card {payment_method_id} has a balance of $'
                 f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
                 f'cover the order total of ${total:.2f}.',
             ))
         self.set_field(  # shop.world:378
-            customer,
-            'payment_methods',
+            customer, 'payment_methods',
             {
                 **customer.payment_methods,
                 payment_method_id: self.fn_adjust_balance(method, -total),
@@ -654,28 +631,22 @@ class OnlineShop(Episode):
         )
         for _id_17 in rt.each(self, items):  # shop.world:379
             self.set_field(  # shop.world:380
-                self.t_variants[_id_17],
-                'stock',
+                self.t_variants[_id_17], 'stock',
                 rt.bounded(self.t_variants[_id_17].stock - items[_id_17]),
             )
         order: Order = Order(  # shop.world:382
-            id_=self.next_id('order_ids', '#W{:07d}'),
-            customer=customer.key(),
+            id_=self.next_id('order_ids', '#W{:07d}'), customer=customer.key(),
             address=ship_to if ship_to is not None else customer.address,
-            items=v.check_length(lines, 'Order.items', 1, None),
-            status=_E11_OrderStatus_pending,
+            items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending,
             payment_method_id=payment_method_id,
             transactions=(
                 Transaction(
                     _E15_TransactionKind_charge,
-                    v.check_range(total, 'Transaction.amount', 0.0, None),
-                    payment_method_id,
+                    v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id,
                     self.clock,
                 ),
             ),
-            tracking=None,
-            cancel_reason=None,
-            created_at=self.clock,
+            tracking=None, cancel_reason=None, created_at=self.clock,
         )
         self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
@@ -687,15 +658,13 @@ class OnlineShop(Episode):
         )
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
-                'pending orders can be cancelled.',
+                self, f'Order {order.id_} cannot be cancelled: it is already {order.status}. '
+                'Only pending orders can be cancelled.',
             ))
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
-            customer,
-            'payment_methods',
+            customer, 'payment_methods',
             {
                 **customer.payment_methods,
                 order.payment_method_id: self.fn_adjust_balance(
@@ -704,21 +673,17 @@ class OnlineShop(Episode):
             },
         )
         self.set_field(  # shop.world:403
-            order,
-            'transactions',
-            order.transactions + (
+            order, 'transactions', order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(amount, 'Transaction.amount', 0.0, None),
-                    order.payment_method_id,
-                    self.clock,
+                    order.payment_method_id, self.clock,
                 ),
             ),
         )
         for line in rt.each(self, order.items):  # shop.world:409
             self.set_field(  # shop.world:410
-                self.t_variants[self.t_variants[line.variant].id_],
-                'stock',
+                self.t_variants[self.t_variants[line.variant].id_], 'stock',
                 rt.bounded(
                     self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                 ),
@@ -731,9 +696,8 @@ class OnlineShop(Episode):
         "Change where a pending order ships to. The customer's default address is not changed."
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
-                'can be changed.',
+                self, f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
+                'orders can be changed.',
             ))
         if address == order.address:  # shop.world:424
             raise ToolError(rt.built(self, f'Order {order.id_} already ships to that address.'))
@@ -750,9 +714,8 @@ class OnlineShop(Episode):
         )
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
-                'can be changed.',
+                self, f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
+                'orders can be changed.',
             ))
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
             _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.key()
@@ -765,8 +728,7 @@ class OnlineShop(Episode):
             ))
         if new_item.product != old_item.product:  # shop.world:443
             raise ToolError(rt.built(
-                self,
-                f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
+                self, f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
                 f'{self.t_products[old_item.product].name}; an item can only be swapped for '
                 'another option of the same product.',
             ))
@@ -783,38 +745,30 @@ class OnlineShop(Episode):
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(
-                    self,
-                    f'The price difference of ${difference:.2f} is more than the balance of gift '
-                    f'card {order.payment_method_id}.',
+                    self, f'The price difference of ${difference:.2f} is more than the balance '
+                    f'of gift card {order.payment_method_id}.',
                 ))
             self.set_field(  # shop.world:451
-                order,
-                'transactions',
-                order.transactions + (
+                order, 'transactions', order.transactions + (
                     Transaction(
                         _E15_TransactionKind_charge,
                         v.check_range(difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id,
-                        self.clock,
+                        order.payment_method_id, self.clock,
                     ),
                 ),
             )
         elif difference < 0.0:  # shop.world:457
             self.set_field(  # shop.world:458
-                order,
-                'transactions',
-                order.transactions + (
+                order, 'transactions', order.transactions + (
                     Transaction(
                         _E15_TransactionKind_refund,
                         v.check_range(-difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id,
-                        self.clock,
+                        order.payment_method_id, self.clock,
                     ),
                 ),
             )
         self.set_field(  # shop.world:465
-            customer,
-            'payment_methods',
+            customer, 'payment_methods',
             {
                 **customer.payment_methods,
                 order.payment_method_id: self.fn_adjust_balance(method, -difference),
@@ -825,9 +779,7 @@ class OnlineShop(Episode):
             if line.variant == old_item.key():  # shop.world:468
                 updated = rt.each(self, updated) + (  # shop.world:469
                     OrderItem(
-                        new_item.key(),
-                        line.name,
-                        new_item.options,
+                        new_item.key(), line.name, new_item.options,
                         v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
                         v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
                     ),
@@ -852,9 +804,7 @@ class OnlineShop(Episode):
                 self, f'Tracking number {tracking_number} is already used by another order.'
             ))
         self.set_fields(  # shop.world:494
-            order,
-            ('status', 'tracking'),
-            _E11_OrderStatus_processed,
+            order, ('status', 'tracking'), _E11_OrderStatus_processed,
             rt.if_present(
                 tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')
             ),
@@ -865,8 +815,7 @@ class OnlineShop(Episode):
         'Record that the carrier delivered a processed order.'
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
+                self, f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
                 'processed.',
             ))
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
@@ -881,13 +830,11 @@ class OnlineShop(Episode):
         )
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
-                'orders can be returned.',
+                self, f'Order {order.id_} cannot be returned: it is {order.status}. Only '
+                'delivered orders can be returned.',
             ))
         unknown: tuple[str, ...] = tuple([  # shop.world:520
-            _id20
-            for _id20 in rt.each(self, item_ids)
+            _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
@@ -907,43 +854,34 @@ class OnlineShop(Episode):
             or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
             raise ToolError(rt.built(
-                self,
-                f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
-                f'gift card, not to {refund_method_id}.',
+                self, f'Refunds go to the original payment method ({order.payment_method_id}) or '
+                f'to a gift card, not to {refund_method_id}.',
             ))
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
-            _line22
-            for _line22 in rt.each(self, order.items)
+            _line22 for _line22 in rt.each(self, order.items)
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
         ])
         request: ReturnRequest = ReturnRequest(  # shop.world:529
-            id_=self.next_id('return_ids', 'RET{:04d}'),
-            order=order.key(),
+            id_=self.next_id('return_ids', 'RET{:04d}'), order=order.key(),
             items=v.check_length(
-                tuple(map(_GET_variant, rt.each(self, returned_lines))),
-                'ReturnRequest.items',
-                1,
+                tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1,
                 None,
             ),
             refund_method_id=refund_method_id,
             amount=v.check_range(
                 round(
                     sum(rt.each(
-                        self,
-                        tuple([
+                        self, tuple([
                             _line24.price * _line24.quantity
                             for _line24 in rt.each(self, returned_lines)
                         ]),
                     )),
                     2,
                 ),
-                'ReturnRequest.amount',
-                0.0,
-                None,
+                'ReturnRequest.amount', 0.0, None,
             ),
             reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200),
-            status=_E12_ReturnStatus_requested,
-            created_at=self.clock,
+            status=_E12_ReturnStatus_requested, created_at=self.clock,
         )
         self.insert(self.t_returns, request)  # shop.world:536
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
@@ -962,16 +900,14 @@ class OnlineShop(Episode):
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550
                 self.set_field(  # shop.world:551
-                    self.t_variants[self.t_variants[line.variant].id_],
-                    'stock',
+                    self.t_variants[self.t_variants[line.variant].id_], 'stock',
                     rt.bounded(
                         self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                     ),
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
         self.set_field(  # shop.world:555
-            customer,
-            'payment_methods',
+            customer, 'payment_methods',
             {
                 **customer.payment_methods,
                 method_id: self.fn_adjust_balance(
@@ -980,14 +916,11 @@ class OnlineShop(Episode):
             },
         )
         self.set_field(  # shop.world:556
-            order,
-            'transactions',
-            order.transactions + (
+            order, 'transactions', order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
-                    method_id,
-                    self.clock,
+                    method_id, self.clock,
                 ),
             ),
         )
@@ -1016,88 +949,60 @@ class OnlineShop(Episode):
 
 
 _SCHEMA_Address = js.closed({
-    'address1': js.scalar('str', 1, 100),
-    'address2': js.nullable(js.scalar('str', None, 100)),
-    'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-    'country': js.nullable(js.STRING),
+    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
+    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
 })
 _RESULT_Address = js.closed({
-    'address1': js.scalar('str', 1, 100),
-    'address2': js.scalar('str', None, 100),
-    'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-    'country': js.STRING,
+    'address1': js.scalar('str', 1, 100), 'address2': js.scalar('str', None, 100),
+    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.STRING,
 })
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
-        'source': js.text_in('credit_card'),
-        'id': js.STRING,
-        'brand': js.STRING,
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
         'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
     }),
     js.closed({
         'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
     }),
     js.closed({
-        'source': js.text_in('paypal'),
-        'id': js.STRING,
+        'source': js.text_in('paypal'), 'id': js.STRING,
         'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
     }),
 )
 _RESULT_OrderItem = js.closed({
-    'variant': js.STRING,
-    'name': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'quantity': js.scalar('int', 1, 10),
+    'variant': js.STRING, 'name': js.STRING, 'options': js.mapping(js.STRING),
+    'price': js.scalar('float', 0.0), 'quantity': js.scalar('int', 1, 10),
 })
 _RESULT_Transaction = js.closed({
-    'kind': js.members(TransactionKind),
-    'amount': js.scalar('float', 0.0),
-    'method_id': js.STRING,
+    'kind': js.members(TransactionKind), 'amount': js.scalar('float', 0.0), 'method_id': js.STRING,
     'at': js.STRING,
 })
 _RESULT_Order = js.closed({
-    'id': js.scalar('str', pattern='^#W[0-9]{7}$'),
-    'customer': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem, min_items=1),
-    'status': js.members(OrderStatus),
-    'payment_method_id': js.STRING,
+    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING,
+    'address': _RESULT_Address, 'items': js.array(_RESULT_OrderItem, min_items=1),
+    'status': js.members(OrderStatus), 'payment_method_id': js.STRING,
     'transactions': js.array(_RESULT_Transaction),
     'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
-    'cancel_reason': js.nullable(js.members(CancelReason)),
-    'created_at': js.STRING,
+    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
 })
 _RESULT_Variant = js.closed({
-    'id': js.STRING,
-    'product': js.STRING,
-    'options': js.mapping(js.STRING),
-    'price': js.scalar('float', 0.0),
-    'stock': js.INTEGER,
+    'id': js.STRING, 'product': js.STRING, 'options': js.mapping(js.STRING),
+    'price': js.scalar('float', 0.0), 'stock': js.INTEGER,
 })
 _RESULT_ReturnRequest = js.closed({
-    'id': js.STRING,
-    'order': js.scalar('str', pattern='^#W[0-9]{7}$'),
-    'items': js.array(js.STRING, min_items=1),
-    'refund_method_id': js.STRING,
-    'amount': js.scalar('float', 0.0),
-    'reason': js.scalar('str', 1, 200),
-    'status': js.members(ReturnStatus),
-    'created_at': js.STRING,
+    'id': js.STRING, 'order': js.scalar('str', pattern='^#W[0-9]{7}$'),
+    'items': js.array(js.STRING, min_items=1), 'refund_method_id': js.STRING,
+    'amount': js.scalar('float', 0.0), 'reason': js.scalar('str', 1, 200),
+    'status': js.members(ReturnStatus), 'created_at': js.STRING,
 })
 _PARAM_customer = param(
-    'customer',
-    arg.row('customers'),
-    'The customer id, e.g. C01.',
+    'customer', arg.row('customers'), 'The customer id, e.g. C01.',
     not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
 )
 _PARAM_order = param(
-    'order',
-    arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+    'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
     'The id of a pending order, e.g. #W4817420.',
     not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
@@ -1107,93 +1012,64 @@ OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_find_customer_by_email,
         param(
-            'email',
-            arg.refined(arg.TEXT, 3, 120),
+            'email', arg.refined(arg.TEXT, 3, 120),
             "The customer's email address; case does not matter.",
         ),
-        read_only=True,
-        where='shop.world:279',
-        returns=js.STRING,
+        read_only=True, where='shop.world:279', returns=js.STRING,
     ),
     tool(
-        OnlineShop.tool_get_customer_details,
-        _PARAM_customer,
-        read_only=True,
-        where='shop.world:290',
-        returns=js.closed({
-            'id': js.STRING,
-            'name': js.scalar('str', 1, 80),
+        OnlineShop.tool_get_customer_details, _PARAM_customer, read_only=True,
+        where='shop.world:290', returns=js.closed({
+            'id': js.STRING, 'name': js.scalar('str', 1, 80),
             'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': _RESULT_Address,
-            'payment_methods': js.mapping(_RESULT_PaymentMethod),
+            'address': _RESULT_Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
         }),
     ),
     tool(
-        OnlineShop.tool_list_customer_orders,
-        _PARAM_customer,
+        OnlineShop.tool_list_customer_orders, _PARAM_customer,
         param(
-            'status',
-            arg.optional(arg.enum_of(OrderStatus)),
+            'status', arg.optional(arg.enum_of(OrderStatus)),
             'Only list orders with this status, e.g. "pending".',
         ),
-        read_only=True,
-        where='shop.world:298',
+        read_only=True, where='shop.world:298',
         returns=js.array(js.closed({
-            'id': js.STRING,
-            'status': js.members(OrderStatus),
-            'total': js.NUMBER,
-            'items': js.INTEGER,
-            'created_at': js.STRING,
+            'id': js.STRING, 'status': js.members(OrderStatus), 'total': js.NUMBER,
+            'items': js.INTEGER, 'created_at': js.STRING,
         })),
     ),
     tool(
         OnlineShop.tool_get_order_details,
         param(
-            'order',
-            arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
             'The order id, with the leading #W, e.g. #W4817420.',
         ),
-        read_only=True,
-        where='shop.world:308',
-        returns=_RESULT_Order,
+        read_only=True, where='shop.world:308', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_list_products,
         param(
-            'category',
-            arg.optional(arg.TEXT),
+            'category', arg.optional(arg.TEXT),
             'Only list products of this category, e.g. "Kitchen" (any case).',
         ),
         param(
-            'in_stock_only',
-            arg.BOOL,
-            'Only list products with at least one variant in stock.',
+            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='shop.world:318',
+        read_only=True, where='shop.world:318',
         returns=js.array(js.closed({
-            'id': js.STRING,
-            'name': js.STRING,
-            'category': js.STRING,
-            'price_from': js.NUMBER,
+            'id': js.STRING, 'name': js.STRING, 'category': js.STRING, 'price_from': js.NUMBER,
             'in_stock': js.INTEGER,
         })),
     ),
     tool(
         OnlineShop.tool_get_product_details,
         param(
-            'product',
-            arg.row('products'),
-            'The product id, e.g. P02.',
+            'product', arg.row('products'), 'The product id, e.g. P02.',
             not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
         ),
-        read_only=True,
-        where='shop.world:342',
+        read_only=True, where='shop.world:342',
         returns=js.closed({
-            'id': js.STRING,
-            'name': js.STRING,
-            'category': js.STRING,
+            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
             'variants': js.array(_RESULT_Variant),
         }),
         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
@@ -1201,157 +1077,123 @@ OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_place_order,
         param(
-            'customer',
-            arg.row('customers'),
-            'The id of the customer who buys, e.g. C01.',
+            'customer', arg.row('customers'), 'The id of the customer who buys, e.g. C01.',
             not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
-            'items',
-            arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
             'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
         ),
         param(
-            'payment_method_id',
-            arg.TEXT,
+            'payment_method_id', arg.TEXT,
             "One of the customer's payment method ids, e.g. gift_card_7245904.",
         ),
         param(
-            'ship_to',
-            arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
             "Where to ship; defaults to the customer's address.",
         ),
-        where='shop.world:357',
-        returns=_RESULT_Order,
+        where='shop.world:357', returns=_RESULT_Order,
     ),
     tool(
-        OnlineShop.tool_cancel_order,
-        _PARAM_order,
+        OnlineShop.tool_cancel_order, _PARAM_order,
         param(
             'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
         ),
-        where='shop.world:393',
-        returns=_RESULT_Order,
+        where='shop.world:393', returns=_RESULT_Order,
     ),
     tool(
-        OnlineShop.tool_modify_order_address,
-        _PARAM_order,
+        OnlineShop.tool_modify_order_address, _PARAM_order,
         param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
-        where='shop.world:417',
-        returns=_RESULT_Order,
+        where='shop.world:417', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_swap_order_item,
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W3391820.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'old_item',
-            arg.row('variants'),
-            'The item id currently in the order.',
+            'old_item', arg.row('variants'), 'The item id currently in the order.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param(
-            'new_item',
-            arg.row('variants'),
+            'new_item', arg.row('variants'),
             'The item id to switch to; it must be another option of the same product.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
-        where='shop.world:429',
-        returns=_RESULT_Order,
+        where='shop.world:429', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_ship_order,
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W1038846.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'tracking_number',
-            arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
             "The carrier's 12-digit tracking number.",
         ),
-        where='shop.world:486',
-        returns=_RESULT_Order,
+        where='shop.world:486', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_mark_order_delivered,
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a processed order, e.g. #W6650318.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
-        where='shop.world:499',
-        returns=_RESULT_Order,
+        where='shop.world:499', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_request_return,
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a delivered order, e.g. #W2290175.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'item_ids',
-            arg.refined(arg.TEXT_LIST, 1, 10),
+            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
             'The item ids to send back; each line is returned in full.',
         ),
         param(
-            'refund_method_id',
-            arg.TEXT,
+            'refund_method_id', arg.TEXT,
             "Where the refund goes: the order's own payment method or one of the customer's gift "
             "cards.",
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
-        where='shop.world:511',
-        returns=_RESULT_ReturnRequest,
+        where='shop.world:511', returns=_RESULT_ReturnRequest,
     ),
     tool(
         OnlineShop.tool_receive_return,
         param(
-            'return_request',
-            arg.row('returns'),
-            'The return id, e.g. RET9001.',
+            'return_request', arg.row('returns'), 'The return id, e.g. RET9001.',
             not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
         ),
-        where='shop.world:541',
-        returns=_RESULT_ReturnRequest,
+        where='shop.world:541', returns=_RESULT_ReturnRequest,
     ),
     tool(
         OnlineShop.tool_issue_gift_card,
         param(
-            'customer',
-            arg.row('customers'),
-            'The customer id, e.g. C04.',
+            'customer', arg.row('customers'), 'The customer id, e.g. C04.',
             not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
-            'amount',
-            arg.refined(arg.FLOAT, 1.0, 500.0),
+            'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
             'The value of the card in dollars, from 1 to 500.',
         ),
-        where='shop.world:567',
-        returns=_RESULT_PaymentMethod,
+        where='shop.world:567', returns=_RESULT_PaymentMethod,
         export=lambda value: _UNION_PaymentMethod.export(value),
     ),
     tool(
         OnlineShop.tool_restock_variant,
         param(
-            'variant',
-            arg.row('variants'),
-            'The item id, e.g. V4003.',
+            'variant', arg.row('variants'), 'The item id, e.g. V4003.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='shop.world:578',
-        returns=_RESULT_Variant,
+        where='shop.world:578', returns=_RESULT_Variant,
     ),
 )
 
@@ -1360,9 +1202,7 @@ def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_orders['#W4817420'].status, '==', _E11_OrderStatus_cancelled)
         and rt.expect(
-            ep.t_orders['#W4817420'].cancel_reason,
-            '==',
-            _E12_CancelReason_ordered_by_mistake,
+            ep.t_orders['#W4817420'].cancel_reason, '==', _E12_CancelReason_ordered_by_mistake,
             part=1,
         )
     )
@@ -1381,10 +1221,8 @@ def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop) -> rt
 # tasks.world:22
 def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o25.id_ not in init.t_orders
-        and _o25.customer == 'C01'
-        and _o25.payment_method_id == 'gift_card_7245904'
-        and len(_o25.items) == 1
+        _o25.id_ not in init.t_orders and _o25.customer == 'C01'
+        and _o25.payment_method_id == 'gift_card_7245904' and len(_o25.items) == 1
         and _o25.items[0].variant == 'V2002'
         for _o25 in rt.each(ep, ep.t_orders)
     )
@@ -1408,22 +1246,17 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
 ) -> rt.Verdict | bool:
     return (
         rt.expect(
-            len(ep.t_orders['#W3391820'].transactions),
-            '==',
+            len(ep.t_orders['#W3391820'].transactions), '==',
             len(init.t_orders['#W3391820'].transactions) + 1,
         )
         and rt.expect(
             sum(rt.each(
-                ep,
-                tuple([
-                    _t26.amount
-                    for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
+                ep, tuple([
+                    _t26.amount for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
                     if _t26.kind == _E15_TransactionKind_charge
                 ]),
             )),
-            '==',
-            79.0,
-            part=1,
+            '==', 79.0, part=1,
         )
     )
 
@@ -1448,10 +1281,8 @@ def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # 
 # tasks.world:74
 def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _r27.id_ not in init.t_returns
-        and _r27.order == '#W2290175'
-        and _r27.status == _E12_ReturnStatus_refunded
-        and _r27.amount == 199.0
+        _r27.id_ not in init.t_returns and _r27.order == '#W2290175'
+        and _r27.status == _E12_ReturnStatus_refunded and _r27.amount == 199.0
         and _r27.refund_method_id == 'gift_card_7245904'
         for _r27 in rt.each(ep, ep.t_returns)
     )
@@ -1484,9 +1315,7 @@ def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
         and rt.expect(
-            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
-            '==',
-            194.0,
+            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 194.0,
             part=1,
         )
     )
@@ -1504,24 +1333,20 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> rt.
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:125
     return rt.expect(
         len([
-            _k28
-            for _k28 in rt.each(
+            _k28 for _k28 in rt.each(
                 ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
             )
             if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'
         ]),
-        '==',
-        1,
+        '==', 1,
     )
 
 
 # tasks.world:126
 def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o29.id_ not in init.t_orders
-        and _o29.customer == 'C04'
-        and _o29.items[0].variant == 'V2001'
-        and _o29.payment_method_id.startswith('gift_card_')
+        _o29.id_ not in init.t_orders and _o29.customer == 'C04'
+        and _o29.items[0].variant == 'V2001' and _o29.payment_method_id.startswith('gift_card_')
         for _o29 in rt.each(ep, ep.t_orders)
     )
 
@@ -1542,10 +1367,8 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
     return (
         rt.expect(ep.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
         and any(
-            _r30.id_ not in init.t_returns
-            and _r30.order == '#W5573012'
-            and _r30.refund_method_id == 'gift_card_3318420'
-            and _r30.amount == 29.95
+            _r30.id_ not in init.t_returns and _r30.order == '#W5573012'
+            and _r30.refund_method_id == 'gift_card_3318420' and _r30.amount == 29.95
             and _r30.status == _E12_ReturnStatus_requested
             for _r30 in rt.each(ep, ep.t_returns)
         )
@@ -1555,10 +1378,8 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
 # tasks.world:160
 def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
-        len(ep.t_orders['#W3391820'].transactions),
-        '==',
-        len(init.t_orders['#W3391820'].transactions),
-        part=1,
+        len(ep.t_orders['#W3391820'].transactions), '==',
+        len(init.t_orders['#W3391820'].transactions), part=1,
     )
 
 
@@ -1589,10 +1410,8 @@ def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
 # tasks.world:191
 def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o31.id_ not in init.t_orders
-        and _o31.customer == 'C05'
-        and _o31.payment_method_id == 'gift_card_9904711'
-        and len(_o31.items) == 2
+        _o31.id_ not in init.t_orders and _o31.customer == 'C05'
+        and _o31.payment_method_id == 'gift_card_9904711' and len(_o31.items) == 2
         and any(_i32.variant == 'V1002' for _i32 in rt.each(ep, _o31.items))
         and any(_i33.variant == 'V5001' for _i33 in rt.each(ep, _o31.items))
         for _o31 in rt.each(ep, ep.t_orders)
@@ -1612,9 +1431,7 @@ def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
     return (
         rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
         and rt.expect(
-            ep.t_orders['#W1038846'].cancel_reason,
-            '==',
-            _E12_CancelReason_no_longer_needed,
+            ep.t_orders['#W1038846'].cancel_reason, '==', _E12_CancelReason_no_longer_needed,
             part=1,
         )
         and rt.expect(
@@ -1629,11 +1446,8 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
     return (
         rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
         and any(
-            _r34.id_ not in init.t_returns
-            and _r34.order == '#W6650318'
-            and len(_r34.items) == 1
-            and ep.t_variants[_r34.items[0]].id_ == 'V5001'
-            and _r34.amount == 32.5
+            _r34.id_ not in init.t_returns and _r34.order == '#W6650318' and len(_r34.items) == 1
+            and ep.t_variants[_r34.items[0]].id_ == 'V5001' and _r34.amount == 32.5
             and _r34.refund_method_id == 'paypal_3391027'
             for _r34 in rt.each(ep, ep.t_returns)
         )
@@ -1643,13 +1457,9 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
 # tasks.world:223
 def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o35.id_ not in init.t_orders
-        and _o35.customer == 'C02'
-        and len(_o35.items) == 1
-        and _o35.items[0].variant == 'V3002'
-        and _o35.payment_method_id == 'credit_card_9034112'
-        and _o35.address.address1 == '2001 Western Avenue'
-        and _o35.address.zip_ == '98121'
+        _o35.id_ not in init.t_orders and _o35.customer == 'C02' and len(_o35.items) == 1
+        and _o35.items[0].variant == 'V3002' and _o35.payment_method_id == 'credit_card_9034112'
+        and _o35.address.address1 == '2001 Western Avenue' and _o35.address.zip_ == '98121'
         for _o35 in rt.each(ep, ep.t_orders)
     )
 

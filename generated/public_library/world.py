@@ -264,8 +264,7 @@ class PublicLibrary(Episode):
     def _check_invariants(self) -> None:
         if not all(  # public_library.world:211
             len([
-                _l34
-                for _l34 in rt.each(self, self.t_loans)
+                _l34 for _l34 in rt.each(self, self.t_loans)
                 if _l34.copy_ == _c33.key() and _l34.returned_on is None
             ])
             == (1 if _c33.status == _E10_CopyStatus_on_loan else 0)
@@ -287,8 +286,7 @@ class PublicLibrary(Episode):
                     'public_library.world:214',
                 )
         if not all(  # public_library.world:217
-            _l36.due_on
-            == _l36.borrowed_on + dt.timedelta(
+            _l36.due_on == _l36.borrowed_on + dt.timedelta(
                 days=rt.bounded(2 * _C_LOAN_DAYS) if _l36.renewed else _C_LOAN_DAYS
             )
             for _l36 in rt.each(self, self.t_loans)
@@ -307,10 +305,8 @@ class PublicLibrary(Episode):
         if not all(  # public_library.world:223
             _h38.status != _E10_HoldStatus_active
             or len([
-                _o39
-                for _o39 in rt.each(self, self.t_holds)
-                if _o39.status == _E10_HoldStatus_active
-                and _o39.member == _h38.member
+                _o39 for _o39 in rt.each(self, self.t_holds)
+                if _o39.status == _E10_HoldStatus_active and _o39.member == _h38.member
                 and _o39.book == _h38.book
             ])
             == 1
@@ -386,16 +382,14 @@ class PublicLibrary(Episode):
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:165
         "A member's loans not yet returned."
         return tuple([  # public_library.world:166
-            _l1.key()
-            for _l1 in rt.each(self, self.t_loans)
+            _l1.key() for _l1 in rt.each(self, self.t_loans)
             if _l1.member == member.key() and _l1.returned_on is None
         ])
 
     def fn_has_book_on_loan(self, member: Member, book: Book) -> bool:  # public_library.world:169
         'Whether the member has a copy of the book on loan.'
         return any(  # public_library.world:172
-            _l2.member == member.key()
-            and _l2.returned_on is None
+            _l2.member == member.key() and _l2.returned_on is None
             and self.t_copies[_l2.copy_].book == book.key()
             for _l2 in rt.each(self, self.t_loans)
         )
@@ -404,10 +398,8 @@ class PublicLibrary(Episode):
         'The active holds on a book, first in line first.'
         return rt.sorted_keys(  # public_library.world:176
             rt.each(
-                self,
-                [
-                    _h4
-                    for _h4 in rt.each(self, self.t_holds)
+                self, [
+                    _h4 for _h4 in rt.each(self, self.t_holds)
                     if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
                 ],
             ),
@@ -417,14 +409,10 @@ class PublicLibrary(Episode):
     def fn_book_info(self, b: Book) -> BookInfo:  # public_library.world:179
         'A book with its copies and holds counted.'
         return BookInfo(  # public_library.world:180
-            b.isbn,
-            b.title,
-            b.author,
-            b.genre,
+            b.isbn, b.title, b.author, b.genre,
             len([_c5 for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()]),
             tuple([
-                _c6.barcode
-                for _c6 in rt.each(self, self.t_copies)
+                _c6.barcode for _c6 in rt.each(self, self.t_copies)
                 if _c6.book == b.key() and _c6.status == _E10_CopyStatus_available
             ]),
             len(self.fn_hold_queue(b)),
@@ -439,10 +427,8 @@ class PublicLibrary(Episode):
         position: int = 0  # public_library.world:198
         if hold.status == _E10_HoldStatus_active:  # public_library.world:199
             position = 1 + len([  # public_library.world:200
-                _h7
-                for _h7 in rt.each(self, self.t_holds)
-                if _h7.book == hold.book
-                and _h7.status == _E10_HoldStatus_active
+                _h7 for _h7 in rt.each(self, self.t_holds)
+                if _h7.book == hold.book and _h7.status == _E10_HoldStatus_active
                 and _h7.placed_at < hold.placed_at
             ])
         return position  # public_library.world:202
@@ -459,8 +445,7 @@ class PublicLibrary(Episode):
         )
         q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
-            self.fn_book_info(_b8)
-            for _b8 in rt.each(self, self.t_books)
+            self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books)
             if rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))
         ])
@@ -476,10 +461,8 @@ class PublicLibrary(Episode):
         "List the catalogue's books with their ISBN, title, author and genre, sorted by title."
         return rt.sorted_keys(  # public_library.world:259
             rt.each(
-                self,
-                [
-                    _b10
-                    for _b10 in rt.each(self, self.t_books)
+                self, [
+                    _b10 for _b10 in rt.each(self, self.t_books)
                     if genre is None or _b10.genre == genre
                 ],
             ),
@@ -504,8 +487,7 @@ class PublicLibrary(Episode):
             'is on loan, its open loan with the member and due date.'
         )
         open_: tuple[str, ...] = tuple([  # public_library.world:275
-            _l13.key()
-            for _l13 in rt.each(self, self.t_loans)
+            _l13.key() for _l13 in rt.each(self, self.t_loans)
             if _l13.copy_ == copy_.key() and _l13.returned_on is None
         ])
         return CopyInfo(  # public_library.world:276
@@ -520,8 +502,7 @@ class PublicLibrary(Episode):
         # public_library.world:284
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # public_library.world:285
-            _m14.key()
-            for _m14 in rt.each(self, self.t_members)
+            _m14.key() for _m14 in rt.each(self, self.t_members)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
         ])
@@ -533,15 +514,13 @@ class PublicLibrary(Episode):
             'its book and place in the queue).'
         )
         return MemberInfo(  # public_library.world:293
-            member.key(),
-            member.fees_due <= _C_FEE_LIMIT,
+            member.key(), member.fees_due <= _C_FEE_LIMIT,
             tuple([
                 self.fn_loan_line(_l15)
                 for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))
             ]),
             tuple([
-                self.fn_hold_line(_h16)
-                for _h16 in rt.each(self, self.t_holds)
+                self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds)
                 if _h16.member == member.key() and _h16.status == _E10_HoldStatus_active
             ]),
         )
@@ -553,8 +532,7 @@ class PublicLibrary(Episode):
             'date and late fee; the open ones only by default.'
         )
         return tuple([  # public_library.world:307
-            self.fn_loan_line(_l17)
-            for _l17 in rt.each(self, self.t_loans)
+            self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
             if _l17.member == member.key() and (not open_only or _l17.returned_on is None)
         ])
 
@@ -571,15 +549,11 @@ class PublicLibrary(Episode):
             'its copy, member and book.'
         )
         return tuple([  # public_library.world:319
-            self.fn_loan_line(_l18)
-            for _l18 in rt.each(
-                self,
-                sorted(
+            self.fn_loan_line(_l18) for _l18 in rt.each(
+                self, sorted(
                     rt.each(
-                        self,
-                        [
-                            _o20
-                            for _o20 in rt.each(self, self.t_loans)
+                        self, [
+                            _o20 for _o20 in rt.each(self, self.t_loans)
                             if _o20.returned_on is None and _o20.due_on < self.clock.date()
                         ],
                     ),
@@ -615,9 +589,8 @@ class PublicLibrary(Episode):
         )
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
             raise ToolError(rt.built(
-                self,
-                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
-                'cannot borrow.',
+                self, f'{member.name} owes ${member.fees_due:.2f}; members who owe more than '
+                '$10.00 cannot borrow.',
             ))
         if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
             raise ToolError(rt.built(
@@ -632,23 +605,17 @@ class PublicLibrary(Episode):
         if len(queue) > 0:  # public_library.world:352
             if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
                 raise ToolError(rt.built(
-                    self,
-                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
-                    'first in line.',
+                    self, f'{self.t_books[copy_.book].title} is on hold for another member who '
+                    'comes first in line.',
                 ))
             self.set_field(  # public_library.world:354
                 self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
             )
         today: dt.date = self.clock.date()  # public_library.world:356
         loan: Loan = Loan(  # public_library.world:357
-            id_=self.next_id('loan_ids', 'L{:03d}'),
-            copy_=copy_.key(),
-            member=member.key(),
-            borrowed_on=today,
-            due_on=today + dt.timedelta(days=_C_LOAN_DAYS),
-            renewed=False,
-            returned_on=None,
-            late_fee=0.0,
+            id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(),
+            borrowed_on=today, due_on=today + dt.timedelta(days=_C_LOAN_DAYS), renewed=False,
+            returned_on=None, late_fee=0.0,
         )
         self.insert(self.t_loans, loan)  # public_library.world:358
         self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
@@ -662,8 +629,7 @@ class PublicLibrary(Episode):
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
             raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
         open_: tuple[str, ...] = tuple([  # public_library.world:369
-            _l22.key()
-            for _l22 in rt.each(self, self.t_loans)
+            _l22.key() for _l22 in rt.each(self, self.t_loans)
             if _l22.copy_ == copy_.key() and _l22.returned_on is None
         ])
         if len(open_) != 1:  # public_library.world:370
@@ -672,15 +638,12 @@ class PublicLibrary(Episode):
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
         self.set_fields(  # public_library.world:374
-            loan,
-            ('returned_on', 'late_fee'),
-            today,
+            loan, ('returned_on', 'late_fee'), today,
             v.check_range(fee, 'Loan.late_fee', 0.0, None),
         )
         member: Member = self.t_members[loan.member]  # public_library.world:376
         self.set_field(  # public_library.world:377
-            member,
-            'fees_due',
+            member, 'fees_due',
             v.check_range(round(member.fees_due + fee, 2), 'Member.fees_due', 0.0, None),
         )
         self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
@@ -697,16 +660,14 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, f'Loan {loan.id_} has already been renewed once.'))
         if loan.due_on < self.clock.date():  # public_library.world:387
             raise ToolError(rt.built(
-                self,
-                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
-                'not renewed.',
+                self, f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be '
+                'returned, not renewed.',
             ))
         # public_library.world:388
         if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
             raise ToolError(rt.built(
-                self,
-                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
-                'member, so the loan cannot be renewed.',
+                self, f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for '
+                'another member, so the loan cannot be renewed.',
             ))
         self.set_fields(  # public_library.world:389
             loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
@@ -716,8 +677,7 @@ class PublicLibrary(Episode):
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
         'Put a member at the end of the queue for a book.'
         if any(  # public_library.world:400
-            _h23.member == member.key()
-            and _h23.book == book.key()
+            _h23.member == member.key() and _h23.book == book.key()
             and _h23.status == _E10_HoldStatus_active
             for _h23 in rt.each(self, self.t_holds)
         ):
@@ -729,11 +689,8 @@ class PublicLibrary(Episode):
                 self, f'{member.name} already has a copy of {book.title} on loan.'
             ))
         hold: Hold = Hold(  # public_library.world:402
-            id_=self.next_id('hold_ids', 'H{:03d}'),
-            book=book.key(),
-            member=member.key(),
-            placed_at=self.clock,
-            status=_E10_HoldStatus_active,
+            id_=self.next_id('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(),
+            placed_at=self.clock, status=_E10_HoldStatus_active,
         )
         self.insert(self.t_holds, hold)  # public_library.world:403
         return hold  # public_library.world:404
@@ -751,14 +708,11 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
         if not (amount <= member.fees_due):  # public_library.world:422
             raise ToolError(rt.built(
-                self,
-                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
-                'than that.',
+                self, f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is '
+                'more than that.',
             ))
         self.set_field(  # public_library.world:423
-            member,
-            'fees_due',
-            v.check_range(
+            member, 'fees_due', v.check_range(
                 max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None
             ),
         )
@@ -766,79 +720,56 @@ class PublicLibrary(Episode):
 
 
 _RESULT_BookInfo = js.closed({
-    'isbn': js.STRING,
-    'title': js.STRING,
-    'author': js.STRING,
-    'genre': js.members(Genre),
-    'copies': js.INTEGER,
-    'available_copies': js.array(js.STRING),
-    'active_holds': js.INTEGER,
+    'isbn': js.STRING, 'title': js.STRING, 'author': js.STRING, 'genre': js.members(Genre),
+    'copies': js.INTEGER, 'available_copies': js.array(js.STRING), 'active_holds': js.INTEGER,
 })
 _RESULT_Book = js.closed({
-    'isbn': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'title': js.scalar('str', 1, 200),
-    'author': js.scalar('str', 1, 120),
-    'genre': js.members(Genre),
+    'isbn': js.scalar('str', pattern='^97[89][0-9]{10}$'), 'title': js.scalar('str', 1, 200),
+    'author': js.scalar('str', 1, 120), 'genre': js.members(Genre),
 })
 _RESULT_Copy = js.closed({
     'barcode': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'status': js.members(CopyStatus),
+    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'), 'status': js.members(CopyStatus),
 })
 _RESULT_Loan = js.closed({
-    'id': js.STRING,
-    'copy': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'borrowed_on': js.STRING,
-    'due_on': js.STRING,
-    'renewed': js.BOOLEAN,
-    'returned_on': js.nullable(js.STRING),
+    'id': js.STRING, 'copy': js.scalar('str', pattern='^C[0-9]{4}$'),
+    'member': js.scalar('str', pattern='^M[0-9]{3}$'), 'borrowed_on': js.STRING,
+    'due_on': js.STRING, 'renewed': js.BOOLEAN, 'returned_on': js.nullable(js.STRING),
     'late_fee': js.scalar('float', 0.0),
 })
 _RESULT_Member = js.closed({
-    'id': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^M[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
     'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-    'fees_due': js.scalar('float', 0.0),
-    'joined_on': js.STRING,
+    'fees_due': js.scalar('float', 0.0), 'joined_on': js.STRING,
 })
 _RESULT_LoanLine = js.closed({'loan': _RESULT_Loan, 'book': _RESULT_Book})
 _RESULT_Hold = js.closed({
-    'id': js.STRING,
-    'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
-    'member': js.scalar('str', pattern='^M[0-9]{3}$'),
-    'placed_at': js.STRING,
+    'id': js.STRING, 'book': js.scalar('str', pattern='^97[89][0-9]{10}$'),
+    'member': js.scalar('str', pattern='^M[0-9]{3}$'), 'placed_at': js.STRING,
     'status': js.members(HoldStatus),
 })
 _RESULT_HoldLine = js.closed({'hold': _RESULT_Hold, 'book': _RESULT_Book, 'position': js.INTEGER})
 _PARAM_book = param(
-    'book',
-    arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
+    'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
     "The book's ISBN-13 (13 digits starting 978 or 979).",
     not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
 )
 _PARAM_copy_ = param(
-    'copy',
-    arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+    'copy', arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
     'The barcode of the copy (C and four digits).',
     not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
 )
 _PARAM_member = param(
-    'member',
-    arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
     "The member's card number (M and three digits).",
     not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
 )
 _PARAM_loan = param(
-    'loan',
-    arg.row('loans'),
-    'The loan id (L and three digits).',
+    'loan', arg.row('loans'), 'The loan id (L and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'),
 )
 _PARAM_hold = param(
-    'hold',
-    arg.row('holds'),
-    'The hold id (H and three digits).',
+    'hold', arg.row('holds'), 'The hold id (H and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'),
 )
 
@@ -847,54 +778,38 @@ PublicLibrary.TOOLS = tools(
     tool(
         PublicLibrary.tool_search_books,
         param(
-            'query',
-            arg.refined(arg.TEXT, 1, 100),
+            'query', arg.refined(arg.TEXT, 1, 100),
             'Part of a title or an author\'s name, e.g. "dune" or "morrison".',
         ),
-        read_only=True,
-        where='public_library.world:237',
-        returns=js.array(_RESULT_BookInfo),
+        read_only=True, where='public_library.world:237', returns=js.array(_RESULT_BookInfo),
     ),
     tool(
-        PublicLibrary.tool_get_book,
-        _PARAM_book,
-        read_only=True,
-        where='public_library.world:246',
+        PublicLibrary.tool_get_book, _PARAM_book, read_only=True, where='public_library.world:246',
         returns=_RESULT_BookInfo,
     ),
     tool(
         PublicLibrary.tool_list_books,
         param(
-            'genre',
-            arg.optional(arg.enum_of(Genre)),
+            'genre', arg.optional(arg.enum_of(Genre)),
             'Only books of this genre; the whole catalogue when omitted.',
         ),
-        read_only=True,
-        where='public_library.world:254',
-        returns=js.array(_RESULT_Book),
+        read_only=True, where='public_library.world:254', returns=js.array(_RESULT_Book),
         shows=('list', ('row', 'books')),
     ),
     tool(
-        PublicLibrary.tool_list_copies,
-        _PARAM_book,
-        read_only=True,
-        where='public_library.world:262',
-        returns=js.array(_RESULT_Copy),
+        PublicLibrary.tool_list_copies, _PARAM_book, read_only=True,
+        where='public_library.world:262', returns=js.array(_RESULT_Copy),
         shows=('list', ('row', 'copies')),
     ),
     tool(
-        PublicLibrary.tool_get_copy,
-        _PARAM_copy_,
-        read_only=True,
+        PublicLibrary.tool_get_copy, _PARAM_copy_, read_only=True,
         where='public_library.world:270',
         returns=js.closed({
             'copy': _RESULT_Copy, 'book': _RESULT_Book, 'open_loan': js.nullable(_RESULT_Loan)
         }),
         shows=(
-            'record',
-            (
-                ('copy', 'copy_', ('row', 'copies')),
-                ('book', 'book', ('row', 'books')),
+            'record', (
+                ('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')),
                 ('open_loan', 'open_loan', ('row', 'loans')),
             ),
         ),
@@ -902,38 +817,27 @@ PublicLibrary.TOOLS = tools(
     tool(
         PublicLibrary.tool_find_members,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the member's name or email address; case does not matter.",
         ),
-        read_only=True,
-        where='public_library.world:279',
-        returns=js.array(_RESULT_Member),
+        read_only=True, where='public_library.world:279', returns=js.array(_RESULT_Member),
         shows=('list', ('row', 'members')),
     ),
     tool(
-        PublicLibrary.tool_get_member,
-        _PARAM_member,
-        read_only=True,
+        PublicLibrary.tool_get_member, _PARAM_member, read_only=True,
         where='public_library.world:288',
         returns=js.closed({
-            'member': _RESULT_Member,
-            'can_borrow': js.BOOLEAN,
-            'open_loans': js.array(_RESULT_LoanLine),
-            'active_holds': js.array(_RESULT_HoldLine),
+            'member': _RESULT_Member, 'can_borrow': js.BOOLEAN,
+            'open_loans': js.array(_RESULT_LoanLine), 'active_holds': js.array(_RESULT_HoldLine),
         }),
         shows=(
-            'record',
-            (
+            'record', (
                 ('member', 'member', ('row', 'members')),
                 (
-                    'open_loans',
-                    'open_loans',
+                    'open_loans', 'open_loans',
                     (
-                        'list',
-                        (
-                            'record',
-                            (
+                        'list', (
+                            'record', (
                                 ('loan', 'loan', ('row', 'loans')),
                                 ('book', 'book', ('row', 'books')),
                             ),
@@ -941,13 +845,10 @@ PublicLibrary.TOOLS = tools(
                     ),
                 ),
                 (
-                    'active_holds',
-                    'active_holds',
+                    'active_holds', 'active_holds',
                     (
-                        'list',
-                        (
-                            'record',
-                            (
+                        'list', (
+                            'record', (
                                 ('hold', 'hold', ('row', 'holds')),
                                 ('book', 'book', ('row', 'books')),
                             ),
@@ -958,34 +859,24 @@ PublicLibrary.TOOLS = tools(
         ),
     ),
     tool(
-        PublicLibrary.tool_list_loans,
-        _PARAM_member,
+        PublicLibrary.tool_list_loans, _PARAM_member,
         param(
-            'open_only',
-            arg.BOOL,
-            'Only loans not yet returned; false lists past loans too.',
+            'open_only', arg.BOOL, 'Only loans not yet returned; false lists past loans too.',
             default=lambda ep: True,
         ),
-        read_only=True,
-        where='public_library.world:301',
-        returns=js.array(_RESULT_LoanLine),
+        read_only=True, where='public_library.world:301', returns=js.array(_RESULT_LoanLine),
         shows=(
             'list',
             ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
         ),
     ),
     tool(
-        PublicLibrary.tool_get_loan,
-        _PARAM_loan,
-        read_only=True,
-        where='public_library.world:310',
+        PublicLibrary.tool_get_loan, _PARAM_loan, read_only=True, where='public_library.world:310',
         returns=_RESULT_LoanLine,
         shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
     ),
     tool(
-        PublicLibrary.tool_list_overdue_loans,
-        read_only=True,
-        where='public_library.world:316',
+        PublicLibrary.tool_list_overdue_loans, read_only=True, where='public_library.world:316',
         returns=js.array(_RESULT_LoanLine),
         shows=(
             'list',
@@ -993,66 +884,45 @@ PublicLibrary.TOOLS = tools(
         ),
     ),
     tool(
-        PublicLibrary.tool_list_holds,
-        _PARAM_book,
-        read_only=True,
-        where='public_library.world:322',
-        returns=js.array(_RESULT_HoldLine),
+        PublicLibrary.tool_list_holds, _PARAM_book, read_only=True,
+        where='public_library.world:322', returns=js.array(_RESULT_HoldLine),
         shows=(
             'list',
             ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
         ),
     ),
     tool(
-        PublicLibrary.tool_get_hold,
-        _PARAM_hold,
-        read_only=True,
-        where='public_library.world:330',
+        PublicLibrary.tool_get_hold, _PARAM_hold, read_only=True, where='public_library.world:330',
         returns=_RESULT_HoldLine,
         shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
     ),
     tool(
-        PublicLibrary.tool_borrow_copy,
-        _PARAM_member,
-        _PARAM_copy_,
-        where='public_library.world:338',
+        PublicLibrary.tool_borrow_copy, _PARAM_member, _PARAM_copy_,
+        where='public_library.world:338', returns=_RESULT_Loan,
+    ),
+    tool(
+        PublicLibrary.tool_return_copy, _PARAM_copy_, where='public_library.world:363',
         returns=_RESULT_Loan,
     ),
     tool(
-        PublicLibrary.tool_return_copy,
-        _PARAM_copy_,
-        where='public_library.world:363',
+        PublicLibrary.tool_renew_loan, _PARAM_loan, where='public_library.world:382',
         returns=_RESULT_Loan,
     ),
     tool(
-        PublicLibrary.tool_renew_loan,
-        _PARAM_loan,
-        where='public_library.world:382',
-        returns=_RESULT_Loan,
+        PublicLibrary.tool_place_hold, _PARAM_member, _PARAM_book,
+        where='public_library.world:394', returns=_RESULT_Hold,
     ),
     tool(
-        PublicLibrary.tool_place_hold,
-        _PARAM_member,
-        _PARAM_book,
-        where='public_library.world:394',
+        PublicLibrary.tool_cancel_hold, _PARAM_hold, where='public_library.world:407',
         returns=_RESULT_Hold,
     ),
     tool(
-        PublicLibrary.tool_cancel_hold,
-        _PARAM_hold,
-        where='public_library.world:407',
-        returns=_RESULT_Hold,
-    ),
-    tool(
-        PublicLibrary.tool_pay_fees,
-        _PARAM_member,
+        PublicLibrary.tool_pay_fees, _PARAM_member,
         param(
-            'amount',
-            arg.refined(arg.FLOAT, 0.01, 500.0),
+            'amount', arg.refined(arg.FLOAT, 0.01, 500.0),
             'The amount paid in dollars, at most what the member owes.',
         ),
-        where='public_library.world:415',
-        returns=_RESULT_Member,
+        where='public_library.world:415', returns=_RESULT_Member,
     ),
 )
 
@@ -1074,9 +944,7 @@ def _check_late_return_and_new_loan__charged(ep: PublicLibrary) -> rt.Verdict | 
 # public_library.world:538
 def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary) -> bool:
     return any(
-        _l24.member == 'M001'
-        and _l24.copy_ == 'C0006'
-        and _l24.returned_on is None
+        _l24.member == 'M001' and _l24.copy_ == 'C0006' and _l24.returned_on is None
         and _l24.due_on == rt.parse_date('2026-06-10')
         for _l24 in rt.each(ep, ep.t_loans)
     )
@@ -1109,8 +977,7 @@ def _check_swap_holds__dune_cancelled(ep: PublicLibrary) -> rt.Verdict | bool:
 
 def _check_swap_holds__beloved_held(ep: PublicLibrary) -> bool:  # public_library.world:774
     return any(
-        _h26.member == 'M003'
-        and _h26.book == '9781400033416'
+        _h26.member == 'M003' and _h26.book == '9781400033416'
         and _h26.status == _E10_HoldStatus_active
         for _h26 in rt.each(ep, ep.t_holds)
     )
@@ -1128,9 +995,7 @@ def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary) -> rt.V
 # tasks.world:114
 def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary) -> bool:
     return any(
-        _l27.member == 'M003'
-        and _l27.copy_ == 'C0003'
-        and _l27.returned_on is None
+        _l27.member == 'M003' and _l27.copy_ == 'C0003' and _l27.returned_on is None
         and _l27.due_on == rt.parse_date('2026-06-10')
         for _l27 in rt.each(ep, ep.t_loans)
     )
@@ -1166,9 +1031,7 @@ def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary) -> rt
 # tasks.world:243
 def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary) -> bool:
     return any(
-        _l28.member == 'M003'
-        and _l28.copy_ == 'C0004'
-        and _l28.returned_on is None
+        _l28.member == 'M003' and _l28.copy_ == 'C0004' and _l28.returned_on is None
         and _l28.due_on == rt.parse_date('2026-06-10')
         for _l28 in rt.each(ep, ep.t_loans)
     )
@@ -1190,9 +1053,7 @@ def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary) -> rt.Verdict | boo
 
 def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary) -> bool:  # tasks.world:363
     return any(
-        _l29.member == 'M003'
-        and _l29.copy_ == 'C0004'
-        and _l29.returned_on is None
+        _l29.member == 'M003' and _l29.copy_ == 'C0004' and _l29.returned_on is None
         and _l29.due_on == rt.parse_date('2026-06-10')
         for _l29 in rt.each(ep, ep.t_loans)
     )
@@ -1206,18 +1067,15 @@ def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary) -> r
 # tasks.world:482
 def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary) -> bool:
     return any(
-        _l30.member == 'M002'
-        and ep.t_copies[_l30.copy_].book == '9781400033416'
-        and _l30.returned_on is None
-        and _l30.due_on == rt.parse_date('2026-06-10')
+        _l30.member == 'M002' and ep.t_copies[_l30.copy_].book == '9781400033416'
+        and _l30.returned_on is None and _l30.due_on == rt.parse_date('2026-06-10')
         for _l30 in rt.each(ep, ep.t_loans)
     )
 
 
 def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary) -> bool:  # tasks.world:483
     return any(
-        _h31.member == 'M002'
-        and _h31.book == '9780441172719'
+        _h31.member == 'M002' and _h31.book == '9780441172719'
         and _h31.status == _E10_HoldStatus_active
         for _h31 in rt.each(ep, ep.t_holds)
     )
@@ -1269,9 +1127,7 @@ def _check_ana_returns_everything__fee_paid(ep: PublicLibrary) -> rt.Verdict | b
 
 def _check_ana_returns_everything__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:729
     return any(
-        _l32.member == 'M001'
-        and _l32.copy_ == 'C0001'
-        and _l32.returned_on is None
+        _l32.member == 'M001' and _l32.copy_ == 'C0001' and _l32.returned_on is None
         and _l32.due_on == rt.parse_date('2026-06-10')
         for _l32 in rt.each(ep, ep.t_loans)
     )

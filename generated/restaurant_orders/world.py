@@ -274,8 +274,7 @@ class RestaurantOrders(Episode):
         if not all(  # restaurant_orders.world:161
             _o52.status == _E11_OrderStatus_paid
             or len([
-                _p53
-                for _p53 in rt.each(self, self.t_orders)
+                _p53 for _p53 in rt.each(self, self.t_orders)
                 if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
             ])
             == 1
@@ -305,8 +304,7 @@ class RestaurantOrders(Episode):
         if not all(  # restaurant_orders.world:170
             _p57.share <= self.t_orders[_p57.order].split_ways
             and len([
-                _q58
-                for _q58 in rt.each(self, self.t_payments)
+                _q58 for _q58 in rt.each(self, self.t_payments)
                 if _q58.order == _p57.order and _q58.share == _p57.share
             ])
             == 1
@@ -336,8 +334,7 @@ class RestaurantOrders(Episode):
                 )
         for _row61 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:179
             if not (
-                (_row61.status == _E11_OrderStatus_served
-                or _row61.status == _E11_OrderStatus_paid)
+                (_row61.status == _E11_OrderStatus_served or _row61.status == _E11_OrderStatus_paid)
                 == (_row61.served_at is not None)
             ):
                 raise InvariantError(
@@ -384,11 +381,9 @@ class RestaurantOrders(Episode):
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."
         return sum(rt.each(  # restaurant_orders.world:127
-            self,
-            tuple([
+            self, tuple([
                 rt.bounded(_l1.quantity * _l1.unit_price_cents)
-                for _l1 in rt.each(self, self.t_order_lines)
-                if _l1.order == order.key()
+                for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.key()
             ]),
         ))
 
@@ -408,10 +403,8 @@ class RestaurantOrders(Episode):
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:141
         'The amount (without tips) paid on an order.'
         return sum(rt.each(  # restaurant_orders.world:142
-            self,
-            tuple([
-                _p3.amount_cents
-                for _p3 in rt.each(self, self.t_payments)
+            self, tuple([
+                _p3.amount_cents for _p3 in rt.each(self, self.t_payments)
                 if _p3.order == order.key()
             ]),
         ))
@@ -442,8 +435,7 @@ class RestaurantOrders(Episode):
             'they are available.'
         )
         return tuple([  # restaurant_orders.world:205
-            _m4.key()
-            for _m4 in rt.each(self, self.t_menu)
+            _m4.key() for _m4 in rt.each(self, self.t_menu)
             if (category is None or _m4.category == category)
             and (not available_only or _m4.available)
         ])
@@ -456,8 +448,7 @@ class RestaurantOrders(Episode):
         # restaurant_orders.world:213
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # restaurant_orders.world:214
-            _m5.key()
-            for _m5 in rt.each(self, self.t_menu)
+            _m5.key() for _m5 in rt.each(self, self.t_menu)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
         ])
 
@@ -472,8 +463,7 @@ class RestaurantOrders(Episode):
             'is not paid yet (none when the table is free).'
         )
         return tuple([  # restaurant_orders.world:231
-            self.fn_table_status(_t6)
-            for _t6 in rt.each(self, self.t_dining_tables)
+            self.fn_table_status(_t6) for _t6 in rt.each(self, self.t_dining_tables)
             if (zone is None or _t6.zone == zone)
             and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
         ])
@@ -494,17 +484,14 @@ class RestaurantOrders(Episode):
         )
         return rt.sorted_keys(  # restaurant_orders.world:249
             rt.each(
-                self,
-                [
-                    _o8
-                    for _o8 in rt.each(self, self.t_orders)
+                self, [
+                    _o8 for _o8 in rt.each(self, self.t_orders)
                     if (status is None or _o8.status == status)
                     and (table is None or _o8.table == table.key())
                     and (server is None or _o8.server == server.key())
                 ],
             ),
-            key=lambda _o7: _o7.opened_at,
-            reverse=True,
+            key=lambda _o7: _o7.opened_at, reverse=True,
         )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
@@ -520,21 +507,15 @@ class RestaurantOrders(Episode):
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
-            order.key(),
-            tuple([
-                _l10.key()
-                for _l10 in rt.each(self, self.t_order_lines)
+            order.key(), tuple([
+                _l10.key() for _l10 in rt.each(self, self.t_order_lines)
                 if _l10.order == order.key()
             ]),
-            total,
-            order.split_ways,
-            tuple([
+            total, order.split_ways, tuple([
                 self.fn_share_amount(total, order.split_ways, _s11 + 1)
                 for _s11 in rt.each(self, rt.int_range(0, order.split_ways))
             ]),
-            self.fn_payments_of(order),
-            paid_amount,
-            rt.bounded(total - paid_amount),
+            self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount),
         )
 
     # restaurant_orders.world:277
@@ -552,16 +533,10 @@ class RestaurantOrders(Episode):
                 self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
             ))
         order: Order = Order(  # restaurant_orders.world:286
-            id_=self.next_id('order_ids', 'O{:03d}'),
-            table=table.key(),
-            server=self.state.current_server,
-            guests=v.check_range(guests, 'Order.guests', 1, 12),
-            status=_E11_OrderStatus_open_,
-            opened_at=self.clock,
-            sent_at=None,
-            served_at=None,
-            split_ways=1,
-            paid_at=None,
+            id_=self.next_id('order_ids', 'O{:03d}'), table=table.key(),
+            server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12),
+            status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None,
+            split_ways=1, paid_at=None,
         )
         self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
@@ -579,9 +554,7 @@ class RestaurantOrders(Episode):
         if not item.available:  # restaurant_orders.world:301
             raise ToolError(rt.built(self, f'{item.name} is not available.'))
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
-            id_=self.next_id('line_ids', 'L{:04d}'),
-            order=order.key(),
-            item=item.key(),
+            id_=self.next_id('line_ids', 'L{:04d}'), order=order.key(), item=item.key(),
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
             unit_price_cents=v.check_range(
                 item.price_cents, 'OrderLine.unit_price_cents', 1, 100000
@@ -598,28 +571,21 @@ class RestaurantOrders(Episode):
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
             raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} is {order.status}; lines can only be removed before it is '
-                'sent to the kitchen.',
+                self, f'Order {order.id_} is {order.status}; lines can only be removed before it '
+                'is sent to the kitchen.',
             ))
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
-            order.key(),
-            tuple([
-                _l13.key()
-                for _l13 in rt.each(self, self.t_order_lines)
+            order.key(), tuple([
+                _l13.key() for _l13 in rt.each(self, self.t_order_lines)
                 if _l13.order == order.key()
             ]),
-            total,
-            order.split_ways,
-            tuple([
+            total, order.split_ways, tuple([
                 self.fn_share_amount(total, order.split_ways, _s14 + 1)
                 for _s14 in rt.each(self, rt.int_range(0, order.split_ways))
             ]),
-            self.fn_payments_of(order),
-            0,
-            total,
+            self.fn_payments_of(order), 0, total,
         )
 
     def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
@@ -695,17 +661,13 @@ class RestaurantOrders(Episode):
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
         payment: Payment = Payment(  # restaurant_orders.world:389
-            id_=self.next_id('payment_ids', 'PAY{:03d}'),
-            order=order.key(),
+            id_=self.next_id('payment_ids', 'PAY{:03d}'), order=order.key(),
             share=v.check_range(share, 'Payment.share', 1, 12),
             amount_cents=v.check_range(
-                self.fn_share_amount(total, order.split_ways, share),
-                'Payment.amount_cents',
-                0,
+                self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0,
                 None,
             ),
-            tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None),
-            method=method,
+            tip_cents=v.check_range(tip_cents, 'Payment.tip_cents', 0, None), method=method,
             paid_at=self.clock,
         )
         self.insert(self.t_payments, payment)  # restaurant_orders.world:396
@@ -713,10 +675,7 @@ class RestaurantOrders(Episode):
             # restaurant_orders.world:398
             self.set_fields(order, ('status', 'paid_at'), _E11_OrderStatus_paid, self.clock)
         return SettleReceipt(  # restaurant_orders.world:401
-            payment.key(),
-            share,
-            order.split_ways,
-            rt.bounded(total - self.fn_paid_so_far(order)),
+            payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)),
             order.status,
         )
 
@@ -733,75 +692,51 @@ _RESULT_Server = js.closed({
     'id': js.scalar('str', pattern='^S[0-9]{2}$'), 'name': js.scalar('str', 1, 80)
 })
 _RESULT_MenuItem = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
-    'category': js.members(Category),
-    'price_cents': js.scalar('int', 1, 100000),
+    'code': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
+    'category': js.members(Category), 'price_cents': js.scalar('int', 1, 100000),
     'available': js.BOOLEAN,
 })
 _RESULT_DiningTable = js.closed({
-    'number': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'seats': js.scalar('int', 1, 12),
+    'number': js.scalar('str', pattern='^T[0-9]{1,2}$'), 'seats': js.scalar('int', 1, 12),
     'zone': js.members(Zone),
 })
 _RESULT_Order = js.closed({
-    'id': js.STRING,
-    'table': js.scalar('str', pattern='^T[0-9]{1,2}$'),
-    'server': js.scalar('str', pattern='^S[0-9]{2}$'),
-    'guests': js.scalar('int', 1, 12),
-    'status': js.members(OrderStatus),
-    'opened_at': js.STRING,
-    'sent_at': js.nullable(js.STRING),
-    'served_at': js.nullable(js.STRING),
-    'split_ways': js.scalar('int', 1, 12),
+    'id': js.STRING, 'table': js.scalar('str', pattern='^T[0-9]{1,2}$'),
+    'server': js.scalar('str', pattern='^S[0-9]{2}$'), 'guests': js.scalar('int', 1, 12),
+    'status': js.members(OrderStatus), 'opened_at': js.STRING, 'sent_at': js.nullable(js.STRING),
+    'served_at': js.nullable(js.STRING), 'split_ways': js.scalar('int', 1, 12),
     'paid_at': js.nullable(js.STRING),
 })
 _RESULT_TableStatus = js.closed({
     'table': _RESULT_DiningTable, 'current_order': js.nullable(_RESULT_Order)
 })
 _RESULT_OrderLine = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
-    'quantity': js.scalar('int', 1, 20),
-    'unit_price_cents': js.scalar('int', 1, 100000),
+    'id': js.STRING, 'order': js.STRING, 'item': js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'),
+    'quantity': js.scalar('int', 1, 20), 'unit_price_cents': js.scalar('int', 1, 100000),
     'note': js.scalar('str', None, 120),
 })
 _RESULT_Payment = js.closed({
-    'id': js.STRING,
-    'order': js.STRING,
-    'share': js.scalar('int', 1, 12),
-    'amount_cents': js.scalar('int', 0),
-    'tip_cents': js.scalar('int', 0),
-    'method': js.members(PayMethod),
-    'paid_at': js.STRING,
+    'id': js.STRING, 'order': js.STRING, 'share': js.scalar('int', 1, 12),
+    'amount_cents': js.scalar('int', 0), 'tip_cents': js.scalar('int', 0),
+    'method': js.members(PayMethod), 'paid_at': js.STRING,
 })
 _RESULT_OrderView = js.closed({
-    'order': _RESULT_Order,
-    'lines': js.array(_RESULT_OrderLine),
-    'total_cents': js.INTEGER,
-    'split_ways': js.INTEGER,
-    'share_amounts': js.array(js.INTEGER),
-    'payments': js.array(_RESULT_Payment),
-    'paid_cents': js.INTEGER,
-    'due_cents': js.INTEGER,
+    'order': _RESULT_Order, 'lines': js.array(_RESULT_OrderLine), 'total_cents': js.INTEGER,
+    'split_ways': js.INTEGER, 'share_amounts': js.array(js.INTEGER),
+    'payments': js.array(_RESULT_Payment), 'paid_cents': js.INTEGER, 'due_cents': js.INTEGER,
 })
 _PARAM_item = param(
-    'item',
-    arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
+    'item', arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
     'The menu item code (two letters and two digits, as list_menu shows it).',
     not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
 )
 _PARAM_table = param(
-    'table',
-    arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
+    'table', arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
     'The table number, as list_tables shows it (T and a number).',
     not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
 )
 _PARAM_order = param(
-    'order',
-    arg.row('orders'),
-    'The order id (O and three digits).',
+    'order', arg.row('orders'), 'The order id (O and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
 
@@ -810,64 +745,48 @@ RestaurantOrders.TOOLS = tools(
     tool(
         RestaurantOrders.tool_sign_in,
         param(
-            'server',
-            arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+            'server', arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
             "The server's id (S and two digits).",
             not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
-        where='restaurant_orders.world:190',
-        returns=_RESULT_Server,
+        where='restaurant_orders.world:190', returns=_RESULT_Server,
     ),
     tool(
         RestaurantOrders.tool_list_menu,
         param(
-            'category',
-            arg.optional(arg.enum_of(Category)),
+            'category', arg.optional(arg.enum_of(Category)),
             'Only items of this category: starter, main, dessert or drink.',
         ),
         param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
-        read_only=True,
-        where='restaurant_orders.world:199',
-        returns=js.array(_RESULT_MenuItem),
+        read_only=True, where='restaurant_orders.world:199', returns=js.array(_RESULT_MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
         RestaurantOrders.tool_search_menu,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the dish's or drink's name, e.g. pizza; case does not matter.",
         ),
-        read_only=True,
-        where='restaurant_orders.world:208',
-        returns=js.array(_RESULT_MenuItem),
+        read_only=True, where='restaurant_orders.world:208', returns=js.array(_RESULT_MenuItem),
         shows=('list', ('row', 'menu')),
     ),
     tool(
-        RestaurantOrders.tool_get_menu_item,
-        _PARAM_item,
-        read_only=True,
-        where='restaurant_orders.world:217',
-        returns=_RESULT_MenuItem,
+        RestaurantOrders.tool_get_menu_item, _PARAM_item, read_only=True,
+        where='restaurant_orders.world:217', returns=_RESULT_MenuItem,
     ),
     tool(
         RestaurantOrders.tool_list_tables,
         param(
-            'zone',
-            arg.optional(arg.enum_of(Zone)),
+            'zone', arg.optional(arg.enum_of(Zone)),
             'Only tables in this zone: indoor, terrace or bar.',
         ),
         param(
             'free_only', arg.BOOL, 'Only tables with no unpaid order.', default=lambda ep: False
         ),
-        read_only=True,
-        where='restaurant_orders.world:225',
-        returns=js.array(_RESULT_TableStatus),
+        read_only=True, where='restaurant_orders.world:225', returns=js.array(_RESULT_TableStatus),
         shows=(
-            'list',
-            (
-                'record',
-                (
+            'list', (
+                'record', (
                     ('table', 'table', ('row', 'dining_tables')),
                     ('current_order', 'current_order', ('row', 'orders')),
                 ),
@@ -875,14 +794,10 @@ RestaurantOrders.TOOLS = tools(
         ),
     ),
     tool(
-        RestaurantOrders.tool_get_table,
-        _PARAM_table,
-        read_only=True,
-        where='restaurant_orders.world:234',
-        returns=_RESULT_TableStatus,
+        RestaurantOrders.tool_get_table, _PARAM_table, read_only=True,
+        where='restaurant_orders.world:234', returns=_RESULT_TableStatus,
         shows=(
-            'record',
-            (
+            'record', (
                 ('table', 'table', ('row', 'dining_tables')),
                 ('current_order', 'current_order', ('row', 'orders')),
             ),
@@ -903,27 +818,18 @@ RestaurantOrders.TOOLS = tools(
             'Only orders opened by this server (S and two digits).',
             not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
-        read_only=True,
-        where='restaurant_orders.world:242',
-        returns=js.array(_RESULT_Order),
+        read_only=True, where='restaurant_orders.world:242', returns=js.array(_RESULT_Order),
         shows=('list', ('row', 'orders')),
     ),
     tool(
-        RestaurantOrders.tool_list_servers,
-        read_only=True,
-        where='restaurant_orders.world:252',
-        returns=js.array(_RESULT_Server),
-        shows=('list', ('row', 'servers')),
+        RestaurantOrders.tool_list_servers, read_only=True, where='restaurant_orders.world:252',
+        returns=js.array(_RESULT_Server), shows=('list', ('row', 'servers')),
     ),
     tool(
-        RestaurantOrders.tool_get_order,
-        _PARAM_order,
-        read_only=True,
-        where='restaurant_orders.world:256',
-        returns=_RESULT_OrderView,
+        RestaurantOrders.tool_get_order, _PARAM_order, read_only=True,
+        where='restaurant_orders.world:256', returns=_RESULT_OrderView,
         shows=(
-            'record',
-            (
+            'record', (
                 ('order', 'order', ('row', 'orders')),
                 ('lines', 'lines', ('list', ('row', 'order_lines'))),
                 ('payments', 'payments', ('list', ('row', 'payments'))),
@@ -931,39 +837,29 @@ RestaurantOrders.TOOLS = tools(
         ),
     ),
     tool(
-        RestaurantOrders.tool_open_order,
-        _PARAM_table,
+        RestaurantOrders.tool_open_order, _PARAM_table,
         param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
-        where='restaurant_orders.world:277',
-        returns=_RESULT_Order,
+        where='restaurant_orders.world:277', returns=_RESULT_Order,
     ),
     tool(
-        RestaurantOrders.tool_add_line,
-        _PARAM_order,
-        _PARAM_item,
+        RestaurantOrders.tool_add_line, _PARAM_order, _PARAM_item,
         param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=lambda ep: 1),
         param(
-            'note',
-            arg.refined(arg.TEXT, None, 120),
-            "A note for the kitchen, e.g. 'no onions'.",
+            'note', arg.refined(arg.TEXT, None, 120), "A note for the kitchen, e.g. 'no onions'.",
             default=lambda ep: '',
         ),
-        where='restaurant_orders.world:291',
-        returns=_RESULT_OrderLine,
+        where='restaurant_orders.world:291', returns=_RESULT_OrderLine,
     ),
     tool(
         RestaurantOrders.tool_remove_line,
         param(
-            'line',
-            arg.row('order_lines'),
+            'line', arg.row('order_lines'),
             'The line id (L and four digits, as get_order shows it).',
             not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
         ),
-        where='restaurant_orders.world:313',
-        returns=_RESULT_OrderView,
+        where='restaurant_orders.world:313', returns=_RESULT_OrderView,
         shows=(
-            'record',
-            (
+            'record', (
                 ('order', 'order', ('row', 'orders')),
                 ('lines', 'lines', ('list', ('row', 'order_lines'))),
                 ('payments', 'payments', ('list', ('row', 'payments'))),
@@ -971,62 +867,45 @@ RestaurantOrders.TOOLS = tools(
         ),
     ),
     tool(
-        RestaurantOrders.tool_send_to_kitchen,
-        _PARAM_order,
-        where='restaurant_orders.world:335',
+        RestaurantOrders.tool_send_to_kitchen, _PARAM_order, where='restaurant_orders.world:335',
         returns=_RESULT_Order,
     ),
     tool(
-        RestaurantOrders.tool_mark_served,
-        _PARAM_order,
-        where='restaurant_orders.world:348',
+        RestaurantOrders.tool_mark_served, _PARAM_order, where='restaurant_orders.world:348',
         returns=_RESULT_Order,
     ),
     tool(
-        RestaurantOrders.tool_split_bill,
-        _PARAM_order,
+        RestaurantOrders.tool_split_bill, _PARAM_order,
         param(
-            'ways',
-            arg.refined(arg.INT, 1, 12),
+            'ways', arg.refined(arg.INT, 1, 12),
             'Into how many equal shares; at most the number of guests.',
         ),
-        where='restaurant_orders.world:362',
-        returns=js.array(js.INTEGER),
+        where='restaurant_orders.world:362', returns=js.array(js.INTEGER),
     ),
     tool(
-        RestaurantOrders.tool_settle_share,
-        _PARAM_order,
+        RestaurantOrders.tool_settle_share, _PARAM_order,
         param('method', arg.enum_of(PayMethod), 'cash or card.'),
         param(
-            'tip_cents',
-            arg.refined(arg.INT, 0, 100000),
-            'The tip in cents, on top of the share.',
+            'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
             default=lambda ep: 0,
         ),
         where='restaurant_orders.world:377',
         returns=js.closed({
-            'payment': js.STRING,
-            'shares_paid': js.INTEGER,
-            'split_ways': js.INTEGER,
-            'remaining_cents': js.INTEGER,
-            'order_status': js.members(OrderStatus),
+            'payment': js.STRING, 'shares_paid': js.INTEGER, 'split_ways': js.INTEGER,
+            'remaining_cents': js.INTEGER, 'order_status': js.members(OrderStatus),
         }),
     ),
     tool(
-        RestaurantOrders.tool_set_item_availability,
-        _PARAM_item,
+        RestaurantOrders.tool_set_item_availability, _PARAM_item,
         param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
-        where='restaurant_orders.world:410',
-        returns=_RESULT_MenuItem,
+        where='restaurant_orders.world:410', returns=_RESULT_MenuItem,
     ),
 )
 
 
 def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:557
     return any(
-        _o17.table == 'T1'
-        and _o17.guests == 2
-        and _o17.status == _E11_OrderStatus_sent_to_kitchen
+        _o17.table == 'T1' and _o17.guests == 2 and _o17.status == _E11_OrderStatus_sent_to_kitchen
         and _o17.server == 'S01'
         for _o17 in rt.each(ep, ep.t_orders)
     )
@@ -1034,13 +913,10 @@ def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_or
 
 def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:558
     return any(
-        _o18.table == 'T1'
-        and _o18.status == _E11_OrderStatus_sent_to_kitchen
+        _o18.table == 'T1' and _o18.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]) == 3
         and any(
-            _l20.order == _o18.key()
-            and _l20.item == 'PZ01'
-            and _l20.quantity == 1
+            _l20.order == _o18.key() and _l20.item == 'PZ01' and _l20.quantity == 1
             and _l20.note == 'extra basil'
             for _l20 in rt.each(ep, ep.t_order_lines)
         )
@@ -1058,8 +934,7 @@ def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_o
 
 def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:559
     return any(
-        _o23.table == 'T1'
-        and _o23.status == _E11_OrderStatus_sent_to_kitchen
+        _o23.table == 'T1' and _o23.status == _E11_OrderStatus_sent_to_kitchen
         and ep.fn_order_total(_o23) == 3350
         for _o23 in rt.each(ep, ep.t_orders)
     )
@@ -1068,11 +943,8 @@ def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_o
 # restaurant_orders.world:706
 def _check_close_out_tables__t4_paid(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
-        _p24.order == 'O003'
-        and _p24.share == 2
-        and _p24.amount_cents == 1950
-        and _p24.tip_cents == 150
-        and _p24.method == _E9_PayMethod_card
+        _p24.order == 'O003' and _p24.share == 2 and _p24.amount_cents == 1950
+        and _p24.tip_cents == 150 and _p24.method == _E9_PayMethod_card
         for _p24 in rt.each(ep, ep.t_payments)
     )
 
@@ -1098,19 +970,13 @@ def _check_split_at_the_bar__settled(ep: RestaurantOrders) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
         and any(
-            _p25.order == 'O005'
-            and _p25.share == 1
-            and _p25.amount_cents == 1250
-            and _p25.tip_cents == 100
-            and _p25.method == _E9_PayMethod_cash
+            _p25.order == 'O005' and _p25.share == 1 and _p25.amount_cents == 1250
+            and _p25.tip_cents == 100 and _p25.method == _E9_PayMethod_cash
             for _p25 in rt.each(ep, ep.t_payments)
         )
         and any(
-            _p26.order == 'O005'
-            and _p26.share == 2
-            and _p26.amount_cents == 1250
-            and _p26.tip_cents == 200
-            and _p26.method == _E9_PayMethod_card
+            _p26.order == 'O005' and _p26.share == 2 and _p26.amount_cents == 1250
+            and _p26.tip_cents == 200 and _p26.method == _E9_PayMethod_card
             for _p26 in rt.each(ep, ep.t_payments)
         )
     )
@@ -1132,9 +998,7 @@ def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders) -> rt.Ver
             for _l28 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l29.order == 'O001'
-            and _l29.item == 'FS01'
-            and _l29.quantity == 1
+            _l29.order == 'O001' and _l29.item == 'FS01' and _l29.quantity == 1
             and _l29.unit_price_cents == 2400
             for _l29 in rt.each(ep, ep.t_order_lines)
         )
@@ -1163,9 +1027,7 @@ def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders) -> rt.Verdict | bo
 
 def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders) -> bool:  # tasks.world:290
     return any(
-        _l32.order == 'O001'
-        and _l32.item == 'DS01'
-        and _l32.quantity == 2
+        _l32.order == 'O001' and _l32.item == 'DS01' and _l32.quantity == 2
         and _l32.unit_price_cents == 650
         for _l32 in rt.each(ep, ep.t_order_lines)
     )
@@ -1184,11 +1046,8 @@ def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders) -> rt.Verdict 
         rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_paid)
         and rt.expect(ep.t_orders['O001'].split_ways, '==', 1, part=1)
         and any(
-            _p33.order == 'O001'
-            and _p33.share == 1
-            and _p33.amount_cents == 3200
-            and _p33.tip_cents == 300
-            and _p33.method == _E9_PayMethod_card
+            _p33.order == 'O001' and _p33.share == 1 and _p33.amount_cents == 3200
+            and _p33.tip_cents == 300 and _p33.method == _E9_PayMethod_card
             for _p33 in rt.each(ep, ep.t_payments)
         )
     )
@@ -1204,19 +1063,15 @@ def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders) -> rt.Ver
 # tasks.world:439
 def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders) -> bool:
     return any(
-        _o34.table == 'T4'
-        and _o34.id_ != 'O003'
-        and _o34.guests == 4
-        and _o34.status == _E11_OrderStatus_sent_to_kitchen
-        and _o34.server == 'S01'
+        _o34.table == 'T4' and _o34.id_ != 'O003' and _o34.guests == 4
+        and _o34.status == _E11_OrderStatus_sent_to_kitchen and _o34.server == 'S01'
         for _o34 in rt.each(ep, ep.t_orders)
     )
 
 
 def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:440
     return any(
-        _o35.table == 'T4'
-        and _o35.status == _E11_OrderStatus_sent_to_kitchen
+        _o35.table == 'T4' and _o35.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]) == 2
         and any(
             _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
@@ -1267,44 +1122,34 @@ def _check_t1_changes_their_mind__lines(ep: RestaurantOrders) -> rt.Verdict | bo
 def _check_t1_changes_their_mind__total(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(
         sum(rt.each(
-            ep,
-            tuple([
+            ep, tuple([
                 rt.bounded(_l44.quantity * _l44.unit_price_cents)
-                for _l44 in rt.each(ep, ep.t_order_lines)
-                if _l44.order == 'O006'
+                for _l44 in rt.each(ep, ep.t_order_lines) if _l44.order == 'O006'
             ]),
         )),
-        '==',
-        3250,
+        '==', 3250,
     )
 
 
 def _check_turn_table_t4__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:  # tasks.world:757
     return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
-        _p45.order == 'O003'
-        and _p45.share == 2
-        and _p45.amount_cents == 1950
-        and _p45.tip_cents == 0
-        and _p45.method == _E9_PayMethod_cash
+        _p45.order == 'O003' and _p45.share == 2 and _p45.amount_cents == 1950
+        and _p45.tip_cents == 0 and _p45.method == _E9_PayMethod_cash
         for _p45 in rt.each(ep, ep.t_payments)
     )
 
 
 def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders) -> bool:  # tasks.world:758
     return any(
-        _o46.table == 'T4'
-        and _o46.id_ != 'O003'
-        and _o46.guests == 3
-        and _o46.status == _E11_OrderStatus_sent_to_kitchen
-        and _o46.server == 'S01'
+        _o46.table == 'T4' and _o46.id_ != 'O003' and _o46.guests == 3
+        and _o46.status == _E11_OrderStatus_sent_to_kitchen and _o46.server == 'S01'
         for _o46 in rt.each(ep, ep.t_orders)
     )
 
 
 def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:759
     return any(
-        _o47.table == 'T4'
-        and _o47.status == _E11_OrderStatus_sent_to_kitchen
+        _o47.table == 'T4' and _o47.status == _E11_OrderStatus_sent_to_kitchen
         and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]) == 3
         and any(
             _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1

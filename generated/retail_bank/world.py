@@ -235,10 +235,8 @@ class RetailBank(Episode):
         if not all(  # retail_bank.world:123
             _a30.status == _E13_AccountStatus_closed
             or len([
-                _b31
-                for _b31 in rt.each(self, self.t_accounts)
-                if _b31.owner == _a30.owner
-                and _b31.kind == _a30.kind
+                _b31 for _b31 in rt.each(self, self.t_accounts)
+                if _b31.owner == _a30.owner and _b31.kind == _a30.kind
                 and _b31.status != _E13_AccountStatus_closed
             ])
             == 1
@@ -267,8 +265,7 @@ class RetailBank(Episode):
         for _row34 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
             if not (
                 _row34.kind != _E6_TxKind_transfer
-                or _row34.from_account is not None
-                and _row34.to_account is not None
+                or _row34.from_account is not None and _row34.to_account is not None
                 and _row34.from_account != _row34.to_account
             ):
                 raise InvariantError(
@@ -291,8 +288,7 @@ class RetailBank(Episode):
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_accounts,
+                self, self.t_accounts,
                 ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account')),
             )
         pass
@@ -301,15 +297,12 @@ class RetailBank(Episode):
         'The transactions of an account, newest first.'
         return rt.sorted_keys(  # retail_bank.world:102
             rt.each(
-                self,
-                [
-                    _t2
-                    for _t2 in rt.each(self, self.t_transactions)
+                self, [
+                    _t2 for _t2 in rt.each(self, self.t_transactions)
                     if _t2.from_account == account.key() or _t2.to_account == account.key()
                 ],
             ),
-            key=lambda _t1: _t1.at,
-            reverse=True,
+            key=lambda _t1: _t1.at, reverse=True,
         )
 
     def fn_money(self, cents: int) -> str:  # retail_bank.world:105
@@ -327,10 +320,7 @@ class RetailBank(Episode):
             _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
         ])
         return CustomerView(  # retail_bank.world:150
-            customer.key(),
-            customer.name,
-            customer.email,
-            owned,
+            customer.key(), customer.name, customer.email, owned,
             sum(rt.each(
                 self,
                 tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))),
@@ -364,8 +354,7 @@ class RetailBank(Episode):
         )
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
-            _c5.key()
-            for _c5 in rt.each(self, self.t_customers)
+            _c5.key() for _c5 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
         ])
@@ -378,11 +367,9 @@ class RetailBank(Episode):
             'optionally of one customer, kind or status.'
         )
         return tuple([  # retail_bank.world:198
-            _a6.key()
-            for _a6 in rt.each(self, self.t_accounts)
+            _a6.key() for _a6 in rt.each(self, self.t_accounts)
             if (customer is None or _a6.owner == customer.key())
-            and (kind is None or _a6.kind == kind)
-            and (status is None or _a6.status == status)
+            and (kind is None or _a6.kind == kind) and (status is None or _a6.status == status)
         ])
 
     # retail_bank.world:201
@@ -408,8 +395,7 @@ class RetailBank(Episode):
         if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
         if any(  # retail_bank.world:227
-            _a8.owner == customer.key()
-            and _a8.kind == kind
+            _a8.owner == customer.key() and _a8.kind == kind
             and _a8.status != _E13_AccountStatus_closed
             for _a8 in rt.each(self, self.t_accounts)
         ):
@@ -417,30 +403,22 @@ class RetailBank(Episode):
                 self, f'Customer {customer.id_} already has an open {kind} account.'
             ))
         account: Account = Account(  # retail_bank.world:228
-            number=self.next_id('account_numbers', 'AC{:05d}'),
-            owner=customer.key(),
-            kind=kind,
+            number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind,
             status=_E13_AccountStatus_active,
             balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None),
-            opened_on=self.clock.date(),
-            closed_on=None,
-            freeze_reason='',
+            opened_on=self.clock.date(), closed_on=None, freeze_reason='',
         )
         self.insert(self.t_accounts, account)  # retail_bank.world:234
         if initial_deposit_cents > 0:  # retail_bank.world:235
             self.insert(  # retail_bank.world:236
-                self.t_transactions,
-                Transaction(
-                    id_=self.next_id('transaction_ids', 'TX{:06d}'),
-                    kind=_E6_TxKind_deposit,
-                    from_account=None,
-                    to_account=account.key(),
+                self.t_transactions, Transaction(
+                    id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit,
+                    from_account=None, to_account=account.key(),
                     amount_cents=v.check_range(
                         initial_deposit_cents, 'Transaction.amount_cents', 1, None
                     ),
                     memo=v.check_length('opening deposit', 'Transaction.memo', None, 120),
-                    teller=self.state.current_teller,
-                    at=self.clock,
+                    teller=self.state.current_teller, at=self.clock,
                 ),
             )
         return account  # retail_bank.world:244
@@ -481,23 +459,18 @@ class RetailBank(Episode):
                 self, f'Account {account.number} is frozen: no money can move in or out.'
             ))
         self.set_field(  # retail_bank.world:271
-            account,
-            'balance_cents',
+            account, 'balance_cents',
             v.check_range(
                 rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
             ),
         )
         self.insert(  # retail_bank.world:272
-            self.t_transactions,
-            Transaction(
-                id_=self.next_id('transaction_ids', 'TX{:06d}'),
-                kind=_E6_TxKind_deposit,
-                from_account=None,
-                to_account=account.key(),
+            self.t_transactions, Transaction(
+                id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit,
+                from_account=None, to_account=account.key(),
                 amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
                 memo=v.check_length(memo, 'Transaction.memo', None, 120),
-                teller=self.state.current_teller,
-                at=self.clock,
+                teller=self.state.current_teller, at=self.clock,
             ),
         )
         return account  # retail_bank.world:279
@@ -515,34 +488,27 @@ class RetailBank(Episode):
             ))
         if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
             raise ToolError(rt.built(
-                self,
-                f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
-                'per withdrawal.',
+                self, 'The desk can pay out at most '
+                f'{self.fn_money(self.state.max_withdrawal_cents)} per withdrawal.',
             ))
         if account.balance_cents < amount_cents:  # retail_bank.world:293
             raise ToolError(rt.built(
-                self,
-                f'Insufficient funds: account {account.number} holds '
+                self, f'Insufficient funds: account {account.number} holds '
                 f'{self.fn_money(account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:294
-            account,
-            'balance_cents',
+            account, 'balance_cents',
             v.check_range(
                 rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
             ),
         )
         self.insert(  # retail_bank.world:295
-            self.t_transactions,
-            Transaction(
-                id_=self.next_id('transaction_ids', 'TX{:06d}'),
-                kind=_E6_TxKind_withdrawal,
-                from_account=account.key(),
-                to_account=None,
+            self.t_transactions, Transaction(
+                id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal,
+                from_account=account.key(), to_account=None,
                 amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
                 memo=v.check_length(memo, 'Transaction.memo', None, 120),
-                teller=self.state.current_teller,
-                at=self.clock,
+                teller=self.state.current_teller, at=self.clock,
             ),
         )
         return account  # retail_bank.world:302
@@ -565,39 +531,29 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, f'Destination account {to_account.number} is frozen.'))
         if from_account.balance_cents < amount_cents:  # retail_bank.world:319
             raise ToolError(rt.built(
-                self,
-                f'Insufficient funds: account {from_account.number} holds '
+                self, f'Insufficient funds: account {from_account.number} holds '
                 f'{self.fn_money(from_account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:320
-            from_account,
-            'balance_cents',
+            from_account, 'balance_cents',
             v.check_range(
-                rt.bounded(from_account.balance_cents - amount_cents),
-                'Account.balance_cents',
-                0,
+                rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0,
                 None,
             ),
         )
         self.set_field(  # retail_bank.world:321
-            to_account,
-            'balance_cents',
+            to_account, 'balance_cents',
             v.check_range(
-                rt.bounded(to_account.balance_cents + amount_cents),
-                'Account.balance_cents',
-                0,
+                rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0,
                 None,
             ),
         )
         tx: Transaction = Transaction(  # retail_bank.world:322
-            id_=self.next_id('transaction_ids', 'TX{:06d}'),
-            kind=_E6_TxKind_transfer,
-            from_account=from_account.key(),
-            to_account=to_account.key(),
+            id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer,
+            from_account=from_account.key(), to_account=to_account.key(),
             amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
             memo=v.check_length(memo, 'Transaction.memo', None, 120),
-            teller=self.state.current_teller,
-            at=self.clock,
+            teller=self.state.current_teller, at=self.clock,
         )
         self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
@@ -610,9 +566,8 @@ class RetailBank(Episode):
         # retail_bank.world:341
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
-                self,
-                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
-                'allowed to freeze accounts.',
+                self, f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
+                'not allowed to freeze accounts.',
             ))
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
             raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
@@ -621,9 +576,7 @@ class RetailBank(Episode):
         if rt.built(self, reason.strip()) == '':  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
-            account,
-            ('status', 'freeze_reason'),
-            _E13_AccountStatus_frozen,
+            account, ('status', 'freeze_reason'), _E13_AccountStatus_frozen,
             v.check_length(reason, 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:347
@@ -638,134 +591,99 @@ class RetailBank(Episode):
         # retail_bank.world:356
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
-                self,
-                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
-                'allowed to unfreeze accounts.',
+                self, f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
+                'not allowed to unfreeze accounts.',
             ))
         if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
             raise ToolError(rt.built(self, f'Account {account.number} is not frozen.'))
         self.set_fields(  # retail_bank.world:358
-            account,
-            ('status', 'freeze_reason'),
-            _E13_AccountStatus_active,
+            account, ('status', 'freeze_reason'), _E13_AccountStatus_active,
             v.check_length('', 'Account.freeze_reason', None, 120),
         )
         return account  # retail_bank.world:360
 
 
 _RESULT_Teller = js.closed({
-    'id': js.scalar('str', pattern='^T[0-9]{2}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^T[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
     'can_freeze': js.BOOLEAN,
 })
 _RESULT_Account = js.closed({
-    'number': js.STRING,
-    'owner': js.scalar('str', pattern='^CU[0-9]{4}$'),
-    'kind': js.members(AccountKind),
-    'status': js.members(AccountStatus),
-    'balance_cents': js.scalar('int', 0),
-    'opened_on': js.STRING,
-    'closed_on': js.nullable(js.STRING),
-    'freeze_reason': js.scalar('str', None, 120),
+    'number': js.STRING, 'owner': js.scalar('str', pattern='^CU[0-9]{4}$'),
+    'kind': js.members(AccountKind), 'status': js.members(AccountStatus),
+    'balance_cents': js.scalar('int', 0), 'opened_on': js.STRING,
+    'closed_on': js.nullable(js.STRING), 'freeze_reason': js.scalar('str', None, 120),
 })
 _RESULT_Transaction = js.closed({
-    'id': js.STRING,
-    'kind': js.members(TxKind),
-    'from_account': js.nullable(js.STRING),
-    'to_account': js.nullable(js.STRING),
-    'amount_cents': js.scalar('int', 1),
-    'memo': js.scalar('str', None, 120),
-    'teller': js.scalar('str', pattern='^T[0-9]{2}$'),
+    'id': js.STRING, 'kind': js.members(TxKind), 'from_account': js.nullable(js.STRING),
+    'to_account': js.nullable(js.STRING), 'amount_cents': js.scalar('int', 1),
+    'memo': js.scalar('str', None, 120), 'teller': js.scalar('str', pattern='^T[0-9]{2}$'),
     'at': js.STRING,
 })
 _PARAM_account = param(
-    'account',
-    arg.row('accounts'),
-    'The account number, e.g. AC00001.',
+    'account', arg.row('accounts'), 'The account number, e.g. AC00001.',
     not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
 )
 _PARAM_amount_cents = param(
-    'amount_cents',
-    arg.refined(arg.INT, 1, 100000000),
+    'amount_cents', arg.refined(arg.INT, 1, 100000000),
     'The amount in cents, e.g. 15000 for 150.00.',
 )
 _PARAM_memo = param(
-    'memo',
-    arg.refined(arg.TEXT, None, 120),
-    'An optional note, in your own words.',
+    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.',
     default=lambda ep: '',
 )
 
 
 RetailBank.TOOLS = tools(
     tool(
-        RetailBank.tool_sign_in,
-        param(
-            'teller',
-            arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
+        RetailBank.tool_sign_in, param(
+            'teller', arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
             'The teller id, e.g. T01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
         ),
-        where='retail_bank.world:137',
-        returns=_RESULT_Teller,
+        where='retail_bank.world:137', returns=_RESULT_Teller,
     ),
     tool(
         RetailBank.tool_get_customer,
         param(
-            'customer',
-            arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
+            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
             'The customer id, e.g. CU0001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
-        read_only=True,
-        where='retail_bank.world:144',
+        read_only=True, where='retail_bank.world:144',
         returns=js.closed({
-            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'),
-            'name': js.STRING,
-            'email': js.STRING,
-            'accounts': js.array(_RESULT_Account),
+            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
+            'email': js.STRING, 'accounts': js.array(_RESULT_Account),
             'total_balance_cents': js.INTEGER,
         }),
         shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
     ),
     tool(
-        RetailBank.tool_get_account,
-        _PARAM_account,
-        read_only=True,
-        where='retail_bank.world:159',
+        RetailBank.tool_get_account, _PARAM_account, read_only=True, where='retail_bank.world:159',
         returns=js.closed({
             'account': _RESULT_Account, 'recent_transactions': js.array(_RESULT_Transaction)
         }),
         shows=(
-            'record',
-            (
+            'record', (
                 ('account', 'account', ('row', 'accounts')),
                 ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions'))),
             ),
         ),
     ),
     tool(
-        RetailBank.tool_list_transactions,
-        _PARAM_account,
-        read_only=True,
-        where='retail_bank.world:174',
-        returns=js.array(_RESULT_Transaction),
+        RetailBank.tool_list_transactions, _PARAM_account, read_only=True,
+        where='retail_bank.world:174', returns=js.array(_RESULT_Transaction),
         shows=('list', ('row', 'transactions')),
     ),
     tool(
         RetailBank.tool_find_customers,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the customer's name or email address, e.g. Smith; case does not matter.",
         ),
-        read_only=True,
-        where='retail_bank.world:182',
+        read_only=True, where='retail_bank.world:182',
         returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^CU[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            'since': js.STRING,
+            'id': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.scalar('str', 1, 80),
+            'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'), 'since': js.STRING,
         })),
         shows=('list', ('row', 'customers')),
     ),
@@ -778,139 +696,97 @@ RetailBank.TOOLS = tools(
             not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         param(
-            'kind',
-            arg.optional(arg.enum_of(AccountKind)),
+            'kind', arg.optional(arg.enum_of(AccountKind)),
             'Only checking or only savings accounts; both when omitted.',
         ),
         param(
-            'status',
-            arg.optional(arg.enum_of(AccountStatus)),
+            'status', arg.optional(arg.enum_of(AccountStatus)),
             'Only accounts with this status; any when omitted.',
         ),
-        read_only=True,
-        where='retail_bank.world:191',
-        returns=js.array(_RESULT_Account),
+        read_only=True, where='retail_bank.world:191', returns=js.array(_RESULT_Account),
         shows=('list', ('row', 'accounts')),
     ),
     tool(
         RetailBank.tool_get_transaction,
         param(
-            'transaction',
-            arg.row('transactions'),
-            'The transaction id, e.g. TX000001.',
+            'transaction', arg.row('transactions'), 'The transaction id, e.g. TX000001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
         ),
-        read_only=True,
-        where='retail_bank.world:201',
-        returns=_RESULT_Transaction,
+        read_only=True, where='retail_bank.world:201', returns=_RESULT_Transaction,
     ),
     tool(
-        RetailBank.tool_list_tellers,
-        read_only=True,
-        where='retail_bank.world:209',
-        returns=js.array(_RESULT_Teller),
-        shows=('list', ('row', 'tellers')),
+        RetailBank.tool_list_tellers, read_only=True, where='retail_bank.world:209',
+        returns=js.array(_RESULT_Teller), shows=('list', ('row', 'tellers')),
     ),
     tool(
-        RetailBank.tool_get_withdrawal_limit,
-        read_only=True,
-        where='retail_bank.world:215',
+        RetailBank.tool_get_withdrawal_limit, read_only=True, where='retail_bank.world:215',
         returns=js.INTEGER,
     ),
     tool(
         RetailBank.tool_open_account,
         param(
-            'customer',
-            arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
+            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
             'The customer id, e.g. CU0003.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
         param(
-            'initial_deposit_cents',
-            arg.refined(arg.INT, 0, 100000000),
-            'An optional opening deposit in cents; 0 for none.',
-            default=lambda ep: 0,
+            'initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
+            'An optional opening deposit in cents; 0 for none.', default=lambda ep: 0,
         ),
-        where='retail_bank.world:219',
-        returns=_RESULT_Account,
+        where='retail_bank.world:219', returns=_RESULT_Account,
     ),
     tool(
         RetailBank.tool_close_account,
         param(
-            'account',
-            arg.row('accounts'),
-            'The account number, e.g. AC00006.',
+            'account', arg.row('accounts'), 'The account number, e.g. AC00006.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
-        where='retail_bank.world:247',
-        returns=_RESULT_Account,
+        where='retail_bank.world:247', returns=_RESULT_Account,
     ),
     tool(
-        RetailBank.tool_deposit,
-        _PARAM_account,
-        _PARAM_amount_cents,
-        _PARAM_memo,
-        where='retail_bank.world:261',
-        returns=_RESULT_Account,
+        RetailBank.tool_deposit, _PARAM_account, _PARAM_amount_cents, _PARAM_memo,
+        where='retail_bank.world:261', returns=_RESULT_Account,
     ),
     tool(
-        RetailBank.tool_withdraw,
-        _PARAM_account,
-        _PARAM_amount_cents,
-        _PARAM_memo,
-        where='retail_bank.world:282',
-        returns=_RESULT_Account,
+        RetailBank.tool_withdraw, _PARAM_account, _PARAM_amount_cents, _PARAM_memo,
+        where='retail_bank.world:282', returns=_RESULT_Account,
     ),
     tool(
         RetailBank.tool_transfer,
         param(
-            'from_account',
-            arg.row('accounts'),
-            'The account to debit, e.g. AC00002.',
+            'from_account', arg.row('accounts'), 'The account to debit, e.g. AC00002.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
-            'to_account',
-            arg.row('accounts'),
-            'The account to credit, e.g. AC00001.',
+            'to_account', arg.row('accounts'), 'The account to credit, e.g. AC00001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
-            'amount_cents',
-            arg.refined(arg.INT, 1, 100000000),
+            'amount_cents', arg.refined(arg.INT, 1, 100000000),
             'The amount in cents, e.g. 20000 for 200.00.',
         ),
-        _PARAM_memo,
-        where='retail_bank.world:305',
-        returns=_RESULT_Transaction,
+        _PARAM_memo, where='retail_bank.world:305', returns=_RESULT_Transaction,
     ),
     tool(
         RetailBank.tool_freeze_account,
         param(
-            'account',
-            arg.row('accounts'),
-            'The account number, e.g. AC00003.',
+            'account', arg.row('accounts'), 'The account number, e.g. AC00003.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 120),
+            'reason', arg.refined(arg.TEXT, 1, 120),
             'Why the account is frozen, as the customer or teller gives it.',
         ),
-        where='retail_bank.world:334',
-        returns=_RESULT_Account,
+        where='retail_bank.world:334', returns=_RESULT_Account,
     ),
     tool(
         RetailBank.tool_unfreeze_account,
         param(
-            'account',
-            arg.row('accounts'),
-            'The account number, e.g. AC00004.',
+            'account', arg.row('accounts'), 'The account number, e.g. AC00004.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
         ),
-        where='retail_bank.world:350',
-        returns=_RESULT_Account,
+        where='retail_bank.world:350', returns=_RESULT_Account,
     ),
 )
 
@@ -927,20 +803,16 @@ def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank) -> rt.Verd
 
 def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank) -> bool:  # retail_bank.world:458
     return any(
-        _t9.kind == _E6_TxKind_transfer
-        and _t9.from_account == 'AC00002'
-        and _t9.to_account == 'AC00001'
-        and _t9.amount_cents == 20000
+        _t9.kind == _E6_TxKind_transfer and _t9.from_account == 'AC00002'
+        and _t9.to_account == 'AC00001' and _t9.amount_cents == 20000
         for _t9 in rt.each(ep, ep.t_transactions)
     )
 
 
 def _check_alice_savings_to_cash__cash_logged(ep: RetailBank) -> bool:  # retail_bank.world:459
     return any(
-        _t10.kind == _E6_TxKind_withdrawal
-        and _t10.from_account == 'AC00001'
-        and _t10.amount_cents == 15000
-        and _t10.teller == 'T02'
+        _t10.kind == _E6_TxKind_withdrawal and _t10.from_account == 'AC00001'
+        and _t10.amount_cents == 15000 and _t10.teller == 'T02'
         for _t10 in rt.each(ep, ep.t_transactions)
     )
 
@@ -957,18 +829,15 @@ def _check_chen_switch_accounts__savings_closed(ep: RetailBank) -> rt.Verdict | 
 
 def _check_chen_switch_accounts__new_checking(ep: RetailBank) -> bool:  # retail_bank.world:563
     return any(
-        _a11.owner == 'CU0003'
-        and _a11.kind == _E11_AccountKind_checking
-        and _a11.status == _E13_AccountStatus_active
-        and _a11.balance_cents == 50000
+        _a11.owner == 'CU0003' and _a11.kind == _E11_AccountKind_checking
+        and _a11.status == _E13_AccountStatus_active and _a11.balance_cents == 50000
         for _a11 in rt.each(ep, ep.t_accounts)
     )
 
 
 def _check_chen_switch_accounts__opening_deposit(ep: RetailBank) -> bool:  # retail_bank.world:564
     return any(
-        _t12.kind == _E6_TxKind_deposit
-        and _t12.amount_cents == 50000
+        _t12.kind == _E6_TxKind_deposit and _t12.amount_cents == 50000
         and _t12.to_account is not None
         and ep.t_accounts[rt.present(_t12.to_account)].owner == 'CU0003'
         for _t12 in rt.each(ep, ep.t_transactions)
@@ -1006,20 +875,16 @@ def _check_alice_closes_savings__savings_closed(ep: RetailBank) -> rt.Verdict | 
 
 def _check_alice_closes_savings__balance_moved(ep: RetailBank) -> bool:  # tasks.world:98
     return any(
-        _t13.kind == _E6_TxKind_transfer
-        and _t13.from_account == 'AC00002'
-        and _t13.to_account == 'AC00001'
-        and _t13.amount_cents == 1200000
+        _t13.kind == _E6_TxKind_transfer and _t13.from_account == 'AC00002'
+        and _t13.to_account == 'AC00001' and _t13.amount_cents == 1200000
         for _t13 in rt.each(ep, ep.t_transactions)
     )
 
 
 def _check_alice_closes_savings__cash_paid(ep: RetailBank) -> bool:  # tasks.world:99
     return any(
-        _t14.kind == _E6_TxKind_withdrawal
-        and _t14.from_account == 'AC00001'
-        and _t14.amount_cents == 30000
-        and _t14.teller == 'T02'
+        _t14.kind == _E6_TxKind_withdrawal and _t14.from_account == 'AC00001'
+        and _t14.amount_cents == 30000 and _t14.teller == 'T02'
         for _t14 in rt.each(ep, ep.t_transactions)
     )
 
@@ -1031,10 +896,8 @@ def _check_alice_closes_savings__checking_balance(ep: RetailBank) -> rt.Verdict 
 
 def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank) -> bool:  # tasks.world:203
     return any(
-        _t15.kind == _E6_TxKind_deposit
-        and _t15.to_account == 'AC00006'
-        and _t15.amount_cents == 80000
-        and _t15.teller == 'T02'
+        _t15.kind == _E6_TxKind_deposit and _t15.to_account == 'AC00006'
+        and _t15.amount_cents == 80000 and _t15.teller == 'T02'
         for _t15 in rt.each(ep, ep.t_transactions)
     )
 
@@ -1046,10 +909,8 @@ def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank) -> rt.Ver
 
 def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # tasks.world:205
     return any(
-        _a16.owner == 'CU0003'
-        and _a16.kind == _E11_AccountKind_checking
-        and _a16.status == _E13_AccountStatus_active
-        and _a16.balance_cents == 30000
+        _a16.owner == 'CU0003' and _a16.kind == _E11_AccountKind_checking
+        and _a16.status == _E13_AccountStatus_active and _a16.balance_cents == 30000
         for _a16 in rt.each(ep, ep.t_accounts)
     )
 
@@ -1057,10 +918,8 @@ def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # 
 # tasks.world:206
 def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank) -> bool:
     return any(
-        _t17.kind == _E6_TxKind_transfer
-        and _t17.from_account == 'AC00006'
-        and _t17.amount_cents == 30000
-        and _t17.teller == 'T02'
+        _t17.kind == _E6_TxKind_transfer and _t17.from_account == 'AC00006'
+        and _t17.amount_cents == 30000 and _t17.teller == 'T02'
         for _t17 in rt.each(ep, ep.t_transactions)
     )
 
@@ -1083,21 +942,16 @@ def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank) -> rt.Verd
 # tasks.world:311
 def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank) -> bool:
     return any(
-        _t18.kind == _E6_TxKind_transfer
-        and _t18.from_account == 'AC00001'
-        and _t18.to_account == 'AC00002'
-        and _t18.amount_cents == 100000
-        and _t18.teller == 'T01'
+        _t18.kind == _E6_TxKind_transfer and _t18.from_account == 'AC00001'
+        and _t18.to_account == 'AC00002' and _t18.amount_cents == 100000 and _t18.teller == 'T01'
         for _t18 in rt.each(ep, ep.t_transactions)
     )
 
 
 def _check_new_customer_two_accounts__checking_opened(ep: RetailBank) -> bool:  # tasks.world:414
     return any(
-        _a19.owner == 'CU0004'
-        and _a19.kind == _E11_AccountKind_checking
-        and _a19.status == _E13_AccountStatus_active
-        and _a19.balance_cents == 60000
+        _a19.owner == 'CU0004' and _a19.kind == _E11_AccountKind_checking
+        and _a19.status == _E13_AccountStatus_active and _a19.balance_cents == 60000
         and _a19.opened_on == rt.parse_date('2026-03-02')
         for _a19 in rt.each(ep, ep.t_accounts)
     )
@@ -1105,18 +959,15 @@ def _check_new_customer_two_accounts__checking_opened(ep: RetailBank) -> bool:  
 
 def _check_new_customer_two_accounts__savings_opened(ep: RetailBank) -> bool:  # tasks.world:415
     return any(
-        _a20.owner == 'CU0004'
-        and _a20.kind == _E11_AccountKind_savings
-        and _a20.status == _E13_AccountStatus_active
-        and _a20.balance_cents == 40000
+        _a20.owner == 'CU0004' and _a20.kind == _E11_AccountKind_savings
+        and _a20.status == _E13_AccountStatus_active and _a20.balance_cents == 40000
         for _a20 in rt.each(ep, ep.t_accounts)
     )
 
 
 def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank) -> bool:  # tasks.world:416
     return any(
-        _t21.kind == _E6_TxKind_deposit
-        and _t21.amount_cents == 100000
+        _t21.kind == _E6_TxKind_deposit and _t21.amount_cents == 100000
         and _t21.to_account is not None
         and ep.t_accounts[rt.present(_t21.to_account)].owner == 'CU0004'
         for _t21 in rt.each(ep, ep.t_transactions)
@@ -1125,10 +976,8 @@ def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank) -> bool:  
 
 def _check_new_customer_two_accounts__funded_savings(ep: RetailBank) -> bool:  # tasks.world:417
     return any(
-        _t22.kind == _E6_TxKind_transfer
-        and _t22.amount_cents == 40000
-        and _t22.from_account is not None
-        and _t22.to_account is not None
+        _t22.kind == _E6_TxKind_transfer and _t22.amount_cents == 40000
+        and _t22.from_account is not None and _t22.to_account is not None
         and ep.t_accounts[rt.present(_t22.from_account)].owner == 'CU0004'
         and ep.t_accounts[rt.present(_t22.from_account)].kind == _E11_AccountKind_checking
         and ep.t_accounts[rt.present(_t22.to_account)].kind == _E11_AccountKind_savings
@@ -1138,10 +987,8 @@ def _check_new_customer_two_accounts__funded_savings(ep: RetailBank) -> bool:  #
 
 def _check_alice_lost_card__cash_paid(ep: RetailBank) -> bool:  # tasks.world:523
     return any(
-        _t23.kind == _E6_TxKind_withdrawal
-        and _t23.from_account == 'AC00001'
-        and _t23.amount_cents == 20000
-        and _t23.teller == 'T01'
+        _t23.kind == _E6_TxKind_withdrawal and _t23.from_account == 'AC00001'
+        and _t23.amount_cents == 20000 and _t23.teller == 'T01'
         for _t23 in rt.each(ep, ep.t_transactions)
     )
 
@@ -1168,10 +1015,8 @@ def _check_alice_car_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:
 
 def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.world:632
     return any(
-        _t24.kind == _E6_TxKind_transfer
-        and _t24.from_account == 'AC00002'
-        and _t24.to_account == 'AC00001'
-        and _t24.amount_cents == 350000
+        _t24.kind == _E6_TxKind_transfer and _t24.from_account == 'AC00002'
+        and _t24.to_account == 'AC00001' and _t24.amount_cents == 350000
         for _t24 in rt.each(ep, ep.t_transactions)
     )
 
@@ -1179,15 +1024,12 @@ def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.wor
 def _check_alice_car_cash__cash_paid(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:633
     return rt.expect(
         sum(rt.each(
-            ep,
-            tuple([
-                _t25.amount_cents
-                for _t25 in rt.each(ep, ep.t_transactions)
+            ep, tuple([
+                _t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions)
                 if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
             ]),
         )),
-        '==',
-        600000,
+        '==', 600000,
     )
 
 

@@ -264,8 +264,7 @@ class SmallPayroll(Episode):
     def _check_invariants(self) -> None:
         if not all(  # small_payroll.world:157
             len([
-                _q33
-                for _q33 in rt.each(self, self.t_payslips)
+                _q33 for _q33 in rt.each(self, self.t_payslips)
                 if _q33.employee == _p32.employee and _q33.period == _p32.period
             ])
             == 1
@@ -329,8 +328,7 @@ class SmallPayroll(Episode):
             )
         if not all(  # small_payroll.world:181
             len([
-                _u43
-                for _u43 in rt.each(self, self.t_timesheets)
+                _u43 for _u43 in rt.each(self, self.t_timesheets)
                 if _u43.employee == _t42.employee and _u43.period == _t42.period
             ])
             == 1
@@ -354,8 +352,7 @@ class SmallPayroll(Episode):
             )
         if not all(  # small_payroll.world:187
             self.t_periods[_b45.period].status == _E12_PeriodStatus_open_ or any(
-                _p46.employee == _b45.employee
-                and _p46.period == _b45.period
+                _p46.employee == _b45.employee and _p46.period == _b45.period
                 and _p46.bonus_cents >= _b45.amount_cents
                 for _p46 in rt.each(self, self.t_payslips)
             )
@@ -386,24 +383,16 @@ class SmallPayroll(Episode):
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_employees,
-                (
-                    (self.t_timesheets, 'employee'),
-                    (self.t_timesheets, 'approved_by'),
-                    (self.t_bonuses, 'employee'),
-                    (self.t_bonuses, 'issued_by'),
-                    (self.t_payslips, 'employee'),
-                    (None, 'current_user'),
+                self, self.t_employees, (
+                    (self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'),
+                    (self.t_bonuses, 'employee'), (self.t_bonuses, 'issued_by'),
+                    (self.t_payslips, 'employee'), (None, 'current_user'),
                 ),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_periods,
-                (
-                    (self.t_timesheets, 'period'),
-                    (self.t_bonuses, 'period'),
+                self, self.t_periods, (
+                    (self.t_timesheets, 'period'), (self.t_bonuses, 'period'),
                     (self.t_payslips, 'period'),
                 ),
             )
@@ -455,17 +444,11 @@ class SmallPayroll(Episode):
             '(period, hours, gross, bonus, tax, net and any correction).'
         )
         return EmployeeView(  # small_payroll.world:207
-            employee.key(),
-            employee.name,
-            employee.pay_type,
-            employee.annual_salary_cents,
-            employee.hourly_rate_cents,
-            employee.tax_code,
-            self.t_tax_codes[employee.tax_code].rate_percent,
-            employee.active,
+            employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents,
+            employee.hourly_rate_cents, employee.tax_code,
+            self.t_tax_codes[employee.tax_code].rate_percent, employee.active,
             tuple([
-                _p1.key()
-                for _p1 in rt.each(self, self.t_payslips)
+                _p1.key() for _p1 in rt.each(self, self.t_payslips)
                 if _p1.employee == employee.key()
             ]),
         )
@@ -478,8 +461,7 @@ class SmallPayroll(Episode):
             'optionally of one status.'
         )
         return tuple([  # small_payroll.world:226
-            _t2.key()
-            for _t2 in rt.each(self, self.t_timesheets)
+            _t2.key() for _t2 in rt.each(self, self.t_timesheets)
             if _t2.period == period.key() and (status is None or _t2.status == status)
         ])
 
@@ -495,8 +477,7 @@ class SmallPayroll(Episode):
         # small_payroll.world:242
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # small_payroll.world:243
-            _e3.key()
-            for _e3 in rt.each(self, self.t_employees)
+            _e3.key() for _e3 in rt.each(self, self.t_employees)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
         ])
 
@@ -507,8 +488,7 @@ class SmallPayroll(Episode):
             'tax code and whether active.'
         )
         return tuple([  # small_payroll.world:252
-            _e4.key()
-            for _e4 in rt.each(self, self.t_employees)
+            _e4.key() for _e4 in rt.each(self, self.t_employees)
             if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
         ])
 
@@ -525,10 +505,8 @@ class SmallPayroll(Episode):
         )
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(
-                self,
-                [
-                    _p7
-                    for _p7 in rt.each(self, self.t_periods)
+                self, [
+                    _p7 for _p7 in rt.each(self, self.t_periods)
                     if status is None or _p7.status == status
                 ],
             ),
@@ -544,8 +522,7 @@ class SmallPayroll(Episode):
     ) -> tuple[str, ...]:
         'List bonuses with their employee, period, amount in cents, reason and who issued them.'
         return tuple([  # small_payroll.world:283
-            _b8.key()
-            for _b8 in rt.each(self, self.t_bonuses)
+            _b8.key() for _b8 in rt.each(self, self.t_bonuses)
             if (period is None or _b8.period == period.key())
             and (employee is None or _b8.employee == employee.key())
         ])
@@ -558,8 +535,7 @@ class SmallPayroll(Episode):
             'cents, and any correction.'
         )
         return tuple([  # small_payroll.world:292
-            _p9.key()
-            for _p9 in rt.each(self, self.t_payslips)
+            _p9.key() for _p9 in rt.each(self, self.t_payslips)
             if (period is None or _p9.period == period.key())
             and (employee is None or _p9.employee == employee.key())
         ])
@@ -589,23 +565,18 @@ class SmallPayroll(Episode):
                 ))
             if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
                 raise ToolError(rt.built(
-                    self,
-                    f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
-                    'allowed.',
+                    self, f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 '
+                    'are allowed.',
                 ))
             self.set_field(  # small_payroll.world:310
-                self.t_timesheets[ts.id_],
-                'hours',
+                self.t_timesheets[ts.id_], 'hours',
                 v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
             )
             return self.t_timesheets[ts.id_]  # small_payroll.world:311
         created: Timesheet = Timesheet(  # small_payroll.world:313
-            id_=self.next_id('timesheet_ids', 'TS{:03d}'),
-            employee=employee.key(),
-            period=period.key(),
-            hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0),
-            status=_E15_TimesheetStatus_draft,
-            approved_by=None,
+            id_=self.next_id('timesheet_ids', 'TS{:03d}'), employee=employee.key(),
+            period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0),
+            status=_E15_TimesheetStatus_draft, approved_by=None,
         )
         self.insert(self.t_timesheets, created)  # small_payroll.world:314
         return created  # small_payroll.world:315
@@ -650,8 +621,7 @@ class SmallPayroll(Episode):
         if not employee.active:  # small_payroll.world:343
             raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
         bonus: Bonus = Bonus(  # small_payroll.world:344
-            id_=self.next_id('bonus_ids', 'BN{:03d}'),
-            employee=employee.key(),
+            id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.key(),
             period=period.key(),
             amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000),
             reason=v.check_length(reason, 'Bonus.reason', 1, 200),
@@ -675,8 +645,7 @@ class SmallPayroll(Episode):
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
             raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
-            _p10.key()
-            for _p10 in rt.each(self, self.t_periods)
+            _p10.key() for _p10 in rt.each(self, self.t_periods)
             if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
         ])
         if len(earlier) != 0:  # small_payroll.world:368
@@ -686,10 +655,8 @@ class SmallPayroll(Episode):
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
             bonus: int = sum(rt.each(  # small_payroll.world:371
-                self,
-                tuple([
-                    _b11.amount_cents
-                    for _b11 in rt.each(self, self.t_bonuses)
+                self, tuple([
+                    _b11.amount_cents for _b11 in rt.each(self, self.t_bonuses)
                     if _b11.employee == e.key() and _b11.period == period.key()
                 ]),
             ))
@@ -699,22 +666,16 @@ class SmallPayroll(Episode):
                     # small_payroll.world:375
                     tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))
                     slip: Payslip = Payslip(  # small_payroll.world:376
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
-                        employee=e.key(),
-                        period=period.key(),
-                        timesheet=None,
-                        hours=0.0,
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
+                        period=period.key(), timesheet=None, hours=0.0,
                         gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
                         net_cents=v.check_range(
-                            rt.bounded(rt.bounded(gross + bonus) - tax),
-                            'Payslip.net_cents',
-                            0,
+                            rt.bounded(rt.bounded(gross + bonus) - tax), 'Payslip.net_cents', 0,
                             None,
                         ),
-                        corrected=False,
-                        correction_note='',
+                        corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, slip)  # small_payroll.world:384
                     created = rt.each(self, created) + (slip.key(),)  # small_payroll.world:385
@@ -727,22 +688,17 @@ class SmallPayroll(Episode):
                     # small_payroll.world:391
                     _tax13: int = self.fn_tax_for(e, rt.bounded(_gross12 + bonus))
                     _slip14: Payslip = Payslip(  # small_payroll.world:392
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
-                        employee=e.key(),
-                        period=period.key(),
-                        timesheet=ts.key(),
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
+                        period=period.key(), timesheet=ts.key(),
                         hours=v.check_range(ts.hours, 'Payslip.hours', 0.0, None),
                         gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax13, 'Payslip.tax_cents', 0, None),
                         net_cents=v.check_range(
-                            rt.bounded(rt.bounded(_gross12 + bonus) - _tax13),
-                            'Payslip.net_cents',
-                            0,
-                            None,
+                            rt.bounded(rt.bounded(_gross12 + bonus) - _tax13), 'Payslip.net_cents',
+                            0, None,
                         ),
-                        corrected=False,
-                        correction_note='',
+                        corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
                     created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
@@ -751,19 +707,15 @@ class SmallPayroll(Episode):
                 elif bonus > 0:  # small_payroll.world:405
                     _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
                     _slip16: Payslip = Payslip(  # small_payroll.world:407
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'),
-                        employee=e.key(),
-                        period=period.key(),
-                        timesheet=None,
-                        hours=0.0,
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
+                        period=period.key(), timesheet=None, hours=0.0,
                         gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None),
                         net_cents=v.check_range(
                             rt.bounded(bonus - _tax15), 'Payslip.net_cents', 0, None
                         ),
-                        corrected=False,
-                        correction_note='',
+                        corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
                     created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
@@ -784,87 +736,63 @@ class SmallPayroll(Episode):
             self.t_employees[payslip.employee], rt.bounded(gross_cents + payslip.bonus_cents)
         )
         self.set_fields(  # small_payroll.world:435
-            payslip,
-            ('gross_cents', 'tax_cents'),
+            payslip, ('gross_cents', 'tax_cents'),
             v.check_range(gross_cents, 'Payslip.gross_cents', 0, None),
             v.check_range(tax, 'Payslip.tax_cents', 0, None),
         )
         self.set_fields(  # small_payroll.world:437
-            payslip,
-            ('net_cents', 'corrected', 'correction_note'),
+            payslip, ('net_cents', 'corrected', 'correction_note'),
             v.check_range(
                 rt.bounded(rt.bounded(gross_cents + payslip.bonus_cents) - tax),
-                'Payslip.net_cents',
-                0,
-                None,
+                'Payslip.net_cents', 0, None,
             ),
-            True,
-            v.check_length(note, 'Payslip.correction_note', None, 200),
+            True, v.check_length(note, 'Payslip.correction_note', None, 200),
         )
         return payslip  # small_payroll.world:440
 
 
 _RESULT_Employee = js.closed({
-    'id': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'role': js.members(Role),
-    'pay_type': js.members(PayType),
-    'annual_salary_cents': js.scalar('int', 0),
-    'hourly_rate_cents': js.scalar('int', 0),
-    'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-    'active': js.BOOLEAN,
+    'id': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
+    'role': js.members(Role), 'pay_type': js.members(PayType),
+    'annual_salary_cents': js.scalar('int', 0), 'hourly_rate_cents': js.scalar('int', 0),
+    'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'), 'active': js.BOOLEAN,
 })
 _RESULT_Payslip = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'timesheet': js.nullable(js.STRING),
-    'hours': js.scalar('float', 0.0),
-    'gross_cents': js.scalar('int', 0),
-    'bonus_cents': js.scalar('int', 0),
-    'tax_cents': js.scalar('int', 0),
-    'net_cents': js.scalar('int', 0),
-    'corrected': js.BOOLEAN,
+    'id': js.STRING, 'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'), 'timesheet': js.nullable(js.STRING),
+    'hours': js.scalar('float', 0.0), 'gross_cents': js.scalar('int', 0),
+    'bonus_cents': js.scalar('int', 0), 'tax_cents': js.scalar('int', 0),
+    'net_cents': js.scalar('int', 0), 'corrected': js.BOOLEAN,
     'correction_note': js.scalar('str', None, 200),
 })
 _RESULT_Timesheet = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'id': js.STRING, 'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
     'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'hours': js.scalar('float', 0.0, 300.0),
-    'status': js.members(TimesheetStatus),
+    'hours': js.scalar('float', 0.0, 300.0), 'status': js.members(TimesheetStatus),
     'approved_by': js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')),
 })
 _RESULT_Bonus = js.closed({
-    'id': js.STRING,
-    'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
+    'id': js.STRING, 'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
     'period': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-    'amount_cents': js.scalar('int', 1, 10000000),
-    'reason': js.scalar('str', 1, 200),
+    'amount_cents': js.scalar('int', 1, 10000000), 'reason': js.scalar('str', 1, 200),
     'issued_by': js.scalar('str', pattern='^E[0-9]{3}$'),
 })
 _PARAM_employee = param(
-    'employee',
-    arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+    'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
     'The employee id (E and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
 )
 _PARAM_period = param(
-    'period',
-    arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
+    'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
     'The period id, the year and month as YYYY-MM.',
     not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
 )
 _PARAM_payslip = param(
-    'payslip',
-    arg.row('payslips'),
-    'The payslip id (PS and four digits).',
+    'payslip', arg.row('payslips'), 'The payslip id (PS and four digits).',
     not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.'),
 )
 _PARAM_timesheet = param(
-    'timesheet',
-    arg.row('timesheets'),
-    'The timesheet id (TS and three digits).',
+    'timesheet', arg.row('timesheets'), 'The timesheet id (TS and three digits).',
     not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.'),
 )
 
@@ -873,112 +801,81 @@ SmallPayroll.TOOLS = tools(
     tool(
         SmallPayroll.tool_sign_in,
         param(
-            'employee',
-            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
             'Your employee id (E and three digits).',
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
-        where='small_payroll.world:192',
-        returns=_RESULT_Employee,
+        where='small_payroll.world:192', returns=_RESULT_Employee,
     ),
     tool(
-        SmallPayroll.tool_get_employee,
-        _PARAM_employee,
-        read_only=True,
+        SmallPayroll.tool_get_employee, _PARAM_employee, read_only=True,
         where='small_payroll.world:202',
         returns=js.closed({
-            'employee': js.scalar('str', pattern='^E[0-9]{3}$'),
-            'name': js.STRING,
-            'pay_type': js.members(PayType),
-            'annual_salary_cents': js.INTEGER,
-            'hourly_rate_cents': js.INTEGER,
-            'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'rate_percent': js.INTEGER,
-            'active': js.BOOLEAN,
+            'employee': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.STRING,
+            'pay_type': js.members(PayType), 'annual_salary_cents': js.INTEGER,
+            'hourly_rate_cents': js.INTEGER, 'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
+            'rate_percent': js.INTEGER, 'active': js.BOOLEAN,
             'payslips': js.array(_RESULT_Payslip),
         }),
         shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
     ),
     tool(
-        SmallPayroll.tool_list_timesheets,
-        _PARAM_period,
+        SmallPayroll.tool_list_timesheets, _PARAM_period,
         param(
-            'status',
-            arg.optional(arg.enum_of(TimesheetStatus)),
+            'status', arg.optional(arg.enum_of(TimesheetStatus)),
             'Only timesheets with this status: draft, approved or paid.',
         ),
-        read_only=True,
-        where='small_payroll.world:220',
-        returns=js.array(_RESULT_Timesheet),
+        read_only=True, where='small_payroll.world:220', returns=js.array(_RESULT_Timesheet),
         shows=('list', ('row', 'timesheets')),
     ),
     tool(
-        SmallPayroll.tool_get_payslip,
-        _PARAM_payslip,
-        read_only=True,
-        where='small_payroll.world:229',
-        returns=_RESULT_Payslip,
+        SmallPayroll.tool_get_payslip, _PARAM_payslip, read_only=True,
+        where='small_payroll.world:229', returns=_RESULT_Payslip,
     ),
     tool(
         SmallPayroll.tool_find_employees,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the employee's name; case does not matter.",
         ),
-        read_only=True,
-        where='small_payroll.world:237',
-        returns=js.array(_RESULT_Employee),
+        read_only=True, where='small_payroll.world:237', returns=js.array(_RESULT_Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
         SmallPayroll.tool_list_employees,
         param(
-            'pay_type',
-            arg.optional(arg.enum_of(PayType)),
+            'pay_type', arg.optional(arg.enum_of(PayType)),
             'Only salaried or only hourly employees; all when omitted.',
         ),
         param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
-        read_only=True,
-        where='small_payroll.world:246',
-        returns=js.array(_RESULT_Employee),
+        read_only=True, where='small_payroll.world:246', returns=js.array(_RESULT_Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
-        SmallPayroll.tool_list_tax_codes,
-        read_only=True,
-        where='small_payroll.world:255',
+        SmallPayroll.tool_list_tax_codes, read_only=True, where='small_payroll.world:255',
         returns=js.array(js.closed({
             'code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'description': js.scalar('str', 1, 80),
-            'rate_percent': js.scalar('int', 0, 60),
+            'description': js.scalar('str', 1, 80), 'rate_percent': js.scalar('int', 0, 60),
         })),
         shows=('list', ('row', 'tax_codes')),
     ),
     tool(
         SmallPayroll.tool_list_periods,
         param(
-            'status',
-            arg.optional(arg.enum_of(PeriodStatus)),
+            'status', arg.optional(arg.enum_of(PeriodStatus)),
             'Only open or only paid periods; all when omitted.',
         ),
-        read_only=True,
-        where='small_payroll.world:261',
+        read_only=True, where='small_payroll.world:261',
         returns=js.array(js.closed({
-            'id': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'),
-            'start': js.STRING,
-            'end': js.STRING,
-            'status': js.members(PeriodStatus),
+            'id': js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'), 'start': js.STRING,
+            'end': js.STRING, 'status': js.members(PeriodStatus),
             'paid_on': js.nullable(js.STRING),
         })),
         shows=('list', ('row', 'periods')),
     ),
     tool(
-        SmallPayroll.tool_get_timesheet,
-        _PARAM_timesheet,
-        read_only=True,
-        where='small_payroll.world:269',
-        returns=_RESULT_Timesheet,
+        SmallPayroll.tool_get_timesheet, _PARAM_timesheet, read_only=True,
+        where='small_payroll.world:269', returns=_RESULT_Timesheet,
     ),
     tool(
         SmallPayroll.tool_list_bonuses,
@@ -994,9 +891,7 @@ SmallPayroll.TOOLS = tools(
             "Only this employee's bonuses (E and three digits); all when omitted.",
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
-        read_only=True,
-        where='small_payroll.world:277',
-        returns=js.array(_RESULT_Bonus),
+        read_only=True, where='small_payroll.world:277', returns=js.array(_RESULT_Bonus),
         shows=('list', ('row', 'bonuses')),
     ),
     tool(
@@ -1013,67 +908,52 @@ SmallPayroll.TOOLS = tools(
             "Only this employee's payslips (E and three digits); all when omitted.",
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
-        read_only=True,
-        where='small_payroll.world:286',
-        returns=js.array(_RESULT_Payslip),
+        read_only=True, where='small_payroll.world:286', returns=js.array(_RESULT_Payslip),
         shows=('list', ('row', 'payslips')),
     ),
     tool(
         SmallPayroll.tool_record_hours,
         param(
-            'employee',
-            arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
+            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
             "The hourly employee's id (E and three digits).",
             not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         _PARAM_period,
         param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
-        where='small_payroll.world:295',
+        where='small_payroll.world:295', returns=_RESULT_Timesheet,
+    ),
+    tool(
+        SmallPayroll.tool_approve_timesheet, _PARAM_timesheet, where='small_payroll.world:318',
         returns=_RESULT_Timesheet,
     ),
     tool(
-        SmallPayroll.tool_approve_timesheet,
-        _PARAM_timesheet,
-        where='small_payroll.world:318',
-        returns=_RESULT_Timesheet,
-    ),
-    tool(
-        SmallPayroll.tool_issue_bonus,
-        _PARAM_employee,
+        SmallPayroll.tool_issue_bonus, _PARAM_employee,
         param(
-            'period',
-            arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
+            'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
             'The open period it is paid in, as YYYY-MM.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
-            'amount_cents',
-            arg.refined(arg.INT, 1, 10000000),
+            'amount_cents', arg.refined(arg.INT, 1, 10000000),
             'The bonus in cents, e.g. 25000 for 250.00.',
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
-        where='small_payroll.world:333',
-        returns=_RESULT_Bonus,
+        where='small_payroll.world:333', returns=_RESULT_Bonus,
     ),
     tool(
-        SmallPayroll.tool_run_payroll,
-        _PARAM_period,
-        where='small_payroll.world:355',
+        SmallPayroll.tool_run_payroll, _PARAM_period, where='small_payroll.world:355',
         returns=js.array(js.STRING),
     ),
     tool(
-        SmallPayroll.tool_correct_payslip,
-        _PARAM_payslip,
+        SmallPayroll.tool_correct_payslip, _PARAM_payslip,
         param(
-            'gross_cents',
-            arg.refined(arg.INT, 0, 100000000),
+            'gross_cents', arg.refined(arg.INT, 0, 100000000),
             'The correct gross pay in cents, without bonus.',
         ),
         param(
             'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
         ),
-        where='small_payroll.world:425',
-        returns=_RESULT_Payslip,
+        where='small_payroll.world:425', returns=_RESULT_Payslip,
     ),
 )
 
@@ -1093,23 +973,16 @@ def _check_run_march_payroll__four_slips(  # small_payroll.world:597
 
 def _check_run_march_payroll__alan_bonus(ep: SmallPayroll) -> bool:  # small_payroll.world:598
     return any(
-        _p17.employee == 'E002'
-        and _p17.period == '2026-03'
-        and _p17.gross_cents == 500000
-        and _p17.bonus_cents == 50000
-        and _p17.tax_cents == 110000
-        and _p17.net_cents == 440000
+        _p17.employee == 'E002' and _p17.period == '2026-03' and _p17.gross_cents == 500000
+        and _p17.bonus_cents == 50000 and _p17.tax_cents == 110000 and _p17.net_cents == 440000
         for _p17 in rt.each(ep, ep.t_payslips)
     )
 
 
 def _check_run_march_payroll__linus_paid(ep: SmallPayroll) -> bool:  # small_payroll.world:599
     return any(
-        _p18.employee == 'E004'
-        and _p18.period == '2026-03'
-        and _p18.timesheet == 'TS004'
-        and _p18.gross_cents == 211200
-        and _p18.net_cents == 211200
+        _p18.employee == 'E004' and _p18.period == '2026-03' and _p18.timesheet == 'TS004'
+        and _p18.gross_cents == 211200 and _p18.net_cents == 211200
         for _p18 in rt.each(ep, ep.t_payslips)
     )
 
@@ -1159,11 +1032,8 @@ def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll) -> rt.Ve
 
 def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll) -> bool:  # tasks.world:160
     return any(
-        _t20.employee == 'E003'
-        and _t20.period == '2026-04'
-        and _t20.hours == 32.0
-        and _t20.status == _E15_TimesheetStatus_approved
-        and _t20.approved_by == 'E001'
+        _t20.employee == 'E003' and _t20.period == '2026-04' and _t20.hours == 32.0
+        and _t20.status == _E15_TimesheetStatus_approved and _t20.approved_by == 'E001'
         for _t20 in rt.each(ep, ep.t_timesheets)
     )
 
@@ -1190,9 +1060,7 @@ def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll) -> rt.Verdict | b
 
 def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.world:330
     return any(
-        _b21.employee == 'E004'
-        and _b21.period == '2026-03'
-        and _b21.amount_cents == 5000
+        _b21.employee == 'E004' and _b21.period == '2026-03' and _b21.amount_cents == 5000
         and _b21.issued_by == 'E001'
         for _b21 in rt.each(ep, ep.t_bonuses)
     )
@@ -1201,16 +1069,12 @@ def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.wor
 def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool:  # tasks.world:496
     return (
         any(
-            _b22.employee == 'E003'
-            and _b22.period == '2026-03'
-            and _b22.amount_cents == 15000
+            _b22.employee == 'E003' and _b22.period == '2026-03' and _b22.amount_cents == 15000
             and _b22.issued_by == 'E001'
             for _b22 in rt.each(ep, ep.t_bonuses)
         )
         and any(
-            _b23.employee == 'E004'
-            and _b23.period == '2026-03'
-            and _b23.amount_cents == 20000
+            _b23.employee == 'E004' and _b23.period == '2026-03' and _b23.amount_cents == 20000
             and _b23.issued_by == 'E001'
             for _b23 in rt.each(ep, ep.t_bonuses)
         )
@@ -1219,24 +1083,16 @@ def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool: 
 
 def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll) -> bool:  # tasks.world:497
     return any(
-        _p24.employee == 'E003'
-        and _p24.period == '2026-03'
-        and _p24.gross_cents == 300000
-        and _p24.bonus_cents == 15000
-        and _p24.tax_cents == 63000
-        and _p24.net_cents == 252000
+        _p24.employee == 'E003' and _p24.period == '2026-03' and _p24.gross_cents == 300000
+        and _p24.bonus_cents == 15000 and _p24.tax_cents == 63000 and _p24.net_cents == 252000
         for _p24 in rt.each(ep, ep.t_payslips)
     )
 
 
 def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:498
     return any(
-        _p25.employee == 'E004'
-        and _p25.period == '2026-03'
-        and _p25.timesheet == 'TS004'
-        and _p25.gross_cents == 211200
-        and _p25.bonus_cents == 20000
-        and _p25.net_cents == 231200
+        _p25.employee == 'E004' and _p25.period == '2026-03' and _p25.timesheet == 'TS004'
+        and _p25.gross_cents == 211200 and _p25.bonus_cents == 20000 and _p25.net_cents == 231200
         for _p25 in rt.each(ep, ep.t_payslips)
     )
 
@@ -1257,9 +1113,7 @@ def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll) -> rt
 
 def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:667
     return any(
-        _p26.employee == 'E004'
-        and _p26.period == '2026-03'
-        and _p26.hours == 104.0
+        _p26.employee == 'E004' and _p26.period == '2026-03' and _p26.hours == 104.0
         and _p26.gross_cents == 228800
         for _p26 in rt.each(ep, ep.t_payslips)
     )
@@ -1267,12 +1121,8 @@ def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll) -> bool:  
 
 def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll) -> bool:  # tasks.world:668
     return any(
-        _p27.employee == 'E003'
-        and _p27.period == '2026-03'
-        and _p27.gross_cents == 315000
-        and _p27.corrected
-        and _p27.tax_cents == 63000
-        and _p27.net_cents == 252000
+        _p27.employee == 'E003' and _p27.period == '2026-03' and _p27.gross_cents == 315000
+        and _p27.corrected and _p27.tax_cents == 63000 and _p27.net_cents == 252000
         and _p27.correction_note == 'March overtime: 6 hours'
         for _p27 in rt.each(ep, ep.t_payslips)
     )
@@ -1286,9 +1136,7 @@ def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll) -> rt.Verd
 # tasks.world:843
 def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll) -> bool:
     return any(
-        _b28.employee == 'E004'
-        and _b28.period == '2026-03'
-        and _b28.amount_cents == 30000
+        _b28.employee == 'E004' and _b28.period == '2026-03' and _b28.amount_cents == 30000
         and _b28.issued_by == 'E001'
         for _b28 in rt.each(ep, ep.t_bonuses)
     )
@@ -1303,12 +1151,8 @@ def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll) -> rt.Ve
 
 def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:  # tasks.world:845
     return any(
-        _p29.employee == 'E004'
-        and _p29.period == '2026-03'
-        and _p29.timesheet == 'TS004'
-        and _p29.gross_cents == 211200
-        and _p29.bonus_cents == 30000
-        and _p29.tax_cents == 0
+        _p29.employee == 'E004' and _p29.period == '2026-03' and _p29.timesheet == 'TS004'
+        and _p29.gross_cents == 211200 and _p29.bonus_cents == 30000 and _p29.tax_cents == 0
         and _p29.net_cents == 241200
         for _p29 in rt.each(ep, ep.t_payslips)
     )
@@ -1332,9 +1176,7 @@ def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
 
 def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:1019
     return any(
-        _p30.employee == 'E004'
-        and _p30.period == '2026-03'
-        and _p30.timesheet == 'TS004'
+        _p30.employee == 'E004' and _p30.period == '2026-03' and _p30.timesheet == 'TS004'
         and _p30.gross_cents == 211200
         for _p30 in rt.each(ep, ep.t_payslips)
     )
@@ -1342,12 +1184,8 @@ def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll) -> bool:  # task
 
 def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll) -> bool:  # tasks.world:1020
     return any(
-        _p31.employee == 'E003'
-        and _p31.period == '2026-03'
-        and _p31.gross_cents == 310000
-        and _p31.tax_cents == 62000
-        and _p31.net_cents == 248000
-        and _p31.corrected
+        _p31.employee == 'E003' and _p31.period == '2026-03' and _p31.gross_cents == 310000
+        and _p31.tax_cents == 62000 and _p31.net_cents == 248000 and _p31.corrected
         and _p31.correction_note == '4 hours missing from timesheet'
         for _p31 in rt.each(ep, ep.t_payslips)
     )

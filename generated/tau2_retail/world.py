@@ -416,8 +416,7 @@ class Tau2Retail(Episode):
             )
         return (  # retail.world:202
             rt.built(
-                self,
-                f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
+                self, f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
                 f'input_value={rt.text(shown)}, input_type={rt.text(rt.python_type(value))}]\n   '
                 ' For further information visit https://errors.pydantic.dev/2.12/v/string_type',
             ),
@@ -427,17 +426,13 @@ class Tau2Retail(Episode):
         self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str
     ) -> str | None:
         if (  # retail.world:216
-            rt.python_type(address1) == 'str'
-            and rt.python_type(address2) == 'str'
-            and rt.python_type(city) == 'str'
-            and rt.python_type(country) == 'str'
-            and rt.python_type(state_) == 'str'
-            and rt.python_type(zip_) == 'str'
+            rt.python_type(address1) == 'str' and rt.python_type(address2) == 'str'
+            and rt.python_type(city) == 'str' and rt.python_type(country) == 'str'
+            and rt.python_type(state_) == 'str' and rt.python_type(zip_) == 'str'
         ):
             return None  # retail.world:217
         errors: tuple[str, ...] = rt.each(  # retail.world:219
-            self,
-            rt.python_concat(
+            self, rt.python_concat(
                 rt.python_concat(
                     rt.python_concat(
                         rt.python_concat(
@@ -458,8 +453,7 @@ class Tau2Retail(Episode):
             return None  # retail.world:221
         plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
         return rt.python_grown(  # retail.world:224
-            self,
-            rt.built(
+            self, rt.built(
                 self, f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
             )
             + rt.built(self, rt.join('\n', rt.each(self, errors))),
@@ -573,9 +567,7 @@ class Tau2Retail(Episode):
             if isinstance(method, GiftCard):  # retail.world:350
                 card = method
                 self.set_field(  # retail.world:351
-                    user,
-                    'payment_methods',
-                    {
+                    user, 'payment_methods', {
                         **rt.each(self, user.payment_methods),
                         p.payment_method_id: GiftCard(card.id_, round(card.balance + p.amount, 2)),
                     },
@@ -588,8 +580,7 @@ class Tau2Retail(Episode):
             # retail.world:363
             self.set_field(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)
         self.set_field(  # retail.world:365
-            order_id,
-            'payment_history',
+            order_id, 'payment_history',
             rt.each(self, rt.python_concat(order_id.payment_history, refunds)),
         )
         return order_id  # retail.world:366
@@ -643,19 +634,12 @@ class Tau2Retail(Episode):
             if card.balance < diff_:  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         self.set_fields(  # retail.world:411
-            order,
-            (
-                'status',
-                'exchange_items',
-                'exchange_new_items',
-                'exchange_payment_method_id',
+            order, (
+                'status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id',
                 'exchange_price_difference',
             ),
-            _E11_OrderStatus_exchange_requested,
-            tuple(sorted(rt.each(self, item_ids))),
-            tuple(sorted(rt.each(self, new_item_ids))),
-            payment_method_id,
-            diff_,
+            _E11_OrderStatus_exchange_requested, tuple(sorted(rt.each(self, item_ids))),
+            tuple(sorted(rt.each(self, new_item_ids))), payment_method_id, diff_,
         )
         return order  # retail.world:416
 
@@ -744,11 +728,9 @@ class Tau2Retail(Episode):
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
         self.set_field(  # retail.world:494
-            order,
-            'payment_history',
+            order, 'payment_history',
             rt.each(
-                self,
-                rt.python_concat(
+                self, rt.python_concat(
                     order.payment_history,
                     (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
                 ),
@@ -757,9 +739,7 @@ class Tau2Retail(Episode):
         if isinstance(method, GiftCard):  # retail.world:496
             _card4 = method
             self.set_field(  # retail.world:497
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     payment_method_id: GiftCard(_card4.id_, round(_card4.balance - diff_, 2)),
                 },
@@ -771,11 +751,8 @@ class Tau2Retail(Episode):
             k: int = self.fn_first_item_index(order, _old5)  # retail.world:508
             _it7: OrderItem = order.items[k]  # retail.world:509
             self.set_field(  # retail.world:510
-                order,
-                'items',
-                rt.set_at(
-                    rt.each(self, order.items),
-                    k,
+                order, 'items', rt.set_at(
+                    rt.each(self, order.items), k,
                     OrderItem(_it7.name, _it7.product_id, _new6, last_price, last_options),
                 ),
             )
@@ -812,13 +789,10 @@ class Tau2Retail(Episode):
             if card.balance < amount:  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
-            order,
-            'payment_history',
+            order, 'payment_history',
             rt.each(
-                self,
-                rt.python_concat(
-                    history,
-                    (
+                self, rt.python_concat(
+                    history, (
                         OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
                         OrderPayment(_E15_TransactionType_refund, amount, old_id),
                     ),
@@ -828,9 +802,7 @@ class Tau2Retail(Episode):
         if isinstance(method, GiftCard):  # retail.world:546
             _card8 = method
             self.set_field(  # retail.world:547
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     payment_method_id: GiftCard(_card8.id_, round(_card8.balance - amount, 2)),
                 },
@@ -841,9 +813,7 @@ class Tau2Retail(Episode):
         if isinstance(old_method, GiftCard):  # retail.world:557
             _card9 = old_method
             self.set_field(  # retail.world:558
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     old_id: GiftCard(_card9.id_, round(_card9.balance + amount, 2)),
                 },
@@ -899,44 +869,31 @@ class Tau2Retail(Episode):
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')
         self.set_fields(  # retail.world:604
-            order,
-            ('status', 'return_items', 'return_payment_method_id'),
-            _E11_OrderStatus_return_requested,
-            tuple(sorted(rt.each(self, item_ids))),
+            order, ('status', 'return_items', 'return_payment_method_id'),
+            _E11_OrderStatus_return_requested, tuple(sorted(rt.each(self, item_ids))),
             payment_method_id,
         )
         return order  # retail.world:607
 
 
 _RESULT_Address = js.closed({
-    'address1': js.STRING,
-    'address2': js.STRING,
-    'city': js.STRING,
-    'country': js.STRING,
-    'state': js.STRING,
-    'zip': js.STRING,
+    'address1': js.STRING, 'address2': js.STRING, 'city': js.STRING, 'country': js.STRING,
+    'state': js.STRING, 'zip': js.STRING,
 })
 _RESULT_OrderItem = js.closed({
-    'name': js.STRING,
-    'product_id': js.STRING,
-    'item_id': js.STRING,
-    'price': js.NUMBER,
+    'name': js.STRING, 'product_id': js.STRING, 'item_id': js.STRING, 'price': js.NUMBER,
     'options': js.mapping(js.STRING),
 })
 _RESULT_Fulfillment = js.closed({
     'tracking_id': js.array(js.STRING), 'item_ids': js.array(js.STRING)
 })
 _RESULT_OrderPayment = js.closed({
-    'transaction_type': js.members(TransactionType),
-    'amount': js.NUMBER,
+    'transaction_type': js.members(TransactionType), 'amount': js.NUMBER,
     'payment_method_id': js.STRING,
 })
 _RESULT_Order = js.closed({
-    'order_id': js.STRING,
-    'user_id': js.STRING,
-    'address': _RESULT_Address,
-    'items': js.array(_RESULT_OrderItem),
-    'status': js.members(OrderStatus),
+    'order_id': js.STRING, 'user_id': js.STRING, 'address': _RESULT_Address,
+    'items': js.array(_RESULT_OrderItem), 'status': js.members(OrderStatus),
     'fulfillments': js.array(_RESULT_Fulfillment),
     'payment_history': js.array(_RESULT_OrderPayment),
     'cancel_reason': js.nullable(js.members(CancelReason)),
@@ -948,46 +905,34 @@ _RESULT_Order = js.closed({
     'return_payment_method_id': js.nullable(js.STRING),
 })
 _RESULT_Variant = js.closed({
-    'item_id': js.STRING,
-    'options': js.mapping(js.STRING),
-    'available': js.BOOLEAN,
+    'item_id': js.STRING, 'options': js.mapping(js.STRING), 'available': js.BOOLEAN,
     'price': js.NUMBER,
 })
 _RESULT_UserName = js.closed({'first_name': js.STRING, 'last_name': js.STRING})
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
-        'source': js.text_in('credit_card'),
-        'id': js.STRING,
-        'brand': js.STRING,
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
         'last_four': js.STRING,
     }),
     js.closed({'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.NUMBER}),
     js.closed({'source': js.text_in('paypal'), 'id': js.STRING}),
 )
 _RESULT_User = js.closed({
-    'user_id': js.STRING,
-    'name': _RESULT_UserName,
-    'address': _RESULT_Address,
-    'email': js.STRING,
-    'payment_methods': js.mapping(_RESULT_PaymentMethod),
-    'orders': js.array(js.STRING),
+    'user_id': js.STRING, 'name': _RESULT_UserName, 'address': _RESULT_Address, 'email': js.STRING,
+    'payment_methods': js.mapping(_RESULT_PaymentMethod), 'orders': js.array(js.STRING),
 })
 _PARAM_order_id = param(
-    'order_id',
-    arg.row('orders'),
+    'order_id', arg.row('orders'),
     "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
     "order id.",
     not_found=lambda ep, key: 'Order not found',
 )
 _PARAM_user_id = param(
-    'user_id',
-    arg.row('users'),
-    "The user id, such as 'sara_doe_496'.",
+    'user_id', arg.row('users'), "The user id, such as 'sara_doe_496'.",
     not_found=lambda ep, key: 'User not found',
 )
 _PARAM_payment_method_id = param(
-    'payment_method_id',
-    arg.TEXT,
+    'payment_method_id', arg.TEXT,
     "The payment method id to pay or receive refund for the item price difference, such as "
     "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order "
     "details.",
@@ -1008,188 +953,123 @@ Tau2Retail.TOOLS = tools(
     tool(
         Tau2Retail.tool_calculate,
         param(
-            'expression',
-            arg.TEXT,
-            "The mathematical expression to calculate, such as '2 + 2'. The expression can "
-            "contain numbers, operators (+, -, *, /), parentheses, and spaces.",
+            'expression', arg.TEXT, "The mathematical expression to calculate, such as '2 + 2'. "
+            "The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces.",
         ),
-        read_only=True,
-        where='retail.world:229',
-        returns=js.STRING,
+        read_only=True, where='retail.world:229', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_transfer_to_human_agents,
-        param('summary', arg.TEXT, "A summary of the user's issue."),
-        read_only=True,
-        where='retail.world:244',
-        returns=js.STRING,
+        param('summary', arg.TEXT, "A summary of the user's issue."), read_only=True,
+        where='retail.world:244', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_email,
         param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
-        read_only=True,
-        where='retail.world:252',
-        returns=js.STRING,
+        read_only=True, where='retail.world:252', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_name_zip,
         param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
         param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
-        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."),
-        read_only=True,
-        where='retail.world:265',
-        returns=js.STRING,
+        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."), read_only=True,
+        where='retail.world:265', returns=js.STRING,
     ),
     tool(
-        Tau2Retail.tool_get_order_details,
-        _PARAM_order_id,
-        read_only=True,
-        where='retail.world:280',
-        returns=_RESULT_Order,
+        Tau2Retail.tool_get_order_details, _PARAM_order_id, read_only=True,
+        where='retail.world:280', returns=_RESULT_Order,
     ),
     tool(
         Tau2Retail.tool_get_product_details,
         param(
-            'product_id',
-            arg.row('products'),
+            'product_id', arg.row('products'),
             "The product id, such as '6086499569'. Be careful the product id is different from "
             "the item id.",
             not_found=lambda ep, key: 'Product not found',
         ),
-        read_only=True,
-        where='retail.world:288',
+        read_only=True, where='retail.world:288',
         returns=js.closed({
             'name': js.STRING, 'product_id': js.STRING, 'variants': js.mapping(_RESULT_Variant)
         }),
     ),
     tool(
         Tau2Retail.tool_get_item_details,
-        param('item_id', arg.TEXT, "The item id, such as '6086499569'."),
-        read_only=True,
-        where='retail.world:296',
-        returns=_RESULT_Variant,
+        param('item_id', arg.TEXT, "The item id, such as '6086499569'."), read_only=True,
+        where='retail.world:296', returns=_RESULT_Variant,
     ),
     tool(
-        Tau2Retail.tool_get_user_details,
-        _PARAM_user_id,
-        read_only=True,
-        where='retail.world:308',
+        Tau2Retail.tool_get_user_details, _PARAM_user_id, read_only=True, where='retail.world:308',
         returns=_RESULT_User,
     ),
     tool(
-        Tau2Retail.tool_list_all_product_types,
-        read_only=True,
-        where='retail.world:316',
+        Tau2Retail.tool_list_all_product_types, read_only=True, where='retail.world:316',
         returns=js.mapping(js.STRING),
     ),
     tool(
-        Tau2Retail.tool_cancel_pending_order,
-        _PARAM_order_id,
+        Tau2Retail.tool_cancel_pending_order, _PARAM_order_id,
         param(
-            'reason',
-            arg.TEXT,
-            "The reason for cancellation, which should be either 'no longer needed' or 'ordered "
-            "by mistake'.",
+            'reason', arg.TEXT, "The reason for cancellation, which should be either 'no longer "
+            "needed' or 'ordered by mistake'.",
         ),
-        checks=False,
-        where='retail.world:334',
-        returns=_RESULT_Order,
+        checks=False, where='retail.world:334', returns=_RESULT_Order,
     ),
     tool(
-        Tau2Retail.tool_exchange_delivered_order_items,
-        _PARAM_order_id,
+        Tau2Retail.tool_exchange_delivered_order_items, _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be exchanged, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'new_item_ids',
-            arg.TEXT_LIST,
+            'new_item_ids', arg.TEXT_LIST,
             "The item ids to be exchanged for, each such as '1008292230'. There could be "
             "duplicate items in the list. Each new item id should match the item id in the same "
             "position and be of the same product.",
         ),
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:369',
-        returns=_RESULT_Order,
+        _PARAM_payment_method_id, checks=False, where='retail.world:369', returns=_RESULT_Order,
     ),
     tool(
-        Tau2Retail.tool_modify_pending_order_address,
-        _PARAM_order_id,
-        _PARAM_address1,
-        _PARAM_address2,
-        _PARAM_city,
-        _PARAM_state_,
-        _PARAM_country,
-        _PARAM_zip_,
-        checks=False,
-        where='retail.world:419',
-        returns=_RESULT_Order,
+        Tau2Retail.tool_modify_pending_order_address, _PARAM_order_id, _PARAM_address1,
+        _PARAM_address2, _PARAM_city, _PARAM_state_, _PARAM_country, _PARAM_zip_, checks=False,
+        where='retail.world:419', returns=_RESULT_Order,
     ),
     tool(
-        Tau2Retail.tool_modify_pending_order_items,
-        _PARAM_order_id,
+        Tau2Retail.tool_modify_pending_order_items, _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be modified, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'new_item_ids',
-            arg.TEXT_LIST,
+            'new_item_ids', arg.TEXT_LIST,
             "The item ids to be modified for, each such as '1008292230'. There could be "
             "duplicate items in the list. Each new item id should match the item id in the same "
             "position and be of the same product.",
         ),
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:446',
-        returns=_RESULT_Order,
+        _PARAM_payment_method_id, checks=False, where='retail.world:446', returns=_RESULT_Order,
     ),
     tool(
-        Tau2Retail.tool_modify_pending_order_payment,
-        _PARAM_order_id,
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:522',
-        returns=_RESULT_Order,
+        Tau2Retail.tool_modify_pending_order_payment, _PARAM_order_id, _PARAM_payment_method_id,
+        checks=False, where='retail.world:522', returns=_RESULT_Order,
     ),
     tool(
-        Tau2Retail.tool_modify_user_address,
-        _PARAM_user_id,
-        _PARAM_address1,
-        _PARAM_address2,
-        _PARAM_city,
-        _PARAM_state_,
-        _PARAM_country,
-        _PARAM_zip_,
-        checks=False,
-        where='retail.world:565',
-        returns=_RESULT_User,
+        Tau2Retail.tool_modify_user_address, _PARAM_user_id, _PARAM_address1, _PARAM_address2,
+        _PARAM_city, _PARAM_state_, _PARAM_country, _PARAM_zip_, checks=False,
+        where='retail.world:565', returns=_RESULT_User,
     ),
     tool(
-        Tau2Retail.tool_return_delivered_order_items,
-        _PARAM_order_id,
+        Tau2Retail.tool_return_delivered_order_items, _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be returned, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'payment_method_id',
-            arg.TEXT,
+            'payment_method_id', arg.TEXT,
             "The payment method id to receive the refund, such as 'gift_card_0000000' or "
             "'credit_card_0000000'. These can be looked up from the user or order details.",
         ),
-        checks=False,
-        where='retail.world:591',
-        returns=_RESULT_Order,
+        checks=False, where='retail.world:591', returns=_RESULT_Order,
     ),
-    arguments='dynamic',
-    python_class='RetailTools',
+    arguments='dynamic', python_class='RetailTools',
 )

@@ -194,8 +194,7 @@ class TeamChat(Episode):
             )
         if not all(  # team_chat.world:113
             len([
-                _o45
-                for _o45 in rt.each(self, self.t_memberships)
+                _o45 for _o45 in rt.each(self, self.t_memberships)
                 if _o45.channel == _m44.channel and _o45.user == _m44.user
             ])
             == 1
@@ -245,21 +244,15 @@ class TeamChat(Episode):
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_users,
-                (
-                    (self.t_channels, 'owner'),
-                    (self.t_memberships, 'user'),
-                    (self.t_memberships, 'invited_by'),
-                    (self.t_messages, 'author'),
-                    (self.t_messages, 'pinned_by'),
-                    (None, 'current_user'),
+                self, self.t_users, (
+                    (self.t_channels, 'owner'), (self.t_memberships, 'user'),
+                    (self.t_memberships, 'invited_by'), (self.t_messages, 'author'),
+                    (self.t_messages, 'pinned_by'), (None, 'current_user'),
                 ),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_channels,
+                self, self.t_channels,
                 ((self.t_memberships, 'channel'), (self.t_messages, 'channel')),
             )
         pass
@@ -279,8 +272,7 @@ class TeamChat(Episode):
     def fn_pin_count(self, channel: Channel) -> int:  # team_chat.world:104
         'How many messages are pinned in the channel.'
         return len([  # team_chat.world:105
-            _m2
-            for _m2 in rt.each(self, self.t_messages)
+            _m2 for _m2 in rt.each(self, self.t_messages)
             if _m2.channel == channel.key() and _m2.pinned
         ])
 
@@ -301,20 +293,14 @@ class TeamChat(Episode):
         channel: Channel = Channel(  # team_chat.world:152
             id_=self.next_id('channel_ids', 'CH{:03d}'),
             name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
-            visibility=visibility,
-            owner=self.state.current_user,
-            topic=v.check_length(topic, 'Channel.topic', 0, 200),
-            created_at=self.clock,
+            visibility=visibility, owner=self.state.current_user,
+            topic=v.check_length(topic, 'Channel.topic', 0, 200), created_at=self.clock,
         )
         self.insert(self.t_channels, channel)  # team_chat.world:153
         self.insert(  # team_chat.world:154
-            self.t_memberships,
-            Membership(
-                id_=self.next_id('membership_ids', 'M{:03d}'),
-                channel=channel.key(),
-                user=self.state.current_user,
-                invited_by=None,
-                joined_at=self.clock,
+            self.t_memberships, Membership(
+                id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(),
+                user=self.state.current_user, invited_by=None, joined_at=self.clock,
             ),
         )
         return channel  # team_chat.world:155
@@ -342,11 +328,8 @@ class TeamChat(Episode):
         if self.fn_is_member(channel, user):  # team_chat.world:168
             raise ToolError(rt.built(self, f'{user.name} is already a member of #{channel.name}.'))
         membership: Membership = Membership(  # team_chat.world:169
-            id_=self.next_id('membership_ids', 'M{:03d}'),
-            channel=channel.key(),
-            user=user.key(),
-            invited_by=self.state.current_user,
-            joined_at=self.clock,
+            id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(),
+            invited_by=self.state.current_user, joined_at=self.clock,
         )
         self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
@@ -366,8 +349,7 @@ class TeamChat(Episode):
         if user.key() == channel.owner:  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
         found: tuple[str, ...] = tuple([  # team_chat.world:183
-            _m4.key()
-            for _m4 in rt.each(self, self.t_memberships)
+            _m4.key() for _m4 in rt.each(self, self.t_memberships)
             if _m4.channel == channel.key() and _m4.user == user.key()
         ])
         if len(found) <= 0:  # team_chat.world:184
@@ -385,15 +367,9 @@ class TeamChat(Episode):
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
             raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
         message: Message = Message(  # team_chat.world:197
-            id_=self.next_id('message_ids', 'MSG{:03d}'),
-            channel=channel.key(),
-            author=self.state.current_user,
-            body=v.check_length(body, 'Message.body', 0, 2000),
-            posted_at=self.clock,
-            edited_at=None,
-            deleted=False,
-            pinned=False,
-            pinned_by=None,
+            id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.key(),
+            author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000),
+            posted_at=self.clock, edited_at=None, deleted=False, pinned=False, pinned_by=None,
         )
         self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
@@ -413,9 +389,7 @@ class TeamChat(Episode):
                 self, f'You are no longer a member of #{self.t_channels[message.channel].name}.'
             ))
         self.set_fields(  # team_chat.world:212
-            message,
-            ('body', 'edited_at'),
-            v.check_length(body, 'Message.body', 0, 2000),
+            message, ('body', 'edited_at'), v.check_length(body, 'Message.body', 0, 2000),
             self.clock,
         )
         return message  # team_chat.world:214
@@ -429,12 +403,8 @@ class TeamChat(Episode):
         if message.deleted:  # team_chat.world:224
             raise ToolError(rt.built(self, f'Message {message.id_} is already deleted.'))
         self.set_fields(  # team_chat.world:225
-            message,
-            ('deleted', 'body', 'pinned', 'pinned_by'),
-            True,
-            v.check_length('', 'Message.body', 0, 2000),
-            False,
-            None,
+            message, ('deleted', 'body', 'pinned', 'pinned_by'), True,
+            v.check_length('', 'Message.body', 0, 2000), False, None,
         )
         return message  # team_chat.world:229
 
@@ -455,9 +425,8 @@ class TeamChat(Episode):
         # team_chat.world:241
         if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
             raise ToolError(rt.built(
-                self,
-                f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
-                'messages; unpin one first.',
+                self, f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} '
+                'pinned messages; unpin one first.',
             ))
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
@@ -488,11 +457,7 @@ class TeamChat(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
         return tuple([  # team_chat.world:265
             ChannelSummary(
-                _c6.id_,
-                _c6.name,
-                _c6.visibility,
-                _c6.owner,
-                _c6.topic,
+                _c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic,
                 len([
                     _m7 for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.key()
                 ]),
@@ -524,15 +489,12 @@ class TeamChat(Episode):
             key=lambda _m8: _m8.posted_at,
         )
         return ChannelView(  # team_chat.world:276
-            channel.key(),
-            tuple([
-                _m10.user
-                for _m10 in rt.each(self, self.t_memberships)
+            channel.key(), tuple([
+                _m10.user for _m10 in rt.each(self, self.t_memberships)
                 if _m10.channel == channel.key()
             ]),
             tuple([
-                _m11.key()
-                for _m11 in rt.rows(self.t_messages, rt.each(self, posted))
+                _m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted))
                 if _m11.pinned
             ]),
             posted,
@@ -546,8 +508,7 @@ class TeamChat(Episode):
         'Find workspace users by name or handle, with their ids and whether they are deactivated.'
         wanted: str = rt.built(self, query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
-            _u12.key()
-            for _u12 in rt.each(self, self.t_users)
+            _u12.key() for _u12 in rt.each(self, self.t_users)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
@@ -569,11 +530,7 @@ class TeamChat(Episode):
                 self, f'#{channel.name} is private and only visible to its members.'
             ))
         return ChannelSummary(  # team_chat.world:315
-            channel.id_,
-            channel.name,
-            channel.visibility,
-            channel.owner,
-            channel.topic,
+            channel.id_, channel.name, channel.visibility, channel.owner, channel.topic,
             len([
                 _m13 for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.key()
             ]),
@@ -592,14 +549,9 @@ class TeamChat(Episode):
         wanted: str = rt.built(self, query.lower())  # team_chat.world:333
         return tuple([  # team_chat.world:334
             ChannelSummary(
-                _c14.id_,
-                _c14.name,
-                _c14.visibility,
-                _c14.owner,
-                _c14.topic,
+                _c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic,
                 len([
-                    _m15
-                    for _m15 in rt.each(self, self.t_memberships)
+                    _m15 for _m15 in rt.each(self, self.t_memberships)
                     if _m15.channel == _c14.key()
                 ]),
                 self.fn_is_member(_c14, me),
@@ -624,10 +576,8 @@ class TeamChat(Episode):
             ))
         return rt.sorted_keys(  # team_chat.world:344
             rt.each(
-                self,
-                [
-                    _m17
-                    for _m17 in rt.each(self, self.t_memberships)
+                self, [
+                    _m17 for _m17 in rt.each(self, self.t_memberships)
                     if _m17.channel == channel.key()
                 ],
             ),
@@ -645,9 +595,8 @@ class TeamChat(Episode):
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
-                self,
-                f'#{self.t_channels[message.channel].name} is private and only visible to its '
-                'members.',
+                self, f'#{self.t_channels[message.channel].name} is private and only visible to '
+                'its members.',
             ))
         return message  # team_chat.world:354
 
@@ -663,10 +612,8 @@ class TeamChat(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
         wanted: str = rt.built(self, query.lower())  # team_chat.world:366
         found: tuple[str, ...] = tuple([  # team_chat.world:367
-            _m18.key()
-            for _m18 in rt.each(self, self.t_messages)
-            if not _m18.deleted
-            and self.fn_can_read(self.t_channels[_m18.channel], me)
+            _m18.key() for _m18 in rt.each(self, self.t_messages)
+            if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
             and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
             and (channel is None or _m18.channel == channel.key())
             and (author is None or _m18.author == author.key())
@@ -677,61 +624,41 @@ class TeamChat(Episode):
 
 
 _RESULT_User = js.closed({
-    'id': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
-    'handle': js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'),
-    'deactivated': js.BOOLEAN,
+    'id': js.scalar('str', pattern='^U[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
+    'handle': js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'), 'deactivated': js.BOOLEAN,
 })
 _RESULT_Channel = js.closed({
-    'id': js.STRING,
-    'name': js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.scalar('str', 0, 200),
-    'created_at': js.STRING,
+    'id': js.STRING, 'name': js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+    'visibility': js.members(Visibility), 'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'topic': js.scalar('str', 0, 200), 'created_at': js.STRING,
 })
 _RESULT_Membership = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'user': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'invited_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
-    'joined_at': js.STRING,
+    'id': js.STRING, 'channel': js.STRING, 'user': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'invited_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')), 'joined_at': js.STRING,
 })
 _RESULT_Message = js.closed({
-    'id': js.STRING,
-    'channel': js.STRING,
-    'author': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'body': js.scalar('str', 0, 2000),
-    'posted_at': js.STRING,
-    'edited_at': js.nullable(js.STRING),
-    'deleted': js.BOOLEAN,
-    'pinned': js.BOOLEAN,
+    'id': js.STRING, 'channel': js.STRING, 'author': js.scalar('str', pattern='^U[0-9]{3}$'),
+    'body': js.scalar('str', 0, 2000), 'posted_at': js.STRING, 'edited_at': js.nullable(js.STRING),
+    'deleted': js.BOOLEAN, 'pinned': js.BOOLEAN,
     'pinned_by': js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')),
 })
 _RESULT_ChannelSummary = js.closed({
-    'id': js.STRING,
-    'name': js.STRING,
-    'visibility': js.members(Visibility),
-    'owner': js.scalar('str', pattern='^U[0-9]{3}$'),
-    'topic': js.STRING,
-    'members': js.INTEGER,
+    'id': js.STRING, 'name': js.STRING, 'visibility': js.members(Visibility),
+    'owner': js.scalar('str', pattern='^U[0-9]{3}$'), 'topic': js.STRING, 'members': js.INTEGER,
     'is_member': js.BOOLEAN,
 })
 _PARAM_user = param(
-    'user',
-    arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+    'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
     "The user's id (U and three digits), as search_users shows it.",
     not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
 )
 _PARAM_channel = param(
-    'channel',
-    arg.row('channels'),
+    'channel', arg.row('channels'),
     'The channel id (CH and three digits), as list_channels shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.'),
 )
 _PARAM_message = param(
-    'message',
-    arg.row('messages'),
+    'message', arg.row('messages'),
     'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.'),
 )
@@ -742,96 +669,69 @@ TeamChat.TOOLS = tools(
     tool(
         TeamChat.tool_create_channel,
         param(
-            'name',
-            arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
             'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
         ),
         param('visibility', arg.enum_of(Visibility), 'public or private.'),
         param(
-            'topic',
-            arg.refined(arg.TEXT, 0, 200),
-            'What the channel is about.',
+            'topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.',
             default=lambda ep: '',
         ),
-        where='team_chat.world:143',
-        returns=_RESULT_Channel,
+        where='team_chat.world:143', returns=_RESULT_Channel,
     ),
     tool(
-        TeamChat.tool_invite_member,
-        _PARAM_channel,
+        TeamChat.tool_invite_member, _PARAM_channel,
         param(
-            'user',
-            arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
             'The id of the user to add (U and three digits), as search_users shows it.',
             not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
-        where='team_chat.world:158',
-        returns=_RESULT_Membership,
+        where='team_chat.world:158', returns=_RESULT_Membership,
     ),
     tool(
-        TeamChat.tool_remove_member,
-        _PARAM_channel,
+        TeamChat.tool_remove_member, _PARAM_channel,
         param(
-            'user',
-            arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
             'The id of the member to remove (U and three digits), as list_members shows it.',
             not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
-        where='team_chat.world:174',
-        returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
+        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
     ),
     tool(
-        TeamChat.tool_post_message,
-        _PARAM_channel,
+        TeamChat.tool_post_message, _PARAM_channel,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
-        where='team_chat.world:189',
-        returns=_RESULT_Message,
+        where='team_chat.world:189', returns=_RESULT_Message,
     ),
     tool(
-        TeamChat.tool_edit_message,
-        _PARAM_message,
+        TeamChat.tool_edit_message, _PARAM_message,
         param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
-        where='team_chat.world:202',
+        where='team_chat.world:202', returns=_RESULT_Message,
+    ),
+    tool(
+        TeamChat.tool_delete_message, _PARAM_message, where='team_chat.world:217',
         returns=_RESULT_Message,
     ),
     tool(
-        TeamChat.tool_delete_message,
-        _PARAM_message,
-        where='team_chat.world:217',
+        TeamChat.tool_pin_message, _PARAM_message, where='team_chat.world:232',
         returns=_RESULT_Message,
     ),
     tool(
-        TeamChat.tool_pin_message,
-        _PARAM_message,
-        where='team_chat.world:232',
+        TeamChat.tool_unpin_message, _PARAM_message, where='team_chat.world:247',
         returns=_RESULT_Message,
     ),
     tool(
-        TeamChat.tool_unpin_message,
-        _PARAM_message,
-        where='team_chat.world:247',
-        returns=_RESULT_Message,
-    ),
-    tool(
-        TeamChat.tool_list_channels,
-        read_only=True,
-        where='team_chat.world:260',
+        TeamChat.tool_list_channels, read_only=True, where='team_chat.world:260',
         returns=js.array(_RESULT_ChannelSummary),
     ),
     tool(
-        TeamChat.tool_get_channel_messages,
-        _PARAM_channel,
-        read_only=True,
+        TeamChat.tool_get_channel_messages, _PARAM_channel, read_only=True,
         where='team_chat.world:268',
         returns=js.closed({
-            'channel': _RESULT_Channel,
-            'members': js.array(_RESULT_User),
-            'pinned': js.array(_RESULT_Message),
-            'messages': js.array(_RESULT_Message),
+            'channel': _RESULT_Channel, 'members': js.array(_RESULT_User),
+            'pinned': js.array(_RESULT_Message), 'messages': js.array(_RESULT_Message),
         }),
         shows=(
-            'record',
-            (
+            'record', (
                 ('channel', 'channel', ('row', 'channels')),
                 ('members', 'members', ('list', ('row', 'users'))),
                 ('pinned', 'pinned', ('list', ('row', 'messages'))),
@@ -840,37 +740,25 @@ TeamChat.TOOLS = tools(
         ),
     ),
     tool(
-        TeamChat.tool_get_current_user,
-        read_only=True,
-        where='team_chat.world:284',
+        TeamChat.tool_get_current_user, read_only=True, where='team_chat.world:284',
         returns=js.nullable(_RESULT_User),
     ),
     tool(
         TeamChat.tool_search_users,
         param(
-            'query',
-            arg.TEXT,
-            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
-            'everyone.',
+            'query', arg.TEXT, 'Part of the user\'s name or handle, any case, e.g. "smith"; '
+            'leave it out to list everyone.',
             default=lambda ep: '',
         ),
-        read_only=True,
-        where='team_chat.world:290',
-        returns=js.array(_RESULT_User),
+        read_only=True, where='team_chat.world:290', returns=js.array(_RESULT_User),
         shows=('list', ('row', 'users')),
     ),
     tool(
-        TeamChat.tool_get_user,
-        _PARAM_user,
-        read_only=True,
-        where='team_chat.world:299',
+        TeamChat.tool_get_user, _PARAM_user, read_only=True, where='team_chat.world:299',
         returns=_RESULT_User,
     ),
     tool(
-        TeamChat.tool_get_channel,
-        _PARAM_channel,
-        read_only=True,
-        where='team_chat.world:307',
+        TeamChat.tool_get_channel, _PARAM_channel, read_only=True, where='team_chat.world:307',
         returns=_RESULT_ChannelSummary,
     ),
     tool(
@@ -878,47 +766,32 @@ TeamChat.TOOLS = tools(
         param(
             'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
         ),
-        read_only=True,
-        where='team_chat.world:326',
-        returns=js.array(_RESULT_ChannelSummary),
+        read_only=True, where='team_chat.world:326', returns=js.array(_RESULT_ChannelSummary),
     ),
     tool(
-        TeamChat.tool_list_members,
-        _PARAM_channel,
-        read_only=True,
-        where='team_chat.world:337',
-        returns=js.array(_RESULT_Membership),
-        shows=('list', ('row', 'memberships')),
+        TeamChat.tool_list_members, _PARAM_channel, read_only=True, where='team_chat.world:337',
+        returns=js.array(_RESULT_Membership), shows=('list', ('row', 'memberships')),
     ),
     tool(
-        TeamChat.tool_get_message,
-        _PARAM_message,
-        read_only=True,
-        where='team_chat.world:347',
+        TeamChat.tool_get_message, _PARAM_message, read_only=True, where='team_chat.world:347',
         returns=_RESULT_Message,
     ),
     tool(
         TeamChat.tool_search_messages,
         param(
-            'query',
-            arg.TEXT,
-            'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
-            'message.',
+            'query', arg.TEXT, 'Words the message contains, any case, e.g. "deadline"; leave it '
+            'out to match every message.',
             default=lambda ep: '',
         ),
         param(
-            'channel',
-            arg.optional(arg.row('channels')),
+            'channel', arg.optional(arg.row('channels')),
             'Only messages of this channel (its id, CH and three digits).',
         ),
         param(
-            'author',
-            arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'))),
+            'author', arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'))),
             'Only messages by this user (their id, U and three digits).',
         ),
-        read_only=True,
-        where='team_chat.world:357',
-        returns=js.array(_RESULT_Message),
+        read_only=True, where='team_chat.world:357', returns=js.array(_RESULT_Message),
         shows=('list', ('row', 'messages')),
     ),
 )
@@ -926,10 +799,8 @@ TeamChat.TOOLS = tools(
 
 def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502
     return any(
-        _c20.name == 'launch-plan'
-        and _c20.visibility == _E10_Visibility_private
-        and _c20.owner == 'U001'
-        and _c20.topic == 'Q2 launch'
+        _c20.name == 'launch-plan' and _c20.visibility == _E10_Visibility_private
+        and _c20.owner == 'U001' and _c20.topic == 'Q2 launch'
         for _c20 in rt.each(ep, ep.t_channels)
     )
 
@@ -954,9 +825,7 @@ def _check_launch_channel__members(ep: TeamChat) -> bool:  # team_chat.world:503
 def _check_launch_channel__pinned_kickoff(ep: TeamChat) -> bool:  # team_chat.world:504
     return any(
         ep.t_channels[_m25.channel].name == 'launch-plan'
-        and _m25.body == 'Kickoff Thursday at 10:00'
-        and _m25.pinned
-        and _m25.author == 'U001'
+        and _m25.body == 'Kickoff Thursday at 10:00' and _m25.pinned and _m25.author == 'U001'
         for _m25 in rt.each(ep, ep.t_messages)
     )
 
@@ -986,10 +855,8 @@ def _check_chen_tidies_up__others_kept(ep: TeamChat) -> bool:  # team_chat.world
 
 def _check_dara_starts_design_system__created(ep: TeamChat) -> bool:  # tasks.world:135
     return any(
-        _c28.name == 'design-system'
-        and _c28.visibility == _E10_Visibility_public
-        and _c28.owner == 'U004'
-        and _c28.topic == 'Shared UI components'
+        _c28.name == 'design-system' and _c28.visibility == _E10_Visibility_public
+        and _c28.owner == 'U004' and _c28.topic == 'Shared UI components'
         for _c28 in rt.each(ep, ep.t_channels)
     )
 
@@ -1009,8 +876,7 @@ def _check_dara_starts_design_system__chen_added(ep: TeamChat) -> bool:  # tasks
 
 def _check_dara_starts_design_system__announced(ep: TeamChat) -> bool:  # tasks.world:137
     return any(
-        _m32.channel == 'CH002'
-        and _m32.author == 'U004'
+        _m32.channel == 'CH002' and _m32.author == 'U004'
         and _m32.body == 'New channel #design-system for shared UI components, come join!'
         for _m32 in rt.each(ep, ep.t_messages)
     )
@@ -1022,10 +888,8 @@ def _check_refresh_general_welcome__old_deleted(ep: TeamChat) -> bool:  # tasks.
 
 def _check_refresh_general_welcome__new_pinned(ep: TeamChat) -> bool:  # tasks.world:279
     return any(
-        _m33.channel == 'CH001'
-        and _m33.author == 'U001'
-        and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.'
-        and _m33.pinned
+        _m33.channel == 'CH001' and _m33.author == 'U001'
+        and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.' and _m33.pinned
         and not _m33.deleted
         for _m33 in rt.each(ep, ep.t_messages)
     )
@@ -1074,10 +938,8 @@ def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat) -> rt.Verdi
 
 def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:567
     return any(
-        _m37.channel == 'CH002'
-        and _m37.author == 'U002'
-        and _m37.body == 'Welcome Chen! Start with the pinned mockups.'
-        and not _m37.deleted
+        _m37.channel == 'CH002' and _m37.author == 'U002'
+        and _m37.body == 'Welcome Chen! Start with the pinned mockups.' and not _m37.deleted
         for _m37 in rt.each(ep, ep.t_messages)
     )
 
@@ -1100,10 +962,8 @@ def _check_ben_curates_design_review__ana_removed(ep: TeamChat) -> bool:  # task
 
 def _check_ben_curates_design_review__reminder_posted(ep: TeamChat) -> bool:  # tasks.world:714
     return any(
-        _m39.channel == 'CH002'
-        and _m39.author == 'U002'
-        and _m39.body == 'Reminder: critique is Thursday at 15:00'
-        and not _m39.deleted
+        _m39.channel == 'CH002' and _m39.author == 'U002'
+        and _m39.body == 'Reminder: critique is Thursday at 15:00' and not _m39.deleted
         for _m39 in rt.each(ep, ep.t_messages)
     )
 
@@ -1117,20 +977,16 @@ def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat) -> bool:  # 
 
 def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:860
     return any(
-        _m41.channel == 'CH003'
-        and _m41.author == 'U003'
-        and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?'
-        and not _m41.deleted
+        _m41.channel == 'CH003' and _m41.author == 'U003'
+        and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?' and not _m41.deleted
         for _m41 in rt.each(ep, ep.t_messages)
     )
 
 
 def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat) -> bool:  # tasks.world:861
     return any(
-        _m42.channel == 'CH001'
-        and _m42.author == 'U003'
-        and _m42.body == 'Handbook questions go to #random'
-        and _m42.pinned
+        _m42.channel == 'CH001' and _m42.author == 'U003'
+        and _m42.body == 'Handbook questions go to #random' and _m42.pinned
         and _m42.pinned_by == 'U003'
         for _m42 in rt.each(ep, ep.t_messages)
     )

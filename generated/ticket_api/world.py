@@ -123,12 +123,8 @@ class TicketAPI(Episode):
         if priority < 1 or priority > 5:  # ticket_api.world:88
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {  # ticket_api.world:89
-            'id': self.state.ticket_counter,
-            'title': title,
-            'description': description,
-            'status': 'Open',
-            'priority': priority,
-            'created_by': self.state.current_user,
+            'id': self.state.ticket_counter, 'title': title, 'description': description,
+            'status': 'Open', 'priority': priority, 'created_by': self.state.current_user,
         }
         self.set_state('ticket_queue', self.state.ticket_queue + (ticket,))  # ticket_api.world:97
         self.set_state(  # ticket_api.world:98
@@ -189,14 +185,12 @@ class TicketAPI(Episode):
         if position is None:  # ticket_api.world:152
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
-            _name1
-            for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
+            _name1 for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
             if _name1 not in rt.each(self, _C_EDITABLE)
         ])
         if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
-                self,
-                'Invalid fields for update: ' + rt.built(
+                self, 'Invalid fields for update: ' + rt.built(
                     self, rt.join(', ', rt.each(self, invalid))
                 ),
             ))
@@ -238,8 +232,7 @@ class TicketAPI(Episode):
             if 'created_by' not in ticket:  # ticket_api.world:213
                 raise ToolError("'created_by'")
         mine: tuple[dict[str, Any], ...] = tuple([  # ticket_api.world:215
-            _ticket2
-            for _ticket2 in rt.each(self, self.state.ticket_queue)
+            _ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue)
             if _ticket2['created_by'] == self.state.current_user
         ])
         if status is None or status == '':  # ticket_api.world:216
@@ -253,8 +246,7 @@ class TicketAPI(Episode):
                     self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
                 ))
         return tuple([  # ticket_api.world:224
-            _ticket4
-            for _ticket4 in rt.each(self, mine)
+            _ticket4 for _ticket4 in rt.each(self, mine)
             if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(
                 self, (status if status is not None else rt.absent()).lower()
             )
@@ -267,80 +259,60 @@ _RESULT_Success = js.closed({'success': js.BOOLEAN})
 
 TicketAPI.TOOLS = tools(
     tool(
-        TicketAPI.tool_create_ticket,
-        param('title', arg.TEXT, 'Title of the ticket.'),
+        TicketAPI.tool_create_ticket, param('title', arg.TEXT, 'Title of the ticket.'),
         param(
-            'description',
-            arg.TEXT,
-            'Description of the ticket. Defaults to an empty string.',
+            'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
             default=lambda ep: '',
         ),
         param(
-            'priority',
-            arg.INT,
+            'priority', arg.INT,
             'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
             default=lambda ep: 1,
         ),
-        where='ticket_api.world:80',
-        returns=js.mapping({}),
+        where='ticket_api.world:80', returns=js.mapping({}),
     ),
     tool(
-        TicketAPI.tool_get_ticket,
-        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'),
-        read_only=True,
-        where='ticket_api.world:105',
-        returns=js.mapping({}),
+        TicketAPI.tool_get_ticket, param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'),
+        read_only=True, where='ticket_api.world:105', returns=js.mapping({}),
     ),
     tool(
         TicketAPI.tool_close_ticket,
         param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
-        where='ticket_api.world:113',
-        returns=_RESULT_Status,
+        where='ticket_api.world:113', returns=_RESULT_Status,
     ),
     tool(
         TicketAPI.tool_resolve_ticket,
         param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
         param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
-        where='ticket_api.world:125',
-        returns=_RESULT_Status,
+        where='ticket_api.world:125', returns=_RESULT_Status,
     ),
     tool(
         TicketAPI.tool_edit_ticket,
         param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
         param(
-            'updates',
-            arg.map_of(arg.TEXT, arg.JSON),
+            'updates', arg.map_of(arg.TEXT, arg.JSON),
             'Dictionary containing the fields to be updated: title (str), description (str),\n'
             'status (str) and priority (int), each optional.',
         ),
-        where='ticket_api.world:142',
-        returns=_RESULT_Status,
+        where='ticket_api.world:142', returns=_RESULT_Status,
     ),
     tool(
-        TicketAPI.tool_ticket_login,
-        param('username', arg.TEXT, 'Username of the user.'),
-        param('password', arg.TEXT, 'Password of the user.'),
-        where='ticket_api.world:172',
+        TicketAPI.tool_ticket_login, param('username', arg.TEXT, 'Username of the user.'),
+        param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
         returns=_RESULT_Success,
     ),
     tool(
-        TicketAPI.tool_ticket_get_login_status,
-        read_only=True,
-        where='ticket_api.world:186',
+        TicketAPI.tool_ticket_get_login_status, read_only=True, where='ticket_api.world:186',
         returns=js.closed({'login_status': js.BOOLEAN}),
     ),
     tool(TicketAPI.tool_logout, where='ticket_api.world:192', returns=_RESULT_Success),
     tool(
         TicketAPI.tool_get_user_tickets,
         param(
-            'status',
-            arg.optional(arg.TEXT),
+            'status', arg.optional(arg.TEXT),
             'Status to filter tickets by. If None, return all tickets.',
         ),
-        read_only=True,
-        where='ticket_api.world:200',
-        returns=js.array(js.mapping({})),
+        read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})),
     ),
-    arguments='dynamic',
-    python_class='TicketAPI',
+    arguments='dynamic', python_class='TicketAPI',
 )

@@ -252,12 +252,8 @@ class TradingBot(Episode):
                 )
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {  # trading_bot.world:302
-            'id': order_id,
-            'order_type': order_type,
-            'symbol': symbol,
-            'price': price,
-            'amount': amount,
-            'status': 'Open',
+            'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price,
+            'amount': amount, 'status': 'Open',
         }
         # trading_bot.world:312
         self.set_state('orders', {**self.state.orders, order_id: v.export_value(order)})
@@ -280,8 +276,7 @@ class TradingBot(Episode):
         if amount > rt.to_number(rt.read(self, self.state.account_info['balance'])):
             raise ToolError('Insufficient funds for withdrawal.')
         self.set_state(  # trading_bot.world:332
-            'account_info',
-            {
+            'account_info', {
                 **self.state.account_info,
                 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount
@@ -289,8 +284,7 @@ class TradingBot(Episode):
             },
         )
         entry: dict[str, Any] = {  # trading_bot.world:333
-            'type': 'withdrawal',
-            'amount': amount,
+            'type': 'withdrawal', 'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
         # trading_bot.world:338
@@ -331,8 +325,7 @@ class TradingBot(Episode):
         if 'balance' not in self.state.account_info:  # trading_bot.world:378
             raise ToolError("'balance'")
         self.set_state(  # trading_bot.world:379
-            'account_info',
-            {
+            'account_info', {
                 **self.state.account_info,
                 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount
@@ -340,8 +333,7 @@ class TradingBot(Episode):
             },
         )
         entry: dict[str, Any] = {  # trading_bot.world:380
-            'type': 'deposit',
-            'amount': amount,
+            'type': 'deposit', 'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
         # trading_bot.world:385
@@ -410,8 +402,7 @@ class TradingBot(Episode):
     ) -> FilteredStocks:
         'Filter stocks based on a price range.'
         return FilteredStocks(tuple([  # trading_bot.world:460
-            _symbol1
-            for _symbol1 in rt.each(self, stocks)
+            _symbol1 for _symbol1 in rt.each(self, stocks)
             if rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
             >= min_price
             and rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
@@ -429,17 +420,14 @@ class TradingBot(Episode):
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:
         'Notify if there is a significant price change in the stocks.'
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
-            _symbol2
-            for _symbol2 in rt.each(self, stocks)
+            _symbol2 for _symbol2 in rt.each(self, stocks)
             if _symbol2 in self.state.stocks and self.fn_price_changed(
                 self.state.stocks[_symbol2], threshold
             )
         ])
         if len(changed) > 0:  # trading_bot.world:482
             return Notification(rt.python_grown(  # trading_bot.world:483
-                self,
-                'Stocks '
-                + rt.built(self, rt.join(', ', rt.each(self, changed)))
+                self, 'Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
         # trading_bot.world:487
@@ -452,35 +440,24 @@ _RESULT_Status = js.closed({'status': js.STRING})
 
 TradingBot.TOOLS = tools(
     tool(
-        TradingBot.tool_get_current_time,
-        read_only=True,
-        where='trading_bot.world:252',
+        TradingBot.tool_get_current_time, read_only=True, where='trading_bot.world:252',
         returns=js.closed({'current_time': js.STRING}),
     ),
     tool(
-        TradingBot.tool_get_symbol_by_name,
-        param('name', arg.TEXT, 'Name of the company.'),
-        read_only=True,
-        where='trading_bot.world:256',
-        returns=js.closed({'symbol': js.STRING}),
+        TradingBot.tool_get_symbol_by_name, param('name', arg.TEXT, 'Name of the company.'),
+        read_only=True, where='trading_bot.world:256', returns=js.closed({'symbol': js.STRING}),
     ),
     tool(
         TradingBot.tool_get_stock_info,
-        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'),
-        read_only=True,
-        where='trading_bot.world:262',
-        returns=js.mapping({}),
+        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
+        where='trading_bot.world:262', returns=js.mapping({}),
     ),
     tool(
-        TradingBot.tool_get_order_details,
-        param('order_id', arg.INT, 'ID of the order.'),
-        read_only=True,
-        where='trading_bot.world:269',
-        returns={},
+        TradingBot.tool_get_order_details, param('order_id', arg.INT, 'ID of the order.'),
+        read_only=True, where='trading_bot.world:269', returns={},
     ),
     tool(
-        TradingBot.tool_cancel_order,
-        param('order_id', arg.INT, 'ID of the order to cancel.'),
+        TradingBot.tool_cancel_order, param('order_id', arg.INT, 'ID of the order to cancel.'),
         where='trading_bot.world:275',
         returns=js.closed({'order_id': js.INTEGER, 'status': js.STRING}),
     ),
@@ -489,105 +466,81 @@ TradingBot.TOOLS = tools(
         param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
         param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
         param('price', arg.FLOAT, 'Price at which to place the order.'),
-        param('amount', arg.INT, 'Number of shares to trade.'),
-        where='trading_bot.world:285',
+        param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
         returns=js.closed({
-            'order_id': js.INTEGER,
-            'order_type': js.STRING,
-            'status': js.STRING,
-            'price': js.NUMBER,
-            'amount': js.INTEGER,
+            'order_id': js.INTEGER, 'order_type': js.STRING, 'status': js.STRING,
+            'price': js.NUMBER, 'amount': js.INTEGER,
         }),
     ),
     tool(
         TradingBot.tool_withdraw_funds,
         param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
-        where='trading_bot.world:324',
-        returns=_RESULT_Balance,
+        where='trading_bot.world:324', returns=_RESULT_Balance,
     ),
     tool(
-        TradingBot.tool_get_account_info,
-        read_only=True,
-        where='trading_bot.world:342',
+        TradingBot.tool_get_account_info, read_only=True, where='trading_bot.world:342',
         returns=js.mapping({}),
     ),
     tool(
-        TradingBot.tool_trading_login,
-        param('username', arg.TEXT, 'Username for authentication.'),
-        param('password', arg.TEXT, 'Password for authentication.'),
-        where='trading_bot.world:347',
+        TradingBot.tool_trading_login, param('username', arg.TEXT, 'Username for authentication.'),
+        param('password', arg.TEXT, 'Password for authentication.'), where='trading_bot.world:347',
         returns=_RESULT_Status,
     ),
     tool(
-        TradingBot.tool_trading_get_login_status,
-        read_only=True,
-        where='trading_bot.world:361',
+        TradingBot.tool_trading_get_login_status, read_only=True, where='trading_bot.world:361',
         returns=js.closed({'status': js.BOOLEAN}),
     ),
     tool(TradingBot.tool_trading_logout, where='trading_bot.world:365', returns=_RESULT_Status),
     tool(
         TradingBot.tool_fund_account,
         param('amount', arg.NUMBER, 'Amount to fund the account with.'),
-        where='trading_bot.world:373',
-        returns=_RESULT_Balance,
+        where='trading_bot.world:373', returns=_RESULT_Balance,
     ),
     tool(
         TradingBot.tool_remove_stock_from_watchlist,
-        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
-        where='trading_bot.world:389',
+        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'), where='trading_bot.world:389',
         returns=_RESULT_Status,
     ),
     tool(TradingBot.tool_get_watchlist, read_only=True, where='trading_bot.world:398', returns={}),
     tool(
-        TradingBot.tool_get_order_history,
-        read_only=True,
-        where='trading_bot.world:407',
+        TradingBot.tool_get_order_history, read_only=True, where='trading_bot.world:407',
         returns={},
     ),
     tool(
         TradingBot.tool_get_transaction_history,
         param(
-            'start_date',
-            arg.optional(arg.TEXT),
+            'start_date', arg.optional(arg.TEXT),
             "Start date for the history (format: 'YYYY-MM-DD').",
         ),
         param(
             'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
         ),
-        read_only=True,
-        where='trading_bot.world:415',
-        returns={},
+        read_only=True, where='trading_bot.world:415', returns={},
     ),
     tool(
         TradingBot.tool_get_available_stocks,
         param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
-        read_only=True,
-        where='trading_bot.world:444',
+        read_only=True, where='trading_bot.world:444',
         returns=js.closed({'stock_list': js.array(js.STRING)}),
     ),
     tool(
         TradingBot.tool_filter_stocks_by_price,
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
         param('min_price', arg.FLOAT, 'Minimum stock price.'),
-        param('max_price', arg.FLOAT, 'Maximum stock price.'),
-        read_only=True,
-        where='trading_bot.world:452',
-        returns=js.closed({'filtered_stocks': js.array(js.STRING)}),
+        param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
+        where='trading_bot.world:452', returns=js.closed({'filtered_stocks': js.array(js.STRING)}),
     ),
     tool(
         TradingBot.tool_add_to_watchlist,
         param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
-        where='trading_bot.world:465',
-        returns=js.closed({'watchlist': js.array(js.STRING)}),
+        where='trading_bot.world:465', returns=js.closed({'watchlist': js.array(js.STRING)}),
     ),
     tool(
         TradingBot.tool_notify_price_change,
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
         param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
-        read_only=True,
-        where='trading_bot.world:475',
+        read_only=True, where='trading_bot.world:475',
         returns=js.closed({'notification': js.STRING}),
     ),
-    arguments='dynamic',
-    python_class='TradingBot',
+    arguments='dynamic', python_class='TradingBot',
 )

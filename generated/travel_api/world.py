@@ -305,8 +305,7 @@ class TravelAPI(Episode):
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
                     raise ToolError(rt.built(
-                        self,
-                        'invalid literal for int() with base 10: '
+                        self, 'invalid literal for int() with base 10: '
                         f'{rt.text(rt.built(self, rt.python_repr(char)))}',
                     ))
                 digit_sum = rt.python_augmented(  # travel_api.world:739
@@ -395,12 +394,10 @@ class TravelAPI(Episode):
         # travel_api.world:821
         card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))
         self.set_state(  # travel_api.world:822
-            'credit_card_list',
-            {
+            'credit_card_list', {
                 **self.state.credit_card_list,
                 card_id: {
-                    'card_number': card_number,
-                    'expiration_date': expiration_date,
+                    'card_number': card_number, 'expiration_date': expiration_date,
                     'cardholder_name': cardholder_name,
                     'card_verification_number': card_verification_number,
                     'balance': self.random_source().randint(10000, 99999),
@@ -418,8 +415,7 @@ class TravelAPI(Episode):
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
         return CostList(tuple([  # travel_api.world:842
-            _entry1['cost']
-            for _entry1 in rt.each(
+            _entry1['cost'] for _entry1 in rt.each(
                 self, tuple(rt.each(self, self.state.flight_cost_lookup).values())
             )
         ]))
@@ -433,10 +429,8 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if card_id not in self.state.credit_card_list:  # travel_api.world:854
             raise ToolError(rt.python_grown(
-                self,
-                "Card not registered. Here are a list of card_id's: " + rt.built(
-                    self,
-                    rt.python_repr(rt.each(
+                self, "Card not registered. Here are a list of card_id's: " + rt.built(
+                    self, rt.python_repr(rt.each(
                         self, tuple(rt.each(self, self.state.credit_card_list).keys())
                     )),
                 ),
@@ -494,8 +488,7 @@ class TravelAPI(Episode):
         )
         # travel_api.world:903
         entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
-            self,
-            f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+            self, f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
             f'{rt.text(travel_date)}',
         ))
         if entry is None:  # travel_api.world:904
@@ -513,8 +506,7 @@ class TravelAPI(Episode):
             # travel_api.world:914
             return self.fn_booking_refused('Balance is less than budget limit')
         self.set_state(  # travel_api.world:916
-            'credit_card_list',
-            {
+            'credit_card_list', {
                 **self.state.credit_card_list,
                 card_id: {
                     **self.state.credit_card_list[card_id], 'balance': balance - travel_cost
@@ -526,26 +518,18 @@ class TravelAPI(Episode):
         # travel_api.world:918
         transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))
         self.set_state(  # travel_api.world:919
-            'booking_record',
-            {
+            'booking_record', {
                 **self.state.booking_record,
                 booking_id: {
-                    'card_id': card_id,
-                    'travel_date': travel_date,
-                    'travel_from': travel_from,
-                    'travel_to': travel_to,
-                    'travel_class': travel_class,
-                    'travel_cost': travel_cost,
-                    'transaction_id': transaction_id,
+                    'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from,
+                    'travel_to': travel_to, 'travel_class': travel_class,
+                    'travel_cost': travel_cost, 'transaction_id': transaction_id,
                 },
             },
         )
         return Booking(  # travel_api.world:929
-            booking_id,
-            transaction_id,
-            True,
-            self.state.booking_record if self.state.long_context else {},
-            None,
+            booking_id, transaction_id, True,
+            self.state.booking_record if self.state.long_context else {}, None,
         )
 
     def tool_retrieve_invoice(  # travel_api.world:937
@@ -564,12 +548,9 @@ class TravelAPI(Episode):
         ]
         return InvoiceResult(Invoice(  # travel_api.world:953
             booking_id if booking_id is not None else rt.absent(),
-            self.fn_key_of(booking, 'travel_date'),
-            self.fn_key_of(booking, 'travel_from'),
-            self.fn_key_of(booking, 'travel_to'),
-            self.fn_key_of(booking, 'travel_class'),
-            self.fn_key_of(booking, 'travel_cost'),
-            self.fn_key_of(booking, 'transaction_id'),
+            self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'),
+            self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'),
+            self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id'),
         ))
 
     # travel_api.world:966
@@ -608,8 +589,7 @@ class TravelAPI(Episode):
         # travel_api.world:1004
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
-            'credit_card_list',
-            {
+            'credit_card_list', {
                 **self.state.credit_card_list,
                 rt.built(self, rt.text(card_id)): {
                     **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
@@ -645,12 +625,9 @@ class TravelAPI(Episode):
         # travel_api.world:1037
         if self.state.user_first_name != first_name or self.state.user_last_name != last_name:
             return Verification(  # travel_api.world:1039
-                False,
-                rt.python_grown(
-                    self,
-                    'Cannot book flight information for another user.' + rt.built(
-                        self,
-                        f'Expected {rt.text(self.state.user_first_name)} '
+                False, rt.python_grown(
+                    self, 'Cannot book flight information for another user.' + rt.built(
+                        self, f'Expected {rt.text(self.state.user_first_name)} '
                         f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
                         f'{rt.text(last_name)}',
                     ),
@@ -716,8 +693,7 @@ class TravelAPI(Episode):
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
         self.set_state(  # travel_api.world:1120
-            'credit_card_list',
-            {
+            'credit_card_list', {
                 **self.state.credit_card_list,
                 card_id: {
                     **self.state.credit_card_list[card_id],
@@ -754,8 +730,7 @@ class TravelAPI(Episode):
             for card_id in rt.each(self, _C_CREDIT_CARD_EXTENSION):  # travel_api.world:682
                 if card_id not in self.state.credit_card_list:  # travel_api.world:683
                     self.set_state(  # travel_api.world:684
-                        'credit_card_list',
-                        {
+                        'credit_card_list', {
                             **rt.each(self, self.state.credit_card_list),
                             card_id: _C_CREDIT_CARD_EXTENSION[card_id],
                         },
@@ -763,8 +738,7 @@ class TravelAPI(Episode):
             for booking_id in rt.each(self, _C_BOOKING_RECORD_EXTENSION):  # travel_api.world:687
                 if booking_id not in self.state.booking_record:  # travel_api.world:688
                     self.set_state(  # travel_api.world:689
-                        'booking_record',
-                        {
+                        'booking_record', {
                             **rt.each(self, self.state.booking_record),
                             booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id],
                         },
@@ -784,40 +758,32 @@ TravelAPI.TOOLS = tools(
             'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
         ),
         param(
-            'client_secret',
-            arg.TEXT,
+            'client_secret', arg.TEXT,
             'The client applications client_secret supplied by App Management',
         ),
         param(
             'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
         ),
         param(
-            'grant_type',
-            arg.TEXT,
-            'The grant type of the authentication request. Here are the options: read_write, '
-            'read, write',
+            'grant_type', arg.TEXT, 'The grant type of the authentication request. Here are the '
+            'options: read_write, read, write',
         ),
         param('user_first_name', arg.TEXT, 'The first name of the user'),
         param('user_last_name', arg.TEXT, 'The last name of the user'),
         where='travel_api.world:769',
         returns=js.closed({
-            'expires_in': js.INTEGER,
-            'access_token': js.STRING,
-            'token_type': js.STRING,
+            'expires_in': js.INTEGER, 'access_token': js.STRING, 'token_type': js.STRING,
             'scope': js.STRING,
         }),
     ),
     tool(
-        TravelAPI.tool_travel_get_login_status,
-        read_only=True,
-        where='travel_api.world:790',
+        TravelAPI.tool_travel_get_login_status, read_only=True, where='travel_api.world:790',
         returns=js.closed({'status': js.BOOLEAN}),
     ),
     tool(
         TravelAPI.tool_get_budget_fiscal_year,
         param(
-            'lastModifiedAfter',
-            arg.optional(arg.TEXT),
+            'lastModifiedAfter', arg.optional(arg.TEXT),
             '[Optional] Use this field if you only want Fiscal Years that were changed after the '
             'supplied date. The supplied date will be interpreted in the UTC time zone. If '
             'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
@@ -825,13 +791,11 @@ TravelAPI.TOOLS = tools(
             'YYYY-MM-DDTHH:MM:SS.',
         ),
         param(
-            'includeRemoved',
-            arg.optional(arg.TEXT),
+            'includeRemoved', arg.optional(arg.TEXT),
             '[Optional] If true, the service will return all Fiscal Years, including those that '
             'were previously removed. If not supplied, this field defaults to false.',
         ),
-        read_only=True,
-        where='travel_api.world:794',
+        read_only=True, where='travel_api.world:794',
         returns=js.closed({'budget_fiscal_year': js.STRING}),
     ),
     tool(
@@ -839,14 +803,12 @@ TravelAPI.TOOLS = tools(
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
         param('card_number', arg.TEXT, 'The credit card number'),
         param(
-            'expiration_date',
-            arg.TEXT,
+            'expiration_date', arg.TEXT,
             'The expiration date of the credit card in the format MM/YYYY',
         ),
         param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
         param('card_verification_number', arg.INT, 'The card verification number'),
-        where='travel_api.world:804',
-        returns=js.closed({'card_id': js.STRING}),
+        where='travel_api.world:804', returns=js.closed({'card_id': js.STRING}),
     ),
     tool(
         TravelAPI.tool_get_flight_cost,
@@ -854,34 +816,26 @@ TravelAPI.TOOLS = tools(
         param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
         param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
         param(
-            'travel_class',
-            arg.TEXT,
+            'travel_class', arg.TEXT,
             'The class of the travel. Options are: economy, business, first.',
         ),
-        where='travel_api.world:832',
-        returns=js.closed({'travel_cost_list': js.array(js.NUMBER)}),
+        where='travel_api.world:832', returns=js.closed({'travel_cost_list': js.array(js.NUMBER)}),
     ),
     tool(
-        TravelAPI.tool_get_credit_card_balance,
-        _PARAM_access_token,
-        param('card_id', arg.TEXT, 'The ID of the credit card'),
-        read_only=True,
-        where='travel_api.world:845',
-        returns=js.closed({'card_balance': {}}),
+        TravelAPI.tool_get_credit_card_balance, _PARAM_access_token,
+        param('card_id', arg.TEXT, 'The ID of the credit card'), read_only=True,
+        where='travel_api.world:845', returns=js.closed({'card_balance': {}}),
     ),
     tool(
-        TravelAPI.tool_book_flight,
-        _PARAM_access_token,
+        TravelAPI.tool_book_flight, _PARAM_access_token,
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
         param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
         param('travel_from', arg.TEXT, 'The location the travel is from'),
         param('travel_to', arg.TEXT, 'The location the travel is to'),
-        param('travel_class', arg.TEXT, 'The class of the travel'),
-        where='travel_api.world:858',
+        param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
         returns=js.closed(
             {
-                'booking_id': js.nullable(js.STRING),
-                'transaction_id': js.nullable(js.STRING),
+                'booking_id': js.nullable(js.STRING), 'transaction_id': js.nullable(js.STRING),
                 'booking_status': js.BOOLEAN,
                 'booking_history': js.nullable(js.mapping(js.mapping({}))),
                 'error': js.nullable(js.STRING),
@@ -890,41 +844,29 @@ TravelAPI.TOOLS = tools(
         ),
     ),
     tool(
-        TravelAPI.tool_retrieve_invoice,
-        _PARAM_access_token,
+        TravelAPI.tool_retrieve_invoice, _PARAM_access_token,
         param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
         param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
-        read_only=True,
-        where='travel_api.world:937',
+        read_only=True, where='travel_api.world:937',
         returns=js.closed({
             'invoice': js.closed({
-                'booking_id': js.STRING,
-                'travel_date': {},
-                'travel_from': {},
-                'travel_to': {},
-                'travel_class': {},
-                'travel_cost': {},
-                'transaction_id': {},
+                'booking_id': js.STRING, 'travel_date': {}, 'travel_from': {}, 'travel_to': {},
+                'travel_class': {}, 'travel_cost': {}, 'transaction_id': {},
             }),
         }),
     ),
     tool(
         TravelAPI.tool_get_booking_history,
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
-        read_only=True,
-        where='travel_api.world:966',
+        read_only=True, where='travel_api.world:966',
         returns=js.closed({'booking_history': js.mapping(js.mapping({}))}),
     ),
     tool(
-        TravelAPI.tool_list_all_airports,
-        read_only=True,
-        where='travel_api.world:976',
+        TravelAPI.tool_list_all_airports, read_only=True, where='travel_api.world:976',
         returns=js.array(js.STRING),
     ),
     tool(
-        TravelAPI.tool_cancel_booking,
-        _PARAM_access_token,
-        _PARAM_booking_id,
+        TravelAPI.tool_cancel_booking, _PARAM_access_token, _PARAM_booking_id,
         where='travel_api.world:980',
         returns=js.closed(
             {'cancel_status': js.BOOLEAN, 'error': js.nullable(js.STRING)}, optional=('error',)
@@ -933,19 +875,15 @@ TravelAPI.TOOLS = tools(
     tool(
         TravelAPI.tool_compute_exchange_rate,
         param(
-            'base_currency',
-            arg.TEXT,
+            'base_currency', arg.TEXT,
             'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
         ),
         param(
-            'target_currency',
-            arg.TEXT,
+            'target_currency', arg.TEXT,
             'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
         ),
-        param('value', arg.NUMBER, 'The value to convert'),
-        read_only=True,
-        where='travel_api.world:1010',
-        returns=js.closed({'exchanged_value': js.NUMBER}),
+        param('value', arg.NUMBER, 'The value to convert'), read_only=True,
+        where='travel_api.world:1010', returns=js.closed({'exchanged_value': js.NUMBER}),
     ),
     tool(
         TravelAPI.tool_verify_traveler_information,
@@ -954,8 +892,7 @@ TravelAPI.TOOLS = tools(
         param(
             'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
         ),
-        param('passport_number', arg.TEXT, 'The passport number of the traveler'),
-        read_only=True,
+        param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
         where='travel_api.world:1029',
         returns=js.closed(
             {'verification_status': js.BOOLEAN, 'verification_failure': js.nullable(js.STRING)},
@@ -965,59 +902,45 @@ TravelAPI.TOOLS = tools(
     tool(
         TravelAPI.tool_set_budget_limit,
         param(
-            'access_token',
-            arg.TEXT,
+            'access_token', arg.TEXT,
             'The access token obtained from the authentication process or initial configuration.',
         ),
         param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
-        where='travel_api.world:1071',
-        returns=js.closed({'budget_limit': js.NUMBER}),
+        where='travel_api.world:1071', returns=js.closed({'budget_limit': js.NUMBER}),
     ),
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
         param(
-            'location',
-            arg.TEXT,
-            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
-            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
-            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
-            'Boston, Beijing, Hong Kong, Rome, Tokyo',
+            'location', arg.TEXT, 'The name of the location. [Enum]: Rivermist, Stonebrook, '
+            'Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, '
+            'Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los '
+            'Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo',
         ),
-        read_only=True,
-        where='travel_api.world:1084',
+        read_only=True, where='travel_api.world:1084',
         returns=js.closed({'nearest_airport': js.STRING}),
     ),
     tool(
-        TravelAPI.tool_purchase_insurance,
-        _PARAM_access_token,
-        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
-        _PARAM_booking_id,
+        TravelAPI.tool_purchase_insurance, _PARAM_access_token,
+        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
         param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
         where='travel_api.world:1092',
         returns=js.closed(
             {
-                'insurance_id': js.nullable(js.STRING),
-                'insurance_status': js.BOOLEAN,
+                'insurance_id': js.nullable(js.STRING), 'insurance_status': js.BOOLEAN,
                 'error': js.nullable(js.STRING),
             },
             optional=('insurance_id', 'error'),
         ),
     ),
     tool(
-        TravelAPI.tool_contact_customer_support,
-        _PARAM_booking_id,
-        param('message', arg.TEXT, 'The message to send to customer support'),
-        read_only=True,
-        where='travel_api.world:1124',
-        returns=js.closed({'customer_support_message': js.STRING}),
+        TravelAPI.tool_contact_customer_support, _PARAM_booking_id,
+        param('message', arg.TEXT, 'The message to send to customer support'), read_only=True,
+        where='travel_api.world:1124', returns=js.closed({'customer_support_message': js.STRING}),
     ),
     tool(
-        TravelAPI.tool_get_all_credit_cards,
-        read_only=True,
-        where='travel_api.world:1136',
+        TravelAPI.tool_get_all_credit_cards, read_only=True, where='travel_api.world:1136',
         returns=js.closed({'credit_card_list': js.mapping(js.mapping({}))}),
     ),
-    arguments='dynamic',
-    python_class='TravelAPI',
+    arguments='dynamic', python_class='TravelAPI',
 )

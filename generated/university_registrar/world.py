@@ -292,8 +292,7 @@ class UniversityRegistrar(Episode):
         if not all(  # university_registrar.world:197
             not self.fn_holds_seat(_e46)
             or len([
-                _o47
-                for _o47 in rt.each(self, self.t_enrolments)
+                _o47 for _o47 in rt.each(self, self.t_enrolments)
                 if _o47.student == _e46.student
                 and self.t_sections[_o47.section].course == self.t_sections[_e46.section].course
                 and self.t_sections[_o47.section].term == self.t_sections[_e46.section].term
@@ -323,8 +322,7 @@ class UniversityRegistrar(Episode):
                 )
         if not all(  # university_registrar.world:206
             not any(
-                _e51.student == _w50.student
-                and _e51.section == _w50.section
+                _e51.student == _w50.student and _e51.section == _w50.section
                 and self.fn_holds_seat(_e51)
                 for _e51 in rt.each(self, self.t_enrolments)
             )
@@ -335,8 +333,7 @@ class UniversityRegistrar(Episode):
             )
         if not all(  # university_registrar.world:209
             len([
-                _v53
-                for _v53 in rt.each(self, self.t_waitlist)
+                _v53 for _v53 in rt.each(self, self.t_waitlist)
                 if _v53.student == _w52.student and _v53.section == _w52.section
             ])
             == 1
@@ -357,8 +354,7 @@ class UniversityRegistrar(Episode):
         if not all(  # university_registrar.world:215
             _e55.status != _E15_EnrolmentStatus_enrolled
             or not any(
-                _o56.id_ != _e55.id_
-                and _o56.student == _e55.student
+                _o56.id_ != _e55.id_ and _o56.student == _e55.student
                 and _o56.status == _E15_EnrolmentStatus_enrolled
                 and self.t_sections[_o56.section].term == self.t_sections[_e55.section].term
                 and self.fn_meetings_clash(
@@ -392,20 +388,17 @@ class UniversityRegistrar(Episode):
             rt.check_refs(self.t_sections, _row62.section, 'WaitlistEntry.section')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_students,
+                self, self.t_students,
                 ((self.t_enrolments, 'student'), (self.t_waitlist, 'student')),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_courses,
+                self, self.t_courses,
                 ((self.t_courses, 'prerequisites'), (self.t_sections, 'course')),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_sections,
+                self, self.t_sections,
                 ((self.t_enrolments, 'section'), (self.t_waitlist, 'section')),
             )
         pass
@@ -419,8 +412,7 @@ class UniversityRegistrar(Episode):
     def fn_seats_taken(self, section: Section) -> int:  # university_registrar.world:122
         'Seats held in a section.'
         return len([  # university_registrar.world:123
-            _e1
-            for _e1 in rt.each(self, self.t_enrolments)
+            _e1 for _e1 in rt.each(self, self.t_enrolments)
             if _e1.section == section.key() and self.fn_holds_seat(_e1)
         ])
 
@@ -428,10 +420,8 @@ class UniversityRegistrar(Episode):
     def fn_passed(self, student: Student, course: Course) -> bool:
         'Whether the student has passed the course (A to D).'
         return any(  # university_registrar.world:129
-            _e2.student == student.key()
-            and self.t_sections[_e2.section].course == course.key()
-            and _e2.status == _E15_EnrolmentStatus_completed
-            and _e2.grade is not None
+            _e2.student == student.key() and self.t_sections[_e2.section].course == course.key()
+            and _e2.status == _E15_EnrolmentStatus_completed and _e2.grade is not None
             and rt.present(_e2.grade) != _E5_Grade_F
             for _e2 in rt.each(self, self.t_enrolments)
         )
@@ -440,8 +430,7 @@ class UniversityRegistrar(Episode):
     def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:
         'Prerequisites the student has not passed.'
         return tuple([  # university_registrar.world:135
-            _p3.key()
-            for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites))
+            _p3.key() for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites))
             if not self.fn_passed(student, _p3)
         ])
 
@@ -459,8 +448,7 @@ class UniversityRegistrar(Episode):
         'Whether two sections meet on the same day at overlapping times.'
         return any(  # university_registrar.world:146
             any(
-                _m4.day == _n5.day
-                and self.fn_minutes_of(_m4.start) < self.fn_minutes_of(_n5.end)
+                _m4.day == _n5.day and self.fn_minutes_of(_m4.start) < self.fn_minutes_of(_n5.end)
                 and self.fn_minutes_of(_n5.start) < self.fn_minutes_of(_m4.end)
                 for _n5 in rt.each(self, b.meetings)
             )
@@ -471,12 +459,10 @@ class UniversityRegistrar(Episode):
     def fn_term_credits(self, student: Student, term: str) -> int:
         'Credits a student holds in a term.'
         return sum(rt.each(  # university_registrar.world:150
-            self,
-            tuple([
+            self, tuple([
                 self.t_courses[self.t_sections[_e6.section].course].credits_
                 for _e6 in rt.each(self, self.t_enrolments)
-                if _e6.student == student.key()
-                and self.t_sections[_e6.section].term == term
+                if _e6.student == student.key() and self.t_sections[_e6.section].term == term
                 and self.fn_holds_seat(_e6)
             ]),
         ))
@@ -496,25 +482,20 @@ class UniversityRegistrar(Episode):
             # university_registrar.world:164
             return rt.built(self, f'Section {section.id_} has already ended.')
         if any(  # university_registrar.world:166
-            _e8.student == student.key()
-            and self.t_sections[_e8.section].course == section.course
-            and self.t_sections[_e8.section].term == section.term
-            and self.fn_holds_seat(_e8)
+            _e8.student == student.key() and self.t_sections[_e8.section].course == section.course
+            and self.t_sections[_e8.section].term == section.term and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
             return rt.built(  # university_registrar.world:167
-                self,
-                f'{student.name} is already enrolled in or has completed '
+                self, f'{student.name} is already enrolled in or has completed '
                 f'{self.t_courses[section.course].code} in {section.term}.',
             )
         # university_registrar.world:169
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
             codes: str = rt.built(  # university_registrar.world:171
-                self,
-                rt.join(
-                    ', ',
-                    rt.each(
+                self, rt.join(
+                    ', ', rt.each(
                         self,
                         tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))),
                     ),
@@ -528,10 +509,8 @@ class UniversityRegistrar(Episode):
                 f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.',
             )
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
-            self.t_sections[_e10.section].id_
-            for _e10 in rt.each(self, self.t_enrolments)
-            if _e10.student == student.key()
-            and _e10.status == _E15_EnrolmentStatus_enrolled
+            self.t_sections[_e10.section].id_ for _e10 in rt.each(self, self.t_enrolments)
+            if _e10.student == student.key() and _e10.status == _E15_EnrolmentStatus_enrolled
             and self.t_sections[_e10.section].term == section.term
             and self.fn_meetings_clash(self.t_sections[_e10.section], section)
         ])
@@ -544,9 +523,8 @@ class UniversityRegistrar(Episode):
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
             return rt.built(  # university_registrar.world:184
-                self,
-                f'This would bring {student.name} to {credits_} credits in {section.term}; the '
-                f'maximum is {_C_MAX_CREDITS}.',
+                self, f'This would bring {student.name} to {credits_} credits in {section.term}; '
+                f'the maximum is {_C_MAX_CREDITS}.',
             )
         return ''  # university_registrar.world:186
 
@@ -571,8 +549,7 @@ class UniversityRegistrar(Episode):
             'both (course, term, instructor, meetings) and their credit load per term.'
         )
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
-            _e12.key()
-            for _e12 in rt.each(self, self.t_enrolments)
+            _e12.key() for _e12 in rt.each(self, self.t_enrolments)
             if _e12.student == student.key()
         ])
         credits_: dict[str, int] = {}  # university_registrar.world:238
@@ -589,12 +566,9 @@ class UniversityRegistrar(Episode):
             _w13.key() for _w13 in rt.each(self, self.t_waitlist) if _w13.student == student.key()
         ])
         return StudentRecord(  # university_registrar.world:245
-            student.key(),
-            mine,
-            waiting,
+            student.key(), mine, waiting,
             tuple([
-                _s14.key()
-                for _s14 in rt.each(self, self.t_sections)
+                _s14.key() for _s14 in rt.each(self, self.t_sections)
                 if any(
                     _e15.section == _s14.key()
                     for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))
@@ -616,8 +590,7 @@ class UniversityRegistrar(Episode):
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
-            _s17.key()
-            for _s17 in rt.each(self, self.t_students)
+            _s17.key() for _s17 in rt.each(self, self.t_students)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
             and rt.read(self, wanted_program) in rt.read(
                 self, rt.built(self, _s17.program.lower())
@@ -631,8 +604,7 @@ class UniversityRegistrar(Episode):
         )
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
-            _c18.key()
-            for _c18 in rt.each(self, self.t_courses)
+            _c18.key() for _c18 in rt.each(self, self.t_courses)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
         ])
@@ -647,9 +619,7 @@ class UniversityRegistrar(Episode):
             'deadline, seats taken, capacity and waitlist length.'
         )
         return SectionInfo(  # university_registrar.world:287
-            section.key(),
-            self.fn_seats_taken(section),
-            section.capacity,
+            section.key(), self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
         )
 
@@ -683,8 +653,7 @@ class UniversityRegistrar(Episode):
     def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         "List a section's enrolments (its class roster) with each student, status and grade."
         return tuple([  # university_registrar.world:320
-            _e21.key()
-            for _e21 in rt.each(self, self.t_enrolments)
+            _e21.key() for _e21 in rt.each(self, self.t_enrolments)
             if _e21.section == section.key()
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
@@ -721,13 +690,9 @@ class UniversityRegistrar(Episode):
             if w.student == student.key() and w.section == section.key():
                 self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
         enrolment: Enrolment = Enrolment(  # university_registrar.world:350
-            id_=self.next_id('enrolment_ids', 'EN{:04d}'),
-            student=student.key(),
-            section=section.key(),
-            status=_E15_EnrolmentStatus_enrolled,
-            grade=None,
-            enrolled_at=self.clock,
-            dropped_at=None,
+            id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=student.key(),
+            section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None,
+            enrolled_at=self.clock, dropped_at=None,
         )
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
@@ -737,15 +702,13 @@ class UniversityRegistrar(Episode):
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
-                self,
-                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
-                'be dropped.',
+                self, f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
+                'enrolments can be dropped.',
             ))
         # university_registrar.world:361
         if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
             raise ToolError(rt.built(
-                self,
-                f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
+                self, f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
                 f'{self.t_sections[enrolment.section].drop_deadline}.',
             ))
         self.set_fields(  # university_registrar.world:362
@@ -769,10 +732,8 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:378
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         codes: str = rt.built(  # university_registrar.world:379
-            self,
-            rt.join(
-                ', ',
-                rt.each(
+            self, rt.join(
+                ', ', rt.each(
                     self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))
                 ),
             ),
@@ -796,10 +757,8 @@ class UniversityRegistrar(Episode):
                 self, f'{student.name} is already on the waitlist of {section.id_}.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
-            id_=self.next_id('waitlist_ids', 'W{:03d}'),
-            student=student.key(),
-            section=section.key(),
-            joined_at=self.clock,
+            id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.key(),
+            section=section.key(), joined_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # university_registrar.world:384
         # university_registrar.world:385
@@ -833,19 +792,14 @@ class UniversityRegistrar(Episode):
         problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
             raise ToolError(rt.built(
-                self,
-                f'The first student on the waitlist, {self.t_students[first.student].name}, '
-                f'cannot enrol: {problem}',
+                self, f'The first student on the waitlist, {self.t_students[first.student].name}'
+                f', cannot enrol: {problem}',
             ))
         self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
-            id_=self.next_id('enrolment_ids', 'EN{:04d}'),
-            student=first.student,
-            section=section.key(),
-            status=_E15_EnrolmentStatus_enrolled,
-            grade=None,
-            enrolled_at=self.clock,
-            dropped_at=None,
+            id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student,
+            section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None,
+            enrolled_at=self.clock, dropped_at=None,
         )
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
@@ -858,15 +812,13 @@ class UniversityRegistrar(Episode):
         )
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
-                self,
-                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
-                'be graded.',
+                self, f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
+                'enrolments can be graded.',
             ))
         # university_registrar.world:423
         if self.clock.date() < self.t_sections[enrolment.section].ends_on:
             raise ToolError(rt.built(
-                self,
-                f'Section {self.t_sections[enrolment.section].id_} ends on '
+                self, f'Section {self.t_sections[enrolment.section].id_} ends on '
                 f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
             ))
         # university_registrar.world:424
@@ -885,58 +837,44 @@ _RESULT_Section = js.closed({
     'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
     'instructor': js.scalar('str', 1, 80),
     'meetings': js.array(_RESULT_Meeting, min_items=1, max_items=5),
-    'capacity': js.scalar('int', 1, 300),
-    'starts_on': js.STRING,
-    'ends_on': js.STRING,
+    'capacity': js.scalar('int', 1, 300), 'starts_on': js.STRING, 'ends_on': js.STRING,
     'drop_deadline': js.STRING,
 })
 _RESULT_SectionInfo = js.closed({
-    'section': _RESULT_Section,
-    'seats_taken': js.INTEGER,
-    'capacity': js.INTEGER,
+    'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
     'waitlisted': js.INTEGER,
 })
 _RESULT_Student = js.closed({
-    'id': js.scalar('str', pattern='^S[0-9]{5}$'),
-    'name': js.scalar('str', 1, 80),
-    'program': js.scalar('str', 1, 80),
-    'status': js.members(StudentStatus),
+    'id': js.scalar('str', pattern='^S[0-9]{5}$'), 'name': js.scalar('str', 1, 80),
+    'program': js.scalar('str', 1, 80), 'status': js.members(StudentStatus),
 })
 _RESULT_Enrolment = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
+    'id': js.STRING, 'student': js.scalar('str', pattern='^S[0-9]{5}$'),
     'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'status': js.members(EnrolmentStatus),
-    'grade': js.nullable(js.members(Grade)),
-    'enrolled_at': js.STRING,
-    'dropped_at': js.nullable(js.STRING),
+    'status': js.members(EnrolmentStatus), 'grade': js.nullable(js.members(Grade)),
+    'enrolled_at': js.STRING, 'dropped_at': js.nullable(js.STRING),
 })
 _RESULT_WaitlistEntry = js.closed({
-    'id': js.STRING,
-    'student': js.scalar('str', pattern='^S[0-9]{5}$'),
+    'id': js.STRING, 'student': js.scalar('str', pattern='^S[0-9]{5}$'),
     'section': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
     'joined_at': js.STRING,
 })
 _RESULT_Course = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    'title': js.scalar('str', 1, 120),
+    'code': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), 'title': js.scalar('str', 1, 120),
     'credits': js.scalar('int', 1, 6),
     'prerequisites': js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True),
 })
 _PARAM_course = param(
-    'course',
-    arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
+    'course', arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
     'The course code (two to four capital letters and three digits), as search_courses shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
 )
 _PARAM_term = param(
-    'term',
-    arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
+    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
     'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
 )
 _PARAM_student = param(
-    'student',
-    arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
+    'student', arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
     'The student id (S and five digits), as search_students shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
 )
@@ -947,8 +885,7 @@ _PARAM_section = param(
     not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
 )
 _PARAM_enrolment = param(
-    'enrolment',
-    arg.row('enrolments'),
+    'enrolment', arg.row('enrolments'),
     'The enrolment id (EN and four digits), as get_student_record shows it.',
     not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.'),
 )
@@ -956,29 +893,20 @@ _PARAM_enrolment = param(
 
 UniversityRegistrar.TOOLS = tools(
     tool(
-        UniversityRegistrar.tool_find_sections,
-        _PARAM_course,
-        _PARAM_term,
-        read_only=True,
-        where='university_registrar.world:223',
-        returns=js.array(_RESULT_SectionInfo),
+        UniversityRegistrar.tool_find_sections, _PARAM_course, _PARAM_term, read_only=True,
+        where='university_registrar.world:223', returns=js.array(_RESULT_SectionInfo),
         shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
     ),
     tool(
-        UniversityRegistrar.tool_get_student_record,
-        _PARAM_student,
-        read_only=True,
+        UniversityRegistrar.tool_get_student_record, _PARAM_student, read_only=True,
         where='university_registrar.world:232',
         returns=js.closed({
-            'student': _RESULT_Student,
-            'enrolments': js.array(_RESULT_Enrolment),
-            'waitlist': js.array(_RESULT_WaitlistEntry),
-            'sections': js.array(_RESULT_Section),
+            'student': _RESULT_Student, 'enrolments': js.array(_RESULT_Enrolment),
+            'waitlist': js.array(_RESULT_WaitlistEntry), 'sections': js.array(_RESULT_Section),
             'credits_by_term': js.mapping(js.INTEGER),
         }),
         shows=(
-            'record',
-            (
+            'record', (
                 ('student', 'student', ('row', 'students')),
                 ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
                 ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
@@ -989,112 +917,76 @@ UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_search_students,
         param(
-            'name',
-            arg.TEXT,
-            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
-            'student.',
+            'name', arg.TEXT, 'Part of the student\'s name, any case, e.g. "smith"; leave it out '
+            'to list every student.',
             default=lambda ep: '',
         ),
         param(
-            'program',
-            arg.TEXT,
-            'Part of the program\'s name, any case, e.g. "biology".',
+            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
             default=lambda ep: '',
         ),
-        read_only=True,
-        where='university_registrar.world:254',
-        returns=js.array(_RESULT_Student),
+        read_only=True, where='university_registrar.world:254', returns=js.array(_RESULT_Student),
         shows=('list', ('row', 'students')),
     ),
     tool(
         UniversityRegistrar.tool_search_courses,
         param(
-            'title',
-            arg.TEXT,
-            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
-            'the whole catalogue.',
+            'title', arg.TEXT, 'Part of the course title or code, any case, e.g. "chemistry"; '
+            'leave it out to list the whole catalogue.',
             default=lambda ep: '',
         ),
-        read_only=True,
-        where='university_registrar.world:265',
-        returns=js.array(_RESULT_Course),
+        read_only=True, where='university_registrar.world:265', returns=js.array(_RESULT_Course),
         shows=('list', ('row', 'courses')),
     ),
     tool(
-        UniversityRegistrar.tool_get_course,
-        _PARAM_course,
-        read_only=True,
-        where='university_registrar.world:274',
-        returns=_RESULT_Course,
+        UniversityRegistrar.tool_get_course, _PARAM_course, read_only=True,
+        where='university_registrar.world:274', returns=_RESULT_Course,
     ),
     tool(
-        UniversityRegistrar.tool_get_section,
-        _PARAM_section,
-        read_only=True,
-        where='university_registrar.world:282',
-        returns=_RESULT_SectionInfo,
+        UniversityRegistrar.tool_get_section, _PARAM_section, read_only=True,
+        where='university_registrar.world:282', returns=_RESULT_SectionInfo,
         shows=('record', (('section', 'section', ('row', 'sections')),)),
     ),
     tool(
-        UniversityRegistrar.tool_search_sections,
-        _PARAM_term,
+        UniversityRegistrar.tool_search_sections, _PARAM_term,
         param(
-            'instructor',
-            arg.TEXT,
-            'Part of the instructor\'s name, any case, e.g. "smith".',
+            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
             default=lambda ep: '',
         ),
         param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
-        read_only=True,
-        where='university_registrar.world:295',
+        read_only=True, where='university_registrar.world:295',
         returns=js.array(_RESULT_SectionInfo),
         shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
     ),
     tool(
-        UniversityRegistrar.tool_get_enrolment,
-        _PARAM_enrolment,
-        read_only=True,
-        where='university_registrar.world:306',
-        returns=_RESULT_Enrolment,
+        UniversityRegistrar.tool_get_enrolment, _PARAM_enrolment, read_only=True,
+        where='university_registrar.world:306', returns=_RESULT_Enrolment,
     ),
     tool(
-        UniversityRegistrar.tool_list_roster,
-        _PARAM_section,
+        UniversityRegistrar.tool_list_roster, _PARAM_section,
         param(
             'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
         ),
-        read_only=True,
-        where='university_registrar.world:314',
-        returns=js.array(_RESULT_Enrolment),
-        shows=('list', ('row', 'enrolments')),
+        read_only=True, where='university_registrar.world:314',
+        returns=js.array(_RESULT_Enrolment), shows=('list', ('row', 'enrolments')),
     ),
     tool(
-        UniversityRegistrar.tool_list_waitlist,
-        _PARAM_section,
-        read_only=True,
-        where='university_registrar.world:323',
-        returns=js.array(_RESULT_WaitlistEntry),
+        UniversityRegistrar.tool_list_waitlist, _PARAM_section, read_only=True,
+        where='university_registrar.world:323', returns=js.array(_RESULT_WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
-        UniversityRegistrar.tool_enrol,
-        _PARAM_student,
-        _PARAM_section,
-        where='university_registrar.world:333',
-        returns=_RESULT_Enrolment,
+        UniversityRegistrar.tool_enrol, _PARAM_student, _PARAM_section,
+        where='university_registrar.world:333', returns=_RESULT_Enrolment,
     ),
     tool(
-        UniversityRegistrar.tool_drop_enrolment,
-        _PARAM_enrolment,
-        where='university_registrar.world:355',
-        returns=_RESULT_Enrolment,
+        UniversityRegistrar.tool_drop_enrolment, _PARAM_enrolment,
+        where='university_registrar.world:355', returns=_RESULT_Enrolment,
     ),
     tool(
-        UniversityRegistrar.tool_join_waitlist,
-        _PARAM_student,
+        UniversityRegistrar.tool_join_waitlist, _PARAM_student,
         param(
-            'section',
-            arg.row(
+            'section', arg.row(
                 'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
             ),
             "The id of a full section (the course code, a dash and the section's code), as "
@@ -1107,27 +999,21 @@ UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_leave_waitlist,
         param(
-            'entry',
-            arg.row('waitlist'),
+            'entry', arg.row('waitlist'),
             'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
             'shows it.',
             not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
         ),
-        where='university_registrar.world:388',
-        returns=_RESULT_WaitlistEntry,
+        where='university_registrar.world:388', returns=_RESULT_WaitlistEntry,
     ),
     tool(
-        UniversityRegistrar.tool_enrol_from_waitlist,
-        _PARAM_section,
-        where='university_registrar.world:397',
-        returns=_RESULT_Enrolment,
+        UniversityRegistrar.tool_enrol_from_waitlist, _PARAM_section,
+        where='university_registrar.world:397', returns=_RESULT_Enrolment,
     ),
     tool(
-        UniversityRegistrar.tool_record_grade,
-        _PARAM_enrolment,
+        UniversityRegistrar.tool_record_grade, _PARAM_enrolment,
         param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
-        where='university_registrar.world:416',
-        returns=_RESULT_Enrolment,
+        where='university_registrar.world:416', returns=_RESULT_Enrolment,
     ),
 )
 
@@ -1140,8 +1026,7 @@ def _check_switch_section__dropped(ep: UniversityRegistrar) -> rt.Verdict | bool
 # university_registrar.world:661
 def _check_switch_section__in_f2(ep: UniversityRegistrar) -> bool:
     return any(
-        _e29.student == 'S10002'
-        and _e29.section == 'CS201-F2'
+        _e29.student == 'S10002' and _e29.section == 'CS201-F2'
         and _e29.status == _E15_EnrolmentStatus_enrolled
         for _e29 in rt.each(ep, ep.t_enrolments)
     )
@@ -1150,8 +1035,7 @@ def _check_switch_section__in_f2(ep: UniversityRegistrar) -> bool:
 # university_registrar.world:662
 def _check_switch_section__eva_in(ep: UniversityRegistrar) -> bool:
     return any(
-        _e30.student == 'S10005'
-        and _e30.section == 'CS201-F1'
+        _e30.student == 'S10005' and _e30.section == 'CS201-F1'
         and _e30.status == _E15_EnrolmentStatus_enrolled
         for _e30 in rt.each(ep, ep.t_enrolments)
     )
@@ -1190,8 +1074,7 @@ def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
 # tasks.world:236
 def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar) -> bool:
     return any(
-        _e32.student == 'S10001'
-        and _e32.section == 'MATH201-F1'
+        _e32.student == 'S10001' and _e32.section == 'MATH201-F1'
         and _e32.status == _E15_EnrolmentStatus_enrolled
         for _e32 in rt.each(ep, ep.t_enrolments)
     )
@@ -1201,8 +1084,7 @@ def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar)
 def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar) -> bool:
     return (
         any(
-            _e33.student == 'S10005'
-            and _e33.section == 'CS201-F1'
+            _e33.student == 'S10005' and _e33.section == 'CS201-F1'
             and _e33.status == _E15_EnrolmentStatus_enrolled
             for _e33 in rt.each(ep, ep.t_enrolments)
         )
@@ -1216,8 +1098,7 @@ def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistr
 # tasks.world:478
 def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar) -> bool:
     return any(
-        _e35.student == 'S10006'
-        and _e35.section == 'CS201-F2'
+        _e35.student == 'S10006' and _e35.section == 'CS201-F2'
         and _e35.status == _E15_EnrolmentStatus_enrolled
         for _e35 in rt.each(ep, ep.t_enrolments)
     )
@@ -1226,8 +1107,7 @@ def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistr
 # tasks.world:479
 def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar) -> bool:
     return any(
-        _e36.student == 'S10006'
-        and _e36.section == 'MATH201-F2'
+        _e36.student == 'S10006' and _e36.section == 'MATH201-F2'
         and _e36.status == _E15_EnrolmentStatus_enrolled
         for _e36 in rt.each(ep, ep.t_enrolments)
     )
@@ -1242,8 +1122,7 @@ def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar)
 def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar) -> bool:
     return (
         any(
-            _e37.student == 'S10006'
-            and _e37.section == 'MATH201-F2'
+            _e37.student == 'S10006' and _e37.section == 'MATH201-F2'
             and _e37.status == _E15_EnrolmentStatus_enrolled
             for _e37 in rt.each(ep, ep.t_enrolments)
         )
@@ -1256,8 +1135,7 @@ def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar) -> 
 
 def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar) -> bool:  # tasks.world:720
     return any(
-        _e39.student == 'S10006'
-        and _e39.section == 'CS201-F2'
+        _e39.student == 'S10006' and _e39.section == 'CS201-F2'
         and _e39.status == _E15_EnrolmentStatus_enrolled
         for _e39 in rt.each(ep, ep.t_enrolments)
     )
@@ -1290,8 +1168,7 @@ def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar) -> bool:  # 
 # tasks.world:1211
 def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar) -> bool:
     return any(
-        _e42.student == 'S10005'
-        and _e42.section == 'CS201-F2'
+        _e42.student == 'S10005' and _e42.section == 'CS201-F2'
         and _e42.status == _E15_EnrolmentStatus_enrolled
         for _e42 in rt.each(ep, ep.t_enrolments)
     )
@@ -1316,8 +1193,7 @@ def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar) -> rt.Verdi
 # tasks.world:1462
 def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar) -> bool:
     return any(
-        _e43.student == 'S10005'
-        and _e43.section == 'MATH201-F1'
+        _e43.student == 'S10005' and _e43.section == 'MATH201-F1'
         and _e43.status == _E15_EnrolmentStatus_enrolled
         for _e43 in rt.each(ep, ep.t_enrolments)
     )

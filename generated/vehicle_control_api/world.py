@@ -253,18 +253,13 @@ class VehicleControlAPI(Episode):
             self.set_state('engine_state', 'stopped')  # vehicle_control.world:232
         if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
-                self,
-                'All doors must be locked before starting the engine. Here are the unlocked '
+                self, 'All doors must be locked before starting the engine. Here are the unlocked '
                 'doors: '
                 + rt.built(
-                    self,
-                    rt.join(
-                        ', ',
-                        rt.each(
-                            self,
-                            tuple([
-                                _d1
-                                for _d1 in rt.each(self, self.state.doorStatus)
+                    self, rt.join(
+                        ', ', rt.each(
+                            self, tuple([
+                                _d1 for _d1 in rt.each(self, self.state.doorStatus)
                                 if self.state.doorStatus[_d1] == 'unlocked'
                             ]),
                         ),
@@ -370,10 +365,8 @@ class VehicleControlAPI(Episode):
             status = {**status, 'doorStatus': v.export_value(self.state.doorStatus)}
         elif option == 'climate':  # vehicle_control.world:355
             status = {  # vehicle_control.world:356
-                'currentACTemperature': self.state.acTemperature,
-                'fanSpeed': self.state.fanSpeed,
-                'climateMode': self.state.acMode,
-                'humidityLevel': self.state.humidityLevel,
+                'currentACTemperature': self.state.acTemperature, 'fanSpeed': self.state.fanSpeed,
+                'climateMode': self.state.acMode, 'humidityLevel': self.state.humidityLevel,
             }
         elif option == 'headlights':  # vehicle_control.world:362
             # vehicle_control.world:363
@@ -408,8 +401,7 @@ class VehicleControlAPI(Episode):
             self.set_state('parkingBrakeForce', 0.0)  # vehicle_control.world:393
         self.set_state('slopeAngle', 10.0)  # vehicle_control.world:396
         return ParkingBrake(  # vehicle_control.world:397
-            self.state.parkingBrakeStatus,
-            rt.as_float(self.state.parkingBrakeForce),
+            self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce),
             rt.as_float(self.state.slopeAngle),
         )
 
@@ -521,12 +513,9 @@ class VehicleControlAPI(Episode):
             / 4
         )
         return TirePressure(  # vehicle_control.world:529
-            self.state.frontLeftTirePressure,
-            self.state.frontRightTirePressure,
-            self.state.rearLeftTirePressure,
-            self.state.rearRightTirePressure,
-            30 <= mean and mean <= 35,
-            {},
+            self.state.frontLeftTirePressure, self.state.frontRightTirePressure,
+            self.state.rearLeftTirePressure, self.state.rearRightTirePressure,
+            30 <= mean and mean <= 35, {},
         )
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
@@ -538,8 +527,7 @@ class VehicleControlAPI(Episode):
         self.set_state(  # vehicle_control.world:218
             'remainingUnlockedDoors',
             4 - len([
-                _d2
-                for _d2 in rt.each(self, self.state.doorStatus)
+                _d2 for _d2 in rt.each(self, self.state.doorStatus)
                 if self.state.doorStatus[_d2] == 'locked'
             ]),
         )
@@ -562,22 +550,18 @@ VehicleControlAPI.TOOLS = tools(
     tool(
         VehicleControlAPI.tool_fillFuelTank,
         param(
-            'fuelAmount',
-            arg.NUMBER,
+            'fuelAmount', arg.NUMBER,
             'The amount of fuel to fill in gallons; this is the additional fuel to add to the '
             'tank.',
         ),
-        where='vehicle_control.world:258',
-        returns=js.closed({'fuelLevel': js.NUMBER}),
+        where='vehicle_control.world:258', returns=js.closed({'fuelLevel': js.NUMBER}),
     ),
     tool(
         VehicleControlAPI.tool_lockDoors,
         param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
         param(
-            'door',
-            arg.TEXT_LIST,
-            'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", '
-            '"rear_right"]',
+            'door', arg.TEXT_LIST, 'The list of doors to lock or unlock. [Enum]: ["driver", '
+            '"passenger", "rear_left", "rear_right"]',
         ),
         where='vehicle_control.world:272',
         returns=js.closed({'lockStatus': js.STRING, 'remainingUnlockedDoors': js.INTEGER}),
@@ -588,189 +572,143 @@ VehicleControlAPI.TOOLS = tools(
             'temperature', arg.NUMBER, 'The temperature to set in degree. Default to be celsius.'
         ),
         param(
-            'unit',
-            arg.optional(arg.TEXT),
+            'unit', arg.optional(arg.TEXT),
             '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
             default=lambda ep: 'celsius',
         ),
         param(
-            'fanSpeed',
-            arg.INT,
-            '[Optional] The fan speed to set from 0 to 100. Default is 50.',
+            'fanSpeed', arg.INT, '[Optional] The fan speed to set from 0 to 100. Default is 50.',
             default=lambda ep: 50,
         ),
         param(
-            'mode',
-            arg.optional(arg.TEXT),
+            'mode', arg.optional(arg.TEXT),
             '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
             default=lambda ep: 'auto',
         ),
         where='vehicle_control.world:295',
         returns=js.closed({
-            'currentACTemperature': js.NUMBER,
-            'climateMode': js.nullable(js.STRING),
+            'currentACTemperature': js.NUMBER, 'climateMode': js.nullable(js.STRING),
             'humidityLevel': js.NUMBER,
         }),
     ),
     tool(
-        VehicleControlAPI.tool_get_outside_temperature_from_google,
-        checks=False,
-        where='vehicle_control.world:321',
-        returns=js.closed({'outsideTemperature': js.NUMBER}),
+        VehicleControlAPI.tool_get_outside_temperature_from_google, checks=False,
+        where='vehicle_control.world:321', returns=js.closed({'outsideTemperature': js.NUMBER}),
     ),
     tool(
-        VehicleControlAPI.tool_get_outside_temperature_from_weather_com,
-        read_only=True,
-        where='vehicle_control.world:325',
-        returns={},
+        VehicleControlAPI.tool_get_outside_temperature_from_weather_com, read_only=True,
+        where='vehicle_control.world:325', returns={},
     ),
     tool(
         VehicleControlAPI.tool_setHeadlights,
         param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
-        where='vehicle_control.world:331',
-        returns=js.closed({'headlightStatus': js.STRING}),
+        where='vehicle_control.world:331', returns=js.closed({'headlightStatus': js.STRING}),
     ),
     tool(
         VehicleControlAPI.tool_displayCarStatus,
         param(
-            'option',
-            arg.TEXT,
-            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
-            '"headlights", "parkingBrake", "brakePedal", "engine"]',
+            'option', arg.TEXT, 'The option to display. [Enum]: ["fuel", "battery", "doors", '
+            '"climate", "headlights", "parkingBrake", "brakePedal", "engine"]',
         ),
-        read_only=True,
-        where='vehicle_control.world:343',
-        returns=js.mapping({}),
+        read_only=True, where='vehicle_control.world:343', returns=js.mapping({}),
     ),
     tool(
         VehicleControlAPI.tool_activateParkingBrake,
         param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
         where='vehicle_control.world:382',
         returns=js.closed({
-            'parkingBrakeStatus': js.STRING,
-            '_parkingBrakeForce': js.NUMBER,
+            'parkingBrakeStatus': js.STRING, '_parkingBrakeForce': js.NUMBER,
             '_slopeAngle': js.NUMBER,
         }),
     ),
     tool(
         VehicleControlAPI.tool_pressBrakePedal,
         param(
-            'pedalPosition',
-            arg.NUMBER,
+            'pedalPosition', arg.NUMBER,
             'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
         ),
-        where='vehicle_control.world:404',
-        returns=_RESULT_BrakePedal,
+        where='vehicle_control.world:404', returns=_RESULT_BrakePedal,
     ),
     tool(
-        VehicleControlAPI.tool_releaseBrakePedal,
-        where='vehicle_control.world:423',
+        VehicleControlAPI.tool_releaseBrakePedal, where='vehicle_control.world:423',
         returns=_RESULT_BrakePedal,
     ),
     tool(
         VehicleControlAPI.tool_setCruiseControl,
         param(
-            'speed',
-            arg.FLOAT,
+            'speed', arg.FLOAT,
             'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.',
         ),
         param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
         param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
         where='vehicle_control.world:429',
         returns=js.closed({
-            'cruiseStatus': js.STRING,
-            'currentSpeed': js.NUMBER,
+            'cruiseStatus': js.STRING, 'currentSpeed': js.NUMBER,
             'distanceToNextVehicle': js.NUMBER,
         }),
     ),
     tool(
-        VehicleControlAPI.tool_get_current_speed,
-        checks=False,
-        where='vehicle_control.world:458',
+        VehicleControlAPI.tool_get_current_speed, checks=False, where='vehicle_control.world:458',
         returns=js.closed({'currentSpeed': js.NUMBER}),
     ),
     tool(
         VehicleControlAPI.tool_display_log,
-        param('messages', arg.TEXT_LIST, 'The list of messages to display.'),
-        read_only=True,
-        where='vehicle_control.world:462',
-        returns=js.closed({'log': js.array(js.STRING)}),
+        param('messages', arg.TEXT_LIST, 'The list of messages to display.'), read_only=True,
+        where='vehicle_control.world:462', returns=js.closed({'log': js.array(js.STRING)}),
     ),
     tool(
         VehicleControlAPI.tool_estimate_drive_feasibility_by_mileage,
-        param('distance', arg.NUMBER, 'The distance to travel in miles.'),
-        read_only=True,
-        where='vehicle_control.world:468',
-        returns=js.closed({'canDrive': js.BOOLEAN}),
+        param('distance', arg.NUMBER, 'The distance to travel in miles.'), read_only=True,
+        where='vehicle_control.world:468', returns=js.closed({'canDrive': js.BOOLEAN}),
     ),
     tool(
         VehicleControlAPI.tool_liter_to_gallon,
-        param('liter', arg.FLOAT, 'The amount of liter to convert.'),
-        read_only=True,
-        where='vehicle_control.world:476',
-        returns=js.closed({'gallon': js.NUMBER}),
+        param('liter', arg.FLOAT, 'The amount of liter to convert.'), read_only=True,
+        where='vehicle_control.world:476', returns=js.closed({'gallon': js.NUMBER}),
     ),
     tool(
         VehicleControlAPI.tool_gallon_to_liter,
-        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'),
-        read_only=True,
-        where='vehicle_control.world:482',
-        returns=js.closed({'liter': js.NUMBER}),
+        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'), read_only=True,
+        where='vehicle_control.world:482', returns=js.closed({'liter': js.NUMBER}),
     ),
     tool(
         VehicleControlAPI.tool_estimate_distance,
         param(
-            'cityA',
-            arg.TEXT,
-            'The zipcode of the first city.',
+            'cityA', arg.TEXT, 'The zipcode of the first city.',
             not_found=lambda ep, key: 'distance not found in database.',
         ),
         param(
-            'cityB',
-            arg.TEXT,
-            'The zipcode of the second city.',
+            'cityB', arg.TEXT, 'The zipcode of the second city.',
             not_found=lambda ep, key: 'distance not found in database.',
         ),
-        read_only=True,
-        where='vehicle_control.world:488',
+        read_only=True, where='vehicle_control.world:488',
         returns=js.closed({'distance': js.NUMBER}),
     ),
     tool(
         VehicleControlAPI.tool_get_zipcode_based_on_city,
-        param('city', arg.TEXT, 'The name of the city.'),
-        read_only=True,
-        where='vehicle_control.world:499',
-        returns=js.closed({'zipcode': js.STRING}),
+        param('city', arg.TEXT, 'The name of the city.'), read_only=True,
+        where='vehicle_control.world:499', returns=js.closed({'zipcode': js.STRING}),
     ),
     tool(
         VehicleControlAPI.tool_set_navigation,
         param(
-            'destination',
-            arg.TEXT,
+            'destination', arg.TEXT,
             'The destination to navigate in the format of street, city, state.',
         ),
-        where='vehicle_control.world:511',
-        returns=js.closed({'status': js.STRING}),
+        where='vehicle_control.world:511', returns=js.closed({'status': js.STRING}),
     ),
     tool(
-        VehicleControlAPI.tool_check_tire_pressure,
-        read_only=True,
+        VehicleControlAPI.tool_check_tire_pressure, read_only=True,
         where='vehicle_control.world:526',
         returns=js.closed({
-            'frontLeftTirePressure': js.NUMBER,
-            'frontRightTirePressure': js.NUMBER,
-            'rearLeftTirePressure': js.NUMBER,
-            'rearRightTirePressure': js.NUMBER,
-            'healthy_tire_pressure': js.BOOLEAN,
-            'car_info': js.mapping({}),
+            'frontLeftTirePressure': js.NUMBER, 'frontRightTirePressure': js.NUMBER,
+            'rearLeftTirePressure': js.NUMBER, 'rearRightTirePressure': js.NUMBER,
+            'healthy_tire_pressure': js.BOOLEAN, 'car_info': js.mapping({}),
         }),
     ),
     tool(
-        VehicleControlAPI.tool_find_nearest_tire_shop,
-        read_only=True,
-        where='vehicle_control.world:539',
-        returns=js.closed({'shopLocation': js.STRING}),
+        VehicleControlAPI.tool_find_nearest_tire_shop, read_only=True,
+        where='vehicle_control.world:539', returns=js.closed({'shopLocation': js.STRING}),
     ),
-    arguments='dynamic',
-    python_class='VehicleControlAPI',
+    arguments='dynamic', python_class='VehicleControlAPI',
 )

@@ -248,8 +248,7 @@ class WarehouseInventoryDesk(Episode):
             )
         if not all(  # warehouse_inventory_desk.world:148
             len([
-                _t36
-                for _t36 in rt.each(self, self.t_stock)
+                _t36 for _t36 in rt.each(self, self.t_stock)
                 if _t36.item == _s35.item and _t36.bin_ == _s35.bin_
             ])
             == 1
@@ -283,8 +282,7 @@ class WarehouseInventoryDesk(Episode):
         for _row39 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row39.kind != _E12_MovementKind_transfer
-                or _row39.from_bin is not None
-                and _row39.to_bin is not None
+                or _row39.from_bin is not None and _row39.to_bin is not None
                 and _row39.from_bin != _row39.to_bin
             ):
                 raise InvariantError(
@@ -326,11 +324,8 @@ class WarehouseInventoryDesk(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_bins,
-                (
-                    (self.t_stock, 'bin_'),
-                    (self.t_movements, 'from_bin'),
+                self, self.t_bins, (
+                    (self.t_stock, 'bin_'), (self.t_movements, 'from_bin'),
                     (self.t_movements, 'to_bin'),
                 ),
             )
@@ -367,11 +362,7 @@ class WarehouseInventoryDesk(Episode):
         'Show an item with its quantity in each bin and its total on hand.'
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
-            item.key(),
-            item.name,
-            item.reorder_level,
-            total,
-            total < item.reorder_level,
+            item.key(), item.name, item.reorder_level, total, total < item.reorder_level,
             tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if _s3.item == item.key()]),
         )
 
@@ -382,11 +373,7 @@ class WarehouseInventoryDesk(Episode):
         )
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
-            bin_.key(),
-            bin_.zone,
-            bin_.capacity,
-            used,
-            rt.bounded(bin_.capacity - used),
+            bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used),
             bin_.blocked,
             tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.key()]),
         )
@@ -399,8 +386,7 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:211
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
-            _i5.key()
-            for _i5 in rt.each(self, self.t_items)
+            _i5.key() for _i5 in rt.each(self, self.t_items)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
         ])
@@ -412,8 +398,7 @@ class WarehouseInventoryDesk(Episode):
             'holding one item.'
         )
         return tuple([  # warehouse_inventory_desk.world:221
-            _b6.key()
-            for _b6 in rt.each(self, self.t_bins)
+            _b6.key() for _b6 in rt.each(self, self.t_bins)
             if (zone is None or _b6.zone == zone)
             and (item is None or any(
                 _s7.bin_ == _b6.key()
@@ -458,38 +443,27 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
-                self.t_stock[level.id_],
-                'quantity',
+                self.t_stock[level.id_], 'quantity',
                 v.check_range(
-                    rt.bounded(self.t_stock[level.id_].quantity + quantity),
-                    'StockLevel.quantity',
-                    0,
-                    None,
+                    rt.bounded(self.t_stock[level.id_].quantity + quantity), 'StockLevel.quantity',
+                    0, None,
                 ),
             )
             id_ = level.id_  # warehouse_inventory_desk.world:253
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:255
-                id_=self.next_id('stock_ids', 'S{:04d}'),
-                item=item.key(),
-                bin_=bin_.key(),
+                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(),
                 quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
                 last_counted=None,
             )
             self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:256
             id_ = created.id_  # warehouse_inventory_desk.world:257
         self.insert(  # warehouse_inventory_desk.world:259
-            self.t_movements,
-            Movement(
-                id_=self.next_id('movement_ids', 'M{:05d}'),
-                kind=_E12_MovementKind_receipt,
-                item=item.key(),
-                from_bin=None,
-                to_bin=bin_.key(),
-                quantity=quantity,
+            self.t_movements, Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt,
+                item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity,
                 reference=v.check_length(delivery_note, 'Movement.reference', None, 40),
-                clerk=self.state.current_clerk,
-                at=self.clock,
+                clerk=self.state.current_clerk, at=self.clock,
             ),
         )
         return self.t_stock[id_]  # warehouse_inventory_desk.world:267
@@ -506,32 +480,22 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
             raise ToolError(rt.built(
-                self,
-                f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
+                self, f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
                 'requested.',
             ))
         self.set_field(  # warehouse_inventory_desk.world:282
-            self.t_stock[level.id_],
-            'quantity',
+            self.t_stock[level.id_], 'quantity',
             v.check_range(
-                rt.bounded(self.t_stock[level.id_].quantity - quantity),
-                'StockLevel.quantity',
-                0,
+                rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0,
                 None,
             ),
         )
         self.insert(  # warehouse_inventory_desk.world:283
-            self.t_movements,
-            Movement(
-                id_=self.next_id('movement_ids', 'M{:05d}'),
-                kind=_E12_MovementKind_pick,
-                item=item.key(),
-                from_bin=bin_.key(),
-                to_bin=None,
-                quantity=quantity,
+            self.t_movements, Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick,
+                item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity,
                 reference=v.check_length(order_number, 'Movement.reference', None, 40),
-                clerk=self.state.current_clerk,
-                at=self.clock,
+                clerk=self.state.current_clerk, at=self.clock,
             ),
         )
         return self.t_stock[level.id_]  # warehouse_inventory_desk.world:291
@@ -557,9 +521,8 @@ class WarehouseInventoryDesk(Episode):
             ))
         if source.quantity < quantity:  # warehouse_inventory_desk.world:307
             raise ToolError(rt.built(
-                self,
-                f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
-                'requested.',
+                self, f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; '
+                f'{quantity} requested.',
             ))
         # warehouse_inventory_desk.world:308
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
@@ -568,12 +531,9 @@ class WarehouseInventoryDesk(Episode):
                 self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
             ))
         self.set_field(  # warehouse_inventory_desk.world:310
-            self.t_stock[source.id_],
-            'quantity',
+            self.t_stock[source.id_], 'quantity',
             v.check_range(
-                rt.bounded(self.t_stock[source.id_].quantity - quantity),
-                'StockLevel.quantity',
-                0,
+                rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0,
                 None,
             ),
         )
@@ -582,38 +542,26 @@ class WarehouseInventoryDesk(Episode):
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
-                self.t_stock[target.id_],
-                'quantity',
+                self.t_stock[target.id_], 'quantity',
                 v.check_range(
                     rt.bounded(self.t_stock[target.id_].quantity + quantity),
-                    'StockLevel.quantity',
-                    0,
-                    None,
+                    'StockLevel.quantity', 0, None,
                 ),
             )
             target_id = target.id_  # warehouse_inventory_desk.world:315
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:317
-                id_=self.next_id('stock_ids', 'S{:04d}'),
-                item=item.key(),
-                bin_=to_bin.key(),
+                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(),
                 quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
                 last_counted=None,
             )
             self.insert(self.t_stock, created)  # warehouse_inventory_desk.world:318
             target_id = created.id_  # warehouse_inventory_desk.world:319
         self.insert(  # warehouse_inventory_desk.world:321
-            self.t_movements,
-            Movement(
-                id_=self.next_id('movement_ids', 'M{:05d}'),
-                kind=_E12_MovementKind_transfer,
-                item=item.key(),
-                from_bin=from_bin.key(),
-                to_bin=to_bin.key(),
-                quantity=quantity,
-                reference='',
-                clerk=self.state.current_clerk,
-                at=self.clock,
+            self.t_movements, Movement(
+                id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer,
+                item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity,
+                reference='', clerk=self.state.current_clerk, at=self.clock,
             ),
         )
         return (source.id_, target_id)  # warehouse_inventory_desk.world:329
@@ -641,25 +589,20 @@ class WarehouseInventoryDesk(Episode):
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(
-                self,
-                f'A count of {counted} would put bin {bin_.code} over its capacity of '
+                self, f'A count of {counted} would put bin {bin_.code} over its capacity of '
                 f'{bin_.capacity} (other items hold {others}).',
             ))
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
-                self.t_stock[level.id_],
-                'quantity',
+                self.t_stock[level.id_], 'quantity',
                 v.check_range(counted, 'StockLevel.quantity', 0, None),
             )
             # warehouse_inventory_desk.world:354
             self.set_field(self.t_stock[level.id_], 'last_counted', self.clock.date())
         else:
             self.insert(  # warehouse_inventory_desk.world:356
-                self.t_stock,
-                StockLevel(
-                    id_=self.next_id('stock_ids', 'S{:04d}'),
-                    item=item.key(),
-                    bin_=bin_.key(),
+                self.t_stock, StockLevel(
+                    id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(),
                     quantity=v.check_range(counted, 'StockLevel.quantity', 0, None),
                     last_counted=self.clock.date(),
                 ),
@@ -667,31 +610,19 @@ class WarehouseInventoryDesk(Episode):
         difference: int = rt.bounded(counted - recorded)  # warehouse_inventory_desk.world:358
         if difference > 0:  # warehouse_inventory_desk.world:359
             self.insert(  # warehouse_inventory_desk.world:360
-                self.t_movements,
-                Movement(
+                self.t_movements, Movement(
                     id_=self.next_id('movement_ids', 'M{:05d}'),
-                    kind=_E12_MovementKind_count_adjustment,
-                    item=item.key(),
-                    from_bin=None,
-                    to_bin=bin_.key(),
-                    quantity=difference,
-                    reference='',
-                    clerk=self.state.current_clerk,
-                    at=self.clock,
+                    kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None,
+                    to_bin=bin_.key(), quantity=difference, reference='',
+                    clerk=self.state.current_clerk, at=self.clock,
                 ),
             )
         elif difference < 0:  # warehouse_inventory_desk.world:367
             self.insert(  # warehouse_inventory_desk.world:368
-                self.t_movements,
-                Movement(
+                self.t_movements, Movement(
                     id_=self.next_id('movement_ids', 'M{:05d}'),
-                    kind=_E12_MovementKind_count_adjustment,
-                    item=item.key(),
-                    from_bin=bin_.key(),
-                    to_bin=None,
-                    quantity=difference,
-                    reference='',
-                    clerk=self.state.current_clerk,
+                    kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(),
+                    to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk,
                     at=self.clock,
                 ),
             )
@@ -719,10 +650,7 @@ class WarehouseInventoryDesk(Episode):
         )
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
-                _i9.key(),
-                _i9.name,
-                self.fn_on_hand(_i9),
-                _i9.reorder_level,
+                _i9.key(), _i9.name, self.fn_on_hand(_i9), _i9.reorder_level,
                 rt.bounded(_i9.reorder_level - self.fn_on_hand(_i9)),
             )
             for _i9 in rt.each(self, self.t_items)
@@ -739,39 +667,30 @@ class WarehouseInventoryDesk(Episode):
             rt.each(
                 self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
             ),
-            key=lambda _m10: _m10.at,
-            reverse=True,
+            key=lambda _m10: _m10.at, reverse=True,
         )
 
 
 _RESULT_Clerk = js.closed({
-    'id': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'name': js.scalar('str', 1, 80),
+    'id': js.scalar('str', pattern='^C[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
     'role': js.members(ClerkRole),
 })
 _RESULT_StockLevel = js.closed({
-    'id': js.STRING,
-    'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-    'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'quantity': js.scalar('int', 0),
+    'id': js.STRING, 'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
+    'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'quantity': js.scalar('int', 0),
     'last_counted': js.nullable(js.STRING),
 })
 _RESULT_Bin = js.closed({
-    'code': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    'zone': js.members(Zone),
-    'capacity': js.scalar('int', 1),
-    'blocked': js.BOOLEAN,
+    'code': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
+    'capacity': js.scalar('int', 1), 'blocked': js.BOOLEAN,
 })
 _RESULT_Movement = js.closed({
-    'id': js.STRING,
-    'kind': js.members(MovementKind),
+    'id': js.STRING, 'kind': js.members(MovementKind),
     'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
     'from_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
     'to_bin': js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-    'quantity': js.INTEGER,
-    'reference': js.scalar('str', None, 40),
-    'clerk': js.scalar('str', pattern='^C[0-9]{3}$'),
-    'at': js.STRING,
+    'quantity': js.INTEGER, 'reference': js.scalar('str', None, 40),
+    'clerk': js.scalar('str', pattern='^C[0-9]{3}$'), 'at': js.STRING,
 })
 
 
@@ -779,30 +698,23 @@ WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_sign_in,
         param(
-            'clerk',
-            arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'clerk', arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
             'The clerk id, e.g. C001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
         ),
-        where='warehouse_inventory_desk.world:168',
-        returns=_RESULT_Clerk,
+        where='warehouse_inventory_desk.world:168', returns=_RESULT_Clerk,
     ),
     tool(
         WarehouseInventoryDesk.tool_get_item_stock,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The item SKU, e.g. BOL-1001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:175',
+        read_only=True, where='warehouse_inventory_desk.world:175',
         returns=js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.STRING,
-            'reorder_level': js.INTEGER,
-            'total': js.INTEGER,
-            'below_reorder': js.BOOLEAN,
+            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
+            'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
             'levels': js.array(_RESULT_StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
@@ -810,20 +722,14 @@ WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_get_bin,
         param(
-            'bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin code, e.g. A01-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:191',
+        read_only=True, where='warehouse_inventory_desk.world:191',
         returns=js.closed({
-            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-            'zone': js.members(Zone),
-            'capacity': js.INTEGER,
-            'used': js.INTEGER,
-            'free': js.INTEGER,
-            'blocked': js.BOOLEAN,
+            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
+            'capacity': js.INTEGER, 'used': js.INTEGER, 'free': js.INTEGER, 'blocked': js.BOOLEAN,
             'levels': js.array(_RESULT_StockLevel),
         }),
         shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
@@ -831,16 +737,13 @@ WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_find_items,
         param(
-            'text',
-            arg.refined(arg.TEXT, 1, 80),
+            'text', arg.refined(arg.TEXT, 1, 80),
             "Part of the item's name or SKU, e.g. washer; case does not matter.",
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:206',
+        read_only=True, where='warehouse_inventory_desk.world:206',
         returns=js.array(js.closed({
             'sku': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.scalar('str', 1, 80),
-            'reorder_level': js.scalar('int', 0),
+            'name': js.scalar('str', 1, 80), 'reorder_level': js.scalar('int', 0),
             'active': js.BOOLEAN,
         })),
         shows=('list', ('row', 'items')),
@@ -848,8 +751,7 @@ WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_list_bins,
         param(
-            'zone',
-            arg.optional(arg.enum_of(Zone)),
+            'zone', arg.optional(arg.enum_of(Zone)),
             'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
         ),
         param(
@@ -858,154 +760,122 @@ WarehouseInventoryDesk.TOOLS = tools(
             'Only bins that hold stock of this SKU; all when omitted.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:215',
-        returns=js.array(_RESULT_Bin),
+        read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(_RESULT_Bin),
         shows=('list', ('row', 'bins')),
     ),
     tool(
-        WarehouseInventoryDesk.tool_list_clerks,
-        read_only=True,
-        where='warehouse_inventory_desk.world:224',
-        returns=js.array(_RESULT_Clerk),
+        WarehouseInventoryDesk.tool_list_clerks, read_only=True,
+        where='warehouse_inventory_desk.world:224', returns=js.array(_RESULT_Clerk),
         shows=('list', ('row', 'clerks')),
     ),
     tool(
         WarehouseInventoryDesk.tool_get_movement,
         param(
-            'movement',
-            arg.row('movements'),
-            'The movement id, e.g. M00001.',
+            'movement', arg.row('movements'), 'The movement id, e.g. M00001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.'),
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:228',
-        returns=_RESULT_Movement,
+        read_only=True, where='warehouse_inventory_desk.world:228', returns=_RESULT_Movement,
     ),
     tool(
         WarehouseInventoryDesk.tool_receive_delivery,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU delivered, e.g. NUT-2001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
-            'bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin the delivery is put into, e.g. R00-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
         param(
-            'delivery_note',
-            arg.refined(arg.TEXT, 1, 40),
+            'delivery_note', arg.refined(arg.TEXT, 1, 40),
             'The delivery note number, e.g. DN-8812.',
         ),
-        where='warehouse_inventory_desk.world:236',
-        returns=_RESULT_StockLevel,
+        where='warehouse_inventory_desk.world:236', returns=_RESULT_StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_pick_stock,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU to pick, e.g. BOL-1001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
-            'bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin to pick from, e.g. A01-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
         param(
-            'order_number',
-            arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
+            'order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
             'The customer order, e.g. SO-10452.',
         ),
-        where='warehouse_inventory_desk.world:270',
-        returns=_RESULT_StockLevel,
+        where='warehouse_inventory_desk.world:270', returns=_RESULT_StockLevel,
     ),
     tool(
         WarehouseInventoryDesk.tool_move_stock,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU to move, e.g. BOL-1001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
-            'from_bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'from_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The source bin, e.g. B02-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param(
-            'to_bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'to_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The destination bin, e.g. A01-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
-        where='warehouse_inventory_desk.world:294',
-        returns=js.array(js.STRING),
+        where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING),
     ),
     tool(
         WarehouseInventoryDesk.tool_count_bin,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU counted, e.g. WSH-3001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         param(
-            'bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin counted, e.g. A01-01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
-        where='warehouse_inventory_desk.world:332',
-        returns=js.INTEGER,
+        where='warehouse_inventory_desk.world:332', returns=js.INTEGER,
     ),
     tool(
         WarehouseInventoryDesk.tool_set_bin_blocked,
         param(
-            'bin',
-            arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
+            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
             'The bin code, e.g. B02-02.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
         ),
         param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
-        where='warehouse_inventory_desk.world:379',
-        returns=_RESULT_Bin,
+        where='warehouse_inventory_desk.world:379', returns=_RESULT_Bin,
     ),
     tool(
-        WarehouseInventoryDesk.tool_list_reorder_flags,
-        read_only=True,
+        WarehouseInventoryDesk.tool_list_reorder_flags, read_only=True,
         where='warehouse_inventory_desk.world:391',
         returns=js.array(js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'),
-            'name': js.STRING,
-            'on_hand': js.INTEGER,
-            'reorder_level': js.INTEGER,
-            'shortfall': js.INTEGER,
+            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
+            'on_hand': js.INTEGER, 'reorder_level': js.INTEGER, 'shortfall': js.INTEGER,
         })),
     ),
     tool(
         WarehouseInventoryDesk.tool_list_movements,
         param(
-            'item',
-            arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
+            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
             'The SKU, e.g. BOL-1001.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
-        read_only=True,
-        where='warehouse_inventory_desk.world:397',
-        returns=js.array(_RESULT_Movement),
-        shows=('list', ('row', 'movements')),
+        read_only=True, where='warehouse_inventory_desk.world:397',
+        returns=js.array(_RESULT_Movement), shows=('list', ('row', 'movements')),
     ),
 )
 
@@ -1028,9 +898,7 @@ def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk) -> rt.
 # warehouse_inventory_desk.world:455
 def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m12.kind == _E12_MovementKind_pick
-        and _m12.item == 'BOL-1001'
-        and _m12.quantity == 10
+        _m12.kind == _E12_MovementKind_pick and _m12.item == 'BOL-1001' and _m12.quantity == 10
         and _m12.reference == 'SO-10452'
         for _m12 in rt.each(ep, ep.t_movements)
     )
@@ -1039,9 +907,7 @@ def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk) -> bool:
 # warehouse_inventory_desk.world:456
 def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m13.kind == _E12_MovementKind_receipt
-        and _m13.item == 'NUT-2001'
-        and _m13.quantity == 30
+        _m13.kind == _E12_MovementKind_receipt and _m13.item == 'NUT-2001' and _m13.quantity == 30
         and _m13.reference == 'DN-8812'
         for _m13 in rt.each(ep, ep.t_movements)
     )
@@ -1066,10 +932,8 @@ def _check_count_washers__marked_today(ep: WarehouseInventoryDesk) -> rt.Verdict
 # warehouse_inventory_desk.world:514
 def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m14.kind == _E12_MovementKind_count_adjustment
-        and _m14.item == 'WSH-3001'
-        and _m14.quantity == -8
-        and _m14.clerk == 'C001'
+        _m14.kind == _E12_MovementKind_count_adjustment and _m14.item == 'WSH-3001'
+        and _m14.quantity == -8 and _m14.clerk == 'C001'
         for _m14 in rt.each(ep, ep.t_movements)
     )
 
@@ -1100,11 +964,8 @@ def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
 # tasks.world:51
 def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m15.kind == _E12_MovementKind_count_adjustment
-        and _m15.item == 'NUT-2001'
-        and _m15.quantity == -3
-        and _m15.from_bin == 'A01-02'
-        and _m15.clerk == 'C001'
+        _m15.kind == _E12_MovementKind_count_adjustment and _m15.item == 'NUT-2001'
+        and _m15.quantity == -3 and _m15.from_bin == 'A01-02' and _m15.clerk == 'C001'
         for _m15 in rt.each(ep, ep.t_movements)
     )
 
@@ -1112,12 +973,8 @@ def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk) -
 # tasks.world:52
 def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m16.kind == _E12_MovementKind_receipt
-        and _m16.item == 'NUT-2001'
-        and _m16.quantity == 40
-        and _m16.reference == 'DN-9040'
-        and _m16.to_bin == 'A01-02'
-        and _m16.clerk == 'C001'
+        _m16.kind == _E12_MovementKind_receipt and _m16.item == 'NUT-2001' and _m16.quantity == 40
+        and _m16.reference == 'DN-9040' and _m16.to_bin == 'A01-02' and _m16.clerk == 'C001'
         for _m16 in rt.each(ep, ep.t_movements)
     )
 
@@ -1153,11 +1010,8 @@ def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk) ->
 # tasks.world:113
 def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m18.kind == _E12_MovementKind_transfer
-        and _m18.item == 'BOL-1001'
-        and _m18.from_bin == 'B02-01'
-        and _m18.to_bin == 'A01-01'
-        and _m18.quantity == 15
+        _m18.kind == _E12_MovementKind_transfer and _m18.item == 'BOL-1001'
+        and _m18.from_bin == 'B02-01' and _m18.to_bin == 'A01-01' and _m18.quantity == 15
         for _m18 in rt.each(ep, ep.t_movements)
     )
 
@@ -1165,9 +1019,7 @@ def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDes
 # tasks.world:114
 def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m19.kind == _E12_MovementKind_pick
-        and _m19.item == 'BOL-1001'
-        and _m19.quantity == 30
+        _m19.kind == _E12_MovementKind_pick and _m19.item == 'BOL-1001' and _m19.quantity == 30
         and _m19.reference == 'SO-10460'
         for _m19 in rt.each(ep, ep.t_movements)
     )
@@ -1176,11 +1028,8 @@ def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk) -
 # tasks.world:115
 def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m20.kind == _E12_MovementKind_receipt
-        and _m20.item == 'BOL-1001'
-        and _m20.to_bin == 'B02-01'
-        and _m20.quantity == 40
-        and _m20.reference == 'DN-8815'
+        _m20.kind == _E12_MovementKind_receipt and _m20.item == 'BOL-1001'
+        and _m20.to_bin == 'B02-01' and _m20.quantity == 40 and _m20.reference == 'DN-8815'
         for _m20 in rt.each(ep, ep.t_movements)
     )
 
@@ -1189,11 +1038,8 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
     ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0004'].quantity, '==', 48) and any(
-        _m21.kind == _E12_MovementKind_pick
-        and _m21.item == 'WSH-3001'
-        and _m21.from_bin == 'A01-01'
-        and _m21.quantity == 12
-        and _m21.reference == 'SO-20417'
+        _m21.kind == _E12_MovementKind_pick and _m21.item == 'WSH-3001'
+        and _m21.from_bin == 'A01-01' and _m21.quantity == 12 and _m21.reference == 'SO-20417'
         and _m21.clerk == 'C002'
         for _m21 in rt.each(ep, ep.t_movements)
     )
@@ -1202,11 +1048,8 @@ def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
 # tasks.world:173
 def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m22.kind == _E12_MovementKind_pick
-        and _m22.item == 'BOL-1001'
-        and _m22.from_bin == 'A01-01'
-        and _m22.quantity == 5
-        and _m22.reference == 'SO-20417'
+        _m22.kind == _E12_MovementKind_pick and _m22.item == 'BOL-1001'
+        and _m22.from_bin == 'A01-01' and _m22.quantity == 5 and _m22.reference == 'SO-20417'
         and _m22.clerk == 'C002'
         for _m22 in rt.each(ep, ep.t_movements)
     )
@@ -1222,11 +1065,8 @@ def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
     ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0002'].quantity, '==', 90) and any(
-        _m23.kind == _E12_MovementKind_transfer
-        and _m23.item == 'BOL-1001'
-        and _m23.from_bin == 'B02-01'
-        and _m23.to_bin == 'A01-01'
-        and _m23.quantity == 30
+        _m23.kind == _E12_MovementKind_transfer and _m23.item == 'BOL-1001'
+        and _m23.from_bin == 'B02-01' and _m23.to_bin == 'A01-01' and _m23.quantity == 30
         for _m23 in rt.each(ep, ep.t_movements)
     )
 
@@ -1234,11 +1074,8 @@ def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
 # tasks.world:232
 def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m24.kind == _E12_MovementKind_receipt
-        and _m24.item == 'WSH-3001'
-        and _m24.quantity == 120
-        and _m24.reference == 'DN-9117'
-        and _m24.to_bin == 'R00-01'
+        _m24.kind == _E12_MovementKind_receipt and _m24.item == 'WSH-3001' and _m24.quantity == 120
+        and _m24.reference == 'DN-9117' and _m24.to_bin == 'R00-01'
         for _m24 in rt.each(ep, ep.t_movements)
     )
 
@@ -1246,11 +1083,8 @@ def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk) ->
 # tasks.world:233
 def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m25.kind == _E12_MovementKind_transfer
-        and _m25.item == 'WSH-3001'
-        and _m25.quantity == 15
-        and _m25.from_bin == 'R00-01'
-        and _m25.to_bin == 'A01-01'
+        _m25.kind == _E12_MovementKind_transfer and _m25.item == 'WSH-3001' and _m25.quantity == 15
+        and _m25.from_bin == 'R00-01' and _m25.to_bin == 'A01-01'
         for _m25 in rt.each(ep, ep.t_movements)
     )
 
@@ -1266,11 +1100,8 @@ def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDe
 # tasks.world:235
 def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m27.kind == _E12_MovementKind_pick
-        and _m27.item == 'WSH-3001'
-        and _m27.quantity == 10
-        and _m27.reference == 'SO-20331'
-        and _m27.from_bin == 'A01-01'
+        _m27.kind == _E12_MovementKind_pick and _m27.item == 'WSH-3001' and _m27.quantity == 10
+        and _m27.reference == 'SO-20331' and _m27.from_bin == 'A01-01'
         for _m27 in rt.each(ep, ep.t_movements)
     )
 
@@ -1308,11 +1139,8 @@ def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
 # tasks.world:300
 def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
     return any(
-        _m29.kind == _E12_MovementKind_transfer
-        and _m29.item == 'BOL-1001'
-        and _m29.from_bin == 'B02-01'
-        and _m29.to_bin == 'B02-02'
-        and _m29.quantity == 120
+        _m29.kind == _E12_MovementKind_transfer and _m29.item == 'BOL-1001'
+        and _m29.from_bin == 'B02-01' and _m29.to_bin == 'B02-02' and _m29.quantity == 120
         and _m29.clerk == 'C001'
         for _m29 in rt.each(ep, ep.t_movements)
     )
@@ -1322,10 +1150,8 @@ def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
     ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
-        _m30.kind == _E12_MovementKind_count_adjustment
-        and _m30.item == 'BOL-1001'
-        and _m30.quantity == -3
-        and _m30.clerk == 'C001'
+        _m30.kind == _E12_MovementKind_count_adjustment and _m30.item == 'BOL-1001'
+        and _m30.quantity == -3 and _m30.clerk == 'C001'
         for _m30 in rt.each(ep, ep.t_movements)
     )
 
@@ -1334,10 +1160,8 @@ def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
     ep: WarehouseInventoryDesk
 ) -> rt.Verdict | bool:
     return rt.expect(ep.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
-        _m31.kind == _E12_MovementKind_count_adjustment
-        and _m31.item == 'BOL-1001'
-        and _m31.quantity == -2
-        and _m31.from_bin == 'B02-01'
+        _m31.kind == _E12_MovementKind_count_adjustment and _m31.item == 'BOL-1001'
+        and _m31.quantity == -2 and _m31.from_bin == 'B02-01'
         for _m31 in rt.each(ep, ep.t_movements)
     )
 
@@ -1349,11 +1173,8 @@ def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
         rt.expect(ep.t_stock['S0001'].quantity, '==', 32)
         and rt.expect(ep.t_stock['S0002'].quantity, '==', 108, part=1)
         and any(
-            _m32.kind == _E12_MovementKind_transfer
-            and _m32.item == 'BOL-1001'
-            and _m32.from_bin == 'B02-01'
-            and _m32.to_bin == 'A01-01'
-            and _m32.quantity == 10
+            _m32.kind == _E12_MovementKind_transfer and _m32.item == 'BOL-1001'
+            and _m32.from_bin == 'B02-01' and _m32.to_bin == 'A01-01' and _m32.quantity == 10
             for _m32 in rt.each(ep, ep.t_movements)
         )
     )
