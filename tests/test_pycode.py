@@ -258,6 +258,11 @@ def test_a_long_docstring_is_split_between_words_into_one_literal() -> None:
     tree = ast.parse("\n".join(line[4:] for line in lines))
     assert isinstance(tree.body[0], ast.FunctionDef) and ast.get_docstring(
         tree.body[0], clean=False) == doc
+    # the parentheses open on the first literal's line and close on the last one's
+    assert lines[1].startswith("        ('Send a text") and lines[-2] == "         'The end.')"
+    assert len(lines) == 1 + 4 + 1  # the signature, four literals, the body
+    word = FunctionDef("tool_w", ["self"], "None", [Return(None)], doc="w" * 120)
+    assert print_block([word], 1)[1] == "        " + repr("w" * 120)
     short = FunctionDef("tool_get", ["self"], "None", [Return(None)], doc="Get it.")
     assert print_block([short], 1)[1] == "        'Get it.'"
 

@@ -1008,13 +1008,16 @@ def _function(fn: FunctionDef, depth: int) -> list[str]:
 
 def _docstring(text: str, indent: str) -> list[str]:
     """Docstring ``text`` as a literal (``repr``); a long one as literals split after
-    spaces and line breaks, one a line, in parentheses (Python joins them into one)."""
+    spaces and line breaks, one a line, in parentheses that open on the first and close on
+    the last (Python joins them into one)."""
     whole = indent + repr(text)
     if len(whole) <= WIDTH:
         return [whole]
-    inner = indent + _INDENT
-    return [indent + "(", *(inner + repr(piece) for piece in _text_pieces(text, inner, 0)),
-            indent + ")"]
+    pieces = [repr(piece) for piece in _text_pieces(text, indent + "  ", 0)]
+    if len(pieces) == 1:  # one word longer than the line: it cannot be split
+        return [whole]
+    return [indent + "(" + pieces[0], *(indent + " " + piece for piece in pieces[1:-1]),
+            indent + " " + pieces[-1] + ")"]
 
 
 def _text_pieces(text: str, indent: str, tail: int) -> list[str]:

@@ -358,10 +358,8 @@ class CarRentalCounter(Episode):
         return_date: dt.date,
         category: CarCategory | None,
     ) -> tuple[CarOffer, ...]:
-        (
-            'List the in-service cars parked at a branch that are free for the whole stay, '
-            'cheapest first, with the price.'
-        )
+        ('List the in-service cars parked at a branch that are free for the whole stay, cheapest '
+         'first, with the price.')
         if return_date <= pickup_date:  # car_rental_counter.world:171
             raise ToolError('The return date must be after the pick-up date.')
         # car_rental_counter.world:172
@@ -412,10 +410,8 @@ class CarRentalCounter(Episode):
 
     # car_rental_counter.world:198
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
-        (
-            'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-            'latest pick-up first.'
-        )
+        ('Show a customer with all their rentals (car, branch, dates, status and charges), the '
+         'latest pick-up first.')
         return CustomerRentals(  # car_rental_counter.world:203
             customer.key(), customer.name, customer.licence_expires,
             rt.sorted_keys(
@@ -439,10 +435,8 @@ class CarRentalCounter(Episode):
         return tuple([_b8.key() for _b8 in rt.each(self, self.t_branches)])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
-        (
-            'Find registered customers whose name, email or licence number contains the text, '
-            'with their customer id and licence expiry date.'
-        )
+        ('Find registered customers whose name, email or licence number contains the text, with '
+         'their customer id and licence expiry date.')
         # car_rental_counter.world:228
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # car_rental_counter.world:229
@@ -453,19 +447,15 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
-        (
-            'Show one car: its model, category, daily rate, mileage, the branch where it is '
-            'parked and whether it is in service.'
-        )
+        ('Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+         'and whether it is in service.')
         return car  # car_rental_counter.world:235
 
     def tool_list_cars(  # car_rental_counter.world:238
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
-        (
-            "List the fleet's cars with model, category, daily rate, mileage, branch and whether "
-            'in service, whatever their bookings; cars out on a rental have no branch.'
-        )
+        ("List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
+         'service, whatever their bookings; cars out on a rental have no branch.')
         return tuple([  # car_rental_counter.world:244
             _c10.key() for _c10 in rt.each(self, self.t_cars)
             if (branch is None or _c10.branch == branch.key())
@@ -473,10 +463,8 @@ class CarRentalCounter(Episode):
         ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
-        (
-            'List the rentals of one car (customer, dates, status and charges), the latest '
-            'pick-up first.'
-        )
+        ('List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+         'first.')
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(
                 self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
@@ -487,10 +475,8 @@ class CarRentalCounter(Episode):
     def tool_reserve_car(  # car_rental_counter.world:255
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
-        (
-            'Reserve a car at the branch where it is parked. The price is the number of days '
-            "times the car's daily rate."
-        )
+        ('Reserve a car at the branch where it is parked. The price is the number of days times '
+         "the car's daily rate.")
         if return_date <= pickup_date:  # car_rental_counter.world:263
             raise ToolError('The return date must be after the pick-up date.')
         if pickup_date < self.clock.date():  # car_rental_counter.world:264
@@ -539,10 +525,8 @@ class CarRentalCounter(Episode):
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
-        (
-            'Hand the car of a reservation to the customer, from its pick-up day until the day '
-            'before its planned return. Records the start mileage.'
-        )
+        ('Hand the car of a reservation to the customer, from its pick-up day until the day '
+         'before its planned return. Records the start mileage.')
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
             raise ToolError(rt.built(
                 self,
@@ -585,13 +569,11 @@ class CarRentalCounter(Episode):
 
     # car_rental_counter.world:312
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
-        (
-            'Take back a picked-up car at any branch. Days past the planned return date are '
-            'charged at\n'
-            'the daily rate plus the late surcharge; a one-way fee applies when the branch '
-            'differs from\n'
-            'the pick-up branch. Returns the rental with its charges.'
-        )
+        ('Take back a picked-up car at any branch. Days past the planned return date are charged '
+         'at\n'
+         'the daily rate plus the late surcharge; a one-way fee applies when the branch differs '
+         'from\n'
+         'the pick-up branch. Returns the rental with its charges.')
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
             raise ToolError(rt.built(
                 self,

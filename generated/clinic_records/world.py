@@ -311,10 +311,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:146
     def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:
-        (
-            'Record that a patient is allergic to a drug. An active prescription of that drug '
-            'must be stopped first.'
-        )
+        ('Record that a patient is allergic to a drug. An active prescription of that drug must '
+         'be stopped first.')
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
@@ -331,10 +329,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:159
     def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:
-        (
-            'Record a visit of a patient with the signed-in doctor, taking place now, with a '
-            'diagnosis.'
-        )
+        ('Record a visit of a patient with the signed-in doctor, taking place now, with a '
+         'diagnosis.')
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
@@ -348,10 +344,8 @@ class ClinicRecords(Episode):
     def tool_prescribe(  # clinic_records.world:171
         self, visit: Visit, drug: Drug, dose: str, course_days: int
     ) -> Prescription:
-        (
-            'Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
-            'who held the visit can prescribe from it.'
-        )
+        ('Prescribe a drug from a visit, for a number of days starting today. Only the doctor '
+         'who held the visit can prescribe from it.')
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
@@ -383,10 +377,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:197
     def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:
-        (
-            'Extend an active prescription by a number of days. Only the prescribing doctor can '
-            'renew; at most 5 renewals.'
-        )
+        ('Extend an active prescription by a number of days. Only the prescribing doctor can '
+         'renew; at most 5 renewals.')
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
         # clinic_records.world:204
@@ -419,10 +411,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:213
     def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:
-        (
-            'Stop an active prescription with a reason. If it would still run past today, it now '
-            'ends today.'
-        )
+        ('Stop an active prescription with a reason. If it would still run past today, it now '
+         'ends today.')
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
@@ -450,10 +440,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:248
     def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
-        (
-            'Find drugs in the formulary by name or class, with their codes, names, classes and '
-            'the longest course (max days) a prescription may cover.'
-        )
+        ('Find drugs in the formulary by name or class, with their codes, names, classes and the '
+         'longest course (max days) a prescription may cover.')
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
             _d3.key() for _d3 in rt.each(self, self.t_drugs)
@@ -467,10 +455,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:266
     def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
-        (
-            'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
-            'codes) and registration dates.'
-        )
+        ('Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
+         'codes) and registration dates.')
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
             _p4.key() for _p4 in rt.each(self, self.t_patients)
@@ -479,10 +465,8 @@ class ClinicRecords(Episode):
         ])
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
-        (
-            "Read a patient's details: name, date of birth, allergies (drug codes) and "
-            'registration date.'
-        )
+        ("Read a patient's details: name, date of birth, allergies (drug codes) and registration "
+         'date.')
         return patient  # clinic_records.world:281
 
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
@@ -500,10 +484,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:300
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
-        (
-            "List a patient's prescriptions, optionally only the active ones, with each one's "
-            'visit, drug code, dose, start and end dates, renewals and status.'
-        )
+        ("List a patient's prescriptions, optionally only the active ones, with each one's "
+         'visit, drug code, dose, start and end dates, renewals and status.')
         return tuple([  # clinic_records.world:306
             _p7.key() for _p7 in rt.each(self, self.t_prescriptions)
             if self.t_visits[_p7.visit].patient == patient.key()
@@ -512,10 +494,8 @@ class ClinicRecords(Episode):
 
     # clinic_records.world:309
     def tool_get_prescription(self, prescription: Prescription) -> Prescription:
-        (
-            'Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
-            'status and stop reason.'
-        )
+        ('Read a prescription: its visit, drug code, dose, start and end dates, renewals, status '
+         'and stop reason.')
         return prescription  # clinic_records.world:314
 
 

@@ -441,12 +441,9 @@ class ClinicScheduling(Episode):
     def fn_booking_problem(  # clinic.world:194
         self, patient: Patient, slot: Slot, kind: VisitKind, moving: str
     ) -> str | None:
-        (
-            'Why the patient cannot have this slot for this kind of visit, or none when they '
-            'can.\n'
-            '`moving` is the id of an appointment being moved (its current time does not count), '
-            'or an empty string.'
-        )
+        ('Why the patient cannot have this slot for this kind of visit, or none when they can.\n'
+         '`moving` is the id of an appointment being moved (its current time does not count), or '
+         'an empty string.')
         doctor: Doctor = self.t_doctors[slot.doctor]  # clinic.world:200
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
@@ -609,10 +606,8 @@ class ClinicScheduling(Episode):
     def tool_find_available_slots(  # clinic.world:315
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
-        (
-            'Find free slots on a day, earliest first. A slot listed here can still be refused '
-            'for patient-specific reasons when booking.'
-        )
+        ('Find free slots on a day, earliest first. A slot listed here can still be refused for '
+         'patient-specific reasons when booking.')
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
             _d16.key() for _d16 in rt.each(self, self.t_doctors)
             if (specialty is None or _d16.specialty == specialty)
@@ -671,14 +666,12 @@ class ClinicScheduling(Episode):
     def tool_book_appointment(  # clinic.world:360
         self, patient: Patient, slot: Slot, reason: str, kind: VisitKind
     ) -> Appointment:
-        (
-            'Book a patient into a slot. Refused when the doctor is busy or fully booked that '
-            'day, the\n'
-            'patient already has an appointment at that time or the daily maximum, the clinic is '
-            'closed,\n'
-            'or the doctor does not see this patient (pediatrics, no new patients).\n'
-            "Booking removes the patient's waitlist entry for that doctor, if any."
-        )
+        ('Book a patient into a slot. Refused when the doctor is busy or fully booked that day, '
+         'the\n'
+         'patient already has an appointment at that time or the daily maximum, the clinic is '
+         'closed,\n'
+         'or the doctor does not see this patient (pediatrics, no new patients).\n'
+         "Booking removes the patient's waitlist entry for that doctor, if any.")
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
@@ -704,10 +697,8 @@ class ClinicScheduling(Episode):
 
     # clinic.world:391
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
-        (
-            'Move a booked appointment to another slot. Only possible up to the cancellation '
-            'notice (24 hours) before it starts.'
-        )
+        ('Move a booked appointment to another slot. Only possible up to the cancellation notice '
+         '(24 hours) before it starts.')
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
             raise ToolError(rt.built(
                 self, f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
@@ -749,11 +740,9 @@ class ClinicScheduling(Episode):
 
     # clinic.world:410
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
-        (
-            'Cancel a booked appointment. Cancelling less than 24 hours before the start is '
-            'allowed but\n'
-            "counts as a late cancellation: the late fee is added to the patient's balance."
-        )
+        ('Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed '
+         'but\n'
+         "counts as a late cancellation: the late fee is added to the patient's balance.")
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
             raise ToolError(rt.built(
                 self,
@@ -794,10 +783,8 @@ class ClinicScheduling(Episode):
         return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
-        (
-            'Check a patient in when they arrive: from 30 minutes before the start until 15 '
-            'minutes after it.'
-        )
+        ('Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
+         'after it.')
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
             raise ToolError(rt.built(
                 self,
@@ -830,10 +817,8 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
-        (
-            'Record that the patient did not come. Possible from 15 minutes after the start; the '
-            'late fee is added to their balance.'
-        )
+        ('Record that the patient did not come. Possible from 15 minutes after the start; the '
+         'late fee is added to their balance.')
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             raise ToolError(rt.built(
                 self, f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
@@ -900,10 +885,8 @@ class ClinicScheduling(Episode):
         return entry  # clinic.world:507
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
-        (
-            'List the waitlist entries, oldest first: who waits for which doctor, the window of '
-            'days that suits them and why.'
-        )
+        ('List the waitlist entries, oldest first: who waits for which doctor, the window of '
+         'days that suits them and why.')
         return tuple([  # clinic.world:515
             _w26.key() for _w26 in rt.each(self, self.t_waitlist)
             if doctor is None or _w26.doctor == doctor.key()
@@ -921,10 +904,8 @@ class ClinicScheduling(Episode):
     def tool_book_from_waitlist(  # clinic.world:528
         self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
     ) -> Appointment:
-        (
-            'Book a waitlisted patient into a free slot with the doctor they wait for. The '
-            'waitlist entry is removed.'
-        )
+        ('Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
+         'entry is removed.')
         if slot.doctor != entry.doctor:  # clinic.world:535
             raise ToolError(rt.built(
                 self, f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '

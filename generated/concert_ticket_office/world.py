@@ -409,10 +409,8 @@ class ConcertTicketOffice(Episode):
 
     # concert_ticket_office.world:156
     def fn_seat_in_section(self, seat: str, section: Section) -> bool:
-        (
-            'Whether a seat label names a seat of the section (a row among its rows, a number up '
-            'to seats_per_row, no leading zero).'
-        )
+        ('Whether a seat label names a seat of the section (a row among its rows, a number up to '
+         'seats_per_row, no leading zero).')
         ok: bool = False  # concert_ticket_office.world:159
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
@@ -473,10 +471,8 @@ class ConcertTicketOffice(Episode):
 
     # concert_ticket_office.world:203
     def fn_section_offer(self, event: Event, section: Section) -> SectionOffer:
-        (
-            "A section with the event's price for its tier and how many of its seats are free for "
-            'the event.'
-        )
+        ("A section with the event's price for its tier and how many of its seats are free for "
+         'the event.')
         return SectionOffer(  # concert_ticket_office.world:206
             section.key(), event.prices.get(section.tier),
             rt.bounded(
@@ -491,10 +487,8 @@ class ConcertTicketOffice(Episode):
         return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
     def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:245
-        (
-            'List the events that have not ended yet, soonest first, with venue, start time, tier '
-            'prices and whether they are on sale.'
-        )
+        ('List the events that have not ended yet, soonest first, with venue, start time, tier '
+         'prices and whether they are on sale.')
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(
                 self, [
@@ -506,11 +500,9 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
-        (
-            'Show one event with its venue and every section of the venue: the section id, name, '
-            "tier, rows and seats per row, the event's price for it and how many of its seats are "
-            'free.'
-        )
+        ('Show one event with its venue and every section of the venue: the section id, name, '
+         "tier, rows and seats per row, the event's price for it and how many of its seats are "
+         'free.')
         return EventView(  # concert_ticket_office.world:256
             event.key(), event.venue,
             tuple([
@@ -548,10 +540,8 @@ class ConcertTicketOffice(Episode):
 
     # concert_ticket_office.world:292
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:
-        (
-            'List the free seats of one section for an event (not sold, checked in or under a '
-            "live hold), with the section's price."
-        )
+        ('List the free seats of one section for an event (not sold, checked in or under a live '
+         "hold), with the section's price.")
         if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
                 self, f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
@@ -583,10 +573,8 @@ class ConcertTicketOffice(Episode):
     def tool_get_customer_tickets(  # concert_ticket_office.world:330
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the tickets a customer holds, with order, event, section, seat, price and '
-            'status, optionally for one event.'
-        )
+        ('List the tickets a customer holds, with order, event, section, seat, price and status, '
+         'optionally for one event.')
         return tuple([  # concert_ticket_office.world:336
             _t11.key() for _t11 in rt.each(self, self.t_tickets)
             if _t11.holder == customer.key() and (event is None or _t11.event == event.key())
@@ -595,10 +583,8 @@ class ConcertTicketOffice(Episode):
     def tool_list_customer_orders(  # concert_ticket_office.world:339
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
-        (
-            'List the orders a customer placed, newest first, with event, status, total, hold '
-            'expiry and payment.'
-        )
+        ('List the orders a customer placed, newest first, with event, status, total, hold '
+         'expiry and payment.')
         return rt.sorted_keys(  # concert_ticket_office.world:345
             rt.each(
                 self, [
@@ -611,19 +597,15 @@ class ConcertTicketOffice(Episode):
         )
 
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
-        (
-            'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
-            'time.'
-        )
+        ('Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+         'time.')
         return ticket  # concert_ticket_office.world:351
 
     def tool_hold_seats(  # concert_ticket_office.world:356
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
-        (
-            'Hold specific seats of one section for a customer for 15 minutes; the order must be '
-            'bought before the hold expires.'
-        )
+        ('Hold specific seats of one section for a customer for 15 minutes; the order must be '
+         'bought before the hold expires.')
         if not event.on_sale:  # concert_ticket_office.world:364
             raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
         if self.fn_started(event):  # concert_ticket_office.world:365
@@ -784,10 +766,8 @@ class ConcertTicketOffice(Episode):
         return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
-        (
-            'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
-            'until 4 hours after it.'
-        )
+        ('Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+         'until 4 hours after it.')
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'

@@ -308,10 +308,8 @@ class HotelFrontDesk(Episode):
     def tool_search_free_rooms(  # hotel_front_desk.world:147
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
-        (
-            'List the rooms in service that are free for every night from check_in to check_out, '
-            'with the price of the stay.'
-        )
+        ('List the rooms in service that are free for every night from check_in to check_out, '
+         'with the price of the stay.')
         if check_out <= check_in:  # hotel_front_desk.world:155
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:156
@@ -329,10 +327,8 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
-        (
-            'Look up guests by exact email (case-insensitive) or by part of the name, with their '
-            'guest id, name, email and phone.'
-        )
+        ('Look up guests by exact email (case-insensitive) or by part of the name, with their '
+         'guest id, name, email and phone.')
         # hotel_front_desk.world:166
         q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # hotel_front_desk.world:167
@@ -342,19 +338,15 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
-        (
-            'Show one booking: guest, room, dates, number of guests, status, total and '
-            'cancellation fee.'
-        )
+        ('Show one booking: guest, room, dates, number of guests, status, total and cancellation '
+         'fee.')
         return booking  # hotel_front_desk.world:175
 
     def tool_list_bookings(  # hotel_front_desk.world:178
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List bookings with their guest, room, check-in and check-out dates, number of '
-            'guests, status and total, optionally of one guest, of one room and with one status.'
-        )
+        ('List bookings with their guest, room, check-in and check-out dates, number of guests, '
+         'status and total, optionally of one guest, of one room and with one status.')
         return tuple([  # hotel_front_desk.world:185
             _b4.key() for _b4 in rt.each(self, self.t_bookings)
             if (guest is None or _b4.guest == guest.key())
@@ -368,10 +360,8 @@ class HotelFrontDesk(Episode):
 
     # hotel_front_desk.world:196
     def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
-        (
-            "List the hotel's rooms with their number, room type, nightly rate, capacity and "
-            'whether out of service, whatever their bookings.'
-        )
+        ("List the hotel's rooms with their number, room type, nightly rate, capacity and "
+         'whether out of service, whatever their bookings.')
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(
                 self, [
@@ -388,10 +378,8 @@ class HotelFrontDesk(Episode):
 
     # hotel_front_desk.world:210
     def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
-        (
-            'List the reserved bookings that check in on a day (today by default), with guest, '
-            'room, check-out date, number of guests and total.'
-        )
+        ('List the reserved bookings that check in on a day (today by default), with guest, '
+         'room, check-out date, number of guests and total.')
         # hotel_front_desk.world:215
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:216
@@ -401,10 +389,8 @@ class HotelFrontDesk(Episode):
 
     # hotel_front_desk.world:219
     def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
-        (
-            'List the checked-in bookings due to check out on a day (today by default), with '
-            'guest, room, check-in date and total.'
-        )
+        ('List the checked-in bookings due to check out on a day (today by default), with guest, '
+         'room, check-in date and total.')
         # hotel_front_desk.world:224
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:225
@@ -413,10 +399,8 @@ class HotelFrontDesk(Episode):
         ])
 
     def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
-        (
-            'List the bookings of the guests staying in the hotel now (checked in), with guest, '
-            'room, check-in and check-out dates and total.'
-        )
+        ('List the bookings of the guests staying in the hotel now (checked in), with guest, '
+         'room, check-in and check-out dates and total.')
         return tuple([  # hotel_front_desk.world:231
             _b9.key() for _b9 in rt.each(self, self.t_bookings)
             if _b9.status == _E13_BookingStatus_checked_in
@@ -444,10 +428,8 @@ class HotelFrontDesk(Episode):
     def tool_book_room(  # hotel_front_desk.world:249
         self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
     ) -> Booking:
-        (
-            'Reserve a room for a guest for the nights from check_in to check_out. The total is '
-            'the nights times the nightly rate.'
-        )
+        ('Reserve a room for a guest for the nights from check_in to check_out. The total is the '
+         'nights times the nightly rate.')
         if check_out <= check_in:  # hotel_front_desk.world:258
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:259
@@ -510,11 +492,9 @@ class HotelFrontDesk(Episode):
         return booking  # hotel_front_desk.world:289
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
-        (
-            'Cancel a reserved booking. When the check-in day is two days away or less (inside 48 '
-            'hours),\n'
-            "a fee of one night's rate is charged; otherwise cancelling is free."
-        )
+        ('Cancel a reserved booking. When the check-in day is two days away or less (inside 48 '
+         'hours),\n'
+         "a fee of one night's rate is charged; otherwise cancelling is free.")
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
                 self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '

@@ -328,11 +328,9 @@ class ITHelpdesk(Episode):
         assignee: Agent | None,
         reporter: Employee | None,
     ) -> tuple[str, ...]:
-        (
-            'List tickets with their title, reporter, category, priority, status, assignee and '
-            'resolution, optionally filtered by status, priority, category, assignee and '
-            'reporter, the most urgent first.'
-        )
+        ('List tickets with their title, reporter, category, priority, status, assignee and '
+         'resolution, optionally filtered by status, priority, category, assignee and reporter, '
+         'the most urgent first.')
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key() for _t1 in rt.each(self, self.t_tickets)
             if (status is None or _t1.status == status)
@@ -419,10 +417,8 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:267
 
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
-        (
-            'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
-            'the skill for its category. Escalated tickets need a tier-2 agent.'
-        )
+        ('Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+         'the skill for its category. Escalated tickets need a tier-2 agent.')
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
@@ -450,10 +446,8 @@ class ITHelpdesk(Episode):
 
     # ithelpdesk.world:286
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:
-        (
-            'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
-            'assigned ticket, it moves to in progress.'
-        )
+        ('Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+         'assigned ticket, it moves to in progress.')
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
@@ -473,10 +467,8 @@ class ITHelpdesk(Episode):
 
     # ithelpdesk.world:303
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:
-        (
-            'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
-            'escalated and hand it to an active tier-2 agent with the skill.'
-        )
+        ('Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+         'escalated and hand it to an active tier-2 agent with the skill.')
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
@@ -517,10 +509,8 @@ class ITHelpdesk(Episode):
 
     # ithelpdesk.world:329
     def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:
-        (
-            "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
-            'assignee can resolve it.'
-        )
+        ("Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+         'assignee can resolve it.')
         if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
         if not (  # ithelpdesk.world:336
@@ -544,10 +534,8 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:342
 
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
-        (
-            'Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
-            'assignee as assigned.'
-        )
+        ('Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
+         'as assigned.')
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352

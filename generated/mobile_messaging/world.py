@@ -444,11 +444,8 @@ class MobileMessaging(Episode):
         )
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
-        (
-            'Sign in on this phone. Signing in marks the account online and ends any other '
-            'session\n'
-            'on the phone.'
-        )
+        ('Sign in on this phone. Signing in marks the account online and ends any other session\n'
+         'on the phone.')
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
@@ -499,10 +496,8 @@ class MobileMessaging(Episode):
 
     # messaging.world:298
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
-        (
-            "List the signed-in user's contacts in alphabetical order, with their user ids and "
-            'phone numbers.'
-        )
+        ("List the signed-in user's contacts in alphabetical order, with their user ids and "
+         'phone numbers.')
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
@@ -573,10 +568,8 @@ class MobileMessaging(Episode):
         return self.fn_card(contact)  # messaging.world:337
 
     def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
-        (
-            "Remove an entry from the signed-in user's contacts. Conversations with the person "
-            'are kept.'
-        )
+        ("Remove an entry from the signed-in user's contacts. Conversations with the person are "
+         'kept.')
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
@@ -619,10 +612,8 @@ class MobileMessaging(Episode):
     def tool_get_conversation_messages(  # messaging.world:377
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
-        (
-            'Read the latest messages of a conversation, oldest first. Reading does not mark them '
-            'as read.'
-        )
+        ('Read the latest messages of a conversation, oldest first. Reading does not mark them '
+         'as read.')
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:384
@@ -677,10 +668,8 @@ class MobileMessaging(Episode):
 
     # messaging.world:417
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
-        (
-            "Move a conversation to the signed-in user's archive. The other participants are not "
-            'affected.'
-        )
+        ("Move a conversation to the signed-in user's archive. The other participants are not "
+         'affected.')
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
@@ -713,15 +702,12 @@ class MobileMessaging(Episode):
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
-        (
-            'Send a text message to one person. It goes into the direct conversation with them, '
-            'which\n'
-            'is created if there is none yet and brought back from the archive if it was '
-            'archived.\n'
-            'The message is delivered at once when the recipient is connected, otherwise it is '
-            'sent and\n'
-            'waits on the server.'
-        )
+        ('Send a text message to one person. It goes into the direct conversation with them, '
+         'which\n'
+         'is created if there is none yet and brought back from the archive if it was archived.\n'
+         'The message is delivered at once when the recipient is connected, otherwise it is sent '
+         'and\n'
+         'waits on the server.')
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
@@ -757,10 +743,8 @@ class MobileMessaging(Episode):
 
     # messaging.world:484
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
-        (
-            'Post a message in an existing conversation (direct or group). An archived '
-            'conversation comes back to the main list.'
-        )
+        ('Post a message in an existing conversation (direct or group). An archived conversation '
+         'comes back to the main list.')
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
@@ -801,10 +785,8 @@ class MobileMessaging(Episode):
 
     # messaging.world:526
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:
-        (
-            'Mark every message of a conversation as read by the signed-in user. Returns how many '
-            'were unread.'
-        )
+        ('Mark every message of a conversation as read by the signed-in user. Returns how many '
+         'were unread.')
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
@@ -825,10 +807,8 @@ class MobileMessaging(Episode):
         return len(unread)  # messaging.world:541
 
     def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
-        (
-            "Count the signed-in user's unread messages, in total and per conversation. Archived "
-            'conversations are not counted.'
-        )
+        ("Count the signed-in user's unread messages, in total and per conversation. Archived "
+         'conversations are not counted.')
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
@@ -851,10 +831,8 @@ class MobileMessaging(Episode):
         return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
-        (
-            'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-            'messages cannot be deleted.'
-        )
+        ('Delete a message the signed-in user sent, for everyone in the conversation. Received '
+         'messages cannot be deleted.')
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
@@ -867,10 +845,8 @@ class MobileMessaging(Episode):
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
-        (
-            'Send again every message of the signed-in user whose delivery failed. Returns the '
-            'messages retried.'
-        )
+        ('Send again every message of the signed-in user whose delivery failed. Returns the '
+         'messages retried.')
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576

@@ -474,10 +474,8 @@ class OnlineShop(Episode):
         )
 
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
-        (
-            "Find a customer's id from their email address. Use it to identify the customer "
-            'before anything else.'
-        )
+        ("Find a customer's id from their email address. Use it to identify the customer before "
+         'anything else.')
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.key() for _c5 in rt.each(self, self.t_customers)
@@ -488,10 +486,8 @@ class OnlineShop(Episode):
         return self.t_customers[matches[0]].id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
-        (
-            "Show a customer's profile: name, email, default address and payment methods (with "
-            'gift card balances).'
-        )
+        ("Show a customer's profile: name, email, default address and payment methods (with gift "
+         'card balances).')
         return customer  # shop.world:295
 
     def tool_list_customer_orders(  # shop.world:298
@@ -512,10 +508,8 @@ class OnlineShop(Episode):
         ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
-        (
-            'Show an order: items and prices paid, shipping address, status, tracking number and '
-            'transactions.'
-        )
+        ('Show an order: items and prices paid, shipping address, status, tracking number and '
+         'transactions.')
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
             raise ToolError(rt.built(
@@ -526,10 +520,8 @@ class OnlineShop(Episode):
     def tool_list_products(  # shop.world:318
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
-        (
-            'Browse the catalogue: each product with its lowest price and the units in stock over '
-            'all its variants.'
-        )
+        ('Browse the catalogue: each product with its lowest price and the units in stock over '
+         'all its variants.')
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
         for product in rt.each(  # shop.world:325
             self, sorted(
@@ -580,11 +572,9 @@ class OnlineShop(Episode):
         payment_method_id: str,
         ship_to: Address | None,
     ) -> Order:
-        (
-            'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-            'gift\n'
-            'card must hold at least the order total. Stock is reserved at once.'
-        )
+        ('Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+         'gift\n'
+         'card must hold at least the order total. Stock is reserved at once.')
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if variant is None:  # shop.world:370
@@ -652,10 +642,8 @@ class OnlineShop(Episode):
         return order  # shop.world:390
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
-        (
-            'Cancel a pending order. The amount paid goes back to the payment method it came from '
-            'and the items return to stock.'
-        )
+        ('Cancel a pending order. The amount paid goes back to the payment method it came from '
+         'and the items return to stock.')
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be cancelled: it is already {order.status}. '
@@ -706,12 +694,9 @@ class OnlineShop(Episode):
 
     # shop.world:429
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
-        (
-            'Switch one item of a pending order to another option (size, colour, ...) of the '
-            'same\n'
-            "product. The price difference is charged to, or refunded on, the order's payment "
-            'method.'
-        )
+        ('Switch one item of a pending order to another option (size, colour, ...) of the same\n'
+         "product. The price difference is charged to, or refunded on, the order's payment "
+         'method.')
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
@@ -824,10 +809,8 @@ class OnlineShop(Episode):
     def tool_request_return(  # shop.world:511
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
-        (
-            'Open a return for items of a delivered order. The refund is paid when the parcel '
-            'reaches the warehouse.'
-        )
+        ('Open a return for items of a delivered order. The refund is paid when the parcel '
+         'reaches the warehouse.')
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be returned: it is {order.status}. Only '
@@ -889,10 +872,8 @@ class OnlineShop(Episode):
 
     # shop.world:541
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
-        (
-            'Record that a returned parcel reached the warehouse: the items go back to stock and '
-            'the refund is paid.'
-        )
+        ('Record that a returned parcel reached the warehouse: the items go back to stock and '
+         'the refund is paid.')
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
         order: Order = self.t_orders[return_request.order]  # shop.world:547
@@ -930,10 +911,8 @@ class OnlineShop(Episode):
 
     # shop.world:567
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
-        (
-            'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
-            'their payment methods.'
-        )
+        ('Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+         'their payment methods.')
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),

@@ -439,10 +439,8 @@ class PublicLibrary(Episode):
         return HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
-        (
-            'Find books by part of the title or author (case-insensitive), with their available '
-            'copies and how many active holds they have.'
-        )
+        ('Find books by part of the title or author (case-insensitive), with their available '
+         'copies and how many active holds they have.')
         q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
             self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books)
@@ -451,10 +449,8 @@ class PublicLibrary(Episode):
         ])
 
     def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
-        (
-            'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
-            'the available copies and how many active holds it has.'
-        )
+        ('Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
+         'the available copies and how many active holds it has.')
         return self.fn_book_info(book)  # public_library.world:251
 
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
@@ -470,10 +466,8 @@ class PublicLibrary(Episode):
         )
 
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
-        (
-            'List every physical copy of a book with its barcode and status (available, on loan '
-            'or lost).'
-        )
+        ('List every physical copy of a book with its barcode and status (available, on loan or '
+         'lost).')
         return rt.sorted_keys(  # public_library.world:267
             rt.each(
                 self, [_c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()]
@@ -482,10 +476,8 @@ class PublicLibrary(Episode):
         )
 
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
-        (
-            'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it '
-            'is on loan, its open loan with the member and due date.'
-        )
+        ('Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is '
+         'on loan, its open loan with the member and due date.')
         open_: tuple[str, ...] = tuple([  # public_library.world:275
             _l13.key() for _l13 in rt.each(self, self.t_loans)
             if _l13.copy_ == copy_.key() and _l13.returned_on is None
@@ -495,10 +487,8 @@ class PublicLibrary(Episode):
         )
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
-        (
-            'Find members whose name or email contains the text, with their card number, email, '
-            'unpaid fees and the day they joined.'
-        )
+        ('Find members whose name or email contains the text, with their card number, email, '
+         'unpaid fees and the day they joined.')
         # public_library.world:284
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # public_library.world:285
@@ -508,11 +498,9 @@ class PublicLibrary(Episode):
         ])
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
-        (
-            "Show a member's details and unpaid fees, whether they may borrow, their open loans "
-            '(each with the copy, its book and the due date) and their active holds (each with '
-            'its book and place in the queue).'
-        )
+        ("Show a member's details and unpaid fees, whether they may borrow, their open loans "
+         '(each with the copy, its book and the due date) and their active holds (each with its '
+         'book and place in the queue).')
         return MemberInfo(  # public_library.world:293
             member.key(), member.fees_due <= _C_FEE_LIMIT,
             tuple([
@@ -527,27 +515,21 @@ class PublicLibrary(Episode):
 
     # public_library.world:301
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
-        (
-            "List a member's loans, each with its copy, book, due date, whether renewed, return "
-            'date and late fee; the open ones only by default.'
-        )
+        ("List a member's loans, each with its copy, book, due date, whether renewed, return "
+         'date and late fee; the open ones only by default.')
         return tuple([  # public_library.world:307
             self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
             if _l17.member == member.key() and (not open_only or _l17.returned_on is None)
         ])
 
     def tool_get_loan(self, loan: Loan) -> LoanLine:  # public_library.world:310
-        (
-            'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
-            'return date and late fee.'
-        )
+        ('Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
+         'return date and late fee.')
         return self.fn_loan_line(loan)  # public_library.world:313
 
     def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:  # public_library.world:316
-        (
-            'List every open loan whose due date has passed, the most overdue first, each with '
-            'its copy, member and book.'
-        )
+        ('List every open loan whose due date has passed, the most overdue first, each with its '
+         'copy, member and book.')
         return tuple([  # public_library.world:319
             self.fn_loan_line(_l18) for _l18 in rt.each(
                 self, sorted(
@@ -563,30 +545,24 @@ class PublicLibrary(Episode):
         ])
 
     def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:  # public_library.world:322
-        (
-            'List the active holds on a book in queue order, first in line first, each with the '
-            'member and when it was placed.'
-        )
+        ('List the active holds on a book in queue order, first in line first, each with the '
+         'member and when it was placed.')
         return tuple([  # public_library.world:327
             self.fn_hold_line(_h21)
             for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
         ])
 
     def tool_get_hold(self, hold: Hold) -> HoldLine:  # public_library.world:330
-        (
-            'Show one hold: its book, member, when it was placed, its status and its place in the '
-            'queue.'
-        )
+        ('Show one hold: its book, member, when it was placed, its status and its place in the '
+         'queue.')
         return self.fn_hold_line(hold)  # public_library.world:333
 
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:338
-        (
-            'Lend an available copy to a member for 21 days from today. A member who owes more '
-            'than\n'
-            '$10.00 cannot borrow. When the book has active holds, only the member first in line '
-            'can\n'
-            'borrow it, and doing so fulfils their hold.'
-        )
+        ('Lend an available copy to a member for 21 days from today. A member who owes more '
+         'than\n'
+         '$10.00 cannot borrow. When the book has active holds, only the member first in line '
+         'can\n'
+         'borrow it, and doing so fulfils their hold.')
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
             raise ToolError(rt.built(
                 self, f'{member.name} owes ${member.fees_due:.2f}; members who owe more than '
@@ -622,10 +598,8 @@ class PublicLibrary(Episode):
         return loan  # public_library.world:360
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
-        (
-            'Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is '
-            "added to the member's unpaid fees."
-        )
+        ('Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is '
+         "added to the member's unpaid fees.")
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
             raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
         open_: tuple[str, ...] = tuple([  # public_library.world:369
@@ -650,10 +624,8 @@ class PublicLibrary(Episode):
         return loan  # public_library.world:379
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
-        (
-            'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
-            'before it is overdue, and only if nobody holds the book.'
-        )
+        ('Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
+         'before it is overdue, and only if nobody holds the book.')
         if loan.returned_on is not None:  # public_library.world:385
             raise ToolError(rt.built(self, f'Loan {loan.id_} has already been returned.'))
         if loan.renewed:  # public_library.world:386

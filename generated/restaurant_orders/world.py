@@ -430,10 +430,8 @@ class RestaurantOrders(Episode):
 
     # restaurant_orders.world:199
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:
-        (
-            'List the menu items with their codes, names, categories, prices in cents and whether '
-            'they are available.'
-        )
+        ('List the menu items with their codes, names, categories, prices in cents and whether '
+         'they are available.')
         return tuple([  # restaurant_orders.world:205
             _m4.key() for _m4 in rt.each(self, self.t_menu)
             if (category is None or _m4.category == category)
@@ -441,10 +439,8 @@ class RestaurantOrders(Episode):
         ])
 
     def tool_search_menu(self, text: str) -> tuple[str, ...]:  # restaurant_orders.world:208
-        (
-            'Find menu items whose name contains the text, sold-out ones included, with their '
-            'codes, prices in cents and whether they are available.'
-        )
+        ('Find menu items whose name contains the text, sold-out ones included, with their '
+         'codes, prices in cents and whether they are available.')
         # restaurant_orders.world:213
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # restaurant_orders.world:214
@@ -458,10 +454,8 @@ class RestaurantOrders(Episode):
 
     # restaurant_orders.world:225
     def tool_list_tables(self, zone: Zone | None, free_only: bool) -> tuple[TableStatus, ...]:
-        (
-            'List the dining tables with their seats and zone, each with its current order that '
-            'is not paid yet (none when the table is free).'
-        )
+        ('List the dining tables with their seats and zone, each with its current order that is '
+         'not paid yet (none when the table is free).')
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6) for _t6 in rt.each(self, self.t_dining_tables)
             if (zone is None or _t6.zone == zone)
@@ -469,19 +463,15 @@ class RestaurantOrders(Episode):
         ])
 
     def tool_get_table(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:234
-        (
-            'Show one dining table with its seats, zone and current order that is not paid yet '
-            '(none when the table is free).'
-        )
+        ('Show one dining table with its seats, zone and current order that is not paid yet '
+         '(none when the table is free).')
         return self.fn_table_status(table)  # restaurant_orders.world:239
 
     def tool_list_orders(  # restaurant_orders.world:242
         self, status: OrderStatus | None, table: DiningTable | None, server: Server | None
     ) -> tuple[str, ...]:
-        (
-            'List orders with their table, server, guests, status, split and times, the most '
-            'recently opened first.'
-        )
+        ('List orders with their table, server, guests, status, split and times, the most '
+         'recently opened first.')
         return rt.sorted_keys(  # restaurant_orders.world:249
             rt.each(
                 self, [
@@ -500,10 +490,8 @@ class RestaurantOrders(Episode):
         return tuple([_s9.key() for _s9 in rt.each(self, self.t_servers)])
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
-        (
-            'Show an order with its lines, total, split, payments made and the amount still due '
-            '(all in cents).'
-        )
+        ('Show an order with its lines, total, split, payments made and the amount still due '
+         '(all in cents).')
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
@@ -615,10 +603,8 @@ class RestaurantOrders(Episode):
 
     # restaurant_orders.world:362
     def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:
-        (
-            "Split a served order's bill into equal shares before anything is paid; returns the "
-            'share amounts in cents (the last share absorbs the rounding remainder).'
-        )
+        ("Split a served order's bill into equal shares before anything is paid; returns the "
+         'share amounts in cents (the last share absorbs the rounding remainder).')
         if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
@@ -644,10 +630,8 @@ class RestaurantOrders(Episode):
 
     # restaurant_orders.world:377
     def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:
-        (
-            "Pay the next unpaid share of a served order's bill, with a tip. When the last share "
-            'is paid the order is paid and the table is free.'
-        )
+        ("Pay the next unpaid share of a served order's bill, with a tip. When the last share is "
+         'paid the order is paid and the table is free.')
         if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
         if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385

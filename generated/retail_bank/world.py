@@ -328,10 +328,8 @@ class RetailBank(Episode):
         )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
-        (
-            'Show one account (owner, kind, status, balance in cents) and its five most recent '
-            'transactions.'
-        )
+        ('Show one account (owner, kind, status, balance in cents) and its five most recent '
+         'transactions.')
         recent: tuple[str, ...] = ()  # retail_bank.world:164
         # retail_bank.world:165
         for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):
@@ -341,17 +339,13 @@ class RetailBank(Episode):
         return AccountView(account.key(), recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
-        (
-            'List all transactions into or out of an account, newest first, with kind, accounts, '
-            'amount, memo, teller and time.'
-        )
+        ('List all transactions into or out of an account, newest first, with kind, accounts, '
+         'amount, memo, teller and time.')
         return self.fn_touching(account)  # retail_bank.world:179
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
-        (
-            'Find customers whose name or email contains the text, with their customer id, name, '
-            'email and since date.'
-        )
+        ('Find customers whose name or email contains the text, with their customer id, name, '
+         'email and since date.')
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
             _c5.key() for _c5 in rt.each(self, self.t_customers)
@@ -362,10 +356,8 @@ class RetailBank(Episode):
     def tool_list_accounts(  # retail_bank.world:191
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List accounts with their owner, kind, status, balance (in cents) and opening date, '
-            'optionally of one customer, kind or status.'
-        )
+        ('List accounts with their owner, kind, status, balance (in cents) and opening date, '
+         'optionally of one customer, kind or status.')
         return tuple([  # retail_bank.world:198
             _a6.key() for _a6 in rt.each(self, self.t_accounts)
             if (customer is None or _a6.owner == customer.key())
@@ -388,10 +380,8 @@ class RetailBank(Episode):
     def tool_open_account(  # retail_bank.world:219
         self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
     ) -> Account:
-        (
-            'Open a new active account for a customer, with an optional opening deposit. A '
-            'customer may hold one open account of each kind.'
-        )
+        ('Open a new active account for a customer, with an optional opening deposit. A customer '
+         'may hold one open account of each kind.')
         if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
         if any(  # retail_bank.world:227
@@ -424,10 +414,8 @@ class RetailBank(Episode):
         return account  # retail_bank.world:244
 
     def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
-        (
-            'Close an account. Its balance must be zero (withdraw or transfer the money first) '
-            'and it must not be frozen.'
-        )
+        ('Close an account. Its balance must be zero (withdraw or transfer the money first) and '
+         'it must not be frozen.')
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
@@ -582,10 +570,8 @@ class RetailBank(Episode):
         return account  # retail_bank.world:347
 
     def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
-        (
-            'Return a frozen account to active and clear its freeze reason. Only tellers with '
-            'freeze permission may do this.'
-        )
+        ('Return a frozen account to active and clear its freeze reason. Only tellers with '
+         'freeze permission may do this.')
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:356

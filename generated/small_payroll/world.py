@@ -415,10 +415,8 @@ class SmallPayroll(Episode):
         return None  # small_payroll.world:142
 
     def fn_slip_timesheet_ok(self, p: Payslip) -> bool:  # small_payroll.world:145
-        (
-            "A payslip's timesheet, if any, is the paid timesheet of the same employee and "
-            'period, with the same hours.'
-        )
+        ("A payslip's timesheet, if any, is the paid timesheet of the same employee and period, "
+         'with the same hours.')
         ts: Timesheet | None = self.t_timesheets.ref(p.timesheet)  # small_payroll.world:148
         if ts is None:  # small_payroll.world:149
             return True  # small_payroll.world:150
@@ -439,10 +437,8 @@ class SmallPayroll(Episode):
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
-        (
-            "Show an employee's pay details, tax code and withholding rate, and their payslips "
-            '(period, hours, gross, bonus, tax, net and any correction).'
-        )
+        ("Show an employee's pay details, tax code and withholding rate, and their payslips "
+         '(period, hours, gross, bonus, tax, net and any correction).')
         return EmployeeView(  # small_payroll.world:207
             employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents,
             employee.hourly_rate_cents, employee.tax_code,
@@ -456,10 +452,8 @@ class SmallPayroll(Episode):
     def tool_list_timesheets(  # small_payroll.world:220
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
-        (
-            'List the timesheets of a period with their employee, hours, status and approver, '
-            'optionally of one status.'
-        )
+        ('List the timesheets of a period with their employee, hours, status and approver, '
+         'optionally of one status.')
         return tuple([  # small_payroll.world:226
             _t2.key() for _t2 in rt.each(self, self.t_timesheets)
             if _t2.period == period.key() and (status is None or _t2.status == status)
@@ -470,10 +464,8 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:234
 
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
-        (
-            'Find employees whose name contains the text, with their employee id, role, pay type, '
-            'salary or hourly rate, tax code and whether active.'
-        )
+        ('Find employees whose name contains the text, with their employee id, role, pay type, '
+         'salary or hourly rate, tax code and whether active.')
         # small_payroll.world:242
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # small_payroll.world:243
@@ -483,10 +475,8 @@ class SmallPayroll(Episode):
 
     # small_payroll.world:246
     def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:
-        (
-            'List employees with their employee id, name, role, pay type, salary or hourly rate, '
-            'tax code and whether active.'
-        )
+        ('List employees with their employee id, name, role, pay type, salary or hourly rate, '
+         'tax code and whether active.')
         return tuple([  # small_payroll.world:252
             _e4.key() for _e4 in rt.each(self, self.t_employees)
             if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
@@ -499,10 +489,8 @@ class SmallPayroll(Episode):
 
     # small_payroll.world:261
     def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:
-        (
-            'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
-            'dates, status and the date they were paid.'
-        )
+        ('List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+         'dates, status and the date they were paid.')
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(
                 self, [
@@ -530,10 +518,8 @@ class SmallPayroll(Episode):
     def tool_list_payslips(  # small_payroll.world:286
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
-        (
-            'List payslips with their employee, period, hours, gross, bonus, tax and net in '
-            'cents, and any correction.'
-        )
+        ('List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
+         'and any correction.')
         return tuple([  # small_payroll.world:292
             _p9.key() for _p9 in rt.each(self, self.t_payslips)
             if (period is None or _p9.period == period.key())
@@ -542,10 +528,8 @@ class SmallPayroll(Episode):
 
     # small_payroll.world:295
     def tool_record_hours(self, employee: Employee, period: PayPeriod, hours: float) -> Timesheet:
-        (
-            "Add hours to an hourly employee's draft timesheet for an open period, creating the "
-            'timesheet if there is none.'
-        )
+        ("Add hours to an hourly employee's draft timesheet for an open period, creating the "
+         'timesheet if there is none.')
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
@@ -582,10 +566,8 @@ class SmallPayroll(Episode):
         return created  # small_payroll.world:315
 
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
-        (
-            'Approve a draft timesheet of an open period as the signed-in manager, so that '
-            'payroll pays it.'
-        )
+        ('Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
+         'pays it.')
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
@@ -610,10 +592,8 @@ class SmallPayroll(Episode):
     def tool_issue_bonus(  # small_payroll.world:333
         self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str
     ) -> Bonus:
-        (
-            "Issue a bonus to an active employee in an open period; it is paid with that period's "
-            'payroll.'
-        )
+        ("Issue a bonus to an active employee in an open period; it is paid with that period's "
+         'payroll.')
         if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
@@ -631,15 +611,12 @@ class SmallPayroll(Episode):
         return bonus  # small_payroll.world:352
 
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
-        (
-            'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
-            'salary;\n'
-            'every hourly employee with an approved timesheet gets its hours at their rate '
-            '(draft\n'
-            'timesheets are not paid); bonuses of the period are added and tax is withheld. '
-            'Earlier\n'
-            'periods must be paid first. Returns the new payslips.'
-        )
+        ('Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+         'salary;\n'
+         'every hourly employee with an approved timesheet gets its hours at their rate (draft\n'
+         'timesheets are not paid); bonuses of the period are added and tax is withheld. '
+         'Earlier\n'
+         'periods must be paid first. Returns the new payslips.')
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366

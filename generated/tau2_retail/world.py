@@ -469,18 +469,14 @@ class Tau2Retail(Episode):
         return rt.text(round(rt.arithmetic_float(self, expression), 2))  # retail.world:241
 
     def tool_transfer_to_human_agents(self, summary: str) -> str:  # retail.world:244
-        (
-            "Transfer the user to a human agent, with a summary of the user's issue. Only "
-            'transfer if the user explicitly asks for a human agent, or the issue cannot be '
-            'solved with the available tools.'
-        )
+        ("Transfer the user to a human agent, with a summary of the user's issue. Only transfer "
+         'if the user explicitly asks for a human agent, or the issue cannot be solved with the '
+         'available tools.')
         return 'Transfer successful'  # retail.world:247
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:252
-        (
-            'Find user id by email. If the user is not found, the function will return an error '
-            'message.'
-        )
+        ('Find user id by email. If the user is not found, the function will return an error '
+         'message.')
         for u in rt.each(self, self.t_users):  # retail.world:257
             # retail.world:258
             if rt.built(self, u.email.lower()) == rt.built(self, email.lower()):
@@ -489,11 +485,9 @@ class Tau2Retail(Episode):
 
     # retail.world:265
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:
-        (
-            'Find user id by first name, last name, and zip code. If the user is not found, the '
-            'function will return an error message. By default, find user id by email, and only '
-            'call this function if the user is not found by email or cannot remember email.'
-        )
+        ('Find user id by first name, last name, and zip code. If the user is not found, the '
+         'function will return an error message. By default, find user id by email, and only '
+         'call this function if the user is not found by email or cannot remember email.')
         for u in rt.each(self, self.t_users):  # retail.world:272
             if (  # retail.world:273
                 rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())
@@ -524,11 +518,9 @@ class Tau2Retail(Episode):
         return user_id  # retail.world:313
 
     def tool_list_all_product_types(self) -> dict[str, str]:  # retail.world:316
-        (
-            'List the name and product id of all product types. Each product type has a variety '
-            'of different items with unique item ids and options. There are only 50 product types '
-            'in the store.'
-        )
+        ('List the name and product id of all product types. Each product type has a variety of '
+         'different items with unique item ids and options. There are only 50 product types in '
+         'the store.')
         names: dict[str, str] = {}  # retail.world:321
         for p in rt.each(self, self.t_products):  # retail.world:322
             names = {**rt.each(self, names), p.name: p.product_id}  # retail.world:323
@@ -540,15 +532,13 @@ class Tau2Retail(Episode):
         return out  # retail.world:329
 
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:334
-        (
-            'Cancel a pending order. If the order is already processed or delivered, it cannot be '
-            'cancelled. The agent needs to explain the cancellation detail and ask for explicit '
-            'user confirmation (yes) to proceed. If the user confirms, the order status will be '
-            "changed to 'cancelled' and the payment will be refunded. The refund will be added to "
-            "the user's gift card balance immediately if the payment was made using a gift card, "
-            'otherwise the refund would take 5-7 business days to process. The function returns '
-            'the order details after the cancellation.'
-        )
+        ('Cancel a pending order. If the order is already processed or delivered, it cannot be '
+         'cancelled. The agent needs to explain the cancellation detail and ask for explicit '
+         'user confirmation (yes) to proceed. If the user confirms, the order status will be '
+         "changed to 'cancelled' and the payment will be refunded. The refund will be added to "
+         "the user's gift card balance immediately if the payment was made using a gift card, "
+         'otherwise the refund would take 5-7 business days to process. The function returns the '
+         'order details after the cancellation.')
         if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
         # retail.world:343
@@ -592,12 +582,10 @@ class Tau2Retail(Episode):
         new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
-        (
-            'Exchange items in a delivered order to new items of the same product type. For a '
-            'delivered order, return or exchange can be only done once by the agent. The agent '
-            'needs to explain the exchange detail and ask for explicit user confirmation (yes) to '
-            'proceed.'
-        )
+        ('Exchange items in a delivered order to new items of the same product type. For a '
+         'delivered order, return or exchange can be only done once by the agent. The agent '
+         'needs to explain the exchange detail and ask for explicit user confirmation (yes) to '
+         'proceed.')
         order: Order = order_id  # retail.world:377
         if order.status != _E11_OrderStatus_delivered:  # retail.world:378
             raise ToolError('Non-delivered order cannot be exchanged')
@@ -653,10 +641,8 @@ class Tau2Retail(Episode):
         country: str,
         zip_: str,
     ) -> Order:
-        (
-            'Modify the shipping address of a pending order. The agent needs to explain the '
-            'modification detail and ask for explicit user confirmation (yes) to proceed.'
-        )
+        ('Modify the shipping address of a pending order. The agent needs to explain the '
+         'modification detail and ask for explicit user confirmation (yes) to proceed.')
         if not (  # retail.world:430
             order_id.status == _E11_OrderStatus_pending
             or order_id.status == _E11_OrderStatus_pending_item_modified
@@ -679,11 +665,9 @@ class Tau2Retail(Episode):
         new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
-        (
-            'Modify items in a pending order to new items of the same product type. For a pending '
-            'order, this function can only be called once. The agent needs to explain the '
-            'exchange detail and ask for explicit user confirmation (yes) to proceed.'
-        )
+        ('Modify items in a pending order to new items of the same product type. For a pending '
+         'order, this function can only be called once. The agent needs to explain the exchange '
+         'detail and ask for explicit user confirmation (yes) to proceed.')
         order: Order = order_id  # retail.world:454
         if order.status != _E11_OrderStatus_pending:  # retail.world:455
             raise ToolError('Non-pending order cannot be modified')
@@ -761,10 +745,8 @@ class Tau2Retail(Episode):
 
     # retail.world:522
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:
-        (
-            'Modify the payment method of a pending order. The agent needs to explain the '
-            'modification detail and ask for explicit user confirmation (yes) to proceed.'
-        )
+        ('Modify the payment method of a pending order. The agent needs to explain the '
+         'modification detail and ask for explicit user confirmation (yes) to proceed.')
         order: Order = order_id  # retail.world:528
         if not (  # retail.world:529
             order.status == _E11_OrderStatus_pending
@@ -830,10 +812,8 @@ class Tau2Retail(Episode):
         country: str,
         zip_: str,
     ) -> User:
-        (
-            'Modify the default address of a user. The agent needs to explain the modification '
-            'detail and ask for explicit user confirmation (yes) to proceed.'
-        )
+        ('Modify the default address of a user. The agent needs to explain the modification '
+         'detail and ask for explicit user confirmation (yes) to proceed.')
         invalid: str | None = self.fn_address_error(  # retail.world:576
             address1, address2, city, country, state_, zip_
         )
@@ -847,12 +827,10 @@ class Tau2Retail(Episode):
     def tool_return_delivered_order_items(  # retail.world:591
         self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str
     ) -> Order:
-        (
-            "Return some items of a delivered order. The order status will be changed to 'return "
-            "requested'. The agent needs to explain the return detail and ask for explicit user "
-            'confirmation (yes) to proceed. The user will receive follow-up email for how and '
-            'where to return the item.'
-        )
+        ("Return some items of a delivered order. The order status will be changed to 'return "
+         "requested'. The agent needs to explain the return detail and ask for explicit user "
+         'confirmation (yes) to proceed. The user will receive follow-up email for how and where '
+         'to return the item.')
         order: Order = order_id  # retail.world:598
         if order.status != _E11_OrderStatus_delivered:  # retail.world:599
             raise ToolError('Non-delivered order cannot be returned')

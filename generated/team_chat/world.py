@@ -307,10 +307,8 @@ class TeamChat(Episode):
 
     # team_chat.world:158
     def tool_invite_member(self, channel: Channel, user: User) -> Membership:
-        (
-            'Add a user to a channel. Any member may invite to a public channel; only the owner '
-            'may invite to a private one.'
-        )
+        ('Add a user to a channel. Any member may invite to a public channel; only the owner may '
+         'invite to a private one.')
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
         # team_chat.world:165
@@ -336,10 +334,8 @@ class TeamChat(Episode):
 
     # team_chat.world:174
     def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:
-        (
-            'Remove a member from a channel; only the channel owner can. Their earlier messages '
-            'stay. Returns the remaining members.'
-        )
+        ('Remove a member from a channel; only the channel owner can. Their earlier messages '
+         'stay. Returns the remaining members.')
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
         if channel.owner != self.state.current_user:  # team_chat.world:181
@@ -448,10 +444,8 @@ class TeamChat(Episode):
         return message  # team_chat.world:257
 
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
-        (
-            'List the public channels and the private channels the signed-in user belongs to, '
-            'with member counts.'
-        )
+        ('List the public channels and the private channels the signed-in user belongs to, with '
+         'member counts.')
         if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
@@ -468,10 +462,8 @@ class TeamChat(Episode):
         ])
 
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
-        (
-            'Read a channel: its members, pinned messages and all messages, oldest first. Private '
-            'channels are visible to members only.'
-        )
+        ('Read a channel: its members, pinned messages and all messages, oldest first. Private '
+         'channels are visible to members only.')
         if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
         if not (  # team_chat.world:274
@@ -518,10 +510,8 @@ class TeamChat(Episode):
         return user  # team_chat.world:304
 
     def tool_get_channel(self, channel: Channel) -> ChannelSummary:  # team_chat.world:307
-        (
-            "Read a channel's name, visibility, owner, topic and member count, and whether the "
-            'signed-in user is a member. Private channels are visible to members only.'
-        )
+        ("Read a channel's name, visibility, owner, topic and member count, and whether the "
+         'signed-in user is a member. Private channels are visible to members only.')
         if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
@@ -539,10 +529,8 @@ class TeamChat(Episode):
 
     # team_chat.world:326
     def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:
-        (
-            'Find the channels the signed-in user can see (public ones and private ones they '
-            'belong to) by name or topic, with owner, topic and member count.'
-        )
+        ('Find the channels the signed-in user can see (public ones and private ones they belong '
+         'to) by name or topic, with owner, topic and member count.')
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:332
@@ -563,10 +551,8 @@ class TeamChat(Episode):
         ])
 
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
-        (
-            "List a channel's memberships, oldest first: each member's user id, who invited them "
-            'and when they joined. Private channels are visible to members only.'
-        )
+        ("List a channel's memberships, oldest first: each member's user id, who invited them "
+         'and when they joined. Private channels are visible to members only.')
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
         # team_chat.world:343
@@ -585,10 +571,8 @@ class TeamChat(Episode):
         )
 
     def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
-        (
-            'Read one message: its channel, author, text, when it was posted or edited, and '
-            'whether it is deleted or pinned (and by whom).'
-        )
+        ('Read one message: its channel, author, text, when it was posted or edited, and whether '
+         'it is deleted or pinned (and by whom).')
         if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
@@ -603,10 +587,8 @@ class TeamChat(Episode):
     def tool_search_messages(  # team_chat.world:357
         self, query: str, channel: Channel | None, author: User | None
     ) -> tuple[str, ...]:
-        (
-            'Search the messages the signed-in user can read (deleted ones excluded), oldest '
-            'first, with channel, author, text, posting time and pin.'
-        )
+        ('Search the messages the signed-in user can read (deleted ones excluded), oldest first, '
+         'with channel, author, text, posting time and pin.')
         if self.state.current_user is None:  # team_chat.world:364
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365

@@ -165,10 +165,8 @@ class TradingBot(Episode):
         pass
 
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:230
-        (
-            'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
-            'epoch seconds.'
-        )
+        ('A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
+         'epoch seconds.')
         return rt.built(  # trading_bot.world:237
             self,
             (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(

@@ -447,10 +447,8 @@ class TravelAPI(Episode):
         travel_to: str,
         travel_class: str,
     ) -> Booking:
-        (
-            'Book a flight given the travel information. From and To should be the airport codes '
-            'in the IATA format.'
-        )
+        ('Book a flight given the travel information. From and To should be the airport codes in '
+         'the IATA format.')
         if self.state.token_expires_in == 0:  # travel_api.world:868
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
@@ -709,10 +707,8 @@ class TravelAPI(Episode):
 
     # travel_api.world:1124
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:
-        (
-            'Contact travel booking customer support, get immediate support on an issue with an '
-            'online call.'
-        )
+        ('Contact travel booking customer support, get immediate support on an issue with an '
+         'online call.')
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131

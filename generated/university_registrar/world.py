@@ -530,10 +530,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:223
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
-        (
-            'List the sections of a course with instructor, meetings, seats taken, capacity and '
-            'waitlist length.'
-        )
+        ('List the sections of a course with instructor, meetings, seats taken, capacity and '
+         'waitlist length.')
         return tuple([  # university_registrar.world:229
             SectionInfo(
                 _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
@@ -544,10 +542,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:232
     def tool_get_student_record(self, student: Student) -> StudentRecord:
-        (
-            "Show a student's enrolments with grades, their waitlist entries, the sections of "
-            'both (course, term, instructor, meetings) and their credit load per term.'
-        )
+        ("Show a student's enrolments with grades, their waitlist entries, the sections of both "
+         '(course, term, instructor, meetings) and their credit load per term.')
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.key() for _e12 in rt.each(self, self.t_enrolments)
             if _e12.student == student.key()
@@ -583,10 +579,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:254
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
-        (
-            'Find students by name or program, with their ids, names, programs and status (active '
-            'or suspended).'
-        )
+        ('Find students by name or program, with their ids, names, programs and status (active '
+         'or suspended).')
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
@@ -598,10 +592,8 @@ class UniversityRegistrar(Episode):
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
-        (
-            'Find courses in the catalogue by title or code, with their codes, titles, credits '
-            'and prerequisites (course codes).'
-        )
+        ('Find courses in the catalogue by title or code, with their codes, titles, credits and '
+         'prerequisites (course codes).')
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.key() for _c18 in rt.each(self, self.t_courses)
@@ -614,10 +606,8 @@ class UniversityRegistrar(Episode):
         return course  # university_registrar.world:279
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
-        (
-            'Read one section with its course, term, instructor, meetings, dates and drop '
-            'deadline, seats taken, capacity and waitlist length.'
-        )
+        ('Read one section with its course, term, instructor, meetings, dates and drop deadline, '
+         'seats taken, capacity and waitlist length.')
         return SectionInfo(  # university_registrar.world:287
             section.key(), self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
@@ -626,10 +616,8 @@ class UniversityRegistrar(Episode):
     def tool_search_sections(  # university_registrar.world:295
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
-        (
-            'Find sections of any course by term, instructor or meeting day, with course, '
-            'instructor, meetings, seats taken, capacity and waitlist length.'
-        )
+        ('Find sections of any course by term, instructor or meeting day, with course, '
+         'instructor, meetings, seats taken, capacity and waitlist length.')
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
@@ -660,10 +648,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:323
     def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
-        (
-            "List a section's waitlist in queue order, first in line first, with each entry's "
-            'student and when they joined.'
-        )
+        ("List a section's waitlist in queue order, first in line first, with each entry's "
+         'student and when they joined.')
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(
                 self,
@@ -674,14 +660,11 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:333
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:
-        (
-            'Enrol a student in a section. The section must have a free seat, the student must '
-            'have passed\n'
-            "the course's prerequisites, must not already take the course this term, must have no "
-            'time\n'
-            'clash and stays within 18 credits a term. A waitlist entry for the section is '
-            'removed.'
-        )
+        ('Enrol a student in a section. The section must have a free seat, the student must have '
+         'passed\n'
+         "the course's prerequisites, must not already take the course this term, must have no "
+         'time\n'
+         'clash and stays within 18 credits a term. A waitlist entry for the section is removed.')
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
             raise ToolError(problem)
@@ -772,10 +755,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:397
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
-        (
-            "Enrol the first student on a section's waitlist now that a seat is free (the same "
-            'checks as enrol); their entry is removed.'
-        )
+        ("Enrol the first student on a section's waitlist now that a seat is free (the same "
+         'checks as enrol); their entry is removed.')
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(
                 self,
@@ -806,10 +787,8 @@ class UniversityRegistrar(Episode):
 
     # university_registrar.world:416
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
-        (
-            'Record the final grade of an enrolment once its section has ended; the enrolment is '
-            'then completed.'
-        )
+        ('Record the final grade of an enrolment once its section has ended; the enrolment is '
+         'then completed.')
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
                 self, f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '

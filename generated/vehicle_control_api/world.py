@@ -407,10 +407,8 @@ class VehicleControlAPI(Episode):
 
     # vehicle_control.world:404
     def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:
-        (
-            'Presses the brake pedal based on pedal position. The brake pedal will be kept '
-            'pressed until released.'
-        )
+        ('Presses the brake pedal based on pedal position. The brake pedal will be kept pressed '
+         'until released.')
         if not (0 <= pedalPosition and pedalPosition <= 1):  # vehicle_control.world:409
             raise ToolError('Pedal position must be between 0 and 1.')
         if pedalPosition == 0:  # vehicle_control.world:410

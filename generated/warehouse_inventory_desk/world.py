@@ -367,10 +367,8 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
-        (
-            "Show a bin's contents (each item's stock row with its quantity), used units and free "
-            'capacity.'
-        )
+        ("Show a bin's contents (each item's stock row with its quantity), used units and free "
+         'capacity.')
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
             bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used),
@@ -379,10 +377,8 @@ class WarehouseInventoryDesk(Episode):
         )
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
-        (
-            'Find items whose name or SKU contains the text, with their SKU, name, reorder level '
-            'and whether active.'
-        )
+        ('Find items whose name or SKU contains the text, with their SKU, name, reorder level '
+         'and whether active.')
         # warehouse_inventory_desk.world:211
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
@@ -393,10 +389,8 @@ class WarehouseInventoryDesk(Episode):
 
     # warehouse_inventory_desk.world:215
     def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:
-        (
-            'List bins with their zone, capacity and whether blocked, optionally of one zone or '
-            'holding one item.'
-        )
+        ('List bins with their zone, capacity and whether blocked, optionally of one zone or '
+         'holding one item.')
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key() for _b6 in rt.each(self, self.t_bins)
             if (zone is None or _b6.zone == zone)
@@ -421,10 +415,8 @@ class WarehouseInventoryDesk(Episode):
     def tool_receive_delivery(  # warehouse_inventory_desk.world:236
         self, item: Item, bin_: Bin, quantity: int, delivery_note: str
     ) -> StockLevel:
-        (
-            'Book a delivery of an item into a bin. The bin must be unblocked and have room for '
-            'the whole delivery.'
-        )
+        ('Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
+         'whole delivery.')
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
@@ -503,10 +495,8 @@ class WarehouseInventoryDesk(Episode):
     def tool_move_stock(  # warehouse_inventory_desk.world:294
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
     ) -> tuple[str, ...]:
-        (
-            'Transfer units of an item from one bin to another. Returns the source and '
-            'destination stock rows.'
-        )
+        ('Transfer units of an item from one bin to another. Returns the source and destination '
+         'stock rows.')
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
@@ -568,13 +558,10 @@ class WarehouseInventoryDesk(Episode):
 
     # warehouse_inventory_desk.world:332
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:
-        (
-            'Record a physical count of an item in a bin (supervisors only). The stock row is set '
-            'to the\n'
-            'counted quantity and marked counted today; a non-zero difference is logged as a '
-            'count\n'
-            'adjustment. Returns the difference, counted minus recorded.'
-        )
+        ('Record a physical count of an item in a bin (supervisors only). The stock row is set '
+         'to the\n'
+         'counted quantity and marked counted today; a non-zero difference is logged as a count\n'
+         'adjustment. Returns the difference, counted minus recorded.')
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
         # warehouse_inventory_desk.world:344
@@ -630,10 +617,8 @@ class WarehouseInventoryDesk(Episode):
 
     # warehouse_inventory_desk.world:379
     def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:
-        (
-            'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
-            'transfers.'
-        )
+        ('Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+         'transfers.')
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
         # warehouse_inventory_desk.world:386
@@ -644,10 +629,8 @@ class WarehouseInventoryDesk(Episode):
 
     # warehouse_inventory_desk.world:391
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:
-        (
-            'List active items whose total on-hand quantity is below their reorder level, with '
-            'the shortfall.'
-        )
+        ('List active items whose total on-hand quantity is below their reorder level, with the '
+         'shortfall.')
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
                 _i9.key(), _i9.name, self.fn_on_hand(_i9), _i9.reorder_level,
@@ -659,10 +642,8 @@ class WarehouseInventoryDesk(Episode):
 
     # warehouse_inventory_desk.world:397
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:
-        (
-            'List the stock movements of an item, newest first, with kind, bins, quantity, '
-            'reference, clerk and time.'
-        )
+        ('List the stock movements of an item, newest first, with kind, bins, quantity, '
+         'reference, clerk and time.')
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(
                 self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
