@@ -204,8 +204,8 @@ def test_comprehensions_split_by_clause_and_a_lone_one_hugs_its_call() -> None:
 
 def test_split_arguments_fill_their_lines() -> None:
     """Arguments that do not fit on one line take as many a line as fit (not one a line);
-    a long one after a short start (``self,``) opens its split on that line; one after a
-    long start begins a line of its own."""
+    a long last one (not a text) after a short start of the line opens its split there; after
+    a long start, or a text, it begins a line of its own."""
     args = [Const(f"argument number {i}") for i in range(8)]
     lines = _statement_lines(ExprStmt(call("self.record", *args)))
     assert lines == [
@@ -215,22 +215,36 @@ def test_split_arguments_fill_their_lines() -> None:
         "            'argument number 4', 'argument number 5', 'argument number 6', "
         "'argument number 7',",
         "        )"]
+    value = DictOf(((None, attr("customer.payment_methods")),
+                    (Name("payment_method_id"),
+                     call("self.fn_adjust_balance", Name("method"),
+                          Neg(Name("total_amount_of_the_order"))))))
+    stmt = ExprStmt(call("self.set_field", Name("customer"), Const("payment_methods"), value),
+                    anchor="shop.world:378")
+    lines = _statement_lines(stmt)
+    assert lines == [
+        "        self.set_field(  # shop.world:378",
+        "            customer, 'payment_methods', {",
+        "                **customer.payment_methods,",
+        "                payment_method_id: self.fn_adjust_balance(method, "
+        "-total_amount_of_the_order),",
+        "            },",
+        "        )"]
+    _same_code(lines, stmt.value.flat())
+    # after a long start, or a text (whose pieces would stand level with the arguments): the
+    # last argument on lines of its own
+    long_start = ExprStmt(call("self.set_field", attr("self.state.the_current_customer"),
+                               Const("payment_methods"), value))
+    assert _statement_lines(long_start)[1] == \
+        "            self.state.the_current_customer, 'payment_methods',"
     message = FString(("The slot ", FormattedValue(attr("slot.id_")),
                        " has already started, or it is in the past, and cannot be booked for ",
                        FormattedValue(attr("patient.name")), "."))
     built = Return(rt("built", Name("self"), message))
     lines = _statement_lines(built)
-    assert lines[:2] == [
-        "        return rt.built(",
-        "            self, f'The slot {slot.id_} has already started, or it is in the past, and "
-        "cannot be '"]
-    assert len(lines) == 4 and all(len(line) <= WIDTH for line in lines)
+    assert lines[:2] == ["        return rt.built(", "            self,"]
+    assert lines[2].startswith("            f'The slot") and len(lines) == 5
     _same_code(lines, f"return {built.value.flat() if built.value else ''}")
-    long_start = Return(rt("built", attr("self.state.the_current_episode_of_the_agent"),
-                           message))
-    lines = _statement_lines(long_start)
-    assert lines[1] == "            self.state.the_current_episode_of_the_agent,"
-    assert all(len(line) <= WIDTH for line in lines)
 
 
 def test_a_map_copy_and_keywords_split_inside_their_items() -> None:

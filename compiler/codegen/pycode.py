@@ -679,9 +679,15 @@ def _split_item(item: _Item, indent: str, end: str, head: str = "") -> list[str]
     return _wrapped(item.expr, indent, head + item.prefix, end, True)
 
 
+def _is_text(expr: Expr | None) -> bool:
+    """Whether ``expr`` is a text literal: split, its pieces stand level with the items
+    before it, so it starts a line of its own (its pieces read as one item)."""
+    return isinstance(expr, FString) or (isinstance(expr, Const) and isinstance(expr.value, str))
+
+
 #: the longest start of a line (``self,``: short leading arguments, operands) after which a
-#: long item may open its split, instead of on a line of its own
-_SHORT_START = 24
+#: long last item (not a text) may open its split, instead of on a line of its own
+_SHORT_START = 40
 
 
 def _filled(items: list[_Item], indent: str, end: str, head: str = "") -> list[str]:
@@ -702,9 +708,11 @@ def _filled(items: list[_Item], indent: str, end: str, head: str = "") -> list[s
             continue
         split = _split_item(item, indent, end, lead)
         if line is not None:
-            # split after a short start of the line (``self, ``), where that takes fewer lines
+            # the last item split after a short start of its line (``self, ``), where that
+            # takes fewer lines
             after = _split_item(item, indent, end, line + " ")
-            if len(line) <= _SHORT_START and len(indent + text) > WIDTH and \
+            if number == len(items) - 1 and len(line) <= _SHORT_START and \
+                    not _is_text(item.expr) and len(indent + text) > WIDTH and \
                     len(after) <= len(split) and len(after[0]) <= WIDTH:
                 out += after
                 line = None

@@ -285,8 +285,7 @@ class CarRentalCounter(Episode):
                 )
         for _row32 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:155
             if not (
-                _row32.one_way_fee_cents == 0
-                or _row32.return_branch is not None
+                _row32.one_way_fee_cents == 0 or _row32.return_branch is not None
                 and _row32.return_branch != _row32.pickup_branch
             ):
                 raise InvariantError(
@@ -496,8 +495,9 @@ class CarRentalCounter(Episode):
             ))
         if customer.licence_expires < return_date:  # car_rental_counter.world:269
             raise ToolError(rt.built(
-                self, f'{customer.name}\'s licence expires on {customer.licence_expires}, before '
-                'the return date.',
+                self,
+                f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
+                'return date.',
             ))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
@@ -539,8 +539,9 @@ class CarRentalCounter(Episode):
             ))
         if today >= rental.return_date:  # car_rental_counter.world:301
             raise ToolError(rt.built(
-                self, f'Reservation {rental.id_} has expired: its return date '
-                f'{rental.return_date} has come.',
+                self,
+                f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
+                'come.',
             ))
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
         if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
@@ -553,14 +554,14 @@ class CarRentalCounter(Episode):
         # car_rental_counter.world:305
         if self.t_customers[rental.customer].licence_expires < rental.return_date:
             raise ToolError(rt.built(
-                self, f'{self.t_customers[rental.customer].name}\'s licence expires on '
+                self,
+                f'{self.t_customers[rental.customer].name}\'s licence expires on '
                 f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
             ))
         # car_rental_counter.world:306
         self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
-            rental, 'start_mileage_km',
-            rt.if_present(
+            rental, 'start_mileage_km', rt.if_present(
                 car.mileage_km, lambda x: v.check_range(x, 'Rental.start_mileage_km', 0, None)
             ),
         )
@@ -582,15 +583,15 @@ class CarRentalCounter(Episode):
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
         if mileage_km < car.mileage_km:  # car_rental_counter.world:325
             raise ToolError(rt.built(
-                self, f'The mileage {mileage_km} km is lower than the {car.mileage_km} km '
-                f'recorded for car {car.plate}.',
+                self,
+                f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
+                f'car {car.plate}.',
             ))
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         # car_rental_counter.world:327
         extra: int = self.fn_days_between(rental.return_date, today)
         self.set_field(  # car_rental_counter.world:328
-            rental, 'extra_days_charge_cents',
-            v.check_range(
+            rental, 'extra_days_charge_cents', v.check_range(
                 rt.bounded(
                     extra * rt.bounded(car.daily_rate_cents + self.state.late_surcharge_cents)
                 ),
@@ -643,8 +644,9 @@ class CarRentalCounter(Episode):
             )
         ):
             raise ToolError(rt.built(
-                self, f'Car {car.plate} has reservations; cancel or move them before taking it '
-                'out of service.',
+                self,
+                f'Car {car.plate} has reservations; cancel or move them before taking it out of '
+                'service.',
             ))
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353

@@ -199,8 +199,7 @@ class ClinicRecords(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # clinic_records.world:95
-            _p30.status != _E8_RxStatus_active
-            or _p30.drug not in rt.each(
+            _p30.status != _E8_RxStatus_active or _p30.drug not in rt.each(
                 self, self.t_patients[self.t_visits[_p30.visit].patient].allergies
             )
             for _p30 in rt.each(self, self.t_prescriptions)
@@ -231,8 +230,7 @@ class ClinicRecords(Episode):
                     'clinic_records.world:104',
                 )
         if not all(  # clinic_records.world:107
-            _p34.status != _E8_RxStatus_active
-            or len([
+            _p34.status != _E8_RxStatus_active or len([
                 _q35 for _q35 in rt.each(self, self.t_prescriptions)
                 if _q35.status == _E8_RxStatus_active and _q35.drug == _p34.drug
                 and self.t_visits[_q35.visit].patient == self.t_visits[_p34.visit].patient
@@ -298,7 +296,8 @@ class ClinicRecords(Episode):
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
                 raise ToolError(rt.built(
-                    self, f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
+                    self,
+                    f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
                     'formulary, e.g. PEN01.',
                 ))
         patient: Patient = Patient(  # clinic_records.world:136
@@ -350,16 +349,18 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
             raise ToolError(rt.built(
-                self, f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can '
-                f'prescribe from visit {visit.id_}.',
+                self,
+                f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
+                f'from visit {visit.id_}.',
             ))
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
             raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
         if course_days > drug.max_days:  # clinic_records.world:183
             raise ToolError(rt.built(
-                self, f'A course of {drug.name} can last at most {drug.max_days} days; '
-                f'{course_days} requested.',
+                self,
+                f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
+                'requested.',
             ))
         if self.fn_has_active(patient, drug):  # clinic_records.world:184
             raise ToolError(rt.built(
@@ -384,7 +385,8 @@ class ClinicRecords(Episode):
         # clinic_records.world:204
         if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
             raise ToolError(rt.built(
-                self, 'Only the prescribing doctor ('
+                self,
+                'Only the prescribing doctor ('
                 f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
                 f'{prescription.id_}.',
             ))
@@ -394,7 +396,8 @@ class ClinicRecords(Episode):
             ))
         if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
             raise ToolError(rt.built(
-                self, f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
+                self,
+                f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
                 f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
             ))
         if prescription.renewals >= 5:  # clinic_records.world:207
@@ -617,8 +620,9 @@ ClinicRecords.TOOLS = tools(
     tool(
         ClinicRecords.tool_search_drugs,
         param(
-            'name', arg.TEXT, 'Part of the drug\'s name, any case, e.g. "statin"; leave it out '
-            'to list the whole formulary.',
+            'name', arg.TEXT,
+            'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
+            'formulary.',
             default=lambda ep: '',
         ),
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
@@ -632,8 +636,9 @@ ClinicRecords.TOOLS = tools(
     tool(
         ClinicRecords.tool_search_patients,
         param(
-            'name', arg.TEXT, 'Part of the patient\'s name, any case, e.g. "smith"; leave it out '
-            'to list every patient.',
+            'name', arg.TEXT,
+            'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
+            'patient.',
             default=lambda ep: '',
         ),
         param(

@@ -454,15 +454,17 @@ class ClinicScheduling(Episode):
         ])
         if slot.start <= self.clock:  # clinic.world:205
             return rt.built(  # clinic.world:206
-                self, f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is '
-                'in the past.',
+                self,
+                f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is in the '
+                'past.',
             )
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
             # clinic.world:209
             return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
             return rt.built(  # clinic.world:212
-                self, f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
+                self,
+                f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
                 f'{slot.length_minutes} minutes long.',
             )
         if any(  # clinic.world:214
@@ -480,7 +482,8 @@ class ClinicScheduling(Episode):
             >= doctor.max_daily_appointments
         ):
             return rt.built(  # clinic.world:218
-                self, f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
+                self,
+                f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
                 'appointments).',
             )
         if any(  # clinic.world:220
@@ -499,14 +502,16 @@ class ClinicScheduling(Episode):
             >= self.state.max_appointments_per_day
         ):
             return rt.built(  # clinic.world:224
-                self, f'{patient.name} already has {self.state.max_appointments_per_day} '
-                f'appointments on {day}, the most allowed in one day.',
+                self,
+                f'{patient.name} already has {self.state.max_appointments_per_day} appointments '
+                f'on {day}, the most allowed in one day.',
             )
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
             return rt.built(  # clinic.world:228
-                self, f'{doctor.name} is a pediatrician and only sees patients under 18; '
-                f'{patient.name} is {age}.',
+                self,
+                f'{doctor.name} is a pediatrician and only sees patients under 18; {patient.name}'
+                f' is {age}.',
             )
         seen_before: bool = any(  # clinic.world:230
             _a6.patient == patient.key() and _a6.doctor == doctor.key()
@@ -515,8 +520,9 @@ class ClinicScheduling(Episode):
         )
         if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
             return rt.built(  # clinic.world:232
-                self, f'{doctor.name} is not taking new patients, and {patient.name} has had no '
-                'visit with them yet.',
+                self,
+                f'{doctor.name} is not taking new patients, and {patient.name} has had no visit '
+                'with them yet.',
             )
         return None  # clinic.world:234
 
@@ -587,7 +593,8 @@ class ClinicScheduling(Episode):
         ])
         if len(same) != 0:  # clinic.world:303
             raise ToolError(rt.built(
-                self, f'{name}, born {birth_date}, is already registered as patient '
+                self,
+                f'{name}, born {birth_date}, is already registered as patient '
                 f'{self.t_patients[same[0]].id_}.',
             ))
         patient: Patient = Patient(  # clinic.world:304
@@ -617,8 +624,7 @@ class ClinicScheduling(Episode):
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
         return tuple([  # clinic.world:328
-            self.fn_slot_view(_s17, kind)
-            for _s17 in rt.each(
+            self.fn_slot_view(_s17, kind) for _s17 in rt.each(
                 self,
                 sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start),
             )
@@ -632,7 +638,8 @@ class ClinicScheduling(Episode):
             if _a19.doctor == doctor.key() and _a19.start.date() == day and self.fn_active(_a19)
         ])
         return DaySchedule(  # clinic.world:338
-            doctor.id_, day, rt.sorted_keys(
+            doctor.id_, day,
+            rt.sorted_keys(
                 rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a20: _a20.start
             ),
             tuple([
@@ -707,8 +714,9 @@ class ClinicScheduling(Episode):
             hours=self.state.cancellation_notice_hours
         ):
             raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}'
-                f', less than {self.state.cancellation_notice_hours} hours from now, and can no '
+                self,
+                f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}, '
+                f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
                 'longer be moved. Cancel it instead.',
             ))
         if new_slot.key() == appointment.slot:  # clinic.world:399
@@ -720,8 +728,9 @@ class ClinicScheduling(Episode):
             != self.t_doctors[appointment.doctor].specialty
         ):
             raise ToolError(rt.built(
-                self, f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty}'
-                f' doctor; appointment {appointment.id_} needs '
+                self,
+                f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty} '
+                f'doctor; appointment {appointment.id_} needs '
                 f'{self.t_doctors[appointment.doctor].specialty}.',
             ))
         problem: str | None = self.fn_booking_problem(  # clinic.world:401
@@ -750,8 +759,9 @@ class ClinicScheduling(Episode):
             ))
         if appointment.start <= self.clock:  # clinic.world:419
             raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} started at '
-                f'{self.fn_when(appointment.start)}; mark it as a no-show instead.',
+                self,
+                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
+                'mark it as a no-show instead.',
             ))
         late: bool = appointment.start - self.clock < dt.timedelta(  # clinic.world:420
             hours=self.state.cancellation_notice_hours
@@ -775,7 +785,8 @@ class ClinicScheduling(Episode):
                 ),
             )
             message = rt.built(  # clinic.world:429
-                self, f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
+                self,
+                f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
                 f'cancelled. It was less than {self.state.cancellation_notice_hours} hours away, '
                 f'so a late fee of ${fee:.2f} was added to '
                 f'{self.t_patients[appointment.patient].name}\'s balance.',
@@ -792,12 +803,14 @@ class ClinicScheduling(Episode):
             ))
         if self.clock < appointment.start - dt.timedelta(minutes=30):  # clinic.world:442
             raise ToolError(rt.built(
-                self, f'Too early: check-in for appointment {appointment.id_} opens at '
+                self,
+                f'Too early: check-in for appointment {appointment.id_} opens at '
                 f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.',
             ))
         if self.clock > appointment.start + dt.timedelta(minutes=15):  # clinic.world:443
             raise ToolError(rt.built(
-                self, f'Too late: appointment {appointment.id_} started at '
+                self,
+                f'Too late: appointment {appointment.id_} started at '
                 f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
             ))
         # clinic.world:444
@@ -809,8 +822,9 @@ class ClinicScheduling(Episode):
         "Close a visit after the patient was seen, with the doctor's notes."
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} cannot be completed: it is '
-                f'{appointment.status}, and only checked-in patients can be seen.',
+                self,
+                f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
+                'and only checked-in patients can be seen.',
             ))
         # clinic.world:455
         self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
@@ -821,7 +835,8 @@ class ClinicScheduling(Episode):
          'late fee is added to their balance.')
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
+                self,
+                f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
                 f'{appointment.status}.',
             ))
         if self.clock <= appointment.start + dt.timedelta(minutes=15):  # clinic.world:466
@@ -895,7 +910,8 @@ class ClinicScheduling(Episode):
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
         "Take a patient off a doctor's waitlist."
         text: str = rt.built(  # clinic.world:523
-            self, f'{self.t_patients[entry.patient].name} was removed from '
+            self,
+            f'{self.t_patients[entry.patient].name} was removed from '
             f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
         )
         self.delete(self.t_waitlist, entry.key())  # clinic.world:524
@@ -908,7 +924,8 @@ class ClinicScheduling(Episode):
          'entry is removed.')
         if slot.doctor != entry.doctor:  # clinic.world:535
             raise ToolError(rt.built(
-                self, f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
+                self,
+                f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
                 f'{self.t_patients[entry.patient].name} is waiting for '
                 f'{self.t_doctors[entry.doctor].name}.',
             ))
@@ -1097,8 +1114,7 @@ ClinicScheduling.TOOLS = tools(
             'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1001.',
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
-        where='clinic.world:410',
-        returns=js.closed({
+        where='clinic.world:410', returns=js.closed({
             'appointment_id': js.STRING, 'late': js.BOOLEAN, 'fee': js.NUMBER, 'message': js.STRING
         }),
     ),

@@ -504,8 +504,7 @@ class ConcertTicketOffice(Episode):
          "tier, rows and seats per row, the event's price for it and how many of its seats are "
          'free.')
         return EventView(  # concert_ticket_office.world:256
-            event.key(), event.venue,
-            tuple([
+            event.key(), event.venue, tuple([
                 self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections)
                 if _s6.venue == event.venue
             ]),
@@ -544,7 +543,8 @@ class ConcertTicketOffice(Episode):
          "hold), with the section's price.")
         if section.venue != event.venue:  # concert_ticket_office.world:298
             raise ToolError(rt.built(
-                self, f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                self,
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
             ))
         # concert_ticket_office.world:299
@@ -564,7 +564,8 @@ class ConcertTicketOffice(Episode):
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         'Show an order with its tickets, total, status and hold expiry.'
         return OrderView(  # concert_ticket_office.world:323
-            order.key(), tuple([
+            order.key(),
+            tuple([
                 _t10.key() for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.key()
             ]),
             order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
@@ -612,7 +613,8 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, f'{event.title} has already started.'))
         if section.venue != event.venue:  # concert_ticket_office.world:366
             raise ToolError(rt.built(
-                self, f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                self,
+                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
             ))
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
@@ -634,8 +636,9 @@ class ConcertTicketOffice(Episode):
         )
         if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
             raise ToolError(rt.built(
-                self, f'{customer.name} already has {already} tickets or held seats for '
-                f'{event.title}; at most {_C_MAX_PER_EVENT} per event.',
+                self,
+                f'{customer.name} already has {already} tickets or held seats for {event.title}; '
+                f'at most {_C_MAX_PER_EVENT} per event.',
             ))
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(),
@@ -658,7 +661,8 @@ class ConcertTicketOffice(Episode):
                 ),
             )
         return OrderView(  # concert_ticket_office.world:393
-            order.key(), tuple([
+            order.key(),
+            tuple([
                 _t15.key() for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.key()
             ]),
             False,
@@ -671,8 +675,9 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
             raise ToolError(rt.built(
-                self, f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold '
-                'the seats again.',
+                self,
+                f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
+                'seats again.',
             ))
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
@@ -685,8 +690,9 @@ class ConcertTicketOffice(Episode):
             > _C_MAX_PER_EVENT
         ):
             raise ToolError(rt.built(
-                self, f'{self.t_customers[order.customer].name} would have more than '
-                f'{_C_MAX_PER_EVENT} tickets for {self.t_events[order.event].title}.',
+                self,
+                f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
+                f' tickets for {self.t_events[order.event].title}.',
             ))
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if any(  # concert_ticket_office.world:411
@@ -695,8 +701,9 @@ class ConcertTicketOffice(Episode):
                 for _o17 in rt.each(self, self.t_tickets)
             ):
                 raise ToolError(rt.built(
-                    self, f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been '
-                    'sold in the meantime.',
+                    self,
+                    f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
+                    'the meantime.',
                 ))
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
@@ -706,7 +713,8 @@ class ConcertTicketOffice(Episode):
             # concert_ticket_office.world:417
             self.set_field(self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold)
         return OrderView(  # concert_ticket_office.world:419
-            order.key(), tuple([
+            order.key(),
+            tuple([
                 _t19.key() for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.key()
             ]),
             False,
@@ -744,7 +752,8 @@ class ConcertTicketOffice(Episode):
         # concert_ticket_office.world:448
         if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
             raise ToolError(rt.built(
-                self, f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
+                self,
+                f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
                 f'{self.t_events[ticket.event].title}.',
             ))
         self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
@@ -758,8 +767,9 @@ class ConcertTicketOffice(Episode):
             ))
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
             raise ToolError(rt.built(
-                self, f'{self.t_events[ticket.event].title} has already started; tickets cannot '
-                'be refunded.',
+                self,
+                f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
+                'refunded.',
             ))
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
@@ -781,7 +791,8 @@ class ConcertTicketOffice(Episode):
             < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
             raise ToolError(rt.built(
-                self, f'Doors for {self.t_events[ticket.event].title} open at '
+                self,
+                f'Doors for {self.t_events[ticket.event].title} open at '
                 f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
                 '.',
             ))
@@ -919,8 +930,7 @@ ConcertTicketOffice.TOOLS = tools(
     ),
     tool(
         ConcertTicketOffice.tool_get_available_seats, _PARAM_event, _PARAM_section, read_only=True,
-        where='concert_ticket_office.world:292',
-        returns=js.closed({
+        where='concert_ticket_office.world:292', returns=js.closed({
             'event': js.STRING, 'section': js.STRING, 'tier': js.members(Tier),
             'price_cents': js.nullable(js.INTEGER), 'free_seats': js.array(js.STRING),
         }),

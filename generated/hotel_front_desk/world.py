@@ -320,9 +320,8 @@ class HotelFrontDesk(Episode):
                 v.check_pattern(_r2.number, 'RoomOffer.number', '^[1-9][0-9]{2}$'), _r2.room_type,
                 _r2.nightly_rate, _r2.capacity, n, rt.bounded(n * _r2.nightly_rate),
             )
-            for _r2 in rt.each(self, self.t_rooms)
-            if not _r2.out_of_service and _r2.capacity >= guests_count
-            and (room_type is None or _r2.room_type == room_type)
+            for _r2 in rt.each(self, self.t_rooms) if not _r2.out_of_service
+            and _r2.capacity >= guests_count and (room_type is None or _r2.room_type == room_type)
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
 
@@ -438,13 +437,15 @@ class HotelFrontDesk(Episode):
             raise ToolError(rt.built(self, f'Room {room.number} is out of service.'))
         if guests_count > room.capacity:  # hotel_front_desk.world:261
             raise ToolError(rt.built(
-                self, f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
+                self,
+                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
                 'requested.',
             ))
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
             raise ToolError(rt.built(
-                self, f'Room {room.number} is already booked for some of the nights from '
-                f'{check_in} to {check_out}.',
+                self,
+                f'Room {room.number} is already booked for some of the nights from {check_in} to '
+                f'{check_out}.',
             ))
         booking: Booking = Booking(  # hotel_front_desk.world:263
             id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(),
@@ -466,7 +467,8 @@ class HotelFrontDesk(Episode):
         'Move a reserved booking to new dates in the same room; the total is recomputed.'
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
             raise ToolError(rt.built(
-                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self,
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'changed.',
             ))
         if check_out <= check_in:  # hotel_front_desk.world:283
@@ -476,8 +478,9 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:285
         if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
             raise ToolError(rt.built(
-                self, f'Room {self.t_rooms[booking.room].number} is already booked for some of '
-                f'the nights from {check_in} to {check_out}.',
+                self,
+                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
+                f'nights from {check_in} to {check_out}.',
             ))
         # hotel_front_desk.world:286
         self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
@@ -497,7 +500,8 @@ class HotelFrontDesk(Episode):
          "a fee of one night's rate is charged; otherwise cancelling is free.")
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             raise ToolError(rt.built(
-                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self,
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'cancelled.',
             ))
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
@@ -506,8 +510,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:302
         self.set_field(booking, 'status', _E13_BookingStatus_cancelled)
         self.set_field(  # hotel_front_desk.world:303
-            booking, 'cancellation_fee',
-            v.check_range(
+            booking, 'cancellation_fee', v.check_range(
                 self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
                 'Booking.cancellation_fee', 0, None,
             ),
@@ -518,12 +521,14 @@ class HotelFrontDesk(Episode):
         "Check the guest of a reserved booking in; only possible on the booking's check-in day."
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             raise ToolError(rt.built(
-                self, f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                self,
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'checked in.',
             ))
         if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
             raise ToolError(rt.built(
-                self, f'Booking {booking.id_} checks in on {booking.check_in}; today is '
+                self,
+                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
                 f'{self.clock.date()}.',
             ))
         if any(  # hotel_front_desk.world:314
@@ -543,8 +548,9 @@ class HotelFrontDesk(Episode):
         'Check out a guest who is checked in; returns the amount due, the booking total.'
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             raise ToolError(rt.built(
-                self, f'Booking {booking.id_} is {booking.status}; only checked-in bookings can '
-                'be checked out.',
+                self,
+                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
+                'checked out.',
             ))
         self.set_fields(  # hotel_front_desk.world:326
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock

@@ -423,8 +423,9 @@ class ITHelpdesk(Episode):
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
-                'cannot be assigned.',
+                self,
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'assigned.',
             ))
         if not agent.active:  # ithelpdesk.world:278
             raise ToolError(rt.built(
@@ -432,13 +433,15 @@ class ITHelpdesk(Episode):
             ))
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
             raise ToolError(rt.built(
-                self, f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                self,
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
             ))
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} '
-                f'is tier {agent.tier}.',
+                self,
+                f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
+                f'tier {agent.tier}.',
             ))
         # ithelpdesk.world:281
         self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
@@ -475,8 +478,9 @@ class ITHelpdesk(Episode):
             raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
-                'cannot be escalated.',
+                self,
+                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
+                'escalated.',
             ))
         if agent.tier != 2:  # ithelpdesk.world:313
             raise ToolError(rt.built(
@@ -484,7 +488,8 @@ class ITHelpdesk(Episode):
             ))
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
             raise ToolError(rt.built(
-                self, f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                self,
+                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
             ))
         if not agent.active:  # ithelpdesk.world:315
@@ -518,8 +523,9 @@ class ITHelpdesk(Episode):
             or ticket.status == _E12_TicketStatus_in_progress
         ):
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress '
-                'tickets can be resolved.',
+                self,
+                f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
+                'can be resolved.',
             ))
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             raise ToolError(rt.built(
@@ -544,8 +550,9 @@ class ITHelpdesk(Episode):
             ))
         if self.fn_window_passed(ticket):  # ithelpdesk.world:353
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer '
-                'be reopened.',
+                self,
+                f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
+                'reopened.',
             ))
         self.set_fields(  # ithelpdesk.world:354
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_assigned,
@@ -577,8 +584,9 @@ class ITHelpdesk(Episode):
             ))
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
             raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days '
-                'have passed since it was resolved.',
+                self,
+                f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
+                'passed since it was resolved.',
             ))
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371

@@ -358,16 +358,14 @@ MessageAPI.TOOLS = tools(
     tool(
         MessageAPI.tool_add_contact,
         param('user_name', arg.TEXT, 'User name of contact to be added.'),
-        where='message_api.world:211',
-        returns=js.closed({
+        where='message_api.world:211', returns=js.closed({
             'added_status': js.BOOLEAN, 'user_id': js.STRING, 'message': js.STRING
         }),
     ),
     tool(
         MessageAPI.tool_search_messages,
         param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
-        where='message_api.world:230',
-        returns=js.closed({
+        where='message_api.world:230', returns=js.closed({
             'results': js.array(js.closed({'receiver_id': js.STRING, 'message': {}}))
         }),
     ),

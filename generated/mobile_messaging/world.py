@@ -413,7 +413,8 @@ class MobileMessaging(Episode):
                     self, rt.join(
                         ', ', rt.each(
                             self, tuple([
-                                _u4.name for _u4 in rt.rows(
+                                _u4.name
+                                for _u4 in rt.rows(
                                     self.t_users, rt.each(self, conversation.participants)
                                 )
                                 if _u4.key() != viewer.key()
@@ -546,8 +547,9 @@ class MobileMessaging(Episode):
         ])
         if len(matches) != 1:  # messaging.world:331
             raise ToolError(rt.built(
-                self, f'Nobody on the app uses the phone number {phone}; only registered users '
-                'can be added.',
+                self,
+                f'Nobody on the app uses the phone number {phone}; only registered users can be '
+                'added.',
             ))
         person: User = self.t_users[matches[0]]  # messaging.world:332
         if person.key() == me.key():  # messaging.world:333
@@ -600,8 +602,7 @@ class MobileMessaging(Episode):
             and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
-            self.fn_summary(_c18, me)
-            for _c18 in rt.each(
+            self.fn_summary(_c18, me) for _c18 in rt.each(
                 self, sorted(
                     rt.rows(self.t_conversations, rt.each(self, mine)),
                     key=lambda _c19: _c19.last_activity, reverse=True,
@@ -837,8 +838,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
             raise ToolError(rt.built(
-                self, f'Message {message.id_} was sent by {self.t_users[message.sender].name}; '
-                'you can only delete messages you sent.',
+                self,
+                f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
+                'only delete messages you sent.',
             ))
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.key())  # messaging.world:568

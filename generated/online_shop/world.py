@@ -608,13 +608,13 @@ class OnlineShop(Episode):
         )
         if not self.fn_covers(method, total):  # shop.world:377
             raise ToolError(rt.built(
-                self, f'Gift card {payment_method_id} has a balance of $'
+                self,
+                f'Gift card {payment_method_id} has a balance of $'
                 f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
                 f'cover the order total of ${total:.2f}.',
             ))
         self.set_field(  # shop.world:378
-            customer, 'payment_methods',
-            {
+            customer, 'payment_methods', {
                 **customer.payment_methods,
                 payment_method_id: self.fn_adjust_balance(method, -total),
             },
@@ -646,16 +646,15 @@ class OnlineShop(Episode):
          'and the items return to stock.')
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be cancelled: it is already {order.status}. '
-                'Only pending orders can be cancelled.',
+                self,
+                f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
+                'pending orders can be cancelled.',
             ))
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
-            customer, 'payment_methods',
-            {
-                **customer.payment_methods,
-                order.payment_method_id: self.fn_adjust_balance(
+            customer, 'payment_methods', {
+                **customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(
                     customer.payment_methods[order.payment_method_id], amount
                 ),
             },
@@ -684,8 +683,9 @@ class OnlineShop(Episode):
         "Change where a pending order ships to. The customer's default address is not changed."
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
             raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
-                'orders can be changed.',
+                self,
+                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
+                'can be changed.',
             ))
         if address == order.address:  # shop.world:424
             raise ToolError(rt.built(self, f'Order {order.id_} already ships to that address.'))
@@ -699,8 +699,9 @@ class OnlineShop(Episode):
          'method.')
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
-                'orders can be changed.',
+                self,
+                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
+                'can be changed.',
             ))
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
             _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.key()
@@ -713,7 +714,8 @@ class OnlineShop(Episode):
             ))
         if new_item.product != old_item.product:  # shop.world:443
             raise ToolError(rt.built(
-                self, f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
+                self,
+                f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
                 f'{self.t_products[old_item.product].name}; an item can only be swapped for '
                 'another option of the same product.',
             ))
@@ -730,8 +732,9 @@ class OnlineShop(Episode):
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
                 raise ToolError(rt.built(
-                    self, f'The price difference of ${difference:.2f} is more than the balance '
-                    f'of gift card {order.payment_method_id}.',
+                    self,
+                    f'The price difference of ${difference:.2f} is more than the balance of gift '
+                    f'card {order.payment_method_id}.',
                 ))
             self.set_field(  # shop.world:451
                 order, 'transactions', order.transactions + (
@@ -753,8 +756,7 @@ class OnlineShop(Episode):
                 ),
             )
         self.set_field(  # shop.world:465
-            customer, 'payment_methods',
-            {
+            customer, 'payment_methods', {
                 **customer.payment_methods,
                 order.payment_method_id: self.fn_adjust_balance(method, -difference),
             },
@@ -800,7 +802,8 @@ class OnlineShop(Episode):
         'Record that the carrier delivered a processed order.'
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
             raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
+                self,
+                f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
                 'processed.',
             ))
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
@@ -813,8 +816,9 @@ class OnlineShop(Episode):
          'reaches the warehouse.')
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
             raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be returned: it is {order.status}. Only '
-                'delivered orders can be returned.',
+                self,
+                f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
+                'orders can be returned.',
             ))
         unknown: tuple[str, ...] = tuple([  # shop.world:520
             _id20 for _id20 in rt.each(self, item_ids)
@@ -837,8 +841,9 @@ class OnlineShop(Episode):
             or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
             raise ToolError(rt.built(
-                self, f'Refunds go to the original payment method ({order.payment_method_id}) or '
-                f'to a gift card, not to {refund_method_id}.',
+                self,
+                f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
+                f'gift card, not to {refund_method_id}.',
             ))
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
             _line22 for _line22 in rt.each(self, order.items)
@@ -888,10 +893,8 @@ class OnlineShop(Episode):
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
         self.set_field(  # shop.world:555
-            customer, 'payment_methods',
-            {
-                **customer.payment_methods,
-                method_id: self.fn_adjust_balance(
+            customer, 'payment_methods', {
+                **customer.payment_methods, method_id: self.fn_adjust_balance(
                     customer.payment_methods[method_id], return_request.amount
                 ),
             },
@@ -1010,8 +1013,7 @@ OnlineShop.TOOLS = tools(
             'status', arg.optional(arg.enum_of(OrderStatus)),
             'Only list orders with this status, e.g. "pending".',
         ),
-        read_only=True, where='shop.world:298',
-        returns=js.array(js.closed({
+        read_only=True, where='shop.world:298', returns=js.array(js.closed({
             'id': js.STRING, 'status': js.members(OrderStatus), 'total': js.NUMBER,
             'items': js.INTEGER, 'created_at': js.STRING,
         })),
@@ -1034,8 +1036,7 @@ OnlineShop.TOOLS = tools(
             'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
             default=lambda ep: False,
         ),
-        read_only=True, where='shop.world:318',
-        returns=js.array(js.closed({
+        read_only=True, where='shop.world:318', returns=js.array(js.closed({
             'id': js.STRING, 'name': js.STRING, 'category': js.STRING, 'price_from': js.NUMBER,
             'in_stock': js.INTEGER,
         })),
@@ -1312,7 +1313,8 @@ def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> rt.
 def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:125
     return rt.expect(
         len([
-            _k28 for _k28 in rt.each(
+            _k28
+            for _k28 in rt.each(
                 ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
             )
             if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'

@@ -303,8 +303,7 @@ class PublicLibrary(Episode):
                 'public_library.world:220',
             )
         if not all(  # public_library.world:223
-            _h38.status != _E10_HoldStatus_active
-            or len([
+            _h38.status != _E10_HoldStatus_active or len([
                 _o39 for _o39 in rt.each(self, self.t_holds)
                 if _o39.status == _E10_HoldStatus_active and _o39.member == _h38.member
                 and _o39.book == _h38.book
@@ -565,8 +564,9 @@ class PublicLibrary(Episode):
          'borrow it, and doing so fulfils their hold.')
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
             raise ToolError(rt.built(
-                self, f'{member.name} owes ${member.fees_due:.2f}; members who owe more than '
-                '$10.00 cannot borrow.',
+                self,
+                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
+                'cannot borrow.',
             ))
         if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
             raise ToolError(rt.built(
@@ -581,8 +581,9 @@ class PublicLibrary(Episode):
         if len(queue) > 0:  # public_library.world:352
             if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
                 raise ToolError(rt.built(
-                    self, f'{self.t_books[copy_.book].title} is on hold for another member who '
-                    'comes first in line.',
+                    self,
+                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
+                    'first in line.',
                 ))
             self.set_field(  # public_library.world:354
                 self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
@@ -632,14 +633,16 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, f'Loan {loan.id_} has already been renewed once.'))
         if loan.due_on < self.clock.date():  # public_library.world:387
             raise ToolError(rt.built(
-                self, f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be '
-                'returned, not renewed.',
+                self,
+                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
+                'not renewed.',
             ))
         # public_library.world:388
         if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
             raise ToolError(rt.built(
-                self, f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for '
-                'another member, so the loan cannot be renewed.',
+                self,
+                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
+                'member, so the loan cannot be renewed.',
             ))
         self.set_fields(  # public_library.world:389
             loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
@@ -680,8 +683,9 @@ class PublicLibrary(Episode):
             raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
         if not (amount <= member.fees_due):  # public_library.world:422
             raise ToolError(rt.built(
-                self, f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is '
-                'more than that.',
+                self,
+                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
+                'than that.',
             ))
         self.set_field(  # public_library.world:423
             member, 'fees_due', v.check_range(
@@ -806,8 +810,7 @@ PublicLibrary.TOOLS = tools(
             'record', (
                 ('member', 'member', ('row', 'members')),
                 (
-                    'open_loans', 'open_loans',
-                    (
+                    'open_loans', 'open_loans', (
                         'list', (
                             'record', (
                                 ('loan', 'loan', ('row', 'loans')),
@@ -817,8 +820,7 @@ PublicLibrary.TOOLS = tools(
                     ),
                 ),
                 (
-                    'active_holds', 'active_holds',
-                    (
+                    'active_holds', 'active_holds', (
                         'list', (
                             'record', (
                                 ('hold', 'hold', ('row', 'holds')),
@@ -849,8 +851,7 @@ PublicLibrary.TOOLS = tools(
     ),
     tool(
         PublicLibrary.tool_list_overdue_loans, read_only=True, where='public_library.world:316',
-        returns=js.array(_RESULT_LoanLine),
-        shows=(
+        returns=js.array(_RESULT_LoanLine), shows=(
             'list',
             ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
         ),

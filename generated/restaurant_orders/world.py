@@ -272,8 +272,7 @@ class RestaurantOrders(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # restaurant_orders.world:161
-            _o52.status == _E11_OrderStatus_paid
-            or len([
+            _o52.status == _E11_OrderStatus_paid or len([
                 _p53 for _p53 in rt.each(self, self.t_orders)
                 if _p53.table == _o52.table and _p53.status != _E11_OrderStatus_paid
             ])
@@ -495,11 +494,13 @@ class RestaurantOrders(Episode):
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
-            order.key(), tuple([
+            order.key(),
+            tuple([
                 _l10.key() for _l10 in rt.each(self, self.t_order_lines)
                 if _l10.order == order.key()
             ]),
-            total, order.split_ways, tuple([
+            total, order.split_ways,
+            tuple([
                 self.fn_share_amount(total, order.split_ways, _s11 + 1)
                 for _s11 in rt.each(self, rt.int_range(0, order.split_ways))
             ]),
@@ -559,17 +560,20 @@ class RestaurantOrders(Episode):
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
             raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; lines can only be removed before it '
-                'is sent to the kitchen.',
+                self,
+                f'Order {order.id_} is {order.status}; lines can only be removed before it is '
+                'sent to the kitchen.',
             ))
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
-            order.key(), tuple([
+            order.key(),
+            tuple([
                 _l13.key() for _l13 in rt.each(self, self.t_order_lines)
                 if _l13.order == order.key()
             ]),
-            total, order.split_ways, tuple([
+            total, order.split_ways,
+            tuple([
                 self.fn_share_amount(total, order.split_ways, _s14 + 1)
                 for _s14 in rt.each(self, rt.int_range(0, order.split_ways))
             ]),
@@ -873,8 +877,7 @@ RestaurantOrders.TOOLS = tools(
             'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
             default=lambda ep: 0,
         ),
-        where='restaurant_orders.world:377',
-        returns=js.closed({
+        where='restaurant_orders.world:377', returns=js.closed({
             'payment': js.STRING, 'shares_paid': js.INTEGER, 'split_ways': js.INTEGER,
             'remaining_cents': js.INTEGER, 'order_status': js.members(OrderStatus),
         }),

@@ -233,8 +233,7 @@ class RetailBank(Episode):
                     'retail_bank.world:120',
                 )
         if not all(  # retail_bank.world:123
-            _a30.status == _E13_AccountStatus_closed
-            or len([
+            _a30.status == _E13_AccountStatus_closed or len([
                 _b31 for _b31 in rt.each(self, self.t_accounts)
                 if _b31.owner == _a30.owner and _b31.kind == _a30.kind
                 and _b31.status != _E13_AccountStatus_closed
@@ -264,9 +263,8 @@ class RetailBank(Episode):
                 )
         for _row34 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
             if not (
-                _row34.kind != _E6_TxKind_transfer
-                or _row34.from_account is not None and _row34.to_account is not None
-                and _row34.from_account != _row34.to_account
+                _row34.kind != _E6_TxKind_transfer or _row34.from_account is not None
+                and _row34.to_account is not None and _row34.from_account != _row34.to_account
             ):
                 raise InvariantError(
                     'A transfer goes between two different accounts.', 'retail_bank.world:132'
@@ -447,8 +445,7 @@ class RetailBank(Episode):
                 self, f'Account {account.number} is frozen: no money can move in or out.'
             ))
         self.set_field(  # retail_bank.world:271
-            account, 'balance_cents',
-            v.check_range(
+            account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
             ),
         )
@@ -476,17 +473,18 @@ class RetailBank(Episode):
             ))
         if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
             raise ToolError(rt.built(
-                self, 'The desk can pay out at most '
-                f'{self.fn_money(self.state.max_withdrawal_cents)} per withdrawal.',
+                self,
+                f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
+                'per withdrawal.',
             ))
         if account.balance_cents < amount_cents:  # retail_bank.world:293
             raise ToolError(rt.built(
-                self, f'Insufficient funds: account {account.number} holds '
+                self,
+                f'Insufficient funds: account {account.number} holds '
                 f'{self.fn_money(account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:294
-            account, 'balance_cents',
-            v.check_range(
+            account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
             ),
         )
@@ -519,19 +517,18 @@ class RetailBank(Episode):
             raise ToolError(rt.built(self, f'Destination account {to_account.number} is frozen.'))
         if from_account.balance_cents < amount_cents:  # retail_bank.world:319
             raise ToolError(rt.built(
-                self, f'Insufficient funds: account {from_account.number} holds '
+                self,
+                f'Insufficient funds: account {from_account.number} holds '
                 f'{self.fn_money(from_account.balance_cents)}.',
             ))
         self.set_field(  # retail_bank.world:320
-            from_account, 'balance_cents',
-            v.check_range(
+            from_account, 'balance_cents', v.check_range(
                 rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0,
                 None,
             ),
         )
         self.set_field(  # retail_bank.world:321
-            to_account, 'balance_cents',
-            v.check_range(
+            to_account, 'balance_cents', v.check_range(
                 rt.bounded(to_account.balance_cents + amount_cents), 'Account.balance_cents', 0,
                 None,
             ),
@@ -554,8 +551,9 @@ class RetailBank(Episode):
         # retail_bank.world:341
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
-                self, f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
-                'not allowed to freeze accounts.',
+                self,
+                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
+                'allowed to freeze accounts.',
             ))
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
             raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
@@ -577,8 +575,9 @@ class RetailBank(Episode):
         # retail_bank.world:356
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
             raise ToolError(rt.built(
-                self, f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
-                'not allowed to unfreeze accounts.',
+                self,
+                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
+                'allowed to unfreeze accounts.',
             ))
         if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
             raise ToolError(rt.built(self, f'Account {account.number} is not frozen.'))
@@ -621,7 +620,8 @@ _PARAM_memo = param(
 
 RetailBank.TOOLS = tools(
     tool(
-        RetailBank.tool_sign_in, param(
+        RetailBank.tool_sign_in,
+        param(
             'teller', arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
             'The teller id, e.g. T01.',
             not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),

@@ -549,8 +549,9 @@ class SmallPayroll(Episode):
                 ))
             if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
                 raise ToolError(rt.built(
-                    self, f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 '
-                    'are allowed.',
+                    self,
+                    f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
+                    'allowed.',
                 ))
             self.set_field(  # small_payroll.world:310
                 self.t_timesheets[ts.id_], 'hours',

@@ -416,7 +416,8 @@ class Tau2Retail(Episode):
             )
         return (  # retail.world:202
             rt.built(
-                self, f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
+                self,
+                f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
                 f'input_value={rt.text(shown)}, input_type={rt.text(rt.python_type(value))}]\n   '
                 ' For further information visit https://errors.pydantic.dev/2.12/v/string_type',
             ),
@@ -622,7 +623,8 @@ class Tau2Retail(Episode):
             if card.balance < diff_:  # retail.world:407
                 raise ToolError('Insufficient gift card balance to pay for the price difference')
         self.set_fields(  # retail.world:411
-            order, (
+            order,
+            (
                 'status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id',
                 'exchange_price_difference',
             ),
@@ -712,8 +714,7 @@ class Tau2Retail(Episode):
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
         self.set_field(  # retail.world:494
-            order, 'payment_history',
-            rt.each(
+            order, 'payment_history', rt.each(
                 self, rt.python_concat(
                     order.payment_history,
                     (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
@@ -771,8 +772,7 @@ class Tau2Retail(Episode):
             if card.balance < amount:  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
-            order, 'payment_history',
-            rt.each(
+            order, 'payment_history', rt.each(
                 self, rt.python_concat(
                     history, (
                         OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
@@ -931,8 +931,9 @@ Tau2Retail.TOOLS = tools(
     tool(
         Tau2Retail.tool_calculate,
         param(
-            'expression', arg.TEXT, "The mathematical expression to calculate, such as '2 + 2'. "
-            "The expression can contain numbers, operators (+, -, *, /), parentheses, and spaces.",
+            'expression', arg.TEXT,
+            "The mathematical expression to calculate, such as '2 + 2'. The expression can "
+            "contain numbers, operators (+, -, *, /), parentheses, and spaces.",
         ),
         read_only=True, where='retail.world:229', returns=js.STRING,
     ),
@@ -986,8 +987,9 @@ Tau2Retail.TOOLS = tools(
     tool(
         Tau2Retail.tool_cancel_pending_order, _PARAM_order_id,
         param(
-            'reason', arg.TEXT, "The reason for cancellation, which should be either 'no longer "
-            "needed' or 'ordered by mistake'.",
+            'reason', arg.TEXT,
+            "The reason for cancellation, which should be either 'no longer needed' or 'ordered "
+            "by mistake'.",
         ),
         checks=False, where='retail.world:334', returns=_RESULT_Order,
     ),

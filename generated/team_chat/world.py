@@ -421,8 +421,9 @@ class TeamChat(Episode):
         # team_chat.world:241
         if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
             raise ToolError(rt.built(
-                self, f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} '
-                'pinned messages; unpin one first.',
+                self,
+                f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
+                'messages; unpin one first.',
             ))
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
@@ -481,7 +482,8 @@ class TeamChat(Episode):
             key=lambda _m8: _m8.posted_at,
         )
         return ChannelView(  # team_chat.world:276
-            channel.key(), tuple([
+            channel.key(),
+            tuple([
                 _m10.user for _m10 in rt.each(self, self.t_memberships)
                 if _m10.channel == channel.key()
             ]),
@@ -545,8 +547,7 @@ class TeamChat(Episode):
                 self.fn_is_member(_c14, me),
             )
             for _c14 in rt.each(self, self.t_channels)
-            if self.fn_can_read(_c14, me)
-            and (rt.read(self, wanted) in rt.read(self, _c14.name)
+            if self.fn_can_read(_c14, me) and (rt.read(self, wanted) in rt.read(self, _c14.name)
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
         ])
 
@@ -579,8 +580,9 @@ class TeamChat(Episode):
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
             raise ToolError(rt.built(
-                self, f'#{self.t_channels[message.channel].name} is private and only visible to '
-                'its members.',
+                self,
+                f'#{self.t_channels[message.channel].name} is private and only visible to its '
+                'members.',
             ))
         return message  # team_chat.world:354
 
@@ -728,8 +730,9 @@ TeamChat.TOOLS = tools(
     tool(
         TeamChat.tool_search_users,
         param(
-            'query', arg.TEXT, 'Part of the user\'s name or handle, any case, e.g. "smith"; '
-            'leave it out to list everyone.',
+            'query', arg.TEXT,
+            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
+            'everyone.',
             default=lambda ep: '',
         ),
         read_only=True, where='team_chat.world:290', returns=js.array(_RESULT_User),
@@ -761,8 +764,9 @@ TeamChat.TOOLS = tools(
     tool(
         TeamChat.tool_search_messages,
         param(
-            'query', arg.TEXT, 'Words the message contains, any case, e.g. "deadline"; leave it '
-            'out to match every message.',
+            'query', arg.TEXT,
+            'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
+            'message.',
             default=lambda ep: '',
         ),
         param(

@@ -275,8 +275,7 @@ class TradingBot(Episode):
             raise ToolError('Insufficient funds for withdrawal.')
         self.set_state(  # trading_bot.world:332
             'account_info', {
-                **self.state.account_info,
-                'balance': rt.bounded_number(
+                **self.state.account_info, 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount
                 ),
             },
@@ -324,8 +323,7 @@ class TradingBot(Episode):
             raise ToolError("'balance'")
         self.set_state(  # trading_bot.world:379
             'account_info', {
-                **self.state.account_info,
-                'balance': rt.bounded_number(
+                **self.state.account_info, 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount
                 ),
             },

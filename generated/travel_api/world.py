@@ -305,7 +305,8 @@ class TravelAPI(Episode):
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
                     raise ToolError(rt.built(
-                        self, 'invalid literal for int() with base 10: '
+                        self,
+                        'invalid literal for int() with base 10: '
                         f'{rt.text(rt.built(self, rt.python_repr(char)))}',
                     ))
                 digit_sum = rt.python_augmented(  # travel_api.world:739
@@ -395,8 +396,7 @@ class TravelAPI(Episode):
         card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))
         self.set_state(  # travel_api.world:822
             'credit_card_list', {
-                **self.state.credit_card_list,
-                card_id: {
+                **self.state.credit_card_list, card_id: {
                     'card_number': card_number, 'expiration_date': expiration_date,
                     'cardholder_name': cardholder_name,
                     'card_verification_number': card_verification_number,
@@ -486,7 +486,8 @@ class TravelAPI(Episode):
         )
         # travel_api.world:903
         entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
-            self, f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+            self,
+            f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
             f'{rt.text(travel_date)}',
         ))
         if entry is None:  # travel_api.world:904
@@ -505,8 +506,7 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Balance is less than budget limit')
         self.set_state(  # travel_api.world:916
             'credit_card_list', {
-                **self.state.credit_card_list,
-                card_id: {
+                **self.state.credit_card_list, card_id: {
                     **self.state.credit_card_list[card_id], 'balance': balance - travel_cost
                 },
             },
@@ -517,8 +517,7 @@ class TravelAPI(Episode):
         transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))
         self.set_state(  # travel_api.world:919
             'booking_record', {
-                **self.state.booking_record,
-                booking_id: {
+                **self.state.booking_record, booking_id: {
                     'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from,
                     'travel_to': travel_to, 'travel_class': travel_class,
                     'travel_cost': travel_cost, 'transaction_id': transaction_id,
@@ -588,8 +587,7 @@ class TravelAPI(Episode):
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
             'credit_card_list', {
-                **self.state.credit_card_list,
-                rt.built(self, rt.text(card_id)): {
+                **self.state.credit_card_list, rt.built(self, rt.text(card_id)): {
                     **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
                     'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
@@ -625,7 +623,8 @@ class TravelAPI(Episode):
             return Verification(  # travel_api.world:1039
                 False, rt.python_grown(
                     self, 'Cannot book flight information for another user.' + rt.built(
-                        self, f'Expected {rt.text(self.state.user_first_name)} '
+                        self,
+                        f'Expected {rt.text(self.state.user_first_name)} '
                         f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
                         f'{rt.text(last_name)}',
                     ),
@@ -692,10 +691,8 @@ class TravelAPI(Episode):
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
         self.set_state(  # travel_api.world:1120
             'credit_card_list', {
-                **self.state.credit_card_list,
-                card_id: {
-                    **self.state.credit_card_list[card_id],
-                    'balance': rt.bounded_number(
+                **self.state.credit_card_list, card_id: {
+                    **self.state.credit_card_list[card_id], 'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
                         - insurance_cost,
                     ),
@@ -761,13 +758,13 @@ TravelAPI.TOOLS = tools(
             'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
         ),
         param(
-            'grant_type', arg.TEXT, 'The grant type of the authentication request. Here are the '
-            'options: read_write, read, write',
+            'grant_type', arg.TEXT,
+            'The grant type of the authentication request. Here are the options: read_write, '
+            'read, write',
         ),
         param('user_first_name', arg.TEXT, 'The first name of the user'),
         param('user_last_name', arg.TEXT, 'The last name of the user'),
-        where='travel_api.world:769',
-        returns=js.closed({
+        where='travel_api.world:769', returns=js.closed({
             'expires_in': js.INTEGER, 'access_token': js.STRING, 'token_type': js.STRING,
             'scope': js.STRING,
         }),
@@ -863,8 +860,7 @@ TravelAPI.TOOLS = tools(
     ),
     tool(
         TravelAPI.tool_cancel_booking, _PARAM_access_token, _PARAM_booking_id,
-        where='travel_api.world:980',
-        returns=js.closed(
+        where='travel_api.world:980', returns=js.closed(
             {'cancel_status': js.BOOLEAN, 'error': js.nullable(js.STRING)}, optional=('error',)
         ),
     ),
@@ -889,8 +885,7 @@ TravelAPI.TOOLS = tools(
             'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
         ),
         param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
-        where='travel_api.world:1029',
-        returns=js.closed(
+        where='travel_api.world:1029', returns=js.closed(
             {'verification_status': js.BOOLEAN, 'verification_failure': js.nullable(js.STRING)},
             optional=('verification_failure',),
         ),
@@ -907,10 +902,11 @@ TravelAPI.TOOLS = tools(
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
         param(
-            'location', arg.TEXT, 'The name of the location. [Enum]: Rivermist, Stonebrook, '
-            'Maplecrest, Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, '
-            'Willowbend, Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los '
-            'Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo',
+            'location', arg.TEXT,
+            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
+            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
+            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
+            'Boston, Beijing, Hong Kong, Rome, Tokyo',
         ),
         read_only=True, where='travel_api.world:1084',
         returns=js.closed({'nearest_airport': js.STRING}),
@@ -920,8 +916,7 @@ TravelAPI.TOOLS = tools(
         param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
         param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
-        where='travel_api.world:1092',
-        returns=js.closed(
+        where='travel_api.world:1092', returns=js.closed(
             {
                 'insurance_id': js.nullable(js.STRING), 'insurance_status': js.BOOLEAN,
                 'error': js.nullable(js.STRING),

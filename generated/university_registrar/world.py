@@ -278,8 +278,7 @@ class UniversityRegistrar(Episode):
                 'university_registrar.world:191',
             )
         if not all(  # university_registrar.world:194
-            not self.fn_holds_seat(_e45)
-            or len(self.fn_missing_prereqs(
+            not self.fn_holds_seat(_e45) or len(self.fn_missing_prereqs(
                 self.t_students[_e45.student], self.t_courses[self.t_sections[_e45.section].course]
             ))
             == 0
@@ -290,8 +289,7 @@ class UniversityRegistrar(Episode):
                 'university_registrar.world:194',
             )
         if not all(  # university_registrar.world:197
-            not self.fn_holds_seat(_e46)
-            or len([
+            not self.fn_holds_seat(_e46) or len([
                 _o47 for _o47 in rt.each(self, self.t_enrolments)
                 if _o47.student == _e46.student
                 and self.t_sections[_o47.section].course == self.t_sections[_e46.section].course
@@ -487,7 +485,8 @@ class UniversityRegistrar(Episode):
             for _e8 in rt.each(self, self.t_enrolments)
         ):
             return rt.built(  # university_registrar.world:167
-                self, f'{student.name} is already enrolled in or has completed '
+                self,
+                f'{student.name} is already enrolled in or has completed '
                 f'{self.t_courses[section.course].code} in {section.term}.',
             )
         # university_registrar.world:169
@@ -523,8 +522,9 @@ class UniversityRegistrar(Episode):
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
             return rt.built(  # university_registrar.world:184
-                self, f'This would bring {student.name} to {credits_} credits in {section.term}; '
-                f'the maximum is {_C_MAX_CREDITS}.',
+                self,
+                f'This would bring {student.name} to {credits_} credits in {section.term}; the '
+                f'maximum is {_C_MAX_CREDITS}.',
             )
         return ''  # university_registrar.world:186
 
@@ -552,8 +552,7 @@ class UniversityRegistrar(Episode):
         for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:239
             if self.fn_holds_seat(e):  # university_registrar.world:240
                 credits_ = {  # university_registrar.world:241
-                    **rt.each(self, credits_),
-                    self.t_sections[e.section].term: rt.bounded(
+                    **rt.each(self, credits_), self.t_sections[e.section].term: rt.bounded(
                         rt.coalesce(credits_.get(self.t_sections[e.section].term), lambda: 0)
                         + self.t_courses[self.t_sections[e.section].course].credits_,
                     ),
@@ -685,13 +684,15 @@ class UniversityRegistrar(Episode):
         "Drop an enrolment, on or before the section's drop deadline; the seat is given back."
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             raise ToolError(rt.built(
-                self, f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
-                'enrolments can be dropped.',
+                self,
+                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
+                'be dropped.',
             ))
         # university_registrar.world:361
         if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
             raise ToolError(rt.built(
-                self, f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
+                self,
+                f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
                 f'{self.t_sections[enrolment.section].drop_deadline}.',
             ))
         self.set_fields(  # university_registrar.world:362
@@ -773,8 +774,9 @@ class UniversityRegistrar(Episode):
         problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
             raise ToolError(rt.built(
-                self, f'The first student on the waitlist, {self.t_students[first.student].name}'
-                f', cannot enrol: {problem}',
+                self,
+                f'The first student on the waitlist, {self.t_students[first.student].name}, '
+                f'cannot enrol: {problem}',
             ))
         self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
@@ -791,13 +793,15 @@ class UniversityRegistrar(Episode):
          'then completed.')
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             raise ToolError(rt.built(
-                self, f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
-                'enrolments can be graded.',
+                self,
+                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
+                'be graded.',
             ))
         # university_registrar.world:423
         if self.clock.date() < self.t_sections[enrolment.section].ends_on:
             raise ToolError(rt.built(
-                self, f'Section {self.t_sections[enrolment.section].id_} ends on '
+                self,
+                f'Section {self.t_sections[enrolment.section].id_} ends on '
                 f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
             ))
         # university_registrar.world:424
@@ -896,8 +900,9 @@ UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_search_students,
         param(
-            'name', arg.TEXT, 'Part of the student\'s name, any case, e.g. "smith"; leave it out '
-            'to list every student.',
+            'name', arg.TEXT,
+            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
+            'student.',
             default=lambda ep: '',
         ),
         param(
@@ -910,8 +915,9 @@ UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_search_courses,
         param(
-            'title', arg.TEXT, 'Part of the course title or code, any case, e.g. "chemistry"; '
-            'leave it out to list the whole catalogue.',
+            'title', arg.TEXT,
+            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
+            'the whole catalogue.',
             default=lambda ep: '',
         ),
         read_only=True, where='university_registrar.world:265', returns=js.array(_RESULT_Course),
@@ -965,7 +971,8 @@ UniversityRegistrar.TOOLS = tools(
     tool(
         UniversityRegistrar.tool_join_waitlist, _PARAM_student,
         param(
-            'section', arg.row(
+            'section',
+            arg.row(
                 'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
             ),
             "The id of a full section (the course code, a dash and the section's code), as "

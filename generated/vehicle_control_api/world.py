@@ -308,8 +308,7 @@ class VehicleControlAPI(Episode):
             # vehicle_control.world:288
             self.set_state('doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted})
             self.set_state(  # vehicle_control.world:290
-                'remainingUnlockedDoors',
-                rt.python_augmented(
+                'remainingUnlockedDoors', rt.python_augmented(
                     self, '+', self.state.remainingUnlockedDoors, 1 if unlock else -1
                 ),
             )
@@ -523,8 +522,7 @@ class VehicleControlAPI(Episode):
     def on_load(self) -> None:  # vehicle_control.world:215
         rt.refill(self)
         self.set_state(  # vehicle_control.world:218
-            'remainingUnlockedDoors',
-            4 - len([
+            'remainingUnlockedDoors', 4 - len([
                 _d2 for _d2 in rt.each(self, self.state.doorStatus)
                 if self.state.doorStatus[_d2] == 'locked'
             ]),
@@ -540,8 +538,7 @@ VehicleControlAPI.TOOLS = tools(
         param(
             'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
         ),
-        where='vehicle_control.world:223',
-        returns=js.closed({
+        where='vehicle_control.world:223', returns=js.closed({
             'engineState': js.STRING, 'fuelLevel': js.NUMBER, 'batteryVoltage': js.NUMBER
         }),
     ),
@@ -558,8 +555,9 @@ VehicleControlAPI.TOOLS = tools(
         VehicleControlAPI.tool_lockDoors,
         param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
         param(
-            'door', arg.TEXT_LIST, 'The list of doors to lock or unlock. [Enum]: ["driver", '
-            '"passenger", "rear_left", "rear_right"]',
+            'door', arg.TEXT_LIST,
+            'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", '
+            '"rear_right"]',
         ),
         where='vehicle_control.world:272',
         returns=js.closed({'lockStatus': js.STRING, 'remainingUnlockedDoors': js.INTEGER}),
@@ -583,8 +581,7 @@ VehicleControlAPI.TOOLS = tools(
             '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
             default=lambda ep: 'auto',
         ),
-        where='vehicle_control.world:295',
-        returns=js.closed({
+        where='vehicle_control.world:295', returns=js.closed({
             'currentACTemperature': js.NUMBER, 'climateMode': js.nullable(js.STRING),
             'humidityLevel': js.NUMBER,
         }),
@@ -605,16 +602,16 @@ VehicleControlAPI.TOOLS = tools(
     tool(
         VehicleControlAPI.tool_displayCarStatus,
         param(
-            'option', arg.TEXT, 'The option to display. [Enum]: ["fuel", "battery", "doors", '
-            '"climate", "headlights", "parkingBrake", "brakePedal", "engine"]',
+            'option', arg.TEXT,
+            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
+            '"headlights", "parkingBrake", "brakePedal", "engine"]',
         ),
         read_only=True, where='vehicle_control.world:343', returns=js.mapping({}),
     ),
     tool(
         VehicleControlAPI.tool_activateParkingBrake,
         param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
-        where='vehicle_control.world:382',
-        returns=js.closed({
+        where='vehicle_control.world:382', returns=js.closed({
             'parkingBrakeStatus': js.STRING, '_parkingBrakeForce': js.NUMBER,
             '_slopeAngle': js.NUMBER,
         }),
@@ -639,8 +636,7 @@ VehicleControlAPI.TOOLS = tools(
         ),
         param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
         param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
-        where='vehicle_control.world:429',
-        returns=js.closed({
+        where='vehicle_control.world:429', returns=js.closed({
             'cruiseStatus': js.STRING, 'currentSpeed': js.NUMBER,
             'distanceToNextVehicle': js.NUMBER,
         }),
@@ -697,8 +693,7 @@ VehicleControlAPI.TOOLS = tools(
     ),
     tool(
         VehicleControlAPI.tool_check_tire_pressure, read_only=True,
-        where='vehicle_control.world:526',
-        returns=js.closed({
+        where='vehicle_control.world:526', returns=js.closed({
             'frontLeftTirePressure': js.NUMBER, 'frontRightTirePressure': js.NUMBER,
             'rearLeftTirePressure': js.NUMBER, 'rearRightTirePressure': js.NUMBER,
             'healthy_tire_pressure': js.BOOLEAN, 'car_info': js.mapping({}),

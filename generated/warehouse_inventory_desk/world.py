@@ -393,8 +393,7 @@ class WarehouseInventoryDesk(Episode):
          'holding one item.')
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.key() for _b6 in rt.each(self, self.t_bins)
-            if (zone is None or _b6.zone == zone)
-            and (item is None or any(
+            if (zone is None or _b6.zone == zone) and (item is None or any(
                 _s7.bin_ == _b6.key()
                 and _s7.item == (item if item is not None else rt.absent()).key()
                 and _s7.quantity > 0
@@ -435,8 +434,7 @@ class WarehouseInventoryDesk(Episode):
         id_: str = ''  # warehouse_inventory_desk.world:250
         if level is not None:  # warehouse_inventory_desk.world:251
             self.set_field(  # warehouse_inventory_desk.world:252
-                self.t_stock[level.id_], 'quantity',
-                v.check_range(
+                self.t_stock[level.id_], 'quantity', v.check_range(
                     rt.bounded(self.t_stock[level.id_].quantity + quantity), 'StockLevel.quantity',
                     0, None,
                 ),
@@ -472,12 +470,12 @@ class WarehouseInventoryDesk(Episode):
             raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
             raise ToolError(rt.built(
-                self, f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
+                self,
+                f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
                 'requested.',
             ))
         self.set_field(  # warehouse_inventory_desk.world:282
-            self.t_stock[level.id_], 'quantity',
-            v.check_range(
+            self.t_stock[level.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0,
                 None,
             ),
@@ -511,8 +509,9 @@ class WarehouseInventoryDesk(Episode):
             ))
         if source.quantity < quantity:  # warehouse_inventory_desk.world:307
             raise ToolError(rt.built(
-                self, f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; '
-                f'{quantity} requested.',
+                self,
+                f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
+                'requested.',
             ))
         # warehouse_inventory_desk.world:308
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
@@ -521,8 +520,7 @@ class WarehouseInventoryDesk(Episode):
                 self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
             ))
         self.set_field(  # warehouse_inventory_desk.world:310
-            self.t_stock[source.id_], 'quantity',
-            v.check_range(
+            self.t_stock[source.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0,
                 None,
             ),
@@ -532,8 +530,7 @@ class WarehouseInventoryDesk(Episode):
         target_id: str = ''  # warehouse_inventory_desk.world:312
         if target is not None:  # warehouse_inventory_desk.world:313
             self.set_field(  # warehouse_inventory_desk.world:314
-                self.t_stock[target.id_], 'quantity',
-                v.check_range(
+                self.t_stock[target.id_], 'quantity', v.check_range(
                     rt.bounded(self.t_stock[target.id_].quantity + quantity),
                     'StockLevel.quantity', 0, None,
                 ),
@@ -576,7 +573,8 @@ class WarehouseInventoryDesk(Episode):
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
             raise ToolError(rt.built(
-                self, f'A count of {counted} would put bin {bin_.code} over its capacity of '
+                self,
+                f'A count of {counted} would put bin {bin_.code} over its capacity of '
                 f'{bin_.capacity} (other items hold {others}).',
             ))
         if level is not None:  # warehouse_inventory_desk.world:352
