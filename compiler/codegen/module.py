@@ -400,11 +400,9 @@ class WorldGenerator:
                 a, b = self.x.fresh("row"), self.x.fresh("row")
                 test = Not(self.x.value(pair.body, Env(ep="self", locals={pair.a: a,
                                                                          pair.b: b})))
-                for changed_var, changed_table, every_var, every_table in (
-                        (a, pair.table_a, b, pair.table_b), (b, pair.table_b, a, pair.table_a)):
-                    every = For(every_var, Attr(episode, f"t_{every_table}"),
-                                [If(test, [fail])])
-                    out.append(For(changed_var, changed(changed_table), [every], anchor=where))
+                pairs = rt("changed_pairs", episode, Attr(episode, f"t_{pair.table_a}"),
+                           Attr(episode, f"t_{pair.table_b}"))
+                out.append(For(f"{a}, {b}", pairs, [If(test, [fail])], anchor=where))
             else:
                 out.append(If(Not(self.x.value(inv.condition, env)), [fail], anchor=where))
         return out + self.reference_statements()

@@ -606,6 +606,9 @@ class If(Stmt):
 
 @dataclass(slots=True)
 class For(Stmt):
+    """``for var in iterable: body``; ``var`` is one name, or several separated by commas
+    (names the compiler made, never text from the spec)."""
+
     var: str
     iterable: Expr
     body: list[Stmt]

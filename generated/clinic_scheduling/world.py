@@ -263,50 +263,28 @@ class ClinicScheduling(Episode):
         self.state.load(data, self)
 
     def _check_invariants(self) -> None:
-        for _row40 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
-            for _row41 in self.t_appointments:
-                if not (
-                    _row40.id_ == _row41.id_ or not self.fn_active(_row40)
-                    or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
-                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
-                ):
-                    raise InvariantError(
-                        'A doctor never has two active appointments at overlapping times.',
-                        'clinic.world:248',
-                    )
-        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
-            for _row40 in self.t_appointments:
-                if not (
-                    _row40.id_ == _row41.id_ or not self.fn_active(_row40)
-                    or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
-                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
-                ):
-                    raise InvariantError(
-                        'A doctor never has two active appointments at overlapping times.',
-                        'clinic.world:248',
-                    )
-        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row43 in self.t_appointments:
-                if not (
-                    _row42.id_ == _row43.id_ or not self.fn_active(_row42)
-                    or not self.fn_active(_row43) or _row42.patient != _row43.patient
-                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
-                ):
-                    raise InvariantError(
-                        'A patient never has two active appointments at overlapping times.',
-                        'clinic.world:251',
-                    )
-        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row42 in self.t_appointments:
-                if not (
-                    _row42.id_ == _row43.id_ or not self.fn_active(_row42)
-                    or not self.fn_active(_row43) or _row42.patient != _row43.patient
-                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
-                ):
-                    raise InvariantError(
-                        'A patient never has two active appointments at overlapping times.',
-                        'clinic.world:251',
-                    )
+        # clinic.world:248
+        for _row40, _row41 in rt.changed_pairs(self, self.t_appointments, self.t_appointments):
+            if not (
+                _row40.id_ == _row41.id_ or not self.fn_active(_row40)
+                or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
+                or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
+            ):
+                raise InvariantError(
+                    'A doctor never has two active appointments at overlapping times.',
+                    'clinic.world:248',
+                )
+        # clinic.world:251
+        for _row42, _row43 in rt.changed_pairs(self, self.t_appointments, self.t_appointments):
+            if not (
+                _row42.id_ == _row43.id_ or not self.fn_active(_row42)
+                or not self.fn_active(_row43) or _row42.patient != _row43.patient
+                or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
+            ):
+                raise InvariantError(
+                    'A patient never has two active appointments at overlapping times.',
+                    'clinic.world:251',
+                )
         if not all(  # clinic.world:254
             not self.fn_active(_a44) or len([
                 _b45 for _b45 in rt.each(self, self.t_appointments)

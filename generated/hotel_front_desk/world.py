@@ -167,28 +167,17 @@ class HotelFrontDesk(Episode):
         self.state.load(data, self)
 
     def _check_invariants(self) -> None:
-        for _row24 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
-            for _row25 in self.t_bookings:
-                if not (
-                    _row24.id_ == _row25.id_ or _row24.room != _row25.room
-                    or not self.fn_holds_room(_row24) or not self.fn_holds_room(_row25)
-                    or _row24.check_out <= _row25.check_in or _row25.check_out <= _row24.check_in
-                ):
-                    raise InvariantError(
-                        'A room is never held by two bookings for overlapping nights.',
-                        'hotel_front_desk.world:118',
-                    )
-        for _row25 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:118
-            for _row24 in self.t_bookings:
-                if not (
-                    _row24.id_ == _row25.id_ or _row24.room != _row25.room
-                    or not self.fn_holds_room(_row24) or not self.fn_holds_room(_row25)
-                    or _row24.check_out <= _row25.check_in or _row25.check_out <= _row24.check_in
-                ):
-                    raise InvariantError(
-                        'A room is never held by two bookings for overlapping nights.',
-                        'hotel_front_desk.world:118',
-                    )
+        # hotel_front_desk.world:118
+        for _row24, _row25 in rt.changed_pairs(self, self.t_bookings, self.t_bookings):
+            if not (
+                _row24.id_ == _row25.id_ or _row24.room != _row25.room
+                or not self.fn_holds_room(_row24) or not self.fn_holds_room(_row25)
+                or _row24.check_out <= _row25.check_in or _row25.check_out <= _row24.check_in
+            ):
+                raise InvariantError(
+                    'A room is never held by two bookings for overlapping nights.',
+                    'hotel_front_desk.world:118',
+                )
         for _row26 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:121
             if not (_row26.check_out > _row26.check_in):
                 raise InvariantError(
