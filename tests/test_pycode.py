@@ -247,6 +247,24 @@ def test_split_arguments_fill_their_lines() -> None:
     _same_code(lines, f"return {built.value.flat() if built.value else ''}")
 
 
+def test_a_bracketed_last_argument_after_names_hugs_the_call() -> None:
+    """``rt.each(self, [`` ... ``])``: a call whose last argument is bracketed and whose other
+    arguments are names splits inside that argument's brackets, not one level deeper; one
+    with another kind of argument before it does not."""
+    rows = Comprehension("list", attr("_p14.id_"), "_p14", rt("each", Name("self"),
+                                                               attr("self.t_patients")),
+                         Compare(call("rt.read", Name("self"), Name("needle_of_the_query")),
+                                 "in", call("_p14.name.lower")))
+    lines = _statement_lines(Return(rt("each", Name("self"), rows)))
+    assert lines[0] == "        return rt.each(self, ["
+    assert lines[-1] == "        ])" and len(lines) == 4
+    _same_code(lines, f"return {rt('each', Name('self'), rows).flat()}")
+    after_call = rt("each", call("self.episode"), rows)
+    lines = _statement_lines(Return(after_call))
+    assert lines[0] == "        return rt.each(" and lines[1] == "            self.episode(), ["
+    _same_code(lines, f"return {after_call.flat()}")
+
+
 def test_a_map_copy_and_keywords_split_inside_their_items() -> None:
     value = DictOf(((None, attr("user.payment_methods")),
                     (Name("payment_method_id"),

@@ -772,14 +772,21 @@ def _operands(expr: Expr) -> list[_Item] | None:
     return None
 
 
-def _hugged(expr: Expr) -> Expr | None:
-    """The one argument of call ``expr`` when it is bracketed itself: split inside its own
-    brackets, ``f([`` ... ``])``, not one level deeper."""
-    if isinstance(expr, Call) and len(expr.args) == 1 and not expr.keywords:
-        arg = expr.args[0]
-        if isinstance(arg, (Call, TupleOf, ListOf, DictOf)) or \
-                (isinstance(arg, Comprehension) and arg.kind == "list"):
-            return arg
+def _hugged(expr: Expr) -> tuple[str, Expr] | None:
+    """The last argument of call ``expr`` when it is bracketed itself and any before it are
+    names (``self``, ``ep``), with the text of those: split inside its own brackets,
+    ``f([`` ... ``])`` or ``rt.each(self, [`` ... ``])``, not one level deeper."""
+    if not isinstance(expr, Call) or not expr.args or expr.keywords:
+        return None
+    *leading, arg = expr.args
+    if not all(isinstance(name, Name) for name in leading):
+        return None
+    before = "".join(f"{name.flat()}, " for name in leading)
+    if len(before) > _SHORT_START:
+        return None
+    if isinstance(arg, (Call, TupleOf, ListOf, DictOf)) or \
+            (isinstance(arg, Comprehension) and arg.kind == "list"):
+        return before, arg
     return None
 
 
@@ -806,10 +813,13 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
     if len(line) + reserve <= WIDTH:
         return [line]
     hugged = _hugged(expr)
-    if hugged is not None and _bracketed(hugged) is not None:
+    if hugged is not None and _bracketed(hugged[1]) is not None:
         assert isinstance(expr, Call)
-        return _wrapped(hugged, indent, head + _at(expr.func, ATOM) + "(", ")" + tail, True,
-                        reserve)
+        before, arg = hugged
+        lines = _wrapped(arg, indent, head + _at(expr.func, ATOM) + "(" + before, ")" + tail,
+                         True, reserve)
+        if not before or all(len(line) <= WIDTH for line in lines):
+            return lines  # (after names, only where every line fits)
     if isinstance(expr, Const) and type(expr.value) is str:  # a long text: joined literals
         return _fstring_wrapped(FString((expr.value,)), indent, head, tail, nested,
                                 reserve) or [line]

@@ -372,15 +372,13 @@ class CarRentalCounter(Episode):
             and self.fn_car_free(_c2, pickup_date, return_date)
         ])
         return tuple(sorted(  # car_rental_counter.world:175
-            rt.each(
-                self, tuple([
-                    CarOffer(
-                        _c4.key(), _c4.model, _c4.category, _c4.daily_rate_cents, n,
-                        rt.bounded(n * _c4.daily_rate_cents),
-                    )
-                    for _c4 in rt.rows(self.t_cars, rt.each(self, found))
-                ]),
-            ),
+            rt.each(self, tuple([
+                CarOffer(
+                    _c4.key(), _c4.model, _c4.category, _c4.daily_rate_cents, n,
+                    rt.bounded(n * _c4.daily_rate_cents),
+                )
+                for _c4 in rt.rows(self.t_cars, rt.each(self, found))
+            ])),
             key=lambda _o3: _o3.price_cents,
         ))
 
@@ -414,12 +412,9 @@ class CarRentalCounter(Episode):
         return CustomerRentals(  # car_rental_counter.world:203
             customer.key(), customer.name, customer.licence_expires,
             rt.sorted_keys(
-                rt.each(
-                    self, [
-                        _r7 for _r7 in rt.each(self, self.t_rentals)
-                        if _r7.customer == customer.key()
-                    ],
-                ),
+                rt.each(self, [
+                    _r7 for _r7 in rt.each(self, self.t_rentals) if _r7.customer == customer.key()
+                ]),
                 key=lambda _r6: _r6.pickup_date, reverse=True,
             ),
         )
@@ -465,9 +460,9 @@ class CarRentalCounter(Episode):
         ('List the rentals of one car (customer, dates, status and charges), the latest pick-up '
          'first.')
         return rt.sorted_keys(  # car_rental_counter.world:252
-            rt.each(
-                self, [_r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()]
-            ),
+            rt.each(self, [
+                _r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()
+            ]),
             key=lambda _r11: _r11.pickup_date, reverse=True,
         )
 
@@ -860,9 +855,9 @@ def _check_pickup_and_late_return__charged(ep: CarRentalCounter) -> rt.Verdict |
 def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(
-        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-    )
+    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+        rt.read(ep, replies[-1] if replies else ''), ',', ''
+    )))
 
 
 # car_rental_counter.world:655
@@ -1058,9 +1053,9 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(
-        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-    )
+    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+        rt.read(ep, replies[-1] if replies else ''), ',', ''
+    )))
 
 
 CarRentalCounter.TASKS = task_registry(__name__, "tasks.json")

@@ -475,9 +475,9 @@ class ClinicRecords(Episode):
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis."
         return rt.sorted_keys(  # clinic_records.world:289
-            rt.each(
-                self, [_v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()]
-            ),
+            rt.each(self, [
+                _v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()
+            ]),
             key=lambda _v5: _v5.at,
         )
 

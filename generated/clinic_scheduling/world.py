@@ -519,18 +519,16 @@ class ClinicScheduling(Episode):
         ])
         full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
         return rt.sorted_keys(  # clinic.world:243
-            rt.each(
-                self, [
-                    _s10 for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
-                    if not full and not any(
-                        self.fn_overlaps(
-                            _a11.start, _a11.end, _s10.start,
-                            _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
-                        )
-                        for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
+            rt.each(self, [
+                _s10 for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
+                if not full and not any(
+                    self.fn_overlaps(
+                        _a11.start, _a11.end, _s10.start,
+                        _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
                     )
-                ],
-            ),
+                    for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
+                )
+            ]),
             key=lambda _s9: _s9.start,
         )
 
@@ -548,13 +546,11 @@ class ClinicScheduling(Episode):
         'Find registered patients by name or phone number.'
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
-            rt.each(
-                self, [
-                    _p14 for _p14 in rt.each(self, self.t_patients)
-                    if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
-                    or _p14.phone == rt.built(self, query.strip())
-                ],
-            ),
+            rt.each(self, [
+                _p14 for _p14 in rt.each(self, self.t_patients)
+                if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
+                or _p14.phone == rt.built(self, query.strip())
+            ]),
             key=lambda _p13: _p13.name,
         )
 
@@ -602,10 +598,9 @@ class ClinicScheduling(Episode):
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
         return tuple([  # clinic.world:328
-            self.fn_slot_view(_s17, kind) for _s17 in rt.each(
-                self,
-                sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start),
-            )
+            self.fn_slot_view(_s17, kind) for _s17 in rt.each(self, sorted(
+                rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start
+            ))
         ])
 
     # clinic.world:331
@@ -670,12 +665,10 @@ class ClinicScheduling(Episode):
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(  # clinic.world:385
-            self.t_waitlist, rt.each(
-                self, tuple([
-                    _w24.key() for _w24 in rt.each(self, self.t_waitlist)
-                    if _w24.patient == patient.key() and _w24.doctor == slot.doctor
-                ]),
-            ),
+            self.t_waitlist, rt.each(self, tuple([
+                _w24.key() for _w24 in rt.each(self, self.t_waitlist)
+                if _w24.patient == patient.key() and _w24.doctor == slot.doctor
+            ])),
         ):
             self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388

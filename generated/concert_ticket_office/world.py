@@ -363,12 +363,10 @@ class ConcertTicketOffice(Episode):
                     'concert_ticket_office.world:237',
                 )
         if not all(  # concert_ticket_office.world:240
-            _o49.total_cents == sum(rt.each(
-                self, tuple([
-                    _t50.price_cents for _t50 in rt.each(self, self.t_tickets)
-                    if _t50.order == _o49.key()
-                ]),
-            ))
+            _o49.total_cents == sum(rt.each(self, tuple([
+                _t50.price_cents for _t50 in rt.each(self, self.t_tickets)
+                if _t50.order == _o49.key()
+            ])))
             for _o49 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -415,9 +413,9 @@ class ConcertTicketOffice(Episode):
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
             if seat.startswith(rt.read(self, letter)):  # concert_ticket_office.world:162
-                digits: str = rt.built(  # concert_ticket_office.world:163
-                    self, rt.replace(rt.read(self, seat), rt.read(self, letter), '')
-                )
+                digits: str = rt.built(self, rt.replace(  # concert_ticket_office.world:163
+                    rt.read(self, seat), rt.read(self, letter), ''
+                ))
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
                 # concert_ticket_office.world:165
                 ok = rt.text(n) == digits and n >= 1 and n <= section.seats_per_row
@@ -443,13 +441,12 @@ class ConcertTicketOffice(Episode):
     # concert_ticket_office.world:185
     def fn_taken_seats(self, event: Event, section: Section) -> tuple[str, ...]:
         'The seats of a section that are sold, checked in or under a live hold.'
-        return v.unique(tuple(rt.each(  # concert_ticket_office.world:188
-            self, tuple([
-                _t1.seat for _t1 in rt.each(self, self.t_tickets)
-                if _t1.event == event.key() and _t1.section == section.key()
-                and self.fn_blocks_seat(_t1)
-            ]),
-        )))
+        return v.unique(tuple(rt.each(self, tuple([  # concert_ticket_office.world:188
+            _t1.seat for _t1 in rt.each(self, self.t_tickets)
+            if _t1.event == event.key() and _t1.section == section.key() and self.fn_blocks_seat(
+                _t1
+            )
+        ]))))
 
     # concert_ticket_office.world:191
     def fn_owned_count(self, customer: Customer, event: Event) -> int:
@@ -490,12 +487,10 @@ class ConcertTicketOffice(Episode):
         ('List the events that have not ended yet, soonest first, with venue, start time, tier '
          'prices and whether they are on sale.')
         return rt.sorted_keys(  # concert_ticket_office.world:248
-            rt.each(
-                self, [
-                    _e5 for _e5 in rt.each(self, self.t_events)
-                    if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
-                ],
-            ),
+            rt.each(self, [
+                _e5 for _e5 in rt.each(self, self.t_events)
+                if _e5.starts_at + dt.timedelta(hours=_C_EVENT_HOURS) > self.clock
+            ]),
             key=lambda _e4: _e4.starts_at,
         )
 
@@ -587,13 +582,10 @@ class ConcertTicketOffice(Episode):
         ('List the orders a customer placed, newest first, with event, status, total, hold '
          'expiry and payment.')
         return rt.sorted_keys(  # concert_ticket_office.world:345
-            rt.each(
-                self, [
-                    _o13 for _o13 in rt.each(self, self.t_orders)
-                    if _o13.customer == customer.key()
-                    and (event is None or _o13.event == event.key())
-                ],
-            ),
+            rt.each(self, [
+                _o13 for _o13 in rt.each(self, self.t_orders)
+                if _o13.customer == customer.key() and (event is None or _o13.event == event.key())
+            ]),
             key=lambda _o12: _o12.created_at, reverse=True,
         )
 
@@ -726,9 +718,9 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
         # concert_ticket_office.world:432
         self.set_field(order, 'status', _E11_OrderStatus_released)
-        for t in rt.each(  # concert_ticket_office.world:433
-            self, [_t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()]
-        ):
+        for t in rt.each(self, [  # concert_ticket_office.world:433
+            _t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()
+        ]):
             # concert_ticket_office.world:434
             self.set_field(self.t_tickets[t.id_], 'status', _E12_TicketStatus_released)
         return order  # concert_ticket_office.world:436

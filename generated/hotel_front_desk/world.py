@@ -351,12 +351,10 @@ class HotelFrontDesk(Episode):
         ("List the hotel's rooms with their number, room type, nightly rate, capacity and "
          'whether out of service, whatever their bookings.')
         return rt.sorted_keys(  # hotel_front_desk.world:201
-            rt.each(
-                self, [
-                    _r6 for _r6 in rt.each(self, self.t_rooms)
-                    if room_type is None or _r6.room_type == room_type
-                ],
-            ),
+            rt.each(self, [
+                _r6 for _r6 in rt.each(self, self.t_rooms)
+                if room_type is None or _r6.room_type == room_type
+            ]),
             key=lambda _r5: _r5.number,
         )
 

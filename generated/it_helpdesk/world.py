@@ -348,12 +348,10 @@ class ITHelpdesk(Episode):
         'Find tickets whose title contains the text, whatever their status, the most urgent first.'
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
-            rt.each(
-                self, [
-                    _t4 for _t4 in rt.each(self, self.t_tickets)
-                    if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
-                ],
-            ),
+            rt.each(self, [
+                _t4 for _t4 in rt.each(self, self.t_tickets)
+                if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
+            ]),
             key=lambda _t3: self.fn_rank(_t3.priority), reverse=True,
         )
 
@@ -361,10 +359,9 @@ class ITHelpdesk(Episode):
         'Show a ticket with its comments, oldest first.'
         return TicketView(  # ithelpdesk.world:209
             ticket.key(), rt.sorted_keys(
-                rt.each(
-                    self,
-                    [_c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()],
-                ),
+                rt.each(self, [
+                    _c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()
+                ]),
                 key=lambda _c5: _c5.at,
             ),
         )

@@ -258,11 +258,9 @@ class MessageAPI(Episode):
         for entry in rt.each(self, self.state.inbox):  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
             sent = {  # message_api.world:206
-                **rt.each(self, sent), receiver: rt.each(
-                    self, rt.python_concat(
-                        rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
-                    ),
-                ),
+                **rt.each(self, sent), receiver: rt.each(self, rt.python_concat(
+                    rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
+                )),
             }
         return SentMessages(sent)  # message_api.world:208
 

@@ -409,29 +409,21 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:230
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
-                title = rt.built(  # messaging.world:233
-                    self, rt.join(
-                        ', ', rt.each(
-                            self, tuple([
-                                _u4.name
-                                for _u4 in rt.rows(
-                                    self.t_users, rt.each(self, conversation.participants)
-                                )
-                                if _u4.key() != viewer.key()
-                            ]),
-                        ),
-                    ),
-                )
+                title = rt.built(self, rt.join(  # messaging.world:233
+                    ', ', rt.each(self, tuple([
+                        _u4.name
+                        for _u4 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+                        if _u4.key() != viewer.key()
+                    ])),
+                ))
             case ConversationKind.group:  # messaging.world:235
                 # messaging.world:236
                 title = conversation.title if conversation.title is not None else 'Group'
         history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
-            rt.each(
-                self, [
-                    _m6 for _m6 in rt.each(self, self.t_messages)
-                    if _m6.conversation == conversation.key()
-                ],
-            ),
+            rt.each(self, [
+                _m6 for _m6 in rt.each(self, self.t_messages)
+                if _m6.conversation == conversation.key()
+            ]),
             key=lambda _m5: _m5.sent_at,
         )
         last: str | None = None  # messaging.world:240
@@ -507,12 +499,10 @@ class MobileMessaging(Episode):
             if _c9.owner == me.key() and (_c9.favorite or not favorites_only)
         ])
         return tuple([  # messaging.world:306
-            self.fn_card(_c10) for _c10 in rt.each(
-                self, sorted(
-                    rt.rows(self.t_contacts, rt.each(self, mine)),
-                    key=lambda _c11: rt.built(self, _c11.name.lower()),
-                ),
-            )
+            self.fn_card(_c10) for _c10 in rt.each(self, sorted(
+                rt.rows(self.t_contacts, rt.each(self, mine)),
+                key=lambda _c11: rt.built(self, _c11.name.lower()),
+            ))
         ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
@@ -528,12 +518,10 @@ class MobileMessaging(Episode):
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
-            self.fn_card(_c13) for _c13 in rt.each(
-                self, sorted(
-                    rt.rows(self.t_contacts, rt.each(self, found)),
-                    key=lambda _c14: rt.built(self, _c14.name.lower()),
-                ),
-            )
+            self.fn_card(_c13) for _c13 in rt.each(self, sorted(
+                rt.rows(self.t_contacts, rt.each(self, found)),
+                key=lambda _c14: rt.built(self, _c14.name.lower()),
+            ))
         ])
 
     # messaging.world:321
@@ -602,12 +590,10 @@ class MobileMessaging(Episode):
             and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
-            self.fn_summary(_c18, me) for _c18 in rt.each(
-                self, sorted(
-                    rt.rows(self.t_conversations, rt.each(self, mine)),
-                    key=lambda _c19: _c19.last_activity, reverse=True,
-                ),
-            )
+            self.fn_summary(_c18, me) for _c18 in rt.each(self, sorted(
+                rt.rows(self.t_conversations, rt.each(self, mine)),
+                key=lambda _c19: _c19.last_activity, reverse=True,
+            ))
         ])
 
     def tool_get_conversation_messages(  # messaging.world:377
@@ -623,12 +609,10 @@ class MobileMessaging(Episode):
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
-            rt.each(
-                self, [
-                    _m21 for _m21 in rt.each(self, self.t_messages)
-                    if _m21.conversation == conversation.key()
-                ],
-            ),
+            rt.each(self, [
+                _m21 for _m21 in rt.each(self, self.t_messages)
+                if _m21.conversation == conversation.key()
+            ]),
             key=lambda _m20: _m20.sent_at, reverse=True,
         )
         page: tuple[str, ...] = ()  # messaging.world:386
@@ -819,12 +803,10 @@ class MobileMessaging(Episode):
             if me.key() in rt.each(self, _c26.participants)
             and me.key() not in rt.each(self, _c26.archived_by)
         ])
-        for c in rt.each(  # messaging.world:551
-            self, sorted(
-                rt.rows(self.t_conversations, rt.each(self, visible)),
-                key=lambda _c27: _c27.last_activity, reverse=True,
-            ),
-        ):
+        for c in rt.each(self, sorted(  # messaging.world:551
+            rt.rows(self.t_conversations, rt.each(self, visible)),
+            key=lambda _c27: _c27.last_activity, reverse=True,
+        )):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if unread > 0:  # messaging.world:553
                 counts = {**rt.each(self, counts), c.id_: unread}  # messaging.world:554
@@ -853,12 +835,10 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
         stuck: tuple[str, ...] = rt.sorted_keys(  # messaging.world:577
-            rt.each(
-                self, [
-                    _m29 for _m29 in rt.each(self, self.t_messages)
-                    if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
-                ],
-            ),
+            rt.each(self, [
+                _m29 for _m29 in rt.each(self, self.t_messages)
+                if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
+            ]),
             key=lambda _m28: _m28.sent_at,
         )
         if len(stuck) <= 0:  # messaging.world:578
@@ -1112,9 +1092,9 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tas
 def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
     return any(
         _c35.kind == _E16_ConversationKind_group and _c35.title == 'Paris trip'
-        and v.unique(tuple(rt.each(
-            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c35.participants))))
-        )))
+        and v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(
+            ep.t_users, rt.each(ep, _c35.participants)
+        ))))))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
         for _c35 in rt.each(ep, ep.t_conversations)
     )
@@ -1154,12 +1134,10 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # task
 # tasks.world:96
 def _check_clean_up_contacts__favorites(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(
-        v.unique(tuple(rt.each(
-            ep, tuple([
-                ep.t_users[_c40.user].id_ for _c40 in rt.each(ep, ep.t_contacts)
-                if _c40.owner == 'U001' and _c40.favorite
-            ]),
-        ))),
+        v.unique(tuple(rt.each(ep, tuple([
+            ep.t_users[_c40.user].id_ for _c40 in rt.each(ep, ep.t_contacts)
+            if _c40.owner == 'U001' and _c40.favorite
+        ])))),
         '==', v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
     )
 

@@ -407,27 +407,22 @@ class OnlineShop(Episode):
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
         return round(  # shop.world:183
-            sum(rt.each(
-                self,
-                tuple([_item1.price * _item1.quantity for _item1 in rt.each(self, order.items)]),
-            )),
+            sum(rt.each(self, tuple([
+                _item1.price * _item1.quantity for _item1 in rt.each(self, order.items)
+            ]))),
             2,
         )
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(  # shop.world:187
-            self, tuple([
-                _t2.amount for _t2 in rt.each(self, order.transactions)
-                if _t2.kind == _E15_TransactionKind_charge
-            ]),
-        ))
-        refunded: float = sum(rt.each(  # shop.world:188
-            self, tuple([
-                _t3.amount for _t3 in rt.each(self, order.transactions)
-                if _t3.kind == _E15_TransactionKind_refund
-            ]),
-        ))
+        charged: float = sum(rt.each(self, tuple([  # shop.world:187
+            _t2.amount for _t2 in rt.each(self, order.transactions)
+            if _t2.kind == _E15_TransactionKind_charge
+        ])))
+        refunded: float = sum(rt.each(self, tuple([  # shop.world:188
+            _t3.amount for _t3 in rt.each(self, order.transactions)
+            if _t3.kind == _E15_TransactionKind_refund
+        ])))
         return round(charged - refunded, 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -499,12 +494,10 @@ class OnlineShop(Episode):
             if _o6.customer == customer.key() and (status is None or _o6.status == status)
         ])
         return tuple([  # shop.world:305
-            self.fn_summarize(_o7) for _o7 in rt.each(
-                self, sorted(
-                    rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o8: _o8.created_at,
-                    reverse=True,
-                ),
-            )
+            self.fn_summarize(_o7) for _o7 in rt.each(self, sorted(
+                rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o8: _o8.created_at,
+                reverse=True,
+            ))
         ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
@@ -523,19 +516,17 @@ class OnlineShop(Episode):
         ('Browse the catalogue: each product with its lowest price and the units in stock over '
          'all its variants.')
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.each(  # shop.world:325
-            self, sorted(
-                rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
-                key=lambda _p9: _p9.name,
-            ),
-        ):
+        for product in rt.each(self, sorted(  # shop.world:325
+            rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
+            key=lambda _p9: _p9.name,
+        )):
             options: tuple[str, ...] = tuple([  # shop.world:326
                 _v11.key() for _v11 in rt.each(self, self.t_variants)
                 if _v11.product == product.key()
             ])
-            stock: int = sum(rt.each(  # shop.world:327
-                self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
-            ))
+            stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(  # shop.world:327
+                self.t_variants, rt.each(self, options)
+            )))))
             wanted: bool = (  # shop.world:328
                 category is None or rt.built(self, product.category.lower()) == rt.built(
                     self, (category if category is not None else '').lower()
@@ -545,11 +536,9 @@ class OnlineShop(Episode):
                 listed = rt.each(self, listed) + (  # shop.world:330
                     ProductSummary(
                         product.id_, product.name, product.category,
-                        rt.minimum(rt.each(
-                            self, tuple(map(
-                                _GET_price, rt.rows(self.t_variants, rt.each(self, options))
-                            )),
-                        )),
+                        rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(
+                            self.t_variants, rt.each(self, options)
+                        ))))),
                         stock,
                     ),
                 )
@@ -601,9 +590,9 @@ class OnlineShop(Episode):
             for _id15 in rt.each(self, tuple(rt.each(self, items).keys()))
         ])
         total: float = round(  # shop.world:376
-            sum(rt.each(
-                self, tuple([_line16.price * _line16.quantity for _line16 in rt.each(self, lines)])
-            )),
+            sum(rt.each(self, tuple([
+                _line16.price * _line16.quantity for _line16 in rt.each(self, lines)
+            ]))),
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
@@ -858,12 +847,10 @@ class OnlineShop(Episode):
             refund_method_id=refund_method_id,
             amount=v.check_range(
                 round(
-                    sum(rt.each(
-                        self, tuple([
-                            _line24.price * _line24.quantity
-                            for _line24 in rt.each(self, returned_lines)
-                        ]),
-                    )),
+                    sum(rt.each(self, tuple([
+                        _line24.price * _line24.quantity
+                        for _line24 in rt.each(self, returned_lines)
+                    ]))),
                     2,
                 ),
                 'ReturnRequest.amount', 0.0, None,
@@ -1230,12 +1217,10 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
             len(init.t_orders['#W3391820'].transactions) + 1,
         )
         and rt.expect(
-            sum(rt.each(
-                ep, tuple([
-                    _t26.amount for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
-                    if _t26.kind == _E15_TransactionKind_charge
-                ]),
-            )),
+            sum(rt.each(ep, tuple([
+                _t26.amount for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
+                if _t26.kind == _E15_TransactionKind_charge
+            ]))),
             '==', 79.0, part=1,
         )
     )
@@ -1314,9 +1299,9 @@ def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         len([
             _k28
-            for _k28 in rt.each(
-                ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
-            )
+            for _k28 in rt.each(ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys(
+                
+            )))
             if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'
         ]),
         '==', 1,

@@ -396,12 +396,10 @@ class PublicLibrary(Episode):
     def fn_hold_queue(self, book: Book) -> tuple[str, ...]:  # public_library.world:175
         'The active holds on a book, first in line first.'
         return rt.sorted_keys(  # public_library.world:176
-            rt.each(
-                self, [
-                    _h4 for _h4 in rt.each(self, self.t_holds)
-                    if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
-                ],
-            ),
+            rt.each(self, [
+                _h4 for _h4 in rt.each(self, self.t_holds)
+                if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
+            ]),
             key=lambda _h3: _h3.placed_at,
         )
 
@@ -455,12 +453,10 @@ class PublicLibrary(Episode):
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
         "List the catalogue's books with their ISBN, title, author and genre, sorted by title."
         return rt.sorted_keys(  # public_library.world:259
-            rt.each(
-                self, [
-                    _b10 for _b10 in rt.each(self, self.t_books)
-                    if genre is None or _b10.genre == genre
-                ],
-            ),
+            rt.each(self, [
+                _b10 for _b10 in rt.each(self, self.t_books)
+                if genre is None or _b10.genre == genre
+            ]),
             key=lambda _b9: _b9.title,
         )
 
@@ -468,9 +464,9 @@ class PublicLibrary(Episode):
         ('List every physical copy of a book with its barcode and status (available, on loan or '
          'lost).')
         return rt.sorted_keys(  # public_library.world:267
-            rt.each(
-                self, [_c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()]
-            ),
+            rt.each(self, [
+                _c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()
+            ]),
             key=lambda _c11: _c11.barcode,
         )
 
@@ -530,17 +526,13 @@ class PublicLibrary(Episode):
         ('List every open loan whose due date has passed, the most overdue first, each with its '
          'copy, member and book.')
         return tuple([  # public_library.world:319
-            self.fn_loan_line(_l18) for _l18 in rt.each(
-                self, sorted(
-                    rt.each(
-                        self, [
-                            _o20 for _o20 in rt.each(self, self.t_loans)
-                            if _o20.returned_on is None and _o20.due_on < self.clock.date()
-                        ],
-                    ),
-                    key=lambda _o19: _o19.due_on,
-                ),
-            )
+            self.fn_loan_line(_l18) for _l18 in rt.each(self, sorted(
+                rt.each(self, [
+                    _o20 for _o20 in rt.each(self, self.t_loans)
+                    if _o20.returned_on is None and _o20.due_on < self.clock.date()
+                ]),
+                key=lambda _o19: _o19.due_on,
+            ))
         ])
 
     def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:  # public_library.world:322

@@ -379,12 +379,10 @@ class RestaurantOrders(Episode):
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."
-        return sum(rt.each(  # restaurant_orders.world:127
-            self, tuple([
-                rt.bounded(_l1.quantity * _l1.unit_price_cents)
-                for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.key()
-            ]),
-        ))
+        return sum(rt.each(self, tuple([  # restaurant_orders.world:127
+            rt.bounded(_l1.quantity * _l1.unit_price_cents)
+            for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.key()
+        ])))
 
     # restaurant_orders.world:130
     def fn_share_amount(self, total: int, ways: int, share: int) -> int:
@@ -401,12 +399,9 @@ class RestaurantOrders(Episode):
 
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:141
         'The amount (without tips) paid on an order.'
-        return sum(rt.each(  # restaurant_orders.world:142
-            self, tuple([
-                _p3.amount_cents for _p3 in rt.each(self, self.t_payments)
-                if _p3.order == order.key()
-            ]),
-        ))
+        return sum(rt.each(self, tuple([  # restaurant_orders.world:142
+            _p3.amount_cents for _p3 in rt.each(self, self.t_payments) if _p3.order == order.key()
+        ])))
 
     def fn_unpaid_order(self, table: DiningTable) -> Order | None:  # restaurant_orders.world:145
         "The table's order that is not paid yet, if any."
@@ -472,14 +467,12 @@ class RestaurantOrders(Episode):
         ('List orders with their table, server, guests, status, split and times, the most '
          'recently opened first.')
         return rt.sorted_keys(  # restaurant_orders.world:249
-            rt.each(
-                self, [
-                    _o8 for _o8 in rt.each(self, self.t_orders)
-                    if (status is None or _o8.status == status)
-                    and (table is None or _o8.table == table.key())
-                    and (server is None or _o8.server == server.key())
-                ],
-            ),
+            rt.each(self, [
+                _o8 for _o8 in rt.each(self, self.t_orders)
+                if (status is None or _o8.status == status)
+                and (table is None or _o8.table == table.key())
+                and (server is None or _o8.server == server.key())
+            ]),
             key=lambda _o7: _o7.opened_at, reverse=True,
         )
 
@@ -1108,12 +1101,10 @@ def _check_t1_changes_their_mind__lines(ep: RestaurantOrders) -> rt.Verdict | bo
 # tasks.world:607
 def _check_t1_changes_their_mind__total(ep: RestaurantOrders) -> rt.Verdict | bool:
     return rt.expect(
-        sum(rt.each(
-            ep, tuple([
-                rt.bounded(_l44.quantity * _l44.unit_price_cents)
-                for _l44 in rt.each(ep, ep.t_order_lines) if _l44.order == 'O006'
-            ]),
-        )),
+        sum(rt.each(ep, tuple([
+            rt.bounded(_l44.quantity * _l44.unit_price_cents)
+            for _l44 in rt.each(ep, ep.t_order_lines) if _l44.order == 'O006'
+        ]))),
         '==', 3250,
     )
 

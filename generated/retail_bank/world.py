@@ -294,12 +294,10 @@ class RetailBank(Episode):
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'
         return rt.sorted_keys(  # retail_bank.world:102
-            rt.each(
-                self, [
-                    _t2 for _t2 in rt.each(self, self.t_transactions)
-                    if _t2.from_account == account.key() or _t2.to_account == account.key()
-                ],
-            ),
+            rt.each(self, [
+                _t2 for _t2 in rt.each(self, self.t_transactions)
+                if _t2.from_account == account.key() or _t2.to_account == account.key()
+            ]),
             key=lambda _t1: _t1.at, reverse=True,
         )
 
@@ -319,10 +317,9 @@ class RetailBank(Episode):
         ])
         return CustomerView(  # retail_bank.world:150
             customer.key(), customer.name, customer.email, owned,
-            sum(rt.each(
-                self,
-                tuple(map(_GET_balance_cents, rt.rows(self.t_accounts, rt.each(self, owned)))),
-            )),
+            sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(
+                self.t_accounts, rt.each(self, owned)
+            ))))),
         )
 
     def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
@@ -1009,12 +1006,10 @@ def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.wor
 
 def _check_alice_car_cash__cash_paid(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:633
     return rt.expect(
-        sum(rt.each(
-            ep, tuple([
-                _t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions)
-                if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
-            ]),
-        )),
+        sum(rt.each(ep, tuple([
+            _t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions)
+            if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
+        ]))),
         '==', 600000,
     )
 

@@ -492,12 +492,10 @@ class SmallPayroll(Episode):
         ('List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
          'dates, status and the date they were paid.')
         return rt.sorted_keys(  # small_payroll.world:266
-            rt.each(
-                self, [
-                    _p7 for _p7 in rt.each(self, self.t_periods)
-                    if status is None or _p7.status == status
-                ],
-            ),
+            rt.each(self, [
+                _p7 for _p7 in rt.each(self, self.t_periods)
+                if status is None or _p7.status == status
+            ]),
             key=lambda _p6: _p6.start,
         )
 
@@ -632,12 +630,10 @@ class SmallPayroll(Episode):
             ))
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
-            bonus: int = sum(rt.each(  # small_payroll.world:371
-                self, tuple([
-                    _b11.amount_cents for _b11 in rt.each(self, self.t_bonuses)
-                    if _b11.employee == e.key() and _b11.period == period.key()
-                ]),
-            ))
+            bonus: int = sum(rt.each(self, tuple([  # small_payroll.world:371
+                _b11.amount_cents for _b11 in rt.each(self, self.t_bonuses)
+                if _b11.employee == e.key() and _b11.period == period.key()
+            ])))
             if e.pay_type == _E7_PayType_salaried:  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
                     gross: int = e.annual_salary_cents // 12  # small_payroll.world:374
@@ -1139,9 +1135,9 @@ def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:
 def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
     ep: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
-    return '2412' in rt.read(
-        ep, rt.built(ep, rt.replace(rt.read(ep, replies[-1] if replies else ''), ',', ''))
-    )
+    return '2412' in rt.read(ep, rt.built(ep, rt.replace(
+        rt.read(ep, replies[-1] if replies else ''), ',', ''
+    )))
 
 
 def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018

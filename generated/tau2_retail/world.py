@@ -432,24 +432,22 @@ class Tau2Retail(Episode):
             and rt.python_type(state_) == 'str' and rt.python_type(zip_) == 'str'
         ):
             return None  # retail.world:217
-        errors: tuple[str, ...] = rt.each(  # retail.world:219
-            self, rt.python_concat(
+        errors: tuple[str, ...] = rt.each(self, rt.python_concat(  # retail.world:219
+            rt.python_concat(
                 rt.python_concat(
                     rt.python_concat(
                         rt.python_concat(
-                            rt.python_concat(
-                                self.fn_string_error('address1', address1),
-                                self.fn_string_error('address2', address2),
-                            ),
-                            self.fn_string_error('city', city),
+                            self.fn_string_error('address1', address1),
+                            self.fn_string_error('address2', address2),
                         ),
-                        self.fn_string_error('country', country),
+                        self.fn_string_error('city', city),
                     ),
-                    self.fn_string_error('state', state_),
+                    self.fn_string_error('country', country),
                 ),
-                self.fn_string_error('zip', zip_),
+                self.fn_string_error('state', state_),
             ),
-        )
+            self.fn_string_error('zip', zip_),
+        ))
         if len(errors) == 0:  # retail.world:220
             return None  # retail.world:221
         plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
@@ -526,8 +524,8 @@ class Tau2Retail(Episode):
         for p in rt.each(self, self.t_products):  # retail.world:322
             names = {**rt.each(self, names), p.name: p.product_id}  # retail.world:323
         out: dict[str, str] = {}  # retail.world:325
-        for name in rt.each(  # retail.world:326
-            self, tuple(sorted(rt.each(self, tuple(rt.each(self, names).keys()))))
+        for name in (  # retail.world:326
+            rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names).keys())))))
         ):
             out = {**rt.each(self, out), name: names[name]}  # retail.world:327
         return out  # retail.world:329
@@ -714,12 +712,10 @@ class Tau2Retail(Episode):
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
         self.set_field(  # retail.world:494
-            order, 'payment_history', rt.each(
-                self, rt.python_concat(
-                    order.payment_history,
-                    (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
-                ),
-            ),
+            order, 'payment_history', rt.each(self, rt.python_concat(
+                order.payment_history,
+                (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
+            )),
         )
         if isinstance(method, GiftCard):  # retail.world:496
             _card4 = method
@@ -772,14 +768,10 @@ class Tau2Retail(Episode):
             if card.balance < amount:  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
-            order, 'payment_history', rt.each(
-                self, rt.python_concat(
-                    history, (
-                        OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
-                        OrderPayment(_E15_TransactionType_refund, amount, old_id),
-                    ),
-                ),
-            ),
+            order, 'payment_history', rt.each(self, rt.python_concat(history, (
+                OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
+                OrderPayment(_E15_TransactionType_refund, amount, old_id),
+            ))),
         )
         if isinstance(method, GiftCard):  # retail.world:546
             _card8 = method

@@ -475,10 +475,9 @@ class TeamChat(Episode):
                 self, f'#{channel.name} is private and only visible to its members.'
             ))
         posted: tuple[str, ...] = rt.sorted_keys(  # team_chat.world:275
-            rt.each(
-                self,
-                [_m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.key()],
-            ),
+            rt.each(self, [
+                _m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.key()
+            ]),
             key=lambda _m8: _m8.posted_at,
         )
         return ChannelView(  # team_chat.world:276
@@ -562,12 +561,9 @@ class TeamChat(Episode):
                 self, f'#{channel.name} is private and only visible to its members.'
             ))
         return rt.sorted_keys(  # team_chat.world:344
-            rt.each(
-                self, [
-                    _m17 for _m17 in rt.each(self, self.t_memberships)
-                    if _m17.channel == channel.key()
-                ],
-            ),
+            rt.each(self, [
+                _m17 for _m17 in rt.each(self, self.t_memberships) if _m17.channel == channel.key()
+            ]),
             key=lambda _m16: _m16.joined_at,
         )
 

@@ -190,9 +190,9 @@ class TicketAPI(Episode):
         ])
         if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
-                self, 'Invalid fields for update: ' + rt.built(
-                    self, rt.join(', ', rt.each(self, invalid))
-                ),
+                self, 'Invalid fields for update: ' + rt.built(self, rt.join(
+                    ', ', rt.each(self, invalid)
+                )),
             ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
         for name in rt.each(self, updates):  # ticket_api.world:163

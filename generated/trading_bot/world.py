@@ -208,10 +208,9 @@ class TradingBot(Episode):
             raise ToolError(rt.python_grown(
                 self,
                 f'Order with ID {rt.text(order_id)} not found.Here is the list of orders_id: '
-                + rt.built(
-                    self,
-                    rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys()))),
-                ),
+                + rt.built(self, rt.python_repr(rt.each(
+                    self, tuple(rt.each(self, self.state.orders).keys())
+                ))),
             ))
         return self.state.orders[order_id]  # trading_bot.world:272
 

@@ -456,14 +456,12 @@ class UniversityRegistrar(Episode):
     # university_registrar.world:149
     def fn_term_credits(self, student: Student, term: str) -> int:
         'Credits a student holds in a term.'
-        return sum(rt.each(  # university_registrar.world:150
-            self, tuple([
-                self.t_courses[self.t_sections[_e6.section].course].credits_
-                for _e6 in rt.each(self, self.t_enrolments)
-                if _e6.student == student.key() and self.t_sections[_e6.section].term == term
-                and self.fn_holds_seat(_e6)
-            ]),
-        ))
+        return sum(rt.each(self, tuple([  # university_registrar.world:150
+            self.t_courses[self.t_sections[_e6.section].course].credits_
+            for _e6 in rt.each(self, self.t_enrolments)
+            if _e6.student == student.key() and self.t_sections[_e6.section].term == term
+            and self.fn_holds_seat(_e6)
+        ])))
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
@@ -492,14 +490,11 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:169
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
-            codes: str = rt.built(  # university_registrar.world:171
-                self, rt.join(
-                    ', ', rt.each(
-                        self,
-                        tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing)))),
-                    ),
-                ),
-            )
+            codes: str = rt.built(self, rt.join(  # university_registrar.world:171
+                ', ', rt.each(self, tuple(map(_GET_code, rt.rows(
+                    self.t_courses, rt.each(self, missing)
+                )))),
+            ))
             # university_registrar.world:172
             return rt.built(self, f'Prerequisite not passed: {codes}.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
@@ -585,9 +580,9 @@ class UniversityRegistrar(Episode):
         return tuple([  # university_registrar.world:262
             _s17.key() for _s17 in rt.each(self, self.t_students)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
-            and rt.read(self, wanted_program) in rt.read(
-                self, rt.built(self, _s17.program.lower())
-            )
+            and rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower(
+                
+            )))
         ])
 
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
@@ -650,10 +645,9 @@ class UniversityRegistrar(Episode):
         ("List a section's waitlist in queue order, first in line first, with each entry's "
          'student and when they joined.')
         return rt.sorted_keys(  # university_registrar.world:328
-            rt.each(
-                self,
-                [_w23 for _w23 in rt.each(self, self.t_waitlist) if _w23.section == section.key()],
-            ),
+            rt.each(self, [
+                _w23 for _w23 in rt.each(self, self.t_waitlist) if _w23.section == section.key()
+            ]),
             key=lambda _w22: _w22.joined_at,
         )
 
@@ -715,13 +709,10 @@ class UniversityRegistrar(Episode):
             ))
         # university_registrar.world:378
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
-        codes: str = rt.built(  # university_registrar.world:379
-            self, rt.join(
-                ', ', rt.each(
-                    self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))
-                ),
-            ),
-        )
+        codes: str = rt.built(self, rt.join(  # university_registrar.world:379
+            ', ',
+            rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))),
+        ))
         if len(missing) != 0:  # university_registrar.world:380
             raise ToolError(rt.built(self, f'Prerequisite not passed: {codes}.'))
         if any(  # university_registrar.world:381
@@ -759,10 +750,9 @@ class UniversityRegistrar(Episode):
         ("Enrol the first student on a section's waitlist now that a seat is free (the same "
          'checks as enrol); their entry is removed.')
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
-            rt.each(
-                self,
-                [_w28 for _w28 in rt.each(self, self.t_waitlist) if _w28.section == section.key()],
-            ),
+            rt.each(self, [
+                _w28 for _w28 in rt.each(self, self.t_waitlist) if _w28.section == section.key()
+            ]),
             key=lambda _w27: _w27.joined_at,
         )
         if len(queue) <= 0:  # university_registrar.world:403

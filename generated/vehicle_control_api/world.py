@@ -255,16 +255,12 @@ class VehicleControlAPI(Episode):
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
                 self, 'All doors must be locked before starting the engine. Here are the unlocked '
                 'doors: '
-                + rt.built(
-                    self, rt.join(
-                        ', ', rt.each(
-                            self, tuple([
-                                _d1 for _d1 in rt.each(self, self.state.doorStatus)
-                                if self.state.doorStatus[_d1] == 'unlocked'
-                            ]),
-                        ),
-                    ),
-                ),
+                + rt.built(self, rt.join(
+                    ', ', rt.each(self, tuple([
+                        _d1 for _d1 in rt.each(self, self.state.doorStatus)
+                        if self.state.doorStatus[_d1] == 'unlocked'
+                    ])),
+                )),
             ))
         if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
             # vehicle_control.world:238

@@ -333,17 +333,15 @@ class WarehouseInventoryDesk(Episode):
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
-        return sum(rt.each(  # warehouse_inventory_desk.world:124
-            self,
-            tuple([_s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()]),
-        ))
+        return sum(rt.each(self, tuple([  # warehouse_inventory_desk.world:124
+            _s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()
+        ])))
 
     def fn_on_hand(self, item: Item) -> int:  # warehouse_inventory_desk.world:127
         'Total units of an item across all bins.'
-        return sum(rt.each(  # warehouse_inventory_desk.world:128
-            self,
-            tuple([_s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()]),
-        ))
+        return sum(rt.each(self, tuple([  # warehouse_inventory_desk.world:128
+            _s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()
+        ])))
 
     # warehouse_inventory_desk.world:131
     def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:
@@ -643,9 +641,9 @@ class WarehouseInventoryDesk(Episode):
         ('List the stock movements of an item, newest first, with kind, bins, quantity, '
          'reference, clerk and time.')
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
-            rt.each(
-                self, [_m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()]
-            ),
+            rt.each(self, [
+                _m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()
+            ]),
             key=lambda _m10: _m10.at, reverse=True,
         )
 
