@@ -48,6 +48,7 @@ HOSTILE = Path(__file__).resolve().parent / "hostile"
 HOSTILE_FILES = sorted(HOSTILE.glob("*.world"))
 
 ANCHOR = re.compile(r"  # (?P<file>[^\s:]+\.world):(?P<line>[0-9]+)$")
+ANCHOR_ABOVE = re.compile(r" *# (?P<file>[^\s:]+\.world):(?P<line>[0-9]+)")
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars",
                    "breakpoint", "open", "input", "getattr", "setattr", "delattr"}
 
@@ -177,7 +178,8 @@ def check_anchors(text: str, sources: dict[str, list[str]]) -> int:
     lines = text.splitlines()
 
     def target(lineno: int) -> str:
-        match = ANCHOR.search(lines[lineno - 1])
+        # at the end of the line, or alone on the line above where the code fits without it
+        match = ANCHOR.search(lines[lineno - 1]) or ANCHOR_ABOVE.fullmatch(lines[lineno - 2])
         assert match is not None, f"no anchor: {lines[lineno - 1]}"
         spec_line = sources[match["file"]][int(match["line"]) - 1]
         assert spec_line.strip(), f"anchor on a blank line: {lines[lineno - 1]}"

@@ -44,6 +44,7 @@ from worldspec.compiler.codegen.pycode import (
     negated,
     print_block,
     rt,
+    text_literal,
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -135,10 +136,10 @@ def test_a_long_call_splits_its_arguments_with_the_anchor_on_the_first_line() ->
                          call("tuple", call("sorted", rt("each", Name("self"),
                                                          Name("item_ids"))))),
                     anchor="retail.world:412")
+    # the code fits on its line without its anchor: the anchor goes above, the code stays whole
     assert _statement_lines(fits) == [
-        "        self.set_field(  # retail.world:412",
-        "            order, 'exchange_items', tuple(sorted(rt.each(self, item_ids)))",
-        "        )"]
+        "        # retail.world:412",
+        "        self.set_field(order, 'exchange_items', tuple(sorted(rt.each(self, item_ids))))"]
 
 
 def test_a_split_tuple_of_one_keeps_its_comma() -> None:
@@ -157,20 +158,24 @@ def test_a_split_tuple_of_one_keeps_its_comma() -> None:
 
 
 def test_a_long_condition_is_parenthesised_and_split_before_its_operators() -> None:
-    """An ``if`` whose test does not fit wraps the test in parentheses, one operand a line
-    with its operator first; ``not`` of an operator expression keeps its parentheses."""
+    """An ``if`` whose test does not fit wraps the test in parentheses, as many operands a
+    line as fit, a line breaking before an operator; ``not`` of an operator expression keeps
+    its parentheses."""
     long_names = [Compare(attr(f"order.field_number_{i}"), "==", Const(f"value {i}"))
                   for i in range(4)]
     stmt = If(BoolOp("and", tuple(long_names)), [Raise(call("ToolError", Const("no")))],
               anchor="x.world:3")
     lines = _statement_lines(stmt)
-    assert lines[0] == "        if (  # x.world:3"
-    assert [line.split()[0] for line in lines[2:5]] == ["and", "and", "and"]
-    assert lines[5] == "        ):" and all(len(line) <= WIDTH for line in lines)
+    assert lines[:4] == [
+        "        if (  # x.world:3",
+        "            order.field_number_0 == 'value 0' and order.field_number_1 == 'value 1'",
+        "            and order.field_number_2 == 'value 2' and order.field_number_3 == 'value 3'",
+        "        ):"]
     _same_code(lines, f"if {stmt.test.flat()}:\n    raise ToolError('no')")
     negated = If(Not(BoolOp("or", tuple(long_names))), [Raise(call("ToolError", Const("no")))])
     lines = _statement_lines(negated)
-    assert lines[0] == "        if not (" and lines[-2] == "        ):"
+    assert lines[0] == "        if not (" and lines[-2] == "        ):" and len(lines) == 5
+    assert lines[2].split()[0] == "or"
     _same_code(lines, f"if {negated.test.flat()}:\n    raise ToolError('no')")
 
 
@@ -195,6 +200,69 @@ def test_comprehensions_split_by_clause_and_a_lone_one_hugs_its_call() -> None:
     lines = _statement_lines(Return(generator))
     assert not any(line.rstrip().endswith(",") for line in lines)
     _same_code(lines, f"return {generator.flat()}")
+
+
+def test_split_arguments_fill_their_lines() -> None:
+    """Arguments that do not fit on one line take as many a line as fit (not one a line);
+    a long last one (not a text) after a short start of the line opens its split there; after
+    a long start, or a text, it begins a line of its own."""
+    args = [Const(f"argument number {i}") for i in range(8)]
+    lines = _statement_lines(ExprStmt(call("self.record", *args)))
+    assert lines == [
+        "        self.record(",
+        "            'argument number 0', 'argument number 1', 'argument number 2', "
+        "'argument number 3',",
+        "            'argument number 4', 'argument number 5', 'argument number 6', "
+        "'argument number 7',",
+        "        )"]
+    value = DictOf(((None, attr("customer.payment_methods")),
+                    (Name("payment_method_id"),
+                     call("self.fn_adjust_balance", Name("method"),
+                          Neg(Name("total_amount_of_the_order"))))))
+    stmt = ExprStmt(call("self.set_field", Name("customer"), Const("payment_methods"), value),
+                    anchor="shop.world:378")
+    lines = _statement_lines(stmt)
+    assert lines == [
+        "        self.set_field(  # shop.world:378",
+        "            customer, 'payment_methods', {",
+        "                **customer.payment_methods,",
+        "                payment_method_id: self.fn_adjust_balance(method, "
+        "-total_amount_of_the_order),",
+        "            },",
+        "        )"]
+    _same_code(lines, stmt.value.flat())
+    # after a long start, or a text (whose pieces would stand level with the arguments): the
+    # last argument on lines of its own
+    long_start = ExprStmt(call("self.set_field", attr("self.state.the_current_customer"),
+                               Const("payment_methods"), value))
+    assert _statement_lines(long_start)[1] == \
+        "            self.state.the_current_customer, 'payment_methods',"
+    message = FString(("The slot ", FormattedValue(attr("slot.id_")),
+                       " has already started, or it is in the past, and cannot be booked for ",
+                       FormattedValue(attr("patient.name")), "."))
+    built = Return(rt("built", Name("self"), message))
+    lines = _statement_lines(built)
+    assert lines[:2] == ["        return rt.built(", "            self,"]
+    assert lines[2].startswith("            f'The slot") and len(lines) == 5
+    _same_code(lines, f"return {built.value.flat() if built.value else ''}")
+
+
+def test_a_bracketed_last_argument_after_names_hugs_the_call() -> None:
+    """``rt.each(self, [`` ... ``])``: a call whose last argument is bracketed and whose other
+    arguments are names splits inside that argument's brackets, not one level deeper; one
+    with another kind of argument before it does not."""
+    rows = Comprehension("list", attr("_p14.id_"), "_p14", rt("each", Name("self"),
+                                                               attr("self.t_patients")),
+                         Compare(call("rt.read", Name("self"), Name("needle_of_the_query")),
+                                 "in", call("_p14.name.lower")))
+    lines = _statement_lines(Return(rt("each", Name("self"), rows)))
+    assert lines[0] == "        return rt.each(self, ["
+    assert lines[-1] == "        ])" and len(lines) == 4
+    _same_code(lines, f"return {rt('each', Name('self'), rows).flat()}")
+    after_call = rt("each", call("self.episode"), rows)
+    lines = _statement_lines(Return(after_call))
+    assert lines[0] == "        return rt.each(" and lines[1] == "            self.episode(), ["
+    _same_code(lines, f"return {after_call.flat()}")
 
 
 def test_a_map_copy_and_keywords_split_inside_their_items() -> None:
@@ -222,6 +290,11 @@ def test_a_long_docstring_is_split_between_words_into_one_literal() -> None:
     tree = ast.parse("\n".join(line[4:] for line in lines))
     assert isinstance(tree.body[0], ast.FunctionDef) and ast.get_docstring(
         tree.body[0], clean=False) == doc
+    # the parentheses open on the first literal's line and close on the last one's
+    assert lines[1].startswith("        ('Send a text") and lines[-2] == "         'The end.')"
+    assert len(lines) == 1 + 4 + 1  # the signature, four literals, the body
+    word = FunctionDef("tool_w", ["self"], "None", [Return(None)], doc="w" * 120)
+    assert print_block([word], 1)[1] == "        " + repr("w" * 120)
     short = FunctionDef("tool_get", ["self"], "None", [Return(None)], doc="Get it.")
     assert print_block([short], 1)[1] == "        'Get it.'"
 
@@ -236,6 +309,44 @@ def test_a_long_signature_puts_its_parameters_on_their_own_line() -> None:
     assert lines[-2] == "    ) -> Order:"
     assert all(len(line) <= WIDTH for line in lines)
     ast.parse("\n".join(line[4:] for line in lines))
+
+
+def test_an_anchor_goes_above_a_signature_that_fits_without_it() -> None:
+    """A signature that fits its line without its anchor comment, not with it, keeps its one
+    line with the anchor alone above it (two lines, not three); one that fits with the anchor
+    keeps it at its end."""
+    params = ["ep: ClinicScheduling", "init: ClinicScheduling"]
+    fn = FunctionDef("_check_julia_reschedule__checkup_booked", params, "bool",
+                     [Return(Const(True))], anchor="tasks.world:17")
+    lines = print_block([fn], 0)
+    assert lines == [
+        "# tasks.world:17",
+        "def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, "
+        "init: ClinicScheduling) -> bool:",
+        "    return True"]
+    assert len(lines[1]) <= WIDTH < len(lines[1] + "  # tasks.world:17")
+    tree = ast.parse("\n".join(lines))
+    assert isinstance(tree.body[0], ast.FunctionDef) and tree.body[0].lineno == 2
+    short = FunctionDef("_check_t__c", params[:1], "bool", [Return(Const(True))],
+                        anchor="tasks.world:17")
+    assert print_block([short], 0)[0] == \
+        "def _check_t__c(ep: ClinicScheduling) -> bool:  # tasks.world:17"
+
+
+def test_a_multi_line_text_literal_is_one_literal_per_line_split_where_too_long() -> None:
+    """A policy's literal: one ``repr`` per line of the text, a line too long for the width
+    split after its spaces; Python reads back the very text."""
+    long_line = "- Act for that customer only: read and change only their own orders, and pay " \
+                "or refund only\n"
+    text = "You are the agent.\n" + long_line + "  with 'their' \"own\" methods.\n\nThe end."
+    literal = text_literal(text, "    ")
+    lines = literal.splitlines()
+    assert lines[0] == "(" and lines[-1] == "    )" and len(lines) == 2 + 6
+    assert all(len(line) <= WIDTH for line in lines)
+    assert ast.literal_eval(literal) == text
+    assert "        'You are the agent.\\n'" in lines
+    one_line = "One line, however long " * 9
+    assert text_literal(one_line, "    ") == repr(one_line)
 
 
 def test_the_questions_codegen_asks_of_expressions() -> None:
@@ -418,9 +529,16 @@ def test_a_statement_whose_first_line_stays_too_long_is_parenthesised() -> None:
                 "can_freeze")
     test = If(Not(flag), [Raise(call("ToolError", Const("no")))],
               anchor="retail_bank.world:341")
-    lines = _statement_lines(test)
-    assert lines[0] == "        if not (  # retail_bank.world:341"
-    assert all(len(line) <= WIDTH for line in lines)
+    lines = _statement_lines(test)  # it fits without its anchor: the anchor goes above
+    assert lines == [
+        "        # retail_bank.world:341",
+        "        if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:",
+        "            raise ToolError('no')"]
     _same_code(lines, f"if not {flag.flat()}:\n    raise ToolError('no')")
+    deeper = If(Not(flag), [Raise(call("ToolError", Const("no")))],
+                anchor="retail_bank.world:341")
+    lines = print_block([deeper], 7)  # too long even without its anchor: parenthesised
+    assert lines[0] == " " * 28 + "if not (  # retail_bank.world:341"
+    assert all(len(line) <= WIDTH for line in lines)
     fits = Assign(Name("method"), call("m.get", Name("k")), "T | None", anchor="a.world:1")
     assert _statement_lines(fits) == ["        method: T | None = m.get(k)  # a.world:1"]

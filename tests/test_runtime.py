@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from worldspec.runtime import helpers as rt
 from worldspec.runtime.episode import Episode
 from worldspec.services.loading import compile_worlds, load_package
 
@@ -976,8 +977,8 @@ def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> N
     package = generate_all(result).packages[0]
     source = package.files["world.py"]
     assert "for _row" in source and "in rt.changed_rows(self, self.t_bookings):" in source
-    # the pair (both sides), ordered
-    assert source.count("rt.changed_rows(self, self.t_bookings)") >= 3
+    # the pair: each pair with a changed row on either side, in one loop
+    assert "in rt.changed_pairs(self, self.t_bookings, self.t_bookings):" in source
     world = compile_worlds([spec]).worlds["Rooms"]
     ep = world()
     for args in ({"id": "B1", "room": "r1", "start": 0, "end": 5},
@@ -996,6 +997,13 @@ def test_incremental_invariants_catch_every_breaking_change(tmp_path: Path) -> N
         assert ep.failed(result) and words in result["error"], result
     assert ep.state_hash() == before
     assert not ep.failed(ep.call("move", {"id": "B2", "start": 6, "end": 9}))
+    # the pairs the check saw: the moved row with every row, on one side then on the other
+    bookings = ep.tables["bookings"]
+    moved, rows = bookings.row("B2"), list(bookings)
+    assert list(rt.changed_pairs(ep, bookings, bookings)) == \
+        [(moved, row) for row in rows] + [(row, moved) for row in rows]
+    assert not ep.failed(ep.call("set_max", {"n": 50}))  # no row changed: no pair
+    assert list(rt.changed_pairs(ep, bookings, bookings)) == []
 
 
 PAIR_SPEC = """

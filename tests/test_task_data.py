@@ -117,9 +117,14 @@ def test_every_example_worlds_tasks_are_what_the_compiler_says(
 
 
 def _anchor(module: Any, function: str) -> str:
-    source = Path(module.__file__).read_text(encoding="utf-8")
-    line = next(line for line in source.splitlines() if line.startswith(f"def {function}("))
-    return line.rsplit("# ", 1)[-1]
+    """The anchor comment of ``function``'s ``def``: at the end of its line, or alone on the
+    line above where the signature fits only without it."""
+    lines = Path(module.__file__).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
+    if "  # " in lines[at]:
+        return lines[at].rsplit("  # ", 1)[-1]
+    assert lines[at - 1].startswith("# "), lines[at - 1]
+    return lines[at - 1][2:]
 
 
 def test_importing_a_world_reads_no_task_file(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ from worldspec.compiler.codegen.pycode import (
     call,
     print_block,
     rt,
+    text_literal,
 )
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.registry import RegistryWriter, ResultClasses, SchemaWriter
@@ -406,11 +407,9 @@ class WorldGenerator:
                 a, b = self.x.fresh("row"), self.x.fresh("row")
                 test = Not(self.x.value(pair.body, Env(ep="self", locals={pair.a: a,
                                                                          pair.b: b})))
-                for changed_var, changed_table, every_var, every_table in (
-                        (a, pair.table_a, b, pair.table_b), (b, pair.table_b, a, pair.table_a)):
-                    every = For(every_var, Attr(episode, f"t_{every_table}"),
-                                [If(test, [fail])])
-                    out.append(For(changed_var, changed(changed_table), [every], anchor=where))
+                pairs = rt("changed_pairs", episode, Attr(episode, f"t_{pair.table_a}"),
+                           Attr(episode, f"t_{pair.table_b}"))
+                out.append(For(f"{a}, {b}", pairs, [If(test, [fail])], anchor=where))
             else:
                 out.append(If(Not(self.x.value(inv.condition, env)), [fail], anchor=where))
         return out + self.reference_statements()
@@ -699,7 +698,7 @@ class WorldGenerator:
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
             reward=repr(w.config.reward) if w.config.reward != DEFAULT_REWARD else "",
             dynamic=w.config.arguments == "dynamic",
-            policy=_text_literal(w.policy, _INDENT) if w.policy else "",
+            policy=text_literal(w.policy, _INDENT) if w.policy else "",
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
             table_entries=self.table_entries(),
@@ -724,15 +723,6 @@ def _check_fn_name(task: str, check: str) -> str:
     if "__" in t_name or "__" in c_name:
         return f"{CHECK_PREFIX}{t_name}__{c_name}_{len(t_name)}"
     return f"{CHECK_PREFIX}{t_name}__{c_name}"
-
-
-def _text_literal(text: str, indent: str) -> str:
-    """A string literal for ``text``: one line, or one ``repr`` per line in parentheses
-    (the closing one at ``indent``), so a long policy reads line by line."""
-    lines = text.splitlines(keepends=True)
-    if len(lines) <= 1:
-        return repr(text)
-    return "(\n" + "".join(f"{indent}{_INDENT}{line!r}\n" for line in lines) + f"{indent})"
 
 
 _entity_in = t.referenced_entity

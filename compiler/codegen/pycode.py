@@ -5,9 +5,10 @@ Code generation never writes Python text by hand nor reads back text it wrote: i
 these nodes (a name, an attribute read, a call, an operator with its precedence, a display, a
 comprehension, a literal by ``repr``...) and asks questions of them (:func:`is_charged`,
 :func:`is_dotted`), and :func:`print_block` renders them, wrapping any line longer than
-:data:`WIDTH` characters the way black does: the outermost bracketed part is split one item
-per line with a trailing comma, recursively, and an operator chain that does not fit is
-parenthesised and split before its operators.
+:data:`WIDTH` characters much as black does, but filling lines: the outermost bracketed part
+is split, its items (arguments, a comprehension's clauses) as many a line as fit, an item too
+long for a line of its own split the same way, recursively; an operator chain that does not
+fit is parenthesised and split before its operators, as many operands a line as fit.
 
 :class:`Raw` is the typed escape hatch for code still produced as text elsewhere (the type
 tables' loaders and checks, builtin templates): it is printed as it is and never split.
@@ -16,7 +17,7 @@ tables' loaders and checks, builtin templates): it is printed as it is and never
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
     "Return", "Raise", "Pass", "Break",
     "Continue", "If", "For", "While", "Match", "MatchCase", "FunctionDef", "call", "attr", "rt",
     "is_charged",
-    "charged_value", "is_dotted", "print_block",
+    "charged_value", "is_dotted", "print_block", "text_literal",
 ]
 
 #: the longest line the printer writes where it can split (black's default is 88; the
@@ -605,6 +606,9 @@ class If(Stmt):
 
 @dataclass(slots=True)
 class For(Stmt):
+    """``for var in iterable: body``; ``var`` is one name, or several separated by commas
+    (names the compiler made, never text from the spec)."""
+
     var: str
     iterable: Expr
     body: list[Stmt]
@@ -668,13 +672,63 @@ def _item(expr: Expr, least: int = LAMBDA, prefix: str = "") -> _Item:
     return _Item(prefix + _at(expr, least), prefix, expr, expr.precedence < least)
 
 
-def _split_item(item: _Item, indent: str, end: str) -> list[str]:
-    """The lines of ``item`` (and ``end``) at ``indent``, split where it is too long."""
-    if item.expr is None or len(indent + item.text + end) <= WIDTH:
-        return [indent + item.text + end]
+def _split_item(item: _Item, indent: str, end: str, head: str = "") -> list[str]:
+    """The lines of ``item`` (and ``end``) at ``indent`` after ``head``, split where it is
+    too long."""
+    if item.expr is None or len(indent + head + item.text + end) <= WIDTH:
+        return [indent + head + item.text + end]
     if item.paren:
-        return _wrapped(item.expr, indent, item.prefix + "(", ")" + end, True)
-    return _wrapped(item.expr, indent, item.prefix, end, True)
+        return _wrapped(item.expr, indent, head + item.prefix + "(", ")" + end, True)
+    return _wrapped(item.expr, indent, head + item.prefix, end, True)
+
+
+def _is_text(expr: Expr | None) -> bool:
+    """Whether ``expr`` is a text literal: split, its pieces stand level with the items
+    before it, so it starts a line of its own (its pieces read as one item)."""
+    return isinstance(expr, FString) or (isinstance(expr, Const) and isinstance(expr.value, str))
+
+
+#: the longest start of a line (``self,``: short leading arguments, operands) after which a
+#: long last item (not a text) may open its split, instead of on a line of its own
+_SHORT_START = 40
+
+
+def _filled(items: list[_Item], indent: str, end: str, head: str = "") -> list[str]:
+    """``items`` (each followed by ``end``) at ``indent``, as many a line as fit, the first
+    after ``head``; an item too long for a line of its own is split, and the next one starts
+    a line after it. An operator chain's operands each start with their operator, so a line
+    breaks before an operator."""
+    out: list[str] = []
+    line: str | None = None  # the line being filled, after its indent
+    for number, item in enumerate(items):
+        text = item.text + end
+        if line is not None and len(indent + line + " " + text) <= WIDTH:
+            line += " " + text
+            continue
+        lead = head if number == 0 else ""
+        if line is None and len(indent + lead + text) <= WIDTH:
+            line = lead + text
+            continue
+        split = _split_item(item, indent, end, lead)
+        if line is not None:
+            # the last item split after a short start of its line (``self, ``), where that
+            # takes fewer lines
+            after = _split_item(item, indent, end, line + " ")
+            if number == len(items) - 1 and len(line) <= _SHORT_START and \
+                    not _is_text(item.expr) and len(indent + text) > WIDTH and \
+                    len(after) <= len(split) and len(after[0]) <= WIDTH:
+                out += after
+                line = None
+                continue
+            out.append(indent + line)
+            if len(indent + text) <= WIDTH:
+                line = text
+                continue
+        out += split
+        line = None
+    if line is not None:
+        out.append(indent + line)
+    return out
 
 
 def _bracketed(expr: Expr) -> tuple[str, list[_Item], str, bool] | None:
@@ -718,14 +772,21 @@ def _operands(expr: Expr) -> list[_Item] | None:
     return None
 
 
-def _hugged(expr: Expr) -> Expr | None:
-    """The one argument of call ``expr`` when it is bracketed itself: split inside its own
-    brackets, ``f([`` ... ``])``, not one level deeper."""
-    if isinstance(expr, Call) and len(expr.args) == 1 and not expr.keywords:
-        arg = expr.args[0]
-        if isinstance(arg, (Call, TupleOf, ListOf, DictOf)) or \
-                (isinstance(arg, Comprehension) and arg.kind == "list"):
-            return arg
+def _hugged(expr: Expr) -> tuple[str, Expr] | None:
+    """The last argument of call ``expr`` when it is bracketed itself and any before it are
+    names (``self``, ``ep``), with the text of those: split inside its own brackets,
+    ``f([`` ... ``])`` or ``rt.each(self, [`` ... ``])``, not one level deeper."""
+    if not isinstance(expr, Call) or not expr.args or expr.keywords:
+        return None
+    *leading, arg = expr.args
+    if not all(isinstance(name, Name) for name in leading):
+        return None
+    before = "".join(f"{name.flat()}, " for name in leading)
+    if len(before) > _SHORT_START:
+        return None
+    if isinstance(arg, (Call, TupleOf, ListOf, DictOf)) or \
+            (isinstance(arg, Comprehension) and arg.kind == "list"):
+        return before, arg
     return None
 
 
@@ -752,10 +813,13 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
     if len(line) + reserve <= WIDTH:
         return [line]
     hugged = _hugged(expr)
-    if hugged is not None and _bracketed(hugged) is not None:
+    if hugged is not None and _bracketed(hugged[1]) is not None:
         assert isinstance(expr, Call)
-        return _wrapped(hugged, indent, head + _at(expr.func, ATOM) + "(", ")" + tail, True,
-                        reserve)
+        before, arg = hugged
+        lines = _wrapped(arg, indent, head + _at(expr.func, ATOM) + "(" + before, ")" + tail,
+                         True, reserve)
+        if not before or all(len(line) <= WIDTH for line in lines):
+            return lines  # (after names, only where every line fits)
     if isinstance(expr, Const) and type(expr.value) is str:  # a long text: joined literals
         return _fstring_wrapped(FString((expr.value,)), indent, head, tail, nested,
                                 reserve) or [line]
@@ -772,11 +836,8 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
             together += ","  # a tuple of one is its trailing comma
         if len(together) <= WIDTH and len(indent + head + opener) + reserve <= WIDTH:
             return [indent + head + opener, together, indent + closer + tail]
-        out = [indent + head + opener]
-        end = "," if comma else ""
-        for item in items:
-            out += _split_item(item, inner, end)
-        return [*out, indent + closer + tail]
+        return [indent + head + opener, *_filled(items, inner, "," if comma else ""),
+                indent + closer + tail]
     if isinstance(expr, Not):
         if expr.operand.precedence >= UNARY:
             return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
@@ -785,26 +846,19 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
             if len(inner + expr.operand.flat()) <= WIDTH:
                 return [indent + head + "not (", inner + expr.operand.flat(),
                         indent + ")" + tail]
-            return [indent + head + "not (", *(line for operand in operands
-                                               for line in _split_item(operand, inner, "")),
-                    indent + ")" + tail]
+            return [indent + head + "not (", *_filled(operands, inner, ""), indent + ")" + tail]
     operands = _operands(expr)
     if operands is not None:
         right = _right_hugged(operands, indent, head, tail, reserve)
         if right is not None:
             return right
-        if nested:  # inside brackets: the operands one a line, level with the first
-            lines = _split_item(operands[0], indent, "")
-            lines[0] = indent + head + lines[0][len(indent):]
-            for operand in operands[1:]:
-                lines += _split_item(operand, indent, "")
+        if nested:  # inside brackets: the operands level with the first
+            lines = _filled(operands, indent, "", head)
             lines[-1] += tail
             return lines
         if len(inner + expr.flat()) <= WIDTH:  # parenthesised, on a line of its own
             return [indent + head + "(", inner + expr.flat(), indent + ")" + tail]
-        return [indent + head + "(", *(line for operand in operands
-                                        for line in _split_item(operand, inner, "")),
-                indent + ")" + tail]
+        return [indent + head + "(", *_filled(operands, inner, ""), indent + ")" + tail]
     if isinstance(expr, Const) and isinstance(expr.value, str):
         # long text: literals split after spaces, one a line (Python joins them), in
         # parentheses unless brackets hold them already
@@ -887,22 +941,34 @@ def _simple(stmt: Stmt) -> tuple[str, Expr | None, str] | None:
     return None
 
 
-def _first_line_anchored(lines: list[str], anchor: str | None) -> list[str]:
-    if anchor:
-        lines[0] += _comment(anchor)
-    return lines
+def _anchored(anchor: str | None, indent: str, lines_for: Callable[[int], list[str]]
+              ) -> list[str]:
+    """The lines of a statement with its ``anchor`` comment: at the end of its first line
+    (``lines_for(reserve)`` leaving room for it), or, where that takes more lines (the code
+    fits without the comment, not with it), on a line of its own just above. An anchor
+    never makes code wrap: of the two, the fewer lines, then the fewer too long."""
+    if not anchor:
+        return lines_for(0)
+    comment = _comment(anchor)
+    after = lines_for(len(comment))
+    after[0] += comment
+    above = [indent + comment.lstrip(), *lines_for(0)]
+
+    def cost(lines: list[str]) -> tuple[int, int]:
+        return len(lines), sum(len(line) > WIDTH for line in lines)
+
+    return above if cost(above) < cost(after) else after
 
 
 def _statement(stmt: Stmt, depth: int) -> list[str]:
     indent = _INDENT * depth
     simple = _simple(stmt)
-    comment = _comment(stmt.anchor)
     if simple is not None:
         head, expr, tail = simple
         if expr is None:
-            return [indent + head + tail + comment]
-        return _first_line_anchored(_wrapped(expr, indent, head, tail, False, len(comment)),
-                                    stmt.anchor)
+            return [indent + head + tail + _comment(stmt.anchor)]
+        return _anchored(stmt.anchor, indent,
+                         lambda reserve: _wrapped(expr, indent, head, tail, False, reserve))
     if isinstance(stmt, If):
         out = _header("if ", stmt.test, indent, stmt.anchor)
         out += print_block(stmt.body, depth + 1)
@@ -935,22 +1001,27 @@ def _statement(stmt: Stmt, depth: int) -> list[str]:
 
 
 def _header(keyword: str, expr: Expr, indent: str, anchor: str | None) -> list[str]:
-    reserve = len(_comment(anchor))
-    return _first_line_anchored(_wrapped(expr, indent, keyword, ":", False, reserve), anchor)
+    return _anchored(anchor, indent,
+                     lambda reserve: _wrapped(expr, indent, keyword, ":", False, reserve))
+
+
+def _signature(fn: FunctionDef, indent: str, reserve: int) -> list[str]:
+    """``def name(params) -> returns:`` on one line, else its parameters on a line of their
+    own, else one a line; the first line leaves ``reserve`` characters free."""
+    params = ", ".join(fn.params)
+    head = f"def {fn.name}({params}) -> {fn.returns}:"
+    opener = indent + f"def {fn.name}("
+    closer = indent + f") -> {fn.returns}:"
+    if len(indent + head) + reserve <= WIDTH:
+        return [indent + head]
+    if len(indent + _INDENT + params) <= WIDTH:
+        return [opener, indent + _INDENT + params, closer]
+    return [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
 
 
 def _function(fn: FunctionDef, depth: int) -> list[str]:
     indent = _INDENT * depth
-    params = ", ".join(fn.params)
-    head = f"def {fn.name}({params}) -> {fn.returns}:"
-    opener = indent + f"def {fn.name}(" + _comment(fn.anchor)
-    closer = indent + f") -> {fn.returns}:"
-    if len(indent + head + _comment(fn.anchor)) <= WIDTH:
-        out = [indent + head + _comment(fn.anchor)]
-    elif len(indent + _INDENT + params) <= WIDTH:
-        out = [opener, indent + _INDENT + params, closer]
-    else:
-        out = [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
+    out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
     if fn.doc:
         out += _docstring(fn.doc, indent + _INDENT)
     return out + print_block(fn.body, depth + 1)
@@ -958,13 +1029,16 @@ def _function(fn: FunctionDef, depth: int) -> list[str]:
 
 def _docstring(text: str, indent: str) -> list[str]:
     """Docstring ``text`` as a literal (``repr``); a long one as literals split after
-    spaces and line breaks, one a line, in parentheses (Python joins them into one)."""
+    spaces and line breaks, one a line, in parentheses that open on the first and close on
+    the last (Python joins them into one)."""
     whole = indent + repr(text)
     if len(whole) <= WIDTH:
         return [whole]
-    inner = indent + _INDENT
-    return [indent + "(", *(inner + repr(piece) for piece in _text_pieces(text, inner, 0)),
-            indent + ")"]
+    pieces = [repr(piece) for piece in _text_pieces(text, indent + "  ", 0)]
+    if len(pieces) == 1:  # one word longer than the line: it cannot be split
+        return [whole]
+    return [indent + "(" + pieces[0], *(indent + " " + piece for piece in pieces[1:-1]),
+            indent + " " + pieces[-1] + ")"]
 
 
 def _text_pieces(text: str, indent: str, tail: int) -> list[str]:
@@ -988,6 +1062,19 @@ def _text_pieces(text: str, indent: str, tail: int) -> list[str]:
     head, _, _ = text.rstrip(" ").rpartition(" ")
     rest = text[len(head):]
     return [head, rest] if head else [text]
+
+
+def text_literal(text: str, indent: str) -> str:
+    """A string literal for ``text`` on lines at ``indent``: its ``repr`` when the text is one
+    line, else one literal per line of the text in parentheses (the closing one at
+    ``indent``), a line too long for :data:`WIDTH` split after its spaces; Python joins
+    them into the same text."""
+    lines = text.splitlines(keepends=True)
+    if len(lines) <= 1:
+        return repr(text)
+    inner = indent + _INDENT
+    pieces = [piece for line in lines for piece in _text_pieces(line, inner, 0)]
+    return "(\n" + "".join(f"{inner}{piece!r}\n" for piece in pieces) + f"{indent})"
 
 
 def print_block(body: Sequence[Stmt] | Iterable[Stmt], depth: int) -> list[str]:

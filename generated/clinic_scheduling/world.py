@@ -273,65 +273,32 @@ class ClinicScheduling(Episode):
         self.state.load(data, self)
 
     def _check_invariants(self) -> None:
-        for _row40 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
-            for _row41 in self.t_appointments:
-                if not (
-                    _row40.id_ == _row41.id_
-                    or not self.fn_active(_row40)
-                    or not self.fn_active(_row41)
-                    or _row40.doctor != _row41.doctor
-                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
-                ):
-                    raise InvariantError(
-                        'A doctor never has two active appointments at overlapping times.',
-                        'clinic.world:248',
-                    )
-        for _row41 in rt.changed_rows(self, self.t_appointments):  # clinic.world:248
-            for _row40 in self.t_appointments:
-                if not (
-                    _row40.id_ == _row41.id_
-                    or not self.fn_active(_row40)
-                    or not self.fn_active(_row41)
-                    or _row40.doctor != _row41.doctor
-                    or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
-                ):
-                    raise InvariantError(
-                        'A doctor never has two active appointments at overlapping times.',
-                        'clinic.world:248',
-                    )
-        for _row42 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row43 in self.t_appointments:
-                if not (
-                    _row42.id_ == _row43.id_
-                    or not self.fn_active(_row42)
-                    or not self.fn_active(_row43)
-                    or _row42.patient != _row43.patient
-                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
-                ):
-                    raise InvariantError(
-                        'A patient never has two active appointments at overlapping times.',
-                        'clinic.world:251',
-                    )
-        for _row43 in rt.changed_rows(self, self.t_appointments):  # clinic.world:251
-            for _row42 in self.t_appointments:
-                if not (
-                    _row42.id_ == _row43.id_
-                    or not self.fn_active(_row42)
-                    or not self.fn_active(_row43)
-                    or _row42.patient != _row43.patient
-                    or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
-                ):
-                    raise InvariantError(
-                        'A patient never has two active appointments at overlapping times.',
-                        'clinic.world:251',
-                    )
+        # clinic.world:248
+        for _row40, _row41 in rt.changed_pairs(self, self.t_appointments, self.t_appointments):
+            if not (
+                _row40.id_ == _row41.id_ or not self.fn_active(_row40)
+                or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
+                or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
+            ):
+                raise InvariantError(
+                    'A doctor never has two active appointments at overlapping times.',
+                    'clinic.world:248',
+                )
+        # clinic.world:251
+        for _row42, _row43 in rt.changed_pairs(self, self.t_appointments, self.t_appointments):
+            if not (
+                _row42.id_ == _row43.id_ or not self.fn_active(_row42)
+                or not self.fn_active(_row43) or _row42.patient != _row43.patient
+                or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
+            ):
+                raise InvariantError(
+                    'A patient never has two active appointments at overlapping times.',
+                    'clinic.world:251',
+                )
         if not all(  # clinic.world:254
-            not self.fn_active(_a44)
-            or len([
-                _b45
-                for _b45 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b45)
-                and _b45.patient == _a44.patient
+            not self.fn_active(_a44) or len([
+                _b45 for _b45 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b45) and _b45.patient == _a44.patient
                 and _b45.start.date() == _a44.start.date()
             ])
             <= self.state.max_appointments_per_day
@@ -342,12 +309,9 @@ class ClinicScheduling(Episode):
                 'clinic.world:254',
             )
         if not all(  # clinic.world:257
-            not self.fn_active(_a46)
-            or len([
-                _b47
-                for _b47 in rt.each(self, self.t_appointments)
-                if self.fn_active(_b47)
-                and _b47.doctor == _a46.doctor
+            not self.fn_active(_a46) or len([
+                _b47 for _b47 in rt.each(self, self.t_appointments)
+                if self.fn_active(_b47) and _b47.doctor == _a46.doctor
                 and _b47.start.date() == _a46.start.date()
             ])
             <= self.t_doctors[_a46.doctor].max_daily_appointments
@@ -359,10 +323,8 @@ class ClinicScheduling(Episode):
             )
         if not all(  # clinic.world:260
             _a48.doctor == self.t_slots[_a48.slot].doctor
-            and _a48.start == self.t_slots[_a48.slot].start
-            and _a48.end > _a48.start
-            and _a48.end
-            <= self.t_slots[_a48.slot].start + dt.timedelta(
+            and _a48.start == self.t_slots[_a48.slot].start and _a48.end > _a48.start
+            and _a48.end <= self.t_slots[_a48.slot].start + dt.timedelta(
                 minutes=self.t_slots[_a48.slot].length_minutes
             )
             for _a48 in rt.each(self, self.t_appointments)
@@ -388,8 +350,7 @@ class ClinicScheduling(Episode):
                 )
         if not all(  # clinic.world:269
             len([
-                _v52
-                for _v52 in rt.each(self, self.t_waitlist)
+                _v52 for _v52 in rt.each(self, self.t_waitlist)
                 if _v52.patient == _w51.patient and _v52.doctor == _w51.doctor
             ])
             == 1
@@ -409,18 +370,14 @@ class ClinicScheduling(Episode):
             rt.check_refs(self.t_doctors, _row55.doctor, 'WaitlistEntry.doctor')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_doctors,
-                (
-                    (self.t_slots, 'doctor'),
-                    (self.t_appointments, 'doctor'),
+                self, self.t_doctors, (
+                    (self.t_slots, 'doctor'), (self.t_appointments, 'doctor'),
                     (self.t_waitlist, 'doctor'),
                 ),
             )
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_patients,
+                self, self.t_patients,
                 ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient')),
             )
         if self.deleted_rows:
@@ -453,9 +410,8 @@ class ClinicScheduling(Episode):
     def fn_age_on(self, birth: dt.date, day: dt.date) -> int:  # clinic.world:171
         'Age in whole years on a given day.'
         years: int = rt.bounded(day.year - birth.year)  # clinic.world:172
-        if (  # clinic.world:173
-            day.month < birth.month or day.month == birth.month and day.day < birth.day
-        ):
+        # clinic.world:173
+        if day.month < birth.month or day.month == birth.month and day.day < birth.day:
             years -= 1  # clinic.world:174
         return years  # clinic.world:176
 
@@ -465,30 +421,23 @@ class ClinicScheduling(Episode):
 
     def fn_slot_view(self, slot: Slot, kind: VisitKind) -> SlotView:  # clinic.world:183
         return SlotView(  # clinic.world:184
-            slot.id_,
-            self.t_doctors[slot.doctor].id_,
-            self.t_doctors[slot.doctor].name,
-            self.t_doctors[slot.doctor].specialty,
-            slot.start,
+            slot.id_, self.t_doctors[slot.doctor].id_, self.t_doctors[slot.doctor].name,
+            self.t_doctors[slot.doctor].specialty, slot.start,
             slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
         )
 
     def fn_booking_problem(  # clinic.world:194
         self, patient: Patient, slot: Slot, kind: VisitKind, moving: str
     ) -> str | None:
-        (
-            'Why the patient cannot have this slot for this kind of visit, or none when they '
-            'can.\n'
-            '`moving` is the id of an appointment being moved (its current time does not count), '
-            'or an empty string.'
-        )
+        ('Why the patient cannot have this slot for this kind of visit, or none when they can.\n'
+         '`moving` is the id of an appointment being moved (its current time does not count), or '
+         'an empty string.')
         doctor: Doctor = self.t_doctors[slot.doctor]  # clinic.world:200
         day: dt.date = slot.start.date()  # clinic.world:201
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = slot.start + dt.timedelta(minutes=length)  # clinic.world:203
         others: tuple[str, ...] = tuple([  # clinic.world:204
-            _a1.key()
-            for _a1 in rt.each(self, self.t_appointments)
+            _a1.key() for _a1 in rt.each(self, self.t_appointments)
             if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
@@ -498,9 +447,8 @@ class ClinicScheduling(Episode):
                 'past.',
             )
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
-            return (  # clinic.world:209
-                f'The clinic is closed on {day}; no appointments can be booked that day.'
-            )
+            # clinic.world:209
+            return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
             return rt.built(  # clinic.world:212
                 self,
@@ -516,8 +464,7 @@ class ClinicScheduling(Episode):
             )
         if (  # clinic.world:217
             len([
-                _a3
-                for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
+                _a3 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a3.doctor == doctor.key() and _a3.start.date() == day
             ])
             >= doctor.max_daily_appointments
@@ -537,8 +484,7 @@ class ClinicScheduling(Episode):
             )
         if (  # clinic.world:223
             len([
-                _a5
-                for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
+                _a5 for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
                 if _a5.patient == patient.key() and _a5.start.date() == day
             ])
             >= self.state.max_appointments_per_day
@@ -556,8 +502,7 @@ class ClinicScheduling(Episode):
                 f' is {age}.',
             )
         seen_before: bool = any(  # clinic.world:230
-            _a6.patient == patient.key()
-            and _a6.doctor == doctor.key()
+            _a6.patient == patient.key() and _a6.doctor == doctor.key()
             and _a6.status == _E17_AppointmentStatus_completed
             for _a6 in rt.each(self, self.t_appointments)
         )
@@ -569,43 +514,31 @@ class ClinicScheduling(Episode):
             )
         return None  # clinic.world:234
 
-    def fn_free_slots(  # clinic.world:237
-        self, doctor: Doctor, day: dt.date, kind: VisitKind
-    ) -> tuple[str, ...]:
+    # clinic.world:237
+    def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
         candidates: tuple[str, ...] = tuple([  # clinic.world:240
-            _s7.key()
-            for _s7 in rt.each(self, self.t_slots)
-            if _s7.doctor == doctor.key()
-            and _s7.start.date() == day
-            and _s7.start > self.clock
+            _s7.key() for _s7 in rt.each(self, self.t_slots)
+            if _s7.doctor == doctor.key() and _s7.start.date() == day and _s7.start > self.clock
             and self.fn_visit_minutes(kind) <= _s7.length_minutes
             and day not in rt.each(self, self.state.closed_days)
         ])
         taken: tuple[str, ...] = tuple([  # clinic.world:241
-            _a8.key()
-            for _a8 in rt.each(self, self.t_appointments)
+            _a8.key() for _a8 in rt.each(self, self.t_appointments)
             if self.fn_active(_a8) and _a8.doctor == doctor.key() and _a8.start.date() == day
         ])
         full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
         return rt.sorted_keys(  # clinic.world:243
-            rt.each(
-                self,
-                [
-                    _s10
-                    for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
-                    if not full
-                    and not any(
-                        self.fn_overlaps(
-                            _a11.start,
-                            _a11.end,
-                            _s10.start,
-                            _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
-                        )
-                        for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
+            rt.each(self, [
+                _s10 for _s10 in rt.rows(self.t_slots, rt.each(self, candidates))
+                if not full and not any(
+                    self.fn_overlaps(
+                        _a11.start, _a11.end, _s10.start,
+                        _s10.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
                     )
-                ],
-            ),
+                    for _a11 in rt.rows(self.t_appointments, rt.each(self, taken))
+                )
+            ]),
             key=lambda _s9: _s9.start,
         )
 
@@ -613,8 +546,7 @@ class ClinicScheduling(Episode):
         self, specialty: Specialty | None, accepting_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # clinic.world:280
-            _d12.key()
-            for _d12 in rt.each(self, self.t_doctors)
+            _d12.key() for _d12 in rt.each(self, self.t_doctors)
             if (specialty is None or _d12.specialty == specialty)
             and (_d12.accepting_new_patients or not accepting_only)
         ])
@@ -622,15 +554,11 @@ class ClinicScheduling(Episode):
     def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
-            rt.each(
-                self,
-                [
-                    _p14
-                    for _p14 in rt.each(self, self.t_patients)
-                    if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
-                    or _p14.phone == rt.built(self, query.strip())
-                ],
-            ),
+            rt.each(self, [
+                _p14 for _p14 in rt.each(self, self.t_patients)
+                if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
+                or _p14.phone == rt.built(self, query.strip())
+            ]),
             key=lambda _p13: _p13.name,
         )
 
@@ -640,8 +568,7 @@ class ClinicScheduling(Episode):
         if birth_date > self.clock.date():  # clinic.world:301
             raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
-            _p15.key()
-            for _p15 in rt.each(self, self.t_patients)
+            _p15.key() for _p15 in rt.each(self, self.t_patients)
             if rt.built(self, _p15.name.lower()) == rt.built(self, name.lower())
             and _p15.birth_date == birth_date
         ])
@@ -653,16 +580,13 @@ class ClinicScheduling(Episode):
             ))
         patient: Patient = Patient(  # clinic.world:304
             id_=self.next_id('patient_ids', 'P{:04d}'),
-            name=v.check_length(name, 'Patient.name', 1, 80),
-            birth_date=birth_date,
+            name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
             phone=v.check_pattern(phone, 'Patient.phone', '^\\+[0-9]{7,15}$'),
             email=rt.if_present(
                 email,
                 lambda x: v.check_pattern(x, 'Patient.email', '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
             ),
-            insurance=insurance,
-            balance=0.0,
-            no_shows=0,
+            insurance=insurance, balance=0.0, no_shows=0,
         )
         self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
@@ -671,8 +595,7 @@ class ClinicScheduling(Episode):
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
-            _d16.key()
-            for _d16 in rt.each(self, self.t_doctors)
+            _d16.key() for _d16 in rt.each(self, self.t_doctors)
             if (specialty is None or _d16.specialty == specialty)
             and (doctor_id is None or _d16.id_ == doctor_id)
         ])
@@ -680,24 +603,19 @@ class ClinicScheduling(Episode):
         for d in rt.rows(self.t_doctors, rt.each(self, chosen)):  # clinic.world:325
             found = rt.each(self, found + self.fn_free_slots(d, on, kind))  # clinic.world:326
         return tuple([  # clinic.world:328
-            self.fn_slot_view(_s17, kind)
-            for _s17 in rt.each(
-                self,
-                sorted(rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start),
-            )
+            self.fn_slot_view(_s17, kind) for _s17 in rt.each(self, sorted(
+                rt.rows(self.t_slots, rt.each(self, found)), key=lambda _s18: _s18.start
+            ))
         ])
 
-    def tool_get_doctor_schedule(  # clinic.world:331
-        self, doctor: Doctor, day: dt.date
-    ) -> DaySchedule:
+    # clinic.world:331
+    def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         booked: tuple[str, ...] = tuple([  # clinic.world:337
-            _a19.key()
-            for _a19 in rt.each(self, self.t_appointments)
+            _a19.key() for _a19 in rt.each(self, self.t_appointments)
             if _a19.doctor == doctor.key() and _a19.start.date() == day and self.fn_active(_a19)
         ])
         return DaySchedule(  # clinic.world:338
-            doctor.id_,
-            day,
+            doctor.id_, day,
             rt.sorted_keys(
                 rt.rows(self.t_appointments, rt.each(self, booked)), key=lambda _a20: _a20.start
             ),
@@ -718,8 +636,7 @@ class ClinicScheduling(Episode):
         status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # clinic.world:354
-            _a22.key()
-            for _a22 in rt.each(self, self.t_appointments)
+            _a22.key() for _a22 in rt.each(self, self.t_appointments)
             if (patient_id is None or self.t_patients[_a22.patient].id_ == patient_id)
             and (doctor_id is None or self.t_doctors[_a22.doctor].id_ == doctor_id)
             and (on is None or _a22.start.date() == on)
@@ -736,38 +653,25 @@ class ClinicScheduling(Episode):
         if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:375
-            id_=self.next_id('appointment_ids', 'APT{:04d}'),
-            patient=patient.key(),
-            doctor=slot.doctor,
-            slot=slot.key(),
-            kind=kind,
-            start=slot.start,
+            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.key(),
+            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(reason, 'Appointment.reason', 1, 200),
-            status=_E17_AppointmentStatus_booked,
-            booked_at=self.clock,
-            cancelled_at=None,
-            late_cancellation=False,
-            notes=None,
+            status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
+            late_cancellation=False, notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(  # clinic.world:385
-            self.t_waitlist,
-            rt.each(
-                self,
-                tuple([
-                    _w24.key()
-                    for _w24 in rt.each(self, self.t_waitlist)
-                    if _w24.patient == patient.key() and _w24.doctor == slot.doctor
-                ]),
-            ),
+            self.t_waitlist, rt.each(self, tuple([
+                _w24.key() for _w24 in rt.each(self, self.t_waitlist)
+                if _w24.patient == patient.key() and _w24.doctor == slot.doctor
+            ])),
         ):
             self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 
-    def tool_reschedule_appointment(  # clinic.world:391
-        self, appointment: Appointment, new_slot: Slot
-    ) -> Appointment:
+    # clinic.world:391
+    def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
             raise ToolError(rt.built(
                 self, f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
@@ -804,15 +708,13 @@ class ClinicScheduling(Episode):
         self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
         self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
         self.set_field(  # clinic.world:406
-            appointment,
-            'end',
+            appointment, 'end',
             new_slot.start + dt.timedelta(minutes=self.fn_visit_minutes(appointment.kind)),
         )
         return appointment  # clinic.world:407
 
-    def tool_cancel_appointment(  # clinic.world:410
-        self, appointment: Appointment
-    ) -> Cancellation:
+    # clinic.world:410
+    def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
             raise ToolError(rt.built(
                 self,
@@ -828,11 +730,8 @@ class ClinicScheduling(Episode):
             hours=self.state.cancellation_notice_hours
         )
         self.set_fields(  # clinic.world:421
-            appointment,
-            ('status', 'cancelled_at', 'late_cancellation'),
-            _E17_AppointmentStatus_cancelled,
-            self.clock,
-            late,
+            appointment, ('status', 'cancelled_at', 'late_cancellation'),
+            _E17_AppointmentStatus_cancelled, self.clock, late,
         )
         fee: float = 0.0  # clinic.world:424
         message: str = rt.built(  # clinic.world:425
@@ -842,13 +741,10 @@ class ClinicScheduling(Episode):
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
             self.set_field(  # clinic.world:428
-                self.t_patients[appointment.patient],
-                'balance',
+                self.t_patients[appointment.patient], 'balance',
                 v.check_range(
                     round(self.t_patients[appointment.patient].balance + fee, 2),
-                    'Patient.balance',
-                    0.0,
-                    None,
+                    'Patient.balance', 0.0, None,
                 ),
             )
             message = rt.built(  # clinic.world:429
@@ -878,23 +774,20 @@ class ClinicScheduling(Episode):
                 f'Too late: appointment {appointment.id_} started at '
                 f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
             ))
-        self.set_field(  # clinic.world:444
-            appointment, 'status', _E17_AppointmentStatus_checked_in
-        )
+        # clinic.world:444
+        self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)
         return appointment  # clinic.world:445
 
-    def tool_complete_appointment(  # clinic.world:448
-        self, appointment: Appointment, notes: str
-    ) -> Appointment:
+    # clinic.world:448
+    def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             raise ToolError(rt.built(
                 self,
                 f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
                 'and only checked-in patients can be seen.',
             ))
-        self.set_fields(  # clinic.world:455
-            appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes
-        )
+        # clinic.world:455
+        self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
@@ -912,20 +805,16 @@ class ClinicScheduling(Episode):
             ))
         self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self.set_field(  # clinic.world:468
-            self.t_patients[appointment.patient],
-            'no_shows',
+            self.t_patients[appointment.patient], 'no_shows',
             v.check_range(
                 self.t_patients[appointment.patient].no_shows + 1, 'Patient.no_shows', 0, None
             ),
         )
         self.set_field(  # clinic.world:469
-            self.t_patients[appointment.patient],
-            'balance',
+            self.t_patients[appointment.patient], 'balance',
             v.check_range(
                 round(self.t_patients[appointment.patient].balance + self.state.late_fee, 2),
-                'Patient.balance',
-                0.0,
-                None,
+                'Patient.balance', 0.0, None,
             ),
         )
         return appointment  # clinic.world:470
@@ -939,8 +828,7 @@ class ClinicScheduling(Episode):
                 f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.',
             ))
         self.set_field(  # clinic.world:481
-            patient,
-            'balance',
+            patient, 'balance',
             v.check_range(round(patient.balance - amount, 2), 'Patient.balance', 0.0, None),
         )
         return patient  # clinic.world:482
@@ -960,21 +848,16 @@ class ClinicScheduling(Episode):
                 self, f'{patient.name} is already on {doctor.name}\'s waitlist.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
-            id_=self.next_id('waitlist_ids', 'WL{:03d}'),
-            patient=patient.key(),
-            doctor=doctor.key(),
-            earliest=earliest,
-            latest=latest,
-            reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200),
-            added_at=self.clock,
+            id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.key(),
+            doctor=doctor.key(), earliest=earliest, latest=latest,
+            reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
         return tuple([  # clinic.world:515
-            _w26.key()
-            for _w26 in rt.each(self, self.t_waitlist)
+            _w26.key() for _w26 in rt.each(self, self.t_waitlist)
             if doctor is None or _w26.doctor == doctor.key()
         ])
 
@@ -1010,19 +893,12 @@ class ClinicScheduling(Episode):
         if problem is not None:  # clinic.world:539
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:540
-            id_=self.next_id('appointment_ids', 'APT{:04d}'),
-            patient=entry.patient,
-            doctor=slot.doctor,
-            slot=slot.key(),
-            kind=kind,
-            start=slot.start,
+            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=entry.patient,
+            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200),
-            status=_E17_AppointmentStatus_booked,
-            booked_at=self.clock,
-            cancelled_at=None,
-            late_cancellation=False,
-            notes=None,
+            status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
+            late_cancellation=False, notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:549
         self.delete(self.t_waitlist, entry.key())  # clinic.world:550
@@ -1030,22 +906,17 @@ class ClinicScheduling(Episode):
 
 
 _PARAM_kind = param(
-    'kind',
-    arg.enum_of(VisitKind),
+    'kind', arg.enum_of(VisitKind),
     'consultation (30 min), follow-up (15 min) or procedure (60 min).',
     default=lambda ep: _E9_VisitKind_consultation,
 )
 _PARAM_appointment = param(
-    'appointment',
-    arg.row('appointments'),
-    'The appointment id.',
+    'appointment', arg.row('appointments'), 'The appointment id.',
     not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
 )
 _PARAM_patient = param(
-    'patient',
-    arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
-    "The patient's id.",
-    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
+    'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+    "The patient's id.", not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
 )
 
 
@@ -1054,32 +925,24 @@ ClinicScheduling.TOOLS = tools(
         ClinicScheduling.tool_list_doctors,
         "List the clinic's doctors with their specialty, room and whether they take new patients.",
         param(
-            'specialty',
-            arg.optional(arg.enum_of(Specialty)),
+            'specialty', arg.optional(arg.enum_of(Specialty)),
             'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
         ),
         param(
-            'accepting_only',
-            arg.BOOL,
-            'Only doctors who take new patients.',
+            'accepting_only', arg.BOOL, 'Only doctors who take new patients.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='clinic.world:274',
-        returns=js.array(Doctor),
+        read_only=True, where='clinic.world:274', returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
     tool(
-        ClinicScheduling.tool_find_patients,
-        'Find registered patients by name or phone number.',
+        ClinicScheduling.tool_find_patients, 'Find registered patients by name or phone number.',
         param(
-            'query',
-            arg.refined(arg.TEXT, 2, 80),
+            'query', arg.refined(arg.TEXT, 2, 80),
             "Part of the patient's name (any case), or their full phone number such as "
             "+15125550111.",
         ),
-        read_only=True,
-        where='clinic.world:283',
+        read_only=True, where='clinic.world:283',
         returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
     ),
     tool(
@@ -1088,8 +951,7 @@ ClinicScheduling.TOOLS = tools(
         param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
         param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             'A contact phone number in international form, e.g. +15125550190. Family members may '
             'share one.',
         ),
@@ -1099,8 +961,7 @@ ClinicScheduling.TOOLS = tools(
             'An email address for reminders.',
         ),
         param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
-        where='clinic.world:292',
-        returns=Patient,
+        where='clinic.world:292', returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_find_available_slots,
@@ -1112,28 +973,21 @@ ClinicScheduling.TOOLS = tools(
         ),
         param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
         param(
-            'kind',
-            arg.enum_of(VisitKind),
+            'kind', arg.enum_of(VisitKind),
             'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
             'min) or procedure (60 min).',
             default=lambda ep: _E9_VisitKind_consultation,
         ),
-        read_only=True,
-        where='clinic.world:315',
-        returns=js.array(SlotView),
+        read_only=True, where='clinic.world:315', returns=js.array(SlotView),
     ),
     tool(
         ClinicScheduling.tool_get_doctor_schedule,
         "Show a doctor's active appointments and free consultation slots on one day.",
         param(
-            'doctor',
-            arg.row('doctors'),
-            "The doctor's id, e.g. D01.",
+            'doctor', arg.row('doctors'), "The doctor's id, e.g. D01.",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
-        param('day', arg.DATE, 'The day, YYYY-MM-DD.'),
-        read_only=True,
-        where='clinic.world:331',
+        param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
         returns=DaySchedule,
     ),
     tool(
@@ -1145,13 +999,10 @@ ClinicScheduling.TOOLS = tools(
         param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
         param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
         param(
-            'status',
-            arg.optional(arg.enum_of(AppointmentStatus)),
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
             'Only appointments with this status, e.g. "booked".',
         ),
-        read_only=True,
-        where='clinic.world:346',
-        returns=js.array(js.STRING),
+        read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
     ),
     tool(
         ClinicScheduling.tool_book_appointment,
@@ -1160,153 +1011,117 @@ ClinicScheduling.TOOLS = tools(
         "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
         "Booking removes the patient's waitlist entry for that doctor, if any.",
         param(
-            'patient',
-            arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
+            'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
             "The patient's id, e.g. P1001.",
             not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
         ),
         param(
-            'slot',
-            arg.row('slots'),
-            'The id of a free slot, from find_available_slots.',
+            'slot', arg.row('slots'), 'The id of a free slot, from find_available_slots.',
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         param(
-            'reason',
-            arg.refined(arg.TEXT, 1, 200),
+            'reason', arg.refined(arg.TEXT, 1, 200),
             'Why the patient wants to be seen, in a few words.',
         ),
-        _PARAM_kind,
-        where='clinic.world:360',
-        returns=Appointment,
+        _PARAM_kind, where='clinic.world:360', returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_reschedule_appointment,
         'Move a booked appointment to another slot. Only possible up to the cancellation notice '
         '(24 hours) before it starts.',
         param(
-            'appointment',
-            arg.row('appointments'),
-            'The appointment id, e.g. APT1003.',
+            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1003.',
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
         param(
-            'new_slot',
-            arg.row('slots'),
+            'new_slot', arg.row('slots'),
             'The id of the free slot to move to; it must be with a doctor of the same specialty.',
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
-        where='clinic.world:391',
-        returns=Appointment,
+        where='clinic.world:391', returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_cancel_appointment,
         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
         "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
         param(
-            'appointment',
-            arg.row('appointments'),
-            'The appointment id, e.g. APT1001.',
+            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1001.',
             not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
         ),
-        where='clinic.world:410',
-        returns=Cancellation,
+        where='clinic.world:410', returns=Cancellation,
     ),
     tool(
         ClinicScheduling.tool_check_in,
         'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
         'after it.',
-        _PARAM_appointment,
-        where='clinic.world:436',
-        returns=Appointment,
+        _PARAM_appointment, where='clinic.world:436', returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_complete_appointment,
-        "Close a visit after the patient was seen, with the doctor's notes.",
-        _PARAM_appointment,
+        "Close a visit after the patient was seen, with the doctor's notes.", _PARAM_appointment,
         param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
-        where='clinic.world:448',
-        returns=Appointment,
+        where='clinic.world:448', returns=Appointment,
     ),
     tool(
         ClinicScheduling.tool_mark_no_show,
         'Record that the patient did not come. Possible from 15 minutes after the start; the '
         'late fee is added to their balance.',
-        _PARAM_appointment,
-        where='clinic.world:460',
-        returns=Appointment,
+        _PARAM_appointment, where='clinic.world:460', returns=Appointment,
     ),
     tool(
-        ClinicScheduling.tool_pay_balance,
-        'Record a payment towards the fees a patient owes.',
+        ClinicScheduling.tool_pay_balance, 'Record a payment towards the fees a patient owes.',
         _PARAM_patient,
         param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
-        where='clinic.world:473',
-        returns=Patient,
+        where='clinic.world:473', returns=Patient,
     ),
     tool(
         ClinicScheduling.tool_join_waitlist,
         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
         _PARAM_patient,
         param(
-            'doctor',
-            arg.row('doctors'),
-            "The doctor's id, e.g. D05.",
+            'doctor', arg.row('doctors'), "The doctor's id, e.g. D05.",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
-        where='clinic.world:487',
-        returns=WaitlistEntry,
+        where='clinic.world:487', returns=WaitlistEntry,
     ),
     tool(
         ClinicScheduling.tool_list_waitlist,
         'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
         'that suits them and why.',
         param(
-            'doctor',
-            arg.optional(arg.row('doctors')),
+            'doctor', arg.optional(arg.row('doctors')),
             "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
             "it).",
             not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
-        read_only=True,
-        where='clinic.world:510',
-        returns=js.array(WaitlistEntry),
+        read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
-        ClinicScheduling.tool_leave_waitlist,
-        "Take a patient off a doctor's waitlist.",
+        ClinicScheduling.tool_leave_waitlist, "Take a patient off a doctor's waitlist.",
         param(
-            'entry',
-            arg.row('waitlist'),
-            'The waitlist entry id, e.g. WL102.',
+            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL102.',
             not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
-        where='clinic.world:518',
-        returns=js.STRING,
+        where='clinic.world:518', returns=js.STRING,
     ),
     tool(
         ClinicScheduling.tool_book_from_waitlist,
         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
         'entry is removed.',
         param(
-            'entry',
-            arg.row('waitlist'),
-            'The waitlist entry id, e.g. WL101.',
+            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL101.',
             not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
         ),
         param(
-            'slot',
-            arg.row('slots'),
+            'slot', arg.row('slots'),
             "A free slot with the same doctor, inside the entry's window of days.",
             not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
-        _PARAM_kind,
-        where='clinic.world:528',
-        returns=Appointment,
+        _PARAM_kind, where='clinic.world:528', returns=Appointment,
     ),
 )
 
@@ -1330,9 +1145,7 @@ def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
     ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
     return any(
-        _a27.id_ not in init.t_appointments
-        and _a27.patient == 'P1002'
-        and _a27.slot == 'S101'
+        _a27.id_ not in init.t_appointments and _a27.patient == 'P1002' and _a27.slot == 'S101'
         and _a27.status == _E17_AppointmentStatus_booked
         for _a27 in rt.each(ep, ep.t_appointments)
     )
@@ -1350,9 +1163,7 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_appointments['APT1003'].slot, '==', 'S303')
         and rt.expect(
-            ep.t_appointments['APT1003'].start,
-            '==',
-            rt.parse_datetime('2024-06-12T13:30:00'),
+            ep.t_appointments['APT1003'].start, '==', rt.parse_datetime('2024-06-12T13:30:00'),
             part=1,
         )
         and rt.expect(
@@ -1361,12 +1172,10 @@ def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  
     )
 
 
-def _check_julia_reschedule__checkup_booked(  # tasks.world:46
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
+# tasks.world:46
+def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
-        _a28.id_ not in init.t_appointments
-        and _a28.patient == 'P1005'
+        _a28.id_ not in init.t_appointments and _a28.patient == 'P1005'
         and ep.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
         and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
         for _a28 in rt.each(ep, ep.t_appointments)
@@ -1379,9 +1188,8 @@ def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
     return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
 
 
-def _check_front_desk_morning__grace_checked_in(  # tasks.world:71
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:71
+def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling) -> rt.Verdict | bool:
     return rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in)
 
 
@@ -1399,8 +1207,7 @@ def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
 
 def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:73
     return any(
-        _w29.patient == 'P1004'
-        and _w29.doctor == 'D05'
+        _w29.patient == 'P1004' and _w29.doctor == 'D05'
         and _w29.latest >= rt.parse_date('2024-06-14')
         for _w29 in rt.each(ep, ep.t_waitlist)
     )
@@ -1408,8 +1215,7 @@ def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  
 
 def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # tasks.world:135
     return any(
-        _p30.name == 'Leo Fischer'
-        and _p30.birth_date == rt.parse_date('2019-04-02')
+        _p30.name == 'Leo Fischer' and _p30.birth_date == rt.parse_date('2019-04-02')
         and _p30.phone == '+15125550190'
         for _p30 in rt.each(ep, ep.t_patients)
     )
@@ -1417,8 +1223,7 @@ def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # task
 
 def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool:  # tasks.world:136
     return any(
-        ep.t_patients[_a31.patient].name == 'Leo Fischer'
-        and _a31.doctor == 'D04'
+        ep.t_patients[_a31.patient].name == 'Leo Fischer' and _a31.doctor == 'D04'
         and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
         for _a31 in rt.each(ep, ep.t_appointments)
     )
@@ -1426,8 +1231,7 @@ def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool: 
 
 def _check_family_booking__hannah_after(ep: ClinicScheduling) -> bool:  # tasks.world:137
     return any(
-        _a32.patient == 'P2001'
-        and _a32.doctor == 'D01'
+        _a32.patient == 'P2001' and _a32.doctor == 'D01'
         and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
         for _a32 in rt.each(ep, ep.t_appointments)
     )
@@ -1441,8 +1245,7 @@ def _check_family_booking__two_bookings(  # tasks.world:138
 
 def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.world:160
     return any(
-        _a33.patient == 'P1006'
-        and _a33.slot == 'S402'
+        _a33.patient == 'P1006' and _a33.slot == 'S402'
         and _a33.status == _E17_AppointmentStatus_booked
         for _a33 in rt.each(ep, ep.t_appointments)
     )
@@ -1450,8 +1253,7 @@ def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.wo
 
 def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling) -> bool:  # tasks.world:161
     return any(
-        _a34.patient == 'P1007'
-        and _a34.doctor == 'D03'
+        _a34.patient == 'P1007' and _a34.doctor == 'D03'
         and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
         for _a34 in rt.each(ep, ep.t_appointments)
     )
@@ -1465,9 +1267,8 @@ def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
     )
 
 
-def _check_grace_visit_and_follow_up__visit_closed(  # tasks.world:186
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:186
+def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_completed)
         and rt.expect(ep.t_appointments['APT1001'].notes, 'is not', None, part=1)
@@ -1478,9 +1279,7 @@ def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
     ep: ClinicScheduling, init: ClinicScheduling
 ) -> bool:
     return any(
-        _a35.id_ not in init.t_appointments
-        and _a35.patient == 'P1001'
-        and _a35.doctor == 'D01'
+        _a35.id_ not in init.t_appointments and _a35.patient == 'P1001' and _a35.doctor == 'D01'
         and _a35.kind == _E9_VisitKind_follow_up
         and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
         and _a35.status == _E17_AppointmentStatus_booked
@@ -1505,22 +1304,18 @@ def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
     )
 
 
-def _check_ahmed_settles_up__rebooked(  # tasks.world:219
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
+# tasks.world:219
+def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
     return any(
-        _a36.id_ not in init.t_appointments
-        and _a36.patient == 'P1004'
-        and _a36.doctor == 'D05'
+        _a36.id_ not in init.t_appointments and _a36.patient == 'P1004' and _a36.doctor == 'D05'
         and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
         and _a36.status == _E17_AppointmentStatus_booked
         for _a36 in rt.each(ep, ep.t_appointments)
     )
 
 
-def _check_ahmed_settles_up__follow_up_cancelled(  # tasks.world:220
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
+# tasks.world:220
+def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_appointments['APT1004'].status, '==', _E17_AppointmentStatus_cancelled)
         and not ep.t_appointments['APT1004'].late_cancellation
@@ -1533,18 +1328,15 @@ def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling) -> rt.Verdict | bool:
 
 def _check_new_patient_rivera__registered(ep: ClinicScheduling) -> bool:  # tasks.world:247
     return any(
-        _p37.name == 'Tomas Rivera'
-        and _p37.birth_date == rt.parse_date('1980-08-15')
-        and _p37.phone == '+15125550199'
-        and _p37.insurance == 'Aetna'
+        _p37.name == 'Tomas Rivera' and _p37.birth_date == rt.parse_date('1980-08-15')
+        and _p37.phone == '+15125550199' and _p37.insurance == 'Aetna'
         for _p37 in rt.each(ep, ep.t_patients)
     )
 
 
 def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:  # tasks.world:248
     return any(
-        ep.t_patients[_a38.patient].name == 'Tomas Rivera'
-        and _a38.slot == 'S303'
+        ep.t_patients[_a38.patient].name == 'Tomas Rivera' and _a38.slot == 'S303'
         and _a38.status == _E17_AppointmentStatus_booked
         for _a38 in rt.each(ep, ep.t_appointments)
     )
@@ -1552,8 +1344,7 @@ def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:
 
 def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:249
     return any(
-        ep.t_patients[_w39.patient].name == 'Tomas Rivera'
-        and _w39.doctor == 'D01'
+        ep.t_patients[_w39.patient].name == 'Tomas Rivera' and _w39.doctor == 'D01'
         and _w39.earliest == rt.parse_date('2024-06-17')
         and _w39.latest == rt.parse_date('2024-06-21')
         for _w39 in rt.each(ep, ep.t_waitlist)

@@ -171,9 +171,8 @@ class MessageAPI(Episode):
 
     def fn_logged_in(self) -> bool:  # message_api.world:111
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return (  # message_api.world:114
-            self.state.current_user is not None and rt.present(self.state.current_user) != ''
-        )
+        # message_api.world:114
+        return self.state.current_user is not None and rt.present(self.state.current_user) != ''
 
     def fn_receiver_of(self, entry: dict[str, Any]) -> str:  # message_api.world:118
         'The receiver of an inbox entry: its first (only) key.'
@@ -194,12 +193,10 @@ class MessageAPI(Episode):
         return UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
-        if user_id not in rt.each(  # message_api.world:143
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
-            return LoginResult(  # message_api.world:144
-                False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.')
-            )
+        # message_api.world:143
+        if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
+            # message_api.world:144
+            return LoginResult(False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.'))
         self.set_state('current_user', user_id)  # message_api.world:146
         return LoginResult(  # message_api.world:147
             True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
@@ -208,31 +205,26 @@ class MessageAPI(Episode):
     def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    def tool_send_message(  # message_api.world:154
-        self, receiver_id: str, message: str
-    ) -> SendResult:
+    # message_api.world:154
+    def tool_send_message(self, receiver_id: str, message: str) -> SendResult:
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
-        if receiver_id not in rt.each(  # message_api.world:161
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
+        # message_api.world:161
+        if receiver_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             raise ToolError(rt.built(self, f'Receiver ID \'{rt.text(receiver_id)}\' not found.'))
         new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
             self.charge(1)
             new_id = self.random_source().randint(10000, 99999)  # message_api.world:165
-        self.set_state(  # message_api.world:167
-            'generated_ids', rt.add(self.state.generated_ids, new_id)
-        )
-        self.set_state(  # message_api.world:168
-            'inbox', self.state.inbox + ({receiver_id: message},)
-        )
+        # message_api.world:167
+        self.set_state('generated_ids', rt.add(self.state.generated_ids, new_id))
+        # message_api.world:168
+        self.set_state('inbox', self.state.inbox + ({receiver_id: message},))
         self.set_state(  # message_api.world:169
             'message_count', rt.python_augmented(self, '+', self.state.message_count, 1)
         )
         return SendResult(  # message_api.world:170
-            True,
-            MessageId(new_id),
+            True, MessageId(new_id),
             rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
@@ -247,9 +239,7 @@ class MessageAPI(Episode):
             raise ToolError(rt.built(self, f'Receiver ID {rt.text(receiver_id)} not found.'))
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
-            True,
-            receiver_id,
-            rt.built(
+            True, receiver_id, rt.built(
                 self, f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'
             ),
         )
@@ -261,34 +251,26 @@ class MessageAPI(Episode):
         for entry in rt.each(self, self.state.inbox):  # message_api.world:204
             receiver: str = self.fn_receiver_of(entry)  # message_api.world:205
             sent = {  # message_api.world:206
-                **rt.each(self, sent),
-                receiver: rt.each(
-                    self,
-                    rt.python_concat(
-                        rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
-                    ),
-                ),
+                **rt.each(self, sent), receiver: rt.each(self, rt.python_concat(
+                    rt.coalesce(sent.get(receiver), lambda: ()), (self.fn_content_of(entry),)
+                )),
             }
         return SentMessages(sent)  # message_api.world:208
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         if user_name in self.state.user_map:  # message_api.world:214
             raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
-        self.set_state(  # message_api.world:215
-            'user_count', rt.python_augmented(self, '+', self.state.user_count, 1)
-        )
+        # message_api.world:215
+        self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))
         user_id: str = rt.python_grown(  # message_api.world:216
             self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
         )
-        if user_id in rt.each(  # message_api.world:219
-            self, tuple(rt.each(self, self.state.user_map).values())
-        ):
-            raise rt.KeptError(rt.built(  # message_api.world:220
-                self, f'User ID \'{rt.text(user_id)}\' already exists.'
-            ))
-        self.set_state(  # message_api.world:222
-            'user_map', {**self.state.user_map, user_name: user_id}
-        )
+        # message_api.world:219
+        if user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
+            # message_api.world:220
+            raise rt.KeptError(rt.built(self, f'User ID \'{rt.text(user_id)}\' already exists.'))
+        # message_api.world:222
+        self.set_state('user_map', {**self.state.user_map, user_name: user_id})
         return AddedContact(  # message_api.world:223
             True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
@@ -307,9 +289,8 @@ class MessageAPI(Episode):
             if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
                 self, rt.built(self, rt.text(content)).lower()
             ):
-                hits = rt.each(self, hits) + (  # message_api.world:242
-                    SearchHit(self.fn_receiver_of(entry), content),
-                )
+                # message_api.world:242
+                hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245
 
     def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
@@ -317,9 +298,8 @@ class MessageAPI(Episode):
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
         for entry in rt.each(self, self.state.inbox):  # message_api.world:251
-            receivers = rt.add(  # message_api.world:252
-                rt.each(self, receivers), self.fn_receiver_of(entry)
-            )
+            # message_api.world:252
+            receivers = rt.add(rt.each(self, receivers), self.fn_receiver_of(entry))
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
 
@@ -328,78 +308,51 @@ _PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send
 
 MessageAPI.TOOLS = tools(
     tool(
-        MessageAPI.tool_list_users,
-        'List all users in the workspace.',
-        read_only=True,
-        where='message_api.world:130',
-        returns=UserList,
+        MessageAPI.tool_list_users, 'List all users in the workspace.', read_only=True,
+        where='message_api.world:130', returns=UserList,
     ),
     tool(
-        MessageAPI.tool_get_user_id,
-        'Get user ID from user name.',
-        param('user', arg.TEXT, 'User name of the user.'),
-        read_only=True,
-        where='message_api.world:134',
-        returns=UserId,
+        MessageAPI.tool_get_user_id, 'Get user ID from user name.',
+        param('user', arg.TEXT, 'User name of the user.'), read_only=True,
+        where='message_api.world:134', returns=UserId,
     ),
     tool(
         MessageAPI.tool_message_login,
         'Log in a user with the given user ID to messeage application.',
         param('user_id', arg.TEXT, 'User ID of the user to log in.'),
-        where='message_api.world:140',
-        returns=LoginResult,
+        where='message_api.world:140', returns=LoginResult,
     ),
     tool(
-        MessageAPI.tool_message_get_login_status,
-        'Get the login status of the current user.',
-        read_only=True,
-        where='message_api.world:150',
-        returns=LoginStatus,
+        MessageAPI.tool_message_get_login_status, 'Get the login status of the current user.',
+        read_only=True, where='message_api.world:150', returns=LoginStatus,
     ),
     tool(
-        MessageAPI.tool_send_message,
-        'Send a message to a user.',
-        _PARAM_receiver_id,
-        param('message', arg.TEXT, 'Message to be sent.'),
-        where='message_api.world:154',
+        MessageAPI.tool_send_message, 'Send a message to a user.', _PARAM_receiver_id,
+        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
         returns=SendResult,
     ),
     tool(
-        MessageAPI.tool_delete_message,
-        'Delete the latest message sent to a receiver.',
-        _PARAM_receiver_id,
-        where='message_api.world:177',
-        returns=DeleteResult,
+        MessageAPI.tool_delete_message, 'Delete the latest message sent to a receiver.',
+        _PARAM_receiver_id, where='message_api.world:177', returns=DeleteResult,
     ),
     tool(
         MessageAPI.tool_view_messages_sent,
-        'View all historical messages sent by the current user.',
-        read_only=True,
-        where='message_api.world:201',
-        returns=SentMessages,
+        'View all historical messages sent by the current user.', read_only=True,
+        where='message_api.world:201', returns=SentMessages,
     ),
     tool(
-        MessageAPI.tool_add_contact,
-        'Add a contact to the workspace.',
+        MessageAPI.tool_add_contact, 'Add a contact to the workspace.',
         param('user_name', arg.TEXT, 'User name of contact to be added.'),
-        where='message_api.world:211',
-        returns=AddedContact,
+        where='message_api.world:211', returns=AddedContact,
     ),
     tool(
-        MessageAPI.tool_search_messages,
-        'Search for messages containing a specific keyword.',
-        param('keyword', arg.TEXT, 'The keyword to search for in messages.'),
-        read_only=True,
-        where='message_api.world:230',
-        returns=SearchResults,
+        MessageAPI.tool_search_messages, 'Search for messages containing a specific keyword.',
+        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
+        where='message_api.world:230', returns=SearchResults,
     ),
     tool(
-        MessageAPI.tool_get_message_stats,
-        'Get statistics about messages for the current user.',
-        read_only=True,
-        where='message_api.world:248',
-        returns=MessageStats,
+        MessageAPI.tool_get_message_stats, 'Get statistics about messages for the current user.',
+        read_only=True, where='message_api.world:248', returns=MessageStats,
     ),
-    arguments='dynamic',
-    python_class='MessageAPI',
+    arguments='dynamic', python_class='MessageAPI',
 )

@@ -220,12 +220,16 @@ class MobileMessaging(Episode):
     SEED: ClassVar[int] = 11
     POLICY: ClassVar[str] = (
         'You act on behalf of the user who signs in, and only for them.\n'
-        '- Sign in with the phone number and password the user gives you; never guess a password.\n'
-        '- Find people and conversations by what the user tells you (a name, a phone number), and\n'
+        '- Sign in with the phone number and password the user gives you; never guess a '
+        'password.\n'
+        '- Find people and conversations by what the user tells you (a name, a phone number), '
+        'and\n'
         'look their ids up with the tools: never make an id up.\n'
-        '- Send exactly the text the user asks you to send, to the person or group they name; ask\n'
+        '- Send exactly the text the user asks you to send, to the person or group they name; '
+        'ask\n'
         'when the recipient or the wording is unclear.\n'
-        '- Reading a conversation does not mark it as read: mark messages read only when the user\n'
+        '- Reading a conversation does not mark it as read: mark messages read only when the '
+        'user\n'
         'has seen them or asks you to.\n'
         '- Delete messages, remove contacts and archive chats only when the user asks you to.\n'
         '- Sign out at the end when the user asks you to.'
@@ -269,8 +273,7 @@ class MobileMessaging(Episode):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
         if not all(  # messaging.world:152
             len([
-                _d59
-                for _d59 in rt.each(self, self.t_contacts)
+                _d59 for _d59 in rt.each(self, self.t_contacts)
                 if _d59.owner == _c58.owner and _d59.user == _c58.user
             ])
             == 1
@@ -296,8 +299,7 @@ class MobileMessaging(Episode):
                 )
         for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
             if not (
-                len(_row62.participants) == 2
-                if _row62.kind == _E16_ConversationKind_direct
+                len(_row62.participants) == 2 if _row62.kind == _E16_ConversationKind_direct
                 else len(_row62.participants) >= 3
             ):
                 raise InvariantError(
@@ -355,15 +357,10 @@ class MobileMessaging(Episode):
         rt.check_refs(self.t_users, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(
-                self,
-                self.t_users,
-                (
-                    (self.t_contacts, 'owner'),
-                    (self.t_contacts, 'user'),
-                    (self.t_conversations, 'participants'),
-                    (self.t_conversations, 'archived_by'),
-                    (self.t_messages, 'sender'),
-                    (self.t_messages, 'read_by'),
+                self, self.t_users, (
+                    (self.t_contacts, 'owner'), (self.t_contacts, 'user'),
+                    (self.t_conversations, 'participants'), (self.t_conversations, 'archived_by'),
+                    (self.t_messages, 'sender'), (self.t_messages, 'read_by'),
                     (None, 'current_user'),
                 ),
             )
@@ -372,29 +369,23 @@ class MobileMessaging(Episode):
         pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
-        return Profile(  # messaging.world:182
-            user.id_, user.name, user.phone, user.email, user.presence
-        )
+        # messaging.world:182
+        return Profile(user.id_, user.name, user.phone, user.email, user.presence)
 
     def fn_card(self, contact: Contact) -> ContactCard:  # messaging.world:191
         return ContactCard(  # messaging.world:192
-            contact.id_,
-            self.t_users[contact.user].id_,
-            contact.name,
-            self.t_users[contact.user].phone,
-            contact.favorite,
+            contact.id_, self.t_users[contact.user].id_, contact.name,
+            self.t_users[contact.user].phone, contact.favorite,
             self.t_users[contact.user].presence,
             self.state.last_seen.get(self.t_users[contact.user].id_),
         )
 
-    def fn_direct_conversation(  # messaging.world:203
-        self, a: User, b: User
-    ) -> Conversation | None:
+    # messaging.world:203
+    def fn_direct_conversation(self, a: User, b: User) -> Conversation | None:
         'The one-to-one chat between two users, if any.'
         for c in rt.each(self, self.t_conversations):  # messaging.world:206
             if (  # messaging.world:207
-                c.kind == _E16_ConversationKind_direct
-                and a.key() in rt.each(self, c.participants)
+                c.kind == _E16_ConversationKind_direct and a.key() in rt.each(self, c.participants)
                 and b.key() in rt.each(self, c.participants)
             ):
                 return c  # messaging.world:208
@@ -402,19 +393,16 @@ class MobileMessaging(Episode):
 
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
         return len([  # messaging.world:215
-            _m1
-            for _m1 in rt.each(self, self.t_messages)
+            _m1 for _m1 in rt.each(self, self.t_messages)
             if _m1.conversation == conversation.key()
             and reader.key() not in rt.each(self, _m1.read_by)
         ])
 
-    def fn_delivery_for(  # messaging.world:218
-        self, conversation: Conversation, sender: User
-    ) -> Delivery:
+    # messaging.world:218
+    def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple([  # messaging.world:221
-            _u2.key()
-            for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+            _u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
             if _u2.key() != sender.key()
         ])
         if all(  # messaging.world:222
@@ -424,54 +412,35 @@ class MobileMessaging(Episode):
             return _E8_Delivery_delivered  # messaging.world:223
         return _E8_Delivery_sent  # messaging.world:225
 
-    def fn_summary(  # messaging.world:228
-        self, conversation: Conversation, viewer: User
-    ) -> ConversationSummary:
+    # messaging.world:228
+    def fn_summary(self, conversation: Conversation, viewer: User) -> ConversationSummary:
         title: str = ''  # messaging.world:230
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
-                title = rt.built(  # messaging.world:233
-                    self,
-                    rt.join(
-                        ', ',
-                        rt.each(
-                            self,
-                            tuple([
-                                _u4.name
-                                for _u4 in rt.rows(
-                                    self.t_users, rt.each(self, conversation.participants)
-                                )
-                                if _u4.key() != viewer.key()
-                            ]),
-                        ),
-                    ),
-                )
+                title = rt.built(self, rt.join(  # messaging.world:233
+                    ', ', rt.each(self, tuple([
+                        _u4.name
+                        for _u4 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+                        if _u4.key() != viewer.key()
+                    ])),
+                ))
             case ConversationKind.group:  # messaging.world:235
-                title = (  # messaging.world:236
-                    conversation.title if conversation.title is not None else 'Group'
-                )
+                # messaging.world:236
+                title = conversation.title if conversation.title is not None else 'Group'
         history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
-            rt.each(
-                self,
-                [
-                    _m6
-                    for _m6 in rt.each(self, self.t_messages)
-                    if _m6.conversation == conversation.key()
-                ],
-            ),
+            rt.each(self, [
+                _m6 for _m6 in rt.each(self, self.t_messages)
+                if _m6.conversation == conversation.key()
+            ]),
             key=lambda _m5: _m5.sent_at,
         )
         last: str | None = None  # messaging.world:240
         if len(history) > 0:  # messaging.world:241
             last = self.t_messages[history[len(history) - 1]].body  # messaging.world:242
         return ConversationSummary(  # messaging.world:244
-            conversation.id_,
-            conversation.kind,
-            title,
+            conversation.id_, conversation.kind, title,
             tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))),
-            self.fn_unread_in(conversation, viewer),
-            last,
-            conversation.last_activity,
+            self.fn_unread_in(conversation, viewer), last, conversation.last_activity,
             viewer.key() in rt.each(self, conversation.archived_by),
         )
 
@@ -491,8 +460,7 @@ class MobileMessaging(Episode):
                 self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
             )
             self.set_state(  # messaging.world:273
-                'last_seen',
-                {
+                'last_seen', {
                     **self.state.last_seen,
                     self.t_users[rt.present(self.state.current_user)].id_: self.clock,
                 },
@@ -509,8 +477,7 @@ class MobileMessaging(Episode):
             self.t_users[rt.present(self.state.current_user)], 'presence', _E8_Presence_offline
         )
         self.set_state(  # messaging.world:284
-            'last_seen',
-            {
+            'last_seen', {
                 **self.state.last_seen,
                 self.t_users[rt.present(self.state.current_user)].id_: self.clock,
             },
@@ -521,30 +488,23 @@ class MobileMessaging(Episode):
     def tool_get_current_user(self) -> Profile:  # messaging.world:289
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
-        return self.fn_profile(  # messaging.world:293
-            self.t_users[rt.present(self.state.current_user)]
-        )
+        # messaging.world:293
+        return self.fn_profile(self.t_users[rt.present(self.state.current_user)])
 
-    def tool_list_contacts(  # messaging.world:298
-        self, favorites_only: bool
-    ) -> tuple[ContactCard, ...]:
+    # messaging.world:298
+    def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
         mine: tuple[str, ...] = tuple([  # messaging.world:305
-            _c9.key()
-            for _c9 in rt.each(self, self.t_contacts)
+            _c9.key() for _c9 in rt.each(self, self.t_contacts)
             if _c9.owner == me.key() and (_c9.favorite or not favorites_only)
         ])
         return tuple([  # messaging.world:306
-            self.fn_card(_c10)
-            for _c10 in rt.each(
-                self,
-                sorted(
-                    rt.rows(self.t_contacts, rt.each(self, mine)),
-                    key=lambda _c11: rt.built(self, _c11.name.lower()),
-                ),
-            )
+            self.fn_card(_c10) for _c10 in rt.each(self, sorted(
+                rt.rows(self.t_contacts, rt.each(self, mine)),
+                key=lambda _c11: rt.built(self, _c11.name.lower()),
+            ))
         ])
 
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
@@ -553,26 +513,20 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
-            _c12.key()
-            for _c12 in rt.each(self, self.t_contacts)
+            _c12.key() for _c12 in rt.each(self, self.t_contacts)
             if _c12.owner == me.key()
             and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
-            self.fn_card(_c13)
-            for _c13 in rt.each(
-                self,
-                sorted(
-                    rt.rows(self.t_contacts, rt.each(self, found)),
-                    key=lambda _c14: rt.built(self, _c14.name.lower()),
-                ),
-            )
+            self.fn_card(_c13) for _c13 in rt.each(self, sorted(
+                rt.rows(self.t_contacts, rt.each(self, found)),
+                key=lambda _c14: rt.built(self, _c14.name.lower()),
+            ))
         ])
 
-    def tool_add_contact(  # messaging.world:321
-        self, phone: str, name: str | None, favorite: bool
-    ) -> ContactCard:
+    # messaging.world:321
+    def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:329
@@ -596,12 +550,9 @@ class MobileMessaging(Episode):
                 self, f'{person.name} ({phone}) is already in your contacts.'
             ))
         contact: Contact = Contact(  # messaging.world:335
-            id_=self.next_id('contact_ids', 'CT{:03d}'),
-            owner=me.key(),
-            user=person.key(),
+            id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(),
             name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
-            favorite=favorite,
-            added_at=self.clock,
+            favorite=favorite, added_at=self.clock,
         )
         self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
@@ -615,9 +566,8 @@ class MobileMessaging(Episode):
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
         return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
 
-    def tool_set_favorite_contact(  # messaging.world:352
-        self, contact: Contact, favorite: bool
-    ) -> ContactCard:
+    # messaging.world:352
+    def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:359
@@ -625,28 +575,21 @@ class MobileMessaging(Episode):
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    def tool_list_conversations(  # messaging.world:366
-        self, include_archived: bool
-    ) -> tuple[ConversationSummary, ...]:
+    # messaging.world:366
+    def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
         mine: tuple[str, ...] = tuple([  # messaging.world:373
-            _c17.key()
-            for _c17 in rt.each(self, self.t_conversations)
+            _c17.key() for _c17 in rt.each(self, self.t_conversations)
             if me.key() in rt.each(self, _c17.participants)
             and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
-            self.fn_summary(_c18, me)
-            for _c18 in rt.each(
-                self,
-                sorted(
-                    rt.rows(self.t_conversations, rt.each(self, mine)),
-                    key=lambda _c19: _c19.last_activity,
-                    reverse=True,
-                ),
-            )
+            self.fn_summary(_c18, me) for _c18 in rt.each(self, sorted(
+                rt.rows(self.t_conversations, rt.each(self, mine)),
+                key=lambda _c19: _c19.last_activity, reverse=True,
+            ))
         ])
 
     def tool_get_conversation_messages(  # messaging.world:377
@@ -654,23 +597,17 @@ class MobileMessaging(Episode):
     ) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
-        if self.state.current_user not in rt.each(  # messaging.world:384
-            self, conversation.participants
-        ):
+        # messaging.world:384
+        if self.state.current_user not in rt.each(self, conversation.participants):
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
-            rt.each(
-                self,
-                [
-                    _m21
-                    for _m21 in rt.each(self, self.t_messages)
-                    if _m21.conversation == conversation.key()
-                ],
-            ),
-            key=lambda _m20: _m20.sent_at,
-            reverse=True,
+            rt.each(self, [
+                _m21 for _m21 in rt.each(self, self.t_messages)
+                if _m21.conversation == conversation.key()
+            ]),
+            key=lambda _m20: _m20.sent_at, reverse=True,
         )
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
@@ -680,18 +617,16 @@ class MobileMessaging(Episode):
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
-    def tool_create_group(  # messaging.world:395
-        self, title: str, members: tuple[str, ...]
-    ) -> ConversationSummary:
+    # messaging.world:395
+    def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:402
         unknown: tuple[str, ...] = tuple([  # messaging.world:403
             _id23 for _id23 in rt.each(self, members) if _id23 not in self.t_users
         ])
-        unknown_list: str = rt.built(  # messaging.world:404
-            self, rt.join(', ', rt.each(self, unknown))
-        )
+        # messaging.world:404
+        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))
         if len(unknown) != 0:  # messaging.world:405
             raise ToolError(rt.built(self, f'No user with id {unknown_list}.'))
         if me.id_ in rt.each(self, members):  # messaging.world:406
@@ -699,21 +634,18 @@ class MobileMessaging(Episode):
         if len(v.unique(tuple(rt.each(self, members)))) != len(members):  # messaging.world:407
             raise ToolError('Each member can be listed only once.')
         created: Conversation = Conversation(  # messaging.world:408
-            id_=self.next_id('conversation_ids', 'CONV{:03d}'),
-            kind=_E16_ConversationKind_group,
+            id_=self.next_id('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group,
             title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)),
             participants=rt.each(
                 self, (me.key(),) + tuple([_id24 for _id24 in rt.each(self, members)])
             ),
-            archived_by=(),
-            last_activity=self.clock,
+            archived_by=(), last_activity=self.clock,
         )
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    def tool_archive_conversation(  # messaging.world:417
-        self, conversation: Conversation
-    ) -> ConversationSummary:
+    # messaging.world:417
+    def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
@@ -725,14 +657,12 @@ class MobileMessaging(Episode):
             raise ToolError(rt.built(
                 self, f'Conversation {conversation.id_} is already archived.'
             ))
-        self.set_field(  # messaging.world:426
-            conversation, 'archived_by', conversation.archived_by + (me.key(),)
-        )
+        # messaging.world:426
+        self.set_field(conversation, 'archived_by', conversation.archived_by + (me.key(),))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    def tool_unarchive_conversation(  # messaging.world:430
-        self, conversation: Conversation
-    ) -> ConversationSummary:
+    # messaging.world:430
+    def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
@@ -742,9 +672,8 @@ class MobileMessaging(Episode):
             ))
         if me.key() not in rt.each(self, conversation.archived_by):  # messaging.world:438
             raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
-        self.set_field(  # messaging.world:439
-            conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
-        )
+        # messaging.world:439
+        self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
@@ -753,31 +682,24 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
         if recipient.key() == me.key():  # messaging.world:458
             raise ToolError('You cannot send a message to yourself.')
-        existing: Conversation | None = self.fn_direct_conversation(  # messaging.world:459
-            me, recipient
-        )
+        # messaging.world:459
+        existing: Conversation | None = self.fn_direct_conversation(me, recipient)
         conversation_id: str = ''  # messaging.world:460
         if existing is not None:  # messaging.world:461
             conversation_id = existing.id_  # messaging.world:462
         else:
             created: Conversation = Conversation(  # messaging.world:464
                 id_=self.next_id('conversation_ids', 'CONV{:03d}'),
-                kind=_E16_ConversationKind_direct,
-                title=None,
-                participants=(me.key(), recipient.key()),
-                archived_by=(),
-                last_activity=self.clock,
+                kind=_E16_ConversationKind_direct, title=None,
+                participants=(me.key(), recipient.key()), archived_by=(), last_activity=self.clock,
             )
             self.insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
         conversation: Conversation = self.t_conversations[conversation_id]  # messaging.world:468
         message: Message = Message(  # messaging.world:469
-            id_=self.next_id('message_ids', 'MSG{:03d}'),
-            conversation=conversation.key(),
-            sender=me.key(),
-            body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock,
-            delivery=self.fn_delivery_for(conversation, me),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
+            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
             read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:476
@@ -788,9 +710,8 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:481
 
-    def tool_reply_in_conversation(  # messaging.world:484
-        self, conversation: Conversation, body: str
-    ) -> Message:
+    # messaging.world:484
+    def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
@@ -799,12 +720,9 @@ class MobileMessaging(Episode):
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         message: Message = Message(  # messaging.world:493
-            id_=self.next_id('message_ids', 'MSG{:03d}'),
-            conversation=conversation.key(),
-            sender=me.key(),
-            body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock,
-            delivery=self.fn_delivery_for(conversation, me),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
+            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
+            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
             read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:500
@@ -819,23 +737,20 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
-        if me.key() not in rt.each(  # messaging.world:515
-            self, self.t_conversations[message.conversation].participants
-        ):
+        # messaging.world:515
+        if me.key() not in rt.each(self, self.t_conversations[message.conversation].participants):
             raise ToolError(rt.built(
                 self, f'Message {message.id_} is not in one of your conversations.'
             ))
         if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
-            self.set_field(  # messaging.world:517
-                message, 'read_by', rt.add(message.read_by, me.key())
-            )
+            # messaging.world:517
+            self.set_field(message, 'read_by', rt.add(message.read_by, me.key()))
         if message.delivery == _E8_Delivery_sent:  # messaging.world:520
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    def tool_mark_conversation_read(  # messaging.world:526
-        self, conversation: Conversation
-    ) -> int:
+    # messaging.world:526
+    def tool_mark_conversation_read(self, conversation: Conversation) -> int:
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
@@ -844,15 +759,13 @@ class MobileMessaging(Episode):
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         unread: tuple[str, ...] = tuple([  # messaging.world:534
-            _m25.key()
-            for _m25 in rt.each(self, self.t_messages)
+            _m25.key() for _m25 in rt.each(self, self.t_messages)
             if _m25.conversation == conversation.key()
             and me.key() not in rt.each(self, _m25.read_by)
         ])
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
-            self.set_field(  # messaging.world:536
-                m, 'read_by', rt.add(rt.each(self, m.read_by), me.key())
-            )
+            # messaging.world:536
+            self.set_field(m, 'read_by', rt.add(rt.each(self, m.read_by), me.key()))
             if m.delivery == _E8_Delivery_sent:  # messaging.world:537
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
@@ -863,25 +776,19 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
         visible: tuple[str, ...] = tuple([  # messaging.world:550
-            _c26.key()
-            for _c26 in rt.each(self, self.t_conversations)
+            _c26.key() for _c26 in rt.each(self, self.t_conversations)
             if me.key() in rt.each(self, _c26.participants)
             and me.key() not in rt.each(self, _c26.archived_by)
         ])
-        for c in rt.each(  # messaging.world:551
-            self,
-            sorted(
-                rt.rows(self.t_conversations, rt.each(self, visible)),
-                key=lambda _c27: _c27.last_activity,
-                reverse=True,
-            ),
-        ):
+        for c in rt.each(self, sorted(  # messaging.world:551
+            rt.rows(self.t_conversations, rt.each(self, visible)),
+            key=lambda _c27: _c27.last_activity, reverse=True,
+        )):
             unread: int = self.fn_unread_in(c, me)  # messaging.world:552
             if unread > 0:  # messaging.world:553
                 counts = {**rt.each(self, counts), c.id_: unread}  # messaging.world:554
-        return UnreadSummary(  # messaging.world:557
-            sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts
-        )
+        # messaging.world:557
+        return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
     def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
         if self.state.current_user is None:  # messaging.world:565
@@ -901,14 +808,10 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
         stuck: tuple[str, ...] = rt.sorted_keys(  # messaging.world:577
-            rt.each(
-                self,
-                [
-                    _m29
-                    for _m29 in rt.each(self, self.t_messages)
-                    if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
-                ],
-            ),
+            rt.each(self, [
+                _m29 for _m29 in rt.each(self, self.t_messages)
+                if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
+            ]),
             key=lambda _m28: _m28.sent_at,
         )
         if len(stuck) <= 0:  # messaging.world:578
@@ -931,167 +834,129 @@ MobileMessaging.TOOLS = tools(
         'Sign in on this phone. Signing in marks the account online and ends any other session\n'
         'on the phone.',
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             "The account's phone number in international form, e.g. +14155550101.",
         ),
         param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
-        where='messaging.world:258',
-        returns=Profile,
+        where='messaging.world:258', returns=Profile,
     ),
     tool(
         MobileMessaging.tool_logout,
         'Sign out of the app. The account shows as offline until the next login.',
-        where='messaging.world:280',
-        returns=js.STRING,
+        where='messaging.world:280', returns=js.STRING,
     ),
     tool(
         MobileMessaging.tool_get_current_user,
         'Show the profile (id, name, phone, email, presence) of the signed-in user.',
-        read_only=True,
-        where='messaging.world:289',
-        returns=Profile,
+        read_only=True, where='messaging.world:289', returns=Profile,
     ),
     tool(
         MobileMessaging.tool_list_contacts,
         "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
         "numbers.",
         param(
-            'favorites_only',
-            arg.BOOL,
-            'Only list the contacts marked as favorite.',
+            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='messaging.world:298',
-        returns=js.array(ContactCard),
+        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_search_contacts,
         'Find contacts of the signed-in user whose name or phone number contains the query.',
         param(
-            'query',
-            arg.refined(arg.TEXT, 1, 80),
+            'query', arg.refined(arg.TEXT, 1, 80),
             "Part of a contact's name (any case) or of their phone number.",
         ),
-        read_only=True,
-        where='messaging.world:309',
-        returns=js.array(ContactCard),
+        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
     ),
     tool(
         MobileMessaging.tool_add_contact,
         "Add a person who has an account on the app to the signed-in user's contacts.",
         param(
-            'phone',
-            arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
             "The new contact's phone number in international form, e.g. +33612345678.",
         ),
         param(
-            'name',
-            arg.optional(arg.refined(arg.TEXT, 1, 80)),
+            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
             'The name to save the contact under; defaults to the name on their account.',
         ),
         param(
             'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
         ),
-        where='messaging.world:321',
-        returns=ContactCard,
+        where='messaging.world:321', returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_remove_contact,
         "Remove an entry from the signed-in user's contacts. Conversations with the person are "
         "kept.",
         param(
-            'contact',
-            arg.row('contacts'),
-            'The contact id, e.g. CT104 (see list_contacts).',
+            'contact', arg.row('contacts'), 'The contact id, e.g. CT104 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
-        where='messaging.world:340',
-        returns=js.STRING,
+        where='messaging.world:340', returns=js.STRING,
     ),
     tool(
         MobileMessaging.tool_set_favorite_contact,
         "Mark or unmark one of the signed-in user's contacts as a favorite.",
         param(
-            'contact',
-            arg.row('contacts'),
-            'The contact id, e.g. CT102 (see list_contacts).',
+            'contact', arg.row('contacts'), 'The contact id, e.g. CT102 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
         ),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
-        where='messaging.world:352',
-        returns=ContactCard,
+        where='messaging.world:352', returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_list_conversations,
         "List the signed-in user's conversations, most recent activity first, with unread counts.",
         param(
-            'include_archived',
-            arg.BOOL,
-            'Also list the conversations the user archived.',
+            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='messaging.world:366',
-        returns=js.array(ConversationSummary),
+        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
     ),
     tool(
         MobileMessaging.tool_get_conversation_messages,
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
         'read.',
         param(
-            'conversation',
-            arg.row('conversations'),
+            'conversation', arg.row('conversations'),
             'The conversation id, e.g. CONV101 (see list_conversations).',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         param(
-            'limit',
-            arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).',
-            default=lambda ep: 20,
+            'limit', arg.refined(arg.INT, 1, 100),
+            'How many of the latest messages to return (1 to 100).', default=lambda ep: 20,
         ),
-        read_only=True,
-        where='messaging.world:377',
-        returns=js.array(js.STRING),
+        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
     ),
     tool(
         MobileMessaging.tool_create_group,
         'Create a group conversation with the signed-in user and at least two other people.',
         param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
         param(
-            'members',
-            arg.refined(arg.TEXT_LIST, 2, 20),
+            'members', arg.refined(arg.TEXT_LIST, 2, 20),
             'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
         ),
-        where='messaging.world:395',
-        returns=ConversationSummary,
+        where='messaging.world:395', returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_archive_conversation,
         "Move a conversation to the signed-in user's archive. The other participants are not "
         "affected.",
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV103.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV103.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:417',
-        returns=ConversationSummary,
+        where='messaging.world:417', returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
         "Bring a conversation back from the signed-in user's archive to the main list.",
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV104.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV104.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:430',
-        returns=ConversationSummary,
+        where='messaging.world:430', returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_send_message,
@@ -1100,81 +965,63 @@ MobileMessaging.TOOLS = tools(
         'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
         'it is sent and\nwaits on the server.',
         param(
-            'recipient',
-            arg.row('users'),
+            'recipient', arg.row('users'),
             'The user id of the person to write to, e.g. U002 (see list_contacts).',
             not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'),
         ),
-        _PARAM_body,
-        where='messaging.world:445',
-        returns=Message,
+        _PARAM_body, where='messaging.world:445', returns=Message,
     ),
     tool(
         MobileMessaging.tool_reply_in_conversation,
         'Post a message in an existing conversation (direct or group). An archived conversation '
         'comes back to the main list.',
         param(
-            'conversation',
-            arg.row('conversations'),
+            'conversation', arg.row('conversations'),
             'The conversation id, e.g. CONV103 (see list_conversations).',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        _PARAM_body,
-        where='messaging.world:484',
-        returns=Message,
+        _PARAM_body, where='messaging.world:484', returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
         'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
         param(
-            'message',
-            arg.row('messages'),
-            'The message id, e.g. MSG103.',
+            'message', arg.row('messages'), 'The message id, e.g. MSG103.',
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
-        where='messaging.world:508',
-        returns=Message,
+        where='messaging.world:508', returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
         'Mark every message of a conversation as read by the signed-in user. Returns how many '
         'were unread.',
         param(
-            'conversation',
-            arg.row('conversations'),
-            'The conversation id, e.g. CONV102.',
+            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV102.',
             not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
-        where='messaging.world:526',
-        returns=js.INTEGER,
+        where='messaging.world:526', returns=js.INTEGER,
     ),
     tool(
         MobileMessaging.tool_get_unread_count,
         "Count the signed-in user's unread messages, in total and per conversation. Archived "
         "conversations are not counted.",
-        read_only=True,
-        where='messaging.world:544',
-        returns=UnreadSummary,
+        read_only=True, where='messaging.world:544', returns=UnreadSummary,
     ),
     tool(
         MobileMessaging.tool_delete_message,
         'Delete a message the signed-in user sent, for everyone in the conversation. Received '
         'messages cannot be deleted.',
         param(
-            'message',
-            arg.row('messages'),
-            'The id of a message you sent, e.g. MSG114.',
+            'message', arg.row('messages'), 'The id of a message you sent, e.g. MSG114.',
             not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
         ),
-        where='messaging.world:560',
-        returns=js.STRING,
+        where='messaging.world:560', returns=js.STRING,
     ),
     tool(
         MobileMessaging.tool_retry_failed_messages,
         'Send again every message of the signed-in user whose delivery failed. Returns the '
         'messages retried.',
-        where='messaging.world:572',
-        returns=js.array(js.STRING),
+        where='messaging.world:572', returns=js.array(js.STRING),
     ),
 )
 
@@ -1193,14 +1040,11 @@ def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks
     )
 
 
-def _check_reply_to_priya__replied(  # tasks.world:18
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:18
+def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m32.id_ not in init.t_messages
-        and _m32.conversation == 'CONV102'
-        and _m32.sender == 'U001'
-        and 'budget sheet' in rt.read(ep, _m32.body)
+        _m32.id_ not in init.t_messages and _m32.conversation == 'CONV102'
+        and _m32.sender == 'U001' and 'budget sheet' in rt.read(ep, _m32.body)
         for _m32 in rt.each(ep, ep.t_messages)
     )
 
@@ -1238,11 +1082,10 @@ def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tas
 
 def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
     return any(
-        _c35.kind == _E16_ConversationKind_group
-        and _c35.title == 'Paris trip'
-        and v.unique(tuple(rt.each(
-            ep, tuple(map(_GET_id_, rt.rows(ep.t_users, rt.each(ep, _c35.participants))))
-        )))
+        _c35.kind == _E16_ConversationKind_group and _c35.title == 'Paris trip'
+        and v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(
+            ep.t_users, rt.each(ep, _c35.participants)
+        ))))))
         == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
         for _c35 in rt.each(ep, ep.t_conversations)
     )
@@ -1250,21 +1093,17 @@ def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # task
 
 def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # tasks.world:73
     return any(
-        _m37.sender == 'U001'
-        and ep.t_conversations[_m37.conversation].title == 'Paris trip'
+        _m37.sender == 'U001' and ep.t_conversations[_m37.conversation].title == 'Paris trip'
         and 'Paris in May' in rt.read(ep, _m37.body)
         for _m37 in rt.each(ep, ep.t_messages)
     )
 
 
-def _check_paris_trip_group__daniel_told(  # tasks.world:74
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:74
+def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m38.id_ not in init.t_messages
-        and _m38.conversation == 'CONV101'
-        and _m38.sender == 'U001'
-        and 'Paris trip' in rt.read(ep, _m38.body)
+        _m38.id_ not in init.t_messages and _m38.conversation == 'CONV101'
+        and _m38.sender == 'U001' and 'Paris trip' in rt.read(ep, _m38.body)
         for _m38 in rt.each(ep, ep.t_messages)
     )
 
@@ -1283,43 +1122,31 @@ def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # task
     )
 
 
-def _check_clean_up_contacts__favorites(  # tasks.world:96
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:96
+def _check_clean_up_contacts__favorites(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(
-        v.unique(tuple(rt.each(
-            ep,
-            tuple([
-                ep.t_users[_c40.user].id_
-                for _c40 in rt.each(ep, ep.t_contacts)
-                if _c40.owner == 'U001' and _c40.favorite
-            ]),
-        ))),
-        '==',
-        v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
+        v.unique(tuple(rt.each(ep, tuple([
+            ep.t_users[_c40.user].id_ for _c40 in rt.each(ep, ep.t_contacts)
+            if _c40.owner == 'U001' and _c40.favorite
+        ])))),
+        '==', v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
     )
 
 
-def _check_weekend_catch_up__daniel_answered(  # tasks.world:122
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:122
+def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m41.id_ not in init.t_messages
-        and _m41.conversation == 'CONV101'
-        and _m41.sender == 'U001'
-        and 'Friday' in rt.read(ep, _m41.body)
+        _m41.id_ not in init.t_messages and _m41.conversation == 'CONV101'
+        and _m41.sender == 'U001' and 'Friday' in rt.read(ep, _m41.body)
         for _m41 in rt.each(ep, ep.t_messages)
     )
 
 
-def _check_weekend_catch_up__crew_answered(  # tasks.world:123
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:123
+def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m42.id_ not in init.t_messages
-        and _m42.conversation == 'CONV103'
-        and _m42.sender == 'U001'
-        and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
+        _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
+        and _m42.sender == 'U001' and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
         for _m42 in rt.each(ep, ep.t_messages)
     )
 
@@ -1332,9 +1159,8 @@ def _check_weekend_catch_up__both_read(ep: MobileMessaging) -> bool:  # tasks.wo
     )
 
 
-def _check_weekend_catch_up__signed_in(  # tasks.world:125
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:125
+def _check_weekend_catch_up__signed_in(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(ep.state.current_user, 'is not', None) and rt.expect(
         ep.t_users[rt.present(ep.state.current_user)].id_, '==', 'U001', part=1
     )
@@ -1356,40 +1182,33 @@ def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # ta
     return bool(ep.t_contacts['CT107'].favorite)
 
 
-def _check_daniel_catches_up__group_caught_up(  # tasks.world:157
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:157
+def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return (
         all(
             _m46.conversation != 'CONV103' or 'U002' in rt.each(ep, _m46.read_by)
             for _m46 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m47.id_ not in init.t_messages
-            and _m47.conversation == 'CONV103'
-            and _m47.sender == 'U002'
-            and 'Saturday' in rt.read(ep, _m47.body)
+            _m47.id_ not in init.t_messages and _m47.conversation == 'CONV103'
+            and _m47.sender == 'U002' and 'Saturday' in rt.read(ep, _m47.body)
             for _m47 in rt.each(ep, ep.t_messages)
         )
     )
 
 
-def _check_daniel_catches_up__signed_out(  # tasks.world:158
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:158
+def _check_daniel_catches_up__signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
     return rt.expect(ep.state.current_user, 'is', None) and rt.expect(
         ep.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
     )
 
 
-def _check_hana_q4_follow_up__replied(  # tasks.world:186
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
+# tasks.world:186
+def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
-        _m48.id_ not in init.t_messages
-        and _m48.conversation == 'CONV104'
-        and _m48.sender == 'U001'
-        and 'Q4' in rt.read(ep, _m48.body)
+        _m48.id_ not in init.t_messages and _m48.conversation == 'CONV104'
+        and _m48.sender == 'U001' and 'Q4' in rt.read(ep, _m48.body)
         for _m48 in rt.each(ep, ep.t_messages)
     )
 
@@ -1412,10 +1231,8 @@ def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
     ep: MobileMessaging, init: MobileMessaging
 ) -> bool:
     return any(
-        _m51.id_ not in init.t_messages
-        and _m51.conversation == 'CONV101'
-        and _m51.sender == 'U001'
-        and 'late' in rt.read(ep, _m51.body)
+        _m51.id_ not in init.t_messages and _m51.conversation == 'CONV101'
+        and _m51.sender == 'U001' and 'late' in rt.read(ep, _m51.body)
         for _m51 in rt.each(ep, ep.t_messages)
     )
 
@@ -1429,10 +1246,8 @@ def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
             for _m52 in rt.each(ep, ep.t_messages)
         )
         and any(
-            _m53.id_ not in init.t_messages
-            and _m53.conversation == 'CONV103'
-            and _m53.sender == 'U005'
-            and 'book the wall' in rt.read(ep, _m53.body)
+            _m53.id_ not in init.t_messages and _m53.conversation == 'CONV103'
+            and _m53.sender == 'U005' and 'book the wall' in rt.read(ep, _m53.body)
             for _m53 in rt.each(ep, ep.t_messages)
         )
     )
@@ -1442,12 +1257,10 @@ def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # ta
     return any(_c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts))
 
 
-def _check_phone_handoff_to_sofia__both_signed_out(  # tasks.world:217
-    ep: MobileMessaging
-) -> rt.Verdict | bool:
+# tasks.world:217
+def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
     return (
-        rt.expect(ep.state.current_user, 'is', None)
-        and 'U001' in ep.state.last_seen
+        rt.expect(ep.state.current_user, 'is', None) and 'U001' in ep.state.last_seen
         and 'U005' in ep.state.last_seen
     )
 

@@ -421,31 +421,22 @@ class OnlineShop(Episode):
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
         return round(  # shop.world:183
-            sum(rt.each(
-                self,
-                tuple([_item1.price * _item1.quantity for _item1 in rt.each(self, order.items)]),
-            )),
+            sum(rt.each(self, tuple([
+                _item1.price * _item1.quantity for _item1 in rt.each(self, order.items)
+            ]))),
             2,
         )
 
     def fn_net_paid(self, order: Order) -> float:  # shop.world:186
         'Charges minus refunds.'
-        charged: float = sum(rt.each(  # shop.world:187
-            self,
-            tuple([
-                _t2.amount
-                for _t2 in rt.each(self, order.transactions)
-                if _t2.kind == _E15_TransactionKind_charge
-            ]),
-        ))
-        refunded: float = sum(rt.each(  # shop.world:188
-            self,
-            tuple([
-                _t3.amount
-                for _t3 in rt.each(self, order.transactions)
-                if _t3.kind == _E15_TransactionKind_refund
-            ]),
-        ))
+        charged: float = sum(rt.each(self, tuple([  # shop.world:187
+            _t2.amount for _t2 in rt.each(self, order.transactions)
+            if _t2.kind == _E15_TransactionKind_charge
+        ])))
+        refunded: float = sum(rt.each(self, tuple([  # shop.world:188
+            _t3.amount for _t3 in rt.each(self, order.transactions)
+            if _t3.kind == _E15_TransactionKind_refund
+        ])))
         return round(charged - refunded, 2)  # shop.world:189
 
     def fn_covers(self, method: PaymentMethod, amount: float) -> bool:  # shop.world:192
@@ -458,9 +449,8 @@ class OnlineShop(Episode):
             enough = True  # shop.world:201
         return enough  # shop.world:204
 
-    def fn_adjust_balance(  # shop.world:207
-        self, method: PaymentMethod, delta: float
-    ) -> PaymentMethod:
+    # shop.world:207
+    def fn_adjust_balance(self, method: PaymentMethod, delta: float) -> PaymentMethod:
         'The method after a charge (delta < 0) or refund (delta > 0).'
         result: PaymentMethod = method  # shop.world:210
         if isinstance(method, GiftCard):  # shop.world:212
@@ -487,9 +477,7 @@ class OnlineShop(Episode):
 
     def fn_summarize(self, order: Order) -> OrderSummary:  # shop.world:241
         return OrderSummary(  # shop.world:242
-            order.id_,
-            order.status,
-            self.fn_order_total(order),
+            order.id_, order.status, self.fn_order_total(order),
             sum(rt.each(self, tuple(map(_GET_quantity, rt.each(self, order.items))))),
             order.created_at,
         )
@@ -497,8 +485,7 @@ class OnlineShop(Episode):
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
-            _c5.key()
-            for _c5 in rt.each(self, self.t_customers)
+            _c5.key() for _c5 in rt.each(self, self.t_customers)
             if rt.built(self, _c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
@@ -512,20 +499,14 @@ class OnlineShop(Episode):
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
         theirs: tuple[str, ...] = tuple([  # shop.world:304
-            _o6.key()
-            for _o6 in rt.each(self, self.t_orders)
+            _o6.key() for _o6 in rt.each(self, self.t_orders)
             if _o6.customer == customer.key() and (status is None or _o6.status == status)
         ])
         return tuple([  # shop.world:305
-            self.fn_summarize(_o7)
-            for _o7 in rt.each(
-                self,
-                sorted(
-                    rt.rows(self.t_orders, rt.each(self, theirs)),
-                    key=lambda _o8: _o8.created_at,
-                    reverse=True,
-                ),
-            )
+            self.fn_summarize(_o7) for _o7 in rt.each(self, sorted(
+                rt.rows(self.t_orders, rt.each(self, theirs)), key=lambda _o8: _o8.created_at,
+                reverse=True,
+            ))
         ])
 
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
@@ -540,39 +521,29 @@ class OnlineShop(Episode):
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
-        for product in rt.each(  # shop.world:325
-            self,
-            sorted(
-                rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
-                key=lambda _p9: _p9.name,
-            ),
-        ):
+        for product in rt.each(self, sorted(  # shop.world:325
+            rt.each(self, [_p10 for _p10 in rt.each(self, self.t_products)]),
+            key=lambda _p9: _p9.name,
+        )):
             options: tuple[str, ...] = tuple([  # shop.world:326
-                _v11.key()
-                for _v11 in rt.each(self, self.t_variants)
+                _v11.key() for _v11 in rt.each(self, self.t_variants)
                 if _v11.product == product.key()
             ])
-            stock: int = sum(rt.each(  # shop.world:327
-                self, tuple(map(_GET_stock, rt.rows(self.t_variants, rt.each(self, options))))
-            ))
+            stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(  # shop.world:327
+                self.t_variants, rt.each(self, options)
+            )))))
             wanted: bool = (  # shop.world:328
-                category is None
-                or rt.built(self, product.category.lower()) == rt.built(
+                category is None or rt.built(self, product.category.lower()) == rt.built(
                     self, (category if category is not None else '').lower()
                 )
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
                 listed = rt.each(self, listed) + (  # shop.world:330
                     ProductSummary(
-                        product.id_,
-                        product.name,
-                        product.category,
-                        rt.minimum(rt.each(
-                            self,
-                            tuple(map(
-                                _GET_price, rt.rows(self.t_variants, rt.each(self, options))
-                            )),
-                        )),
+                        product.id_, product.name, product.category,
+                        rt.minimum(rt.each(self, tuple(map(_GET_price, rt.rows(
+                            self.t_variants, rt.each(self, options)
+                        ))))),
                         stock,
                     ),
                 )
@@ -580,12 +551,9 @@ class OnlineShop(Episode):
 
     def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
         return ProductDetails(  # shop.world:347
-            product.id_,
-            product.name,
-            product.category,
+            product.id_, product.name, product.category,
             tuple([
-                _v14.key()
-                for _v14 in rt.each(self, self.t_variants)
+                _v14.key() for _v14 in rt.each(self, self.t_variants)
                 if _v14.product == product.key()
             ]),
         )
@@ -607,17 +575,15 @@ class OnlineShop(Episode):
                     f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
                     f') left in stock; {items[id_]} requested.',
                 ))
-        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:373
-            payment_method_id
-        )
+        # shop.world:373
+        method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)
         if method is None:  # shop.world:374
             raise ToolError(rt.built(
                 self, f'Customer {customer.id_} has no payment method {payment_method_id}.'
             ))
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
             OrderItem(
-                _id15,
-                self.t_products[self.t_variants[_id15].product].name,
+                _id15, self.t_products[self.t_variants[_id15].product].name,
                 self.t_variants[_id15].options,
                 v.check_range(self.t_variants[_id15].price, 'OrderItem.price', 0.0, None),
                 v.check_range(items[_id15], 'OrderItem.quantity', 1, 10),
@@ -625,9 +591,9 @@ class OnlineShop(Episode):
             for _id15 in rt.each(self, tuple(rt.each(self, items).keys()))
         ])
         total: float = round(  # shop.world:376
-            sum(rt.each(
-                self, tuple([_line16.price * _line16.quantity for _line16 in rt.each(self, lines)])
-            )),
+            sum(rt.each(self, tuple([
+                _line16.price * _line16.quantity for _line16 in rt.each(self, lines)
+            ]))),
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
@@ -638,37 +604,29 @@ class OnlineShop(Episode):
                 f'cover the order total of ${total:.2f}.',
             ))
         self.set_field(  # shop.world:378
-            customer,
-            'payment_methods',
-            {
+            customer, 'payment_methods', {
                 **customer.payment_methods,
                 payment_method_id: self.fn_adjust_balance(method, -total),
             },
         )
         for _id_17 in rt.each(self, items):  # shop.world:379
             self.set_field(  # shop.world:380
-                self.t_variants[_id_17],
-                'stock',
+                self.t_variants[_id_17], 'stock',
                 rt.bounded(self.t_variants[_id_17].stock - items[_id_17]),
             )
         order: Order = Order(  # shop.world:382
-            id_=self.next_id('order_ids', '#W{:07d}'),
-            customer=customer.key(),
+            id_=self.next_id('order_ids', '#W{:07d}'), customer=customer.key(),
             address=ship_to if ship_to is not None else customer.address,
-            items=v.check_length(lines, 'Order.items', 1, None),
-            status=_E11_OrderStatus_pending,
+            items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending,
             payment_method_id=payment_method_id,
             transactions=(
                 Transaction(
                     _E15_TransactionKind_charge,
-                    v.check_range(total, 'Transaction.amount', 0.0, None),
-                    payment_method_id,
+                    v.check_range(total, 'Transaction.amount', 0.0, None), payment_method_id,
                     self.clock,
                 ),
             ),
-            tracking=None,
-            cancel_reason=None,
-            created_at=self.clock,
+            tracking=None, cancel_reason=None, created_at=self.clock,
         )
         self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
@@ -683,38 +641,30 @@ class OnlineShop(Episode):
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
-            customer,
-            'payment_methods',
-            {
-                **customer.payment_methods,
-                order.payment_method_id: self.fn_adjust_balance(
+            customer, 'payment_methods', {
+                **customer.payment_methods, order.payment_method_id: self.fn_adjust_balance(
                     customer.payment_methods[order.payment_method_id], amount
                 ),
             },
         )
         self.set_field(  # shop.world:403
-            order,
-            'transactions',
-            order.transactions + (
+            order, 'transactions', order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(amount, 'Transaction.amount', 0.0, None),
-                    order.payment_method_id,
-                    self.clock,
+                    order.payment_method_id, self.clock,
                 ),
             ),
         )
         for line in rt.each(self, order.items):  # shop.world:409
             self.set_field(  # shop.world:410
-                self.t_variants[self.t_variants[line.variant].id_],
-                'stock',
+                self.t_variants[self.t_variants[line.variant].id_], 'stock',
                 rt.bounded(
                     self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                 ),
             )
-        self.set_fields(  # shop.world:412
-            order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason
-        )
+        # shop.world:412
+        self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
         return order  # shop.world:414
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
@@ -729,9 +679,8 @@ class OnlineShop(Episode):
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    def tool_swap_order_item(  # shop.world:429
-        self, order: Order, old_item: Variant, new_item: Variant
-    ) -> Order:
+    # shop.world:429
+    def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             raise ToolError(rt.built(
                 self,
@@ -760,9 +709,8 @@ class OnlineShop(Episode):
                 self,
                 f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.',
             ))
-        difference: float = round(  # shop.world:446
-            (new_item.price - old_item.price) * quantity, 2
-        )
+        # shop.world:446
+        difference: float = round((new_item.price - old_item.price) * quantity, 2)
         customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
@@ -773,34 +721,26 @@ class OnlineShop(Episode):
                     f'card {order.payment_method_id}.',
                 ))
             self.set_field(  # shop.world:451
-                order,
-                'transactions',
-                order.transactions + (
+                order, 'transactions', order.transactions + (
                     Transaction(
                         _E15_TransactionKind_charge,
                         v.check_range(difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id,
-                        self.clock,
+                        order.payment_method_id, self.clock,
                     ),
                 ),
             )
         elif difference < 0.0:  # shop.world:457
             self.set_field(  # shop.world:458
-                order,
-                'transactions',
-                order.transactions + (
+                order, 'transactions', order.transactions + (
                     Transaction(
                         _E15_TransactionKind_refund,
                         v.check_range(-difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id,
-                        self.clock,
+                        order.payment_method_id, self.clock,
                     ),
                 ),
             )
         self.set_field(  # shop.world:465
-            customer,
-            'payment_methods',
-            {
+            customer, 'payment_methods', {
                 **customer.payment_methods,
                 order.payment_method_id: self.fn_adjust_balance(method, -difference),
             },
@@ -810,18 +750,15 @@ class OnlineShop(Episode):
             if line.variant == old_item.key():  # shop.world:468
                 updated = rt.each(self, updated) + (  # shop.world:469
                     OrderItem(
-                        new_item.key(),
-                        line.name,
-                        new_item.options,
+                        new_item.key(), line.name, new_item.options,
                         v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
                         v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
                     ),
                 )
             else:
                 updated = rt.each(self, updated) + (line,)  # shop.world:477
-        self.set_field(  # shop.world:480
-            order, 'items', v.check_length(updated, 'Order.items', 1, None)
-        )
+        # shop.world:480
+        self.set_field(order, 'items', v.check_length(updated, 'Order.items', 1, None))
         self.set_field(old_item, 'stock', rt.bounded(old_item.stock + quantity))  # shop.world:481
         self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
@@ -831,16 +768,13 @@ class OnlineShop(Episode):
             raise ToolError(rt.built(
                 self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
             ))
-        if any(  # shop.world:493
-            _o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)
-        ):
+        # shop.world:493
+        if any(_o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)):
             raise ToolError(rt.built(
                 self, f'Tracking number {tracking_number} is already used by another order.'
             ))
         self.set_fields(  # shop.world:494
-            order,
-            ('status', 'tracking'),
-            _E11_OrderStatus_processed,
+            order, ('status', 'tracking'), _E11_OrderStatus_processed,
             rt.if_present(
                 tracking_number, lambda x: v.check_pattern(x, 'Order.tracking', '^[0-9]{12}$')
             ),
@@ -867,8 +801,7 @@ class OnlineShop(Episode):
                 'orders can be returned.',
             ))
         unknown: tuple[str, ...] = tuple([  # shop.world:520
-            _id20
-            for _id20 in rt.each(self, item_ids)
+            _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
@@ -877,9 +810,8 @@ class OnlineShop(Episode):
         if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = self.t_customers[order.customer]  # shop.world:524
-        method: PaymentMethod | None = customer.payment_methods.get(  # shop.world:525
-            refund_method_id
-        )
+        # shop.world:525
+        method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)
         if method is None:  # shop.world:526
             raise ToolError(rt.built(
                 self, f'Customer {customer.id_} has no payment method {refund_method_id}.'
@@ -894,46 +826,35 @@ class OnlineShop(Episode):
                 f'gift card, not to {refund_method_id}.',
             ))
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
-            _line22
-            for _line22 in rt.each(self, order.items)
+            _line22 for _line22 in rt.each(self, order.items)
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
         ])
         request: ReturnRequest = ReturnRequest(  # shop.world:529
-            id_=self.next_id('return_ids', 'RET{:04d}'),
-            order=order.key(),
+            id_=self.next_id('return_ids', 'RET{:04d}'), order=order.key(),
             items=v.check_length(
-                tuple(map(_GET_variant, rt.each(self, returned_lines))),
-                'ReturnRequest.items',
-                1,
+                tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1,
                 None,
             ),
             refund_method_id=refund_method_id,
             amount=v.check_range(
                 round(
-                    sum(rt.each(
-                        self,
-                        tuple([
-                            _line24.price * _line24.quantity
-                            for _line24 in rt.each(self, returned_lines)
-                        ]),
-                    )),
+                    sum(rt.each(self, tuple([
+                        _line24.price * _line24.quantity
+                        for _line24 in rt.each(self, returned_lines)
+                    ]))),
                     2,
                 ),
-                'ReturnRequest.amount',
-                0.0,
-                None,
+                'ReturnRequest.amount', 0.0, None,
             ),
             reason=v.check_length(reason, 'ReturnRequest.reason', 1, 200),
-            status=_E12_ReturnStatus_requested,
-            created_at=self.clock,
+            status=_E12_ReturnStatus_requested, created_at=self.clock,
         )
         self.insert(self.t_returns, request)  # shop.world:536
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    def tool_receive_return(  # shop.world:541
-        self, return_request: ReturnRequest
-    ) -> ReturnRequest:
+    # shop.world:541
+    def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
         order: Order = self.t_orders[return_request.order]  # shop.world:547
@@ -941,32 +862,25 @@ class OnlineShop(Episode):
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550
                 self.set_field(  # shop.world:551
-                    self.t_variants[self.t_variants[line.variant].id_],
-                    'stock',
+                    self.t_variants[self.t_variants[line.variant].id_], 'stock',
                     rt.bounded(
                         self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
                     ),
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
         self.set_field(  # shop.world:555
-            customer,
-            'payment_methods',
-            {
-                **customer.payment_methods,
-                method_id: self.fn_adjust_balance(
+            customer, 'payment_methods', {
+                **customer.payment_methods, method_id: self.fn_adjust_balance(
                     customer.payment_methods[method_id], return_request.amount
                 ),
             },
         )
         self.set_field(  # shop.world:556
-            order,
-            'transactions',
-            order.transactions + (
+            order, 'transactions', order.transactions + (
                 Transaction(
                     _E15_TransactionKind_refund,
                     v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
-                    method_id,
-                    self.clock,
+                    method_id, self.clock,
                 ),
             ),
         )
@@ -974,16 +888,14 @@ class OnlineShop(Episode):
         self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    def tool_issue_gift_card(  # shop.world:567
-        self, customer: Customer, amount: float
-    ) -> PaymentMethod:
+    # shop.world:567
+    def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
             v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
         )
-        self.set_field(  # shop.world:574
-            customer, 'payment_methods', {**customer.payment_methods, card.id_: card}
-        )
+        # shop.world:574
+        self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
         return card  # shop.world:575
 
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
@@ -992,50 +904,36 @@ class OnlineShop(Episode):
 
 
 _SCHEMA_Address = js.closed({
-    'address1': js.scalar('str', 1, 100),
-    'address2': js.nullable(js.scalar('str', None, 100)),
-    'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-    'country': js.nullable(js.STRING),
+    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
+    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
 })
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
-        'source': js.text_in('credit_card'),
-        'id': js.STRING,
-        'brand': js.STRING,
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
         'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
     }),
     js.closed({
         'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
     }),
     js.closed({
-        'source': js.text_in('paypal'),
-        'id': js.STRING,
+        'source': js.text_in('paypal'), 'id': js.STRING,
         'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
     }),
 )
 _RESULT_Order = js.closed({
-    'id': js.scalar('str', pattern='^#W[0-9]{7}$'),
-    'customer': js.STRING,
-    'address': Address,
-    'items': js.array(OrderItem, min_items=1),
-    'status': js.members(OrderStatus),
-    'payment_method_id': js.STRING,
-    'transactions': js.array(Transaction),
+    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING, 'address': Address,
+    'items': js.array(OrderItem, min_items=1), 'status': js.members(OrderStatus),
+    'payment_method_id': js.STRING, 'transactions': js.array(Transaction),
     'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
-    'cancel_reason': js.nullable(js.members(CancelReason)),
-    'created_at': js.STRING,
+    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
 })
 _PARAM_customer = param(
-    'customer',
-    arg.row('customers'),
-    'The customer id, e.g. C01.',
+    'customer', arg.row('customers'), 'The customer id, e.g. C01.',
     not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
 )
 _PARAM_order = param(
-    'order',
-    arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+    'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
     'The id of a pending order, e.g. #W4817420.',
     not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
@@ -1047,89 +945,65 @@ OnlineShop.TOOLS = tools(
         "Find a customer's id from their email address. Use it to identify the customer before "
         "anything else.",
         param(
-            'email',
-            arg.refined(arg.TEXT, 3, 120),
+            'email', arg.refined(arg.TEXT, 3, 120),
             "The customer's email address; case does not matter.",
         ),
-        read_only=True,
-        where='shop.world:279',
-        returns=js.STRING,
+        read_only=True, where='shop.world:279', returns=js.STRING,
     ),
     tool(
         OnlineShop.tool_get_customer_details,
         "Show a customer's profile: name, email, default address and payment methods (with gift "
         "card balances).",
-        _PARAM_customer,
-        read_only=True,
-        where='shop.world:290',
+        _PARAM_customer, read_only=True, where='shop.world:290',
         returns=js.closed({
-            'id': js.STRING,
-            'name': js.scalar('str', 1, 80),
+            'id': js.STRING, 'name': js.scalar('str', 1, 80),
             'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': Address,
-            'payment_methods': js.mapping(_RESULT_PaymentMethod),
+            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
         }),
     ),
     tool(
         OnlineShop.tool_list_customer_orders,
-        "List a customer's orders, newest first, with their status and total.",
-        _PARAM_customer,
+        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
         param(
-            'status',
-            arg.optional(arg.enum_of(OrderStatus)),
+            'status', arg.optional(arg.enum_of(OrderStatus)),
             'Only list orders with this status, e.g. "pending".',
         ),
-        read_only=True,
-        where='shop.world:298',
-        returns=js.array(OrderSummary),
+        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
     ),
     tool(
         OnlineShop.tool_get_order_details,
         'Show an order: items and prices paid, shipping address, status, tracking number and '
         'transactions.',
         param(
-            'order',
-            arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
             'The order id, with the leading #W, e.g. #W4817420.',
         ),
-        read_only=True,
-        where='shop.world:308',
-        returns=_RESULT_Order,
+        read_only=True, where='shop.world:308', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_list_products,
         'Browse the catalogue: each product with its lowest price and the units in stock over '
         'all its variants.',
         param(
-            'category',
-            arg.optional(arg.TEXT),
+            'category', arg.optional(arg.TEXT),
             'Only list products of this category, e.g. "Kitchen" (any case).',
         ),
         param(
-            'in_stock_only',
-            arg.BOOL,
-            'Only list products with at least one variant in stock.',
+            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
             default=lambda ep: False,
         ),
-        read_only=True,
-        where='shop.world:318',
-        returns=js.array(ProductSummary),
+        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
     ),
     tool(
         OnlineShop.tool_get_product_details,
         'Show a product with every variant: its item id, options, price and stock.',
         param(
-            'product',
-            arg.row('products'),
-            'The product id, e.g. P02.',
+            'product', arg.row('products'), 'The product id, e.g. P02.',
             not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
         ),
-        read_only=True,
-        where='shop.world:342',
+        read_only=True, where='shop.world:342',
         returns=js.closed({
-            'id': js.STRING,
-            'name': js.STRING,
-            'category': js.STRING,
+            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
             'variants': js.array(Variant),
         }),
         shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
@@ -1139,28 +1013,22 @@ OnlineShop.TOOLS = tools(
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
         'gift\ncard must hold at least the order total. Stock is reserved at once.',
         param(
-            'customer',
-            arg.row('customers'),
-            'The id of the customer who buys, e.g. C01.',
+            'customer', arg.row('customers'), 'The id of the customer who buys, e.g. C01.',
             not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
-            'items',
-            arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
             'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
         ),
         param(
-            'payment_method_id',
-            arg.TEXT,
+            'payment_method_id', arg.TEXT,
             "One of the customer's payment method ids, e.g. gift_card_7245904.",
         ),
         param(
-            'ship_to',
-            arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
             "Where to ship; defaults to the customer's address.",
         ),
-        where='shop.world:357',
-        returns=_RESULT_Order,
+        where='shop.world:357', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_cancel_order,
@@ -1170,140 +1038,114 @@ OnlineShop.TOOLS = tools(
         param(
             'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
         ),
-        where='shop.world:393',
-        returns=_RESULT_Order,
+        where='shop.world:393', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_modify_order_address,
         "Change where a pending order ships to. The customer's default address is not changed.",
         _PARAM_order,
         param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
-        where='shop.world:417',
-        returns=_RESULT_Order,
+        where='shop.world:417', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_swap_order_item,
         "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
         "product. The price difference is charged to, or refunded on, the order's payment method.",
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W3391820.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'old_item',
-            arg.row('variants'),
-            'The item id currently in the order.',
+            'old_item', arg.row('variants'), 'The item id currently in the order.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param(
-            'new_item',
-            arg.row('variants'),
+            'new_item', arg.row('variants'),
             'The item id to switch to; it must be another option of the same product.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
-        where='shop.world:429',
-        returns=_RESULT_Order,
+        where='shop.world:429', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_ship_order,
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a pending order, e.g. #W1038846.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'tracking_number',
-            arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
             "The carrier's 12-digit tracking number.",
         ),
-        where='shop.world:486',
-        returns=_RESULT_Order,
+        where='shop.world:486', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_mark_order_delivered,
         'Record that the carrier delivered a processed order.',
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a processed order, e.g. #W6650318.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
-        where='shop.world:499',
-        returns=_RESULT_Order,
+        where='shop.world:499', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_request_return,
         'Open a return for items of a delivered order. The refund is paid when the parcel '
         'reaches the warehouse.',
         param(
-            'order',
-            arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
+            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
             'The id of a delivered order, e.g. #W2290175.',
             not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
         ),
         param(
-            'item_ids',
-            arg.refined(arg.TEXT_LIST, 1, 10),
+            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
             'The item ids to send back; each line is returned in full.',
         ),
         param(
-            'refund_method_id',
-            arg.TEXT,
+            'refund_method_id', arg.TEXT,
             "Where the refund goes: the order's own payment method or one of the customer's gift "
             "cards.",
         ),
         param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
-        where='shop.world:511',
-        returns=ReturnRequest,
+        where='shop.world:511', returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_receive_return,
         'Record that a returned parcel reached the warehouse: the items go back to stock and the '
         'refund is paid.',
         param(
-            'return_request',
-            arg.row('returns'),
-            'The return id, e.g. RET9001.',
+            'return_request', arg.row('returns'), 'The return id, e.g. RET9001.',
             not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
         ),
-        where='shop.world:541',
-        returns=ReturnRequest,
+        where='shop.world:541', returns=ReturnRequest,
     ),
     tool(
         OnlineShop.tool_issue_gift_card,
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
         'their payment methods.',
         param(
-            'customer',
-            arg.row('customers'),
-            'The customer id, e.g. C04.',
+            'customer', arg.row('customers'), 'The customer id, e.g. C04.',
             not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
         ),
         param(
-            'amount',
-            arg.refined(arg.FLOAT, 1.0, 500.0),
+            'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
             'The value of the card in dollars, from 1 to 500.',
         ),
-        where='shop.world:567',
-        returns=_RESULT_PaymentMethod,
+        where='shop.world:567', returns=_RESULT_PaymentMethod,
         export=lambda value: _UNION_PaymentMethod.export(value),
     ),
     tool(
         OnlineShop.tool_restock_variant,
         "Add units that arrived from the supplier to an item's stock.",
         param(
-            'variant',
-            arg.row('variants'),
-            'The item id, e.g. V4003.',
+            'variant', arg.row('variants'), 'The item id, e.g. V4003.',
             not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='shop.world:578',
-        returns=Variant,
+        where='shop.world:578', returns=Variant,
     ),
 )
 
@@ -1312,17 +1154,14 @@ def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_orders['#W4817420'].status, '==', _E11_OrderStatus_cancelled)
         and rt.expect(
-            ep.t_orders['#W4817420'].cancel_reason,
-            '==',
-            _E12_CancelReason_ordered_by_mistake,
+            ep.t_orders['#W4817420'].cancel_reason, '==', _E12_CancelReason_ordered_by_mistake,
             part=1,
         )
     )
 
 
-def _check_cancel_and_reorder__restocked(  # tasks.world:21
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:21
+def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
         and rt.expect(
@@ -1331,22 +1170,18 @@ def _check_cancel_and_reorder__restocked(  # tasks.world:21
     )
 
 
-def _check_cancel_and_reorder__bottle_ordered(  # tasks.world:22
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:22
+def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o25.id_ not in init.t_orders
-        and _o25.customer == 'C01'
-        and _o25.payment_method_id == 'gift_card_7245904'
-        and len(_o25.items) == 1
+        _o25.id_ not in init.t_orders and _o25.customer == 'C01'
+        and _o25.payment_method_id == 'gift_card_7245904' and len(_o25.items) == 1
         and _o25.items[0].variant == 'V2002'
         for _o25 in rt.each(ep, ep.t_orders)
     )
 
 
-def _check_cancel_and_reorder__gift_card_charged(  # tasks.world:23
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:23
+def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 30.05
     )
@@ -1363,29 +1198,21 @@ def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
 ) -> rt.Verdict | bool:
     return (
         rt.expect(
-            len(ep.t_orders['#W3391820'].transactions),
-            '==',
+            len(ep.t_orders['#W3391820'].transactions), '==',
             len(init.t_orders['#W3391820'].transactions) + 1,
         )
         and rt.expect(
-            sum(rt.each(
-                ep,
-                tuple([
-                    _t26.amount
-                    for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
-                    if _t26.kind == _E15_TransactionKind_charge
-                ]),
-            )),
-            '==',
-            79.0,
-            part=1,
+            sum(rt.each(ep, tuple([
+                _t26.amount for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
+                if _t26.kind == _E15_TransactionKind_charge
+            ]))),
+            '==', 79.0, part=1,
         )
     )
 
 
-def _check_grey_sweater_swap__stock_moved(  # tasks.world:49
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:49
+def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V4003'].stock, '==', 4) and rt.expect(
         ep.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
     )
@@ -1401,30 +1228,25 @@ def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # 
     return rt.expect(ep.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
 
 
-def _check_return_headphones__refund_paid(  # tasks.world:74
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:74
+def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _r27.id_ not in init.t_returns
-        and _r27.order == '#W2290175'
-        and _r27.status == _E12_ReturnStatus_refunded
-        and _r27.amount == 199.0
+        _r27.id_ not in init.t_returns and _r27.order == '#W2290175'
+        and _r27.status == _E12_ReturnStatus_refunded and _r27.amount == 199.0
         and _r27.refund_method_id == 'gift_card_7245904'
         for _r27 in rt.each(ep, ep.t_returns)
     )
 
 
-def _check_return_headphones__gift_card_credited(  # tasks.world:75
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:75
+def _check_return_headphones__gift_card_credited(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 259.0
     )
 
 
-def _check_return_headphones__restocked(  # tasks.world:76
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:76
+def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
 
 
@@ -1443,17 +1265,14 @@ def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  
     return (
         rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
         and rt.expect(
-            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'),
-            '==',
-            194.0,
+            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 194.0,
             part=1,
         )
     )
 
 
-def _check_dispatch_day__office_address(  # tasks.world:101
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:101
+def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
         and rt.expect(ep.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
@@ -1465,37 +1284,31 @@ def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         len([
             _k28
-            for _k28 in rt.each(
-                ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys())
-            )
+            for _k28 in rt.each(ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys(
+                
+            )))
             if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'
         ]),
-        '==',
-        1,
+        '==', 1,
     )
 
 
-def _check_goodwill_gift_card__bottle_ordered(  # tasks.world:126
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:126
+def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o29.id_ not in init.t_orders
-        and _o29.customer == 'C04'
-        and _o29.items[0].variant == 'V2001'
-        and _o29.payment_method_id.startswith('gift_card_')
+        _o29.id_ not in init.t_orders and _o29.customer == 'C04'
+        and _o29.items[0].variant == 'V2001' and _o29.payment_method_id.startswith('gift_card_')
         for _o29 in rt.each(ep, ep.t_orders)
     )
 
 
-def _check_goodwill_gift_card__one_order(  # tasks.world:127
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:127
+def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(len(ep.t_orders), '==', len(init.t_orders) + 1)
 
 
-def _check_goodwill_gift_card__stock_taken(  # tasks.world:128
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:128
+def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
 
 
@@ -1505,24 +1318,19 @@ def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
     return (
         rt.expect(ep.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
         and any(
-            _r30.id_ not in init.t_returns
-            and _r30.order == '#W5573012'
-            and _r30.refund_method_id == 'gift_card_3318420'
-            and _r30.amount == 29.95
+            _r30.id_ not in init.t_returns and _r30.order == '#W5573012'
+            and _r30.refund_method_id == 'gift_card_3318420' and _r30.amount == 29.95
             and _r30.status == _E12_ReturnStatus_requested
             for _r30 in rt.each(ep, ep.t_returns)
         )
     )
 
 
-def _check_chloe_return_and_change__size_m(  # tasks.world:160
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:160
+def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
-        len(ep.t_orders['#W3391820'].transactions),
-        '==',
-        len(init.t_orders['#W3391820'].transactions),
-        part=1,
+        len(ep.t_orders['#W3391820'].transactions), '==',
+        len(init.t_orders['#W3391820'].transactions), part=1,
     )
 
 
@@ -1536,9 +1344,8 @@ def _check_chloe_return_and_change__new_address(  # tasks.world:161
     )
 
 
-def _check_store_credit_shopping__return_done(  # tasks.world:189
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:189
+def _check_store_credit_shopping__return_done(ep: OnlineShop) -> rt.Verdict | bool:
     return (
         rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
         and rt.expect(ep.t_orders['#W9046211'].status, '==', _E11_OrderStatus_returned, part=1)
@@ -1551,23 +1358,19 @@ def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
     return rt.expect(ep.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
 
 
-def _check_store_credit_shopping__order_on_store_credit(  # tasks.world:191
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:191
+def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o31.id_ not in init.t_orders
-        and _o31.customer == 'C05'
-        and _o31.payment_method_id == 'gift_card_9904711'
-        and len(_o31.items) == 2
+        _o31.id_ not in init.t_orders and _o31.customer == 'C05'
+        and _o31.payment_method_id == 'gift_card_9904711' and len(_o31.items) == 2
         and any(_i32.variant == 'V1002' for _i32 in rt.each(ep, _o31.items))
         and any(_i33.variant == 'V5001' for _i33 in rt.each(ep, _o31.items))
         for _o31 in rt.each(ep, ep.t_orders)
     )
 
 
-def _check_store_credit_shopping__credit_left(  # tasks.world:192
-    ep: OnlineShop
-) -> rt.Verdict | bool:
+# tasks.world:192
+def _check_store_credit_shopping__credit_left(ep: OnlineShop) -> rt.Verdict | bool:
     return rt.expect(
         ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 71.51
     )
@@ -1579,9 +1382,7 @@ def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
     return (
         rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
         and rt.expect(
-            ep.t_orders['#W1038846'].cancel_reason,
-            '==',
-            _E12_CancelReason_no_longer_needed,
+            ep.t_orders['#W1038846'].cancel_reason, '==', _E12_CancelReason_no_longer_needed,
             part=1,
         )
         and rt.expect(
@@ -1596,28 +1397,20 @@ def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
     return (
         rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
         and any(
-            _r34.id_ not in init.t_returns
-            and _r34.order == '#W6650318'
-            and len(_r34.items) == 1
-            and ep.t_variants[_r34.items[0]].id_ == 'V5001'
-            and _r34.amount == 32.5
+            _r34.id_ not in init.t_returns and _r34.order == '#W6650318' and len(_r34.items) == 1
+            and ep.t_variants[_r34.items[0]].id_ == 'V5001' and _r34.amount == 32.5
             and _r34.refund_method_id == 'paypal_3391027'
             for _r34 in rt.each(ep, ep.t_returns)
         )
     )
 
 
-def _check_raj_order_overhaul__headphones_to_office(  # tasks.world:223
-    ep: OnlineShop, init: OnlineShop
-) -> bool:
+# tasks.world:223
+def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop) -> bool:
     return any(
-        _o35.id_ not in init.t_orders
-        and _o35.customer == 'C02'
-        and len(_o35.items) == 1
-        and _o35.items[0].variant == 'V3002'
-        and _o35.payment_method_id == 'credit_card_9034112'
-        and _o35.address.address1 == '2001 Western Avenue'
-        and _o35.address.zip_ == '98121'
+        _o35.id_ not in init.t_orders and _o35.customer == 'C02' and len(_o35.items) == 1
+        and _o35.items[0].variant == 'V3002' and _o35.payment_method_id == 'credit_card_9034112'
+        and _o35.address.address1 == '2001 Western Avenue' and _o35.address.zip_ == '98121'
         for _o35 in rt.each(ep, ep.t_orders)
     )
 

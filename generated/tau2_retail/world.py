@@ -251,20 +251,26 @@ class Tau2Retail(Episode):
     POLICY: ClassVar[str] = (
         '# How to serve a customer of the shop\n'
         '\n'
-        "You are the shop's customer service agent. You can look up users, orders and products, and\n"
-        'you can cancel, change, return and exchange orders for the customer you are talking to. The\n'
-        'tools refuse what the shop never allows (an order in the wrong status, a gift card without\n'
+        "You are the shop's customer service agent. You can look up users, orders and products, "
+        'and\n'
+        'you can cancel, change, return and exchange orders for the customer you are talking to. '
+        'The\n'
+        'tools refuse what the shop never allows (an order in the wrong status, a gift card '
+        'without\n'
         'enough balance, item lists of different lengths); the rules below cover what the tools\n'
         'cannot check for you.\n'
         '\n'
         '## How you work\n'
         '\n'
         '- Each of your messages does one thing: either it calls one tool, or it talks to the\n'
-        '  customer. Never call two tools in one message, and never write to the customer in a message\n'
+        '  customer. Never call two tools in one message, and never write to the customer in a '
+        'message\n'
         '  that calls a tool.\n'
-        '- Say no, politely, to anything these rules do not allow, even when the customer insists,\n'
+        '- Say no, politely, to anything these rules do not allow, even when the customer '
+        'insists,\n'
         '  and say what you can do instead.\n'
-        '- Give facts, not opinions: no recommendations or personal comments on products or choices.\n'
+        '- Give facts, not opinions: no recommendations or personal comments on products or '
+        'choices.\n'
         '\n'
         '## Know who you are helping\n'
         '\n'
@@ -272,64 +278,91 @@ class Tau2Retail(Episode):
         '  (`find_user_id_by_email`), or from their first name, last name and zip code\n'
         '  (`find_user_id_by_name_zip`). Do this even when the customer tells you their user id.\n'
         '  Without a match you cannot help with an account.\n'
-        '- Act for that customer only: read and change only their own orders, and pay or refund only\n'
-        "  with payment methods saved on their own account. Decline questions about anybody else's.\n"
+        '- Act for that customer only: read and change only their own orders, and pay or refund '
+        'only\n'
+        '  with payment methods saved on their own account. Decline questions about anybody '
+        "else's.\n"
         '  One conversation serves one customer; they may ask for several things in it.\n'
         '\n'
         '## Ask before you change anything\n'
         '\n'
-        '- Every change is final the moment you call the tool. Before each one, tell the customer\n'
+        '- Every change is final the moment you call the tool. Before each one, tell the '
+        'customer\n'
         '  exactly what you are about to do: the order id, the items (by name and options), the\n'
-        '  payment method, and what they will pay or get back. Call the tool only after they clearly\n'
+        '  payment method, and what they will pay or get back. Call the tool only after they '
+        'clearly\n'
         '  say yes to that summary.\n'
-        '- Never guess an order id, an item id or a payment method: look it up, and ask the customer\n'
+        '- Never guess an order id, an item id or a payment method: look it up, and ask the '
+        'customer\n'
         '  when more than one fits.\n'
-        '- Work amounts out with `calculate` instead of in your head, and tell the customer the result.\n'
+        '- Work amounts out with `calculate` instead of in your head, and tell the customer the '
+        'result.\n'
         '\n'
         '## What can be changed, and when\n'
         '\n'
-        '- **Pending orders.** You can cancel them (the reason must be "no longer needed" or "ordered\n'
-        '  by mistake"; everything paid is refunded to the methods it came from, gift cards at once),\n'
-        '  change the shipping address, or switch the payment method while the order has been paid\n'
+        '- **Pending orders.** You can cancel them (the reason must be "no longer needed" or '
+        '"ordered\n'
+        '  by mistake"; everything paid is refunded to the methods it came from, gift cards at '
+        'once),\n'
+        '  change the shipping address, or switch the payment method while the order has been '
+        'paid\n'
         '  exactly once.\n'
         '- **Swapping items of a pending order** works once per order: afterwards the order is\n'
-        '  "pending (item modified)", and neither its items can be swapped again nor the order be\n'
-        '  cancelled. Collect every item the customer wants to change, and confirm the whole list,\n'
-        '  before you call `modify_pending_order_items`. A new item must be another variant of the\n'
+        '  "pending (item modified)", and neither its items can be swapped again nor the order '
+        'be\n'
+        '  cancelled. Collect every item the customer wants to change, and confirm the whole '
+        'list,\n'
+        '  before you call `modify_pending_order_items`. A new item must be another variant of '
+        'the\n'
         '  same product, available, and different from the old one.\n'
-        '- **Delivered orders** can be returned (the refund goes to the original payment method or to\n'
-        "  one of the customer's gift cards) or exchanged for other available variants of the same\n"
+        '- **Delivered orders** can be returned (the refund goes to the original payment method '
+        'or to\n'
+        "  one of the customer's gift cards) or exchanged for other available variants of the "
+        'same\n'
         '  products. Either can happen only once per order, so gather all the items first.\n'
-        '- Processed and cancelled orders, and orders with a return or an exchange already requested,\n'
+        '- Processed and cancelled orders, and orders with a return or an exchange already '
+        'requested,\n'
         '  cannot be changed at all. Say so instead of trying.\n'
-        '- A price difference paid with a gift card needs enough balance on it; offer another of the\n'
+        '- A price difference paid with a gift card needs enough balance on it; offer another of '
+        'the\n'
         "  customer's payment methods when it falls short.\n"
-        "- Changing the customer's default address (`modify_user_address`) does not move any order;\n"
+        "- Changing the customer's default address (`modify_user_address`) does not move any "
+        'order;\n'
         '  ask whether pending orders should go to the new address as well.\n'
         '\n'
         '## When you cannot help\n'
         '\n'
-        '- Do not promise what no tool can do (compensation, undoing a cancellation, refunds to a\n'
+        '- Do not promise what no tool can do (compensation, undoing a cancellation, refunds to '
+        'a\n'
         '  payment method the rules exclude). Say plainly that it is not possible.\n'
-        '- Hand the customer over to a person only when what they need is outside what these tools\n'
-        '  can do. Then call `transfer_to_human_agents` with a short summary of the case, and in your\n'
+        '- Hand the customer over to a person only when what they need is outside what these '
+        'tools\n'
+        '  can do. Then call `transfer_to_human_agents` with a short summary of the case, and in '
+        'your\n'
         '  next message tell the customer exactly this, on its own:\n'
         '  `YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.`\n'
         '  An exception to these rules is not a reason to transfer: decline it instead.\n'
-        "- Only state facts you have read from the tools. Answer the customer's questions with the\n"
+        "- Only state facts you have read from the tools. Answer the customer's questions with "
+        'the\n'
         '  exact figures (prices, totals, balances) the tools returned.\n'
         '\n'
         "## What the shop's data holds\n"
         '\n'
-        '- Times are US Eastern time on a 24-hour clock: "14:05:00" is five past two in the afternoon.\n'
-        '- A customer has a user id, an email address, a default address and saved payment methods,\n'
+        '- Times are US Eastern time on a 24-hour clock: "14:05:00" is five past two in the '
+        'afternoon.\n'
+        '- A customer has a user id, an email address, a default address and saved payment '
+        'methods,\n'
         '  each a gift card (with a balance), a PayPal account or a credit card.\n'
-        '- A product (say, a t-shirt) comes in variants called items, each with its own options (such\n'
+        '- A product (say, a t-shirt) comes in variants called items, each with its own options '
+        '(such\n'
         '  as colour and size), price and availability. Product ids and item ids are different\n'
-        '  numbers that say nothing about each other: never use one where the other is asked for.\n'
-        '- An order has an id, the customer it belongs to, a shipping address, its items, a status,\n'
+        '  numbers that say nothing about each other: never use one where the other is asked '
+        'for.\n'
+        '- An order has an id, the customer it belongs to, a shipping address, its items, a '
+        'status,\n'
         '  its fulfilments (tracking ids with the items they carry) and its payment history. The\n'
-        '  status is pending, processed, delivered or cancelled, or records a change already made:\n'
+        '  status is pending, processed, delivered or cancelled, or records a change already '
+        'made:\n'
         '  "pending (item modified)", "return requested", "exchange requested".'
     )
     TABLES: ClassVar[dict[str, str]] = {"products": "Product", "users": "User", "orders": "Order"}
@@ -355,14 +388,12 @@ class Tau2Retail(Episode):
         pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:164
-        item_ids: tuple[str, ...] = tuple(map(  # retail.world:165
-            _GET_item_id, rt.each(self, order.items)
-        ))
+        # retail.world:165
+        item_ids: tuple[str, ...] = tuple(map(_GET_item_id, rt.each(self, order.items)))
         k: int = 0  # retail.world:166
         for id_ in rt.each(self, ids):  # retail.world:167
-            if rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(  # retail.world:168
-                id_
-            ):
+            # retail.world:168
+            if rt.each(self, ids).count(id_) > rt.each(self, item_ids).count(id_):
                 return k  # retail.world:169
             k += 1  # retail.world:171
         return -1  # retail.world:173
@@ -396,48 +427,40 @@ class Tau2Retail(Episode):
         self, address1: str, address2: str, city: str, country: str, state_: str, zip_: str
     ) -> str | None:
         if (  # retail.world:216
-            rt.python_type(address1) == 'str'
-            and rt.python_type(address2) == 'str'
-            and rt.python_type(city) == 'str'
-            and rt.python_type(country) == 'str'
-            and rt.python_type(state_) == 'str'
-            and rt.python_type(zip_) == 'str'
+            rt.python_type(address1) == 'str' and rt.python_type(address2) == 'str'
+            and rt.python_type(city) == 'str' and rt.python_type(country) == 'str'
+            and rt.python_type(state_) == 'str' and rt.python_type(zip_) == 'str'
         ):
             return None  # retail.world:217
-        errors: tuple[str, ...] = rt.each(  # retail.world:219
-            self,
+        errors: tuple[str, ...] = rt.each(self, rt.python_concat(  # retail.world:219
             rt.python_concat(
                 rt.python_concat(
                     rt.python_concat(
                         rt.python_concat(
-                            rt.python_concat(
-                                self.fn_string_error('address1', address1),
-                                self.fn_string_error('address2', address2),
-                            ),
-                            self.fn_string_error('city', city),
+                            self.fn_string_error('address1', address1),
+                            self.fn_string_error('address2', address2),
                         ),
-                        self.fn_string_error('country', country),
+                        self.fn_string_error('city', city),
                     ),
-                    self.fn_string_error('state', state_),
+                    self.fn_string_error('country', country),
                 ),
-                self.fn_string_error('zip', zip_),
+                self.fn_string_error('state', state_),
             ),
-        )
+            self.fn_string_error('zip', zip_),
+        ))
         if len(errors) == 0:  # retail.world:220
             return None  # retail.world:221
         plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
         return rt.python_grown(  # retail.world:224
-            self,
-            rt.built(
+            self, rt.built(
                 self, f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
             )
             + rt.built(self, rt.join('\n', rt.each(self, errors))),
         )
 
     def tool_calculate(self, expression: str) -> str:  # retail.world:229
-        if not all(  # retail.world:236
-            _c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)
-        ):
+        # retail.world:236
+        if not all(_c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)):
             raise ToolError('Invalid characters in expression')
         if rt.python_type(expression) != 'str':  # retail.world:238
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
@@ -448,15 +471,13 @@ class Tau2Retail(Episode):
 
     def tool_find_user_id_by_email(self, email: str) -> str:  # retail.world:252
         for u in rt.each(self, self.t_users):  # retail.world:257
-            if rt.built(self, u.email.lower()) == rt.built(  # retail.world:258
-                self, email.lower()
-            ):
+            # retail.world:258
+            if rt.built(self, u.email.lower()) == rt.built(self, email.lower()):
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
-    def tool_find_user_id_by_name_zip(  # retail.world:265
-        self, first_name: str, last_name: str, zip_: str
-    ) -> str:
+    # retail.world:265
+    def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:
         for u in rt.each(self, self.t_users):  # retail.world:272
             if (  # retail.world:273
                 rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())
@@ -487,8 +508,8 @@ class Tau2Retail(Episode):
         for p in rt.each(self, self.t_products):  # retail.world:322
             names = {**rt.each(self, names), p.name: p.product_id}  # retail.world:323
         out: dict[str, str] = {}  # retail.world:325
-        for name in rt.each(  # retail.world:326
-            self, tuple(sorted(rt.each(self, tuple(rt.each(self, names).keys()))))
+        for name in (  # retail.world:326
+            rt.each(self, tuple(sorted(rt.each(self, tuple(rt.each(self, names).keys())))))
         ):
             out = {**rt.each(self, out), name: names[name]}  # retail.world:327
         return out  # retail.world:329
@@ -496,9 +517,8 @@ class Tau2Retail(Episode):
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:  # retail.world:334
         if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
-        if reason not in {  # retail.world:343
-            'no longer needed': True, 'ordered by mistake': True
-        }:
+        # retail.world:343
+        if reason not in {'no longer needed': True, 'ordered by mistake': True}:
             raise ToolError('Invalid reason')
         user: User = self.t_users[order_id.user_id]  # retail.world:344
         refunds: tuple[OrderPayment, ...] = tuple([  # retail.world:345
@@ -506,33 +526,27 @@ class Tau2Retail(Episode):
             for _p3 in rt.each(self, order_id.payment_history)
         ])
         for p in rt.each(self, refunds):  # retail.world:346
-            method: PaymentMethod | None = user.payment_methods.get(  # retail.world:347
-                p.payment_method_id
-            )
+            # retail.world:347
+            method: PaymentMethod | None = user.payment_methods.get(p.payment_method_id)
             if method is None:  # retail.world:348
                 raise ToolError('Payment method not found')
             if isinstance(method, GiftCard):  # retail.world:350
                 card = method
                 self.set_field(  # retail.world:351
-                    user,
-                    'payment_methods',
-                    {
+                    user, 'payment_methods', {
                         **rt.each(self, user.payment_methods),
                         p.payment_method_id: GiftCard(card.id_, round(card.balance + p.amount, 2)),
                     },
                 )
         self.set_field(order_id, 'status', _E11_OrderStatus_cancelled)  # retail.world:359
         if reason == 'no longer needed':  # retail.world:360
-            self.set_field(  # retail.world:361
-                order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed
-            )
+            # retail.world:361
+            self.set_field(order_id, 'cancel_reason', _E12_CancelReason_no_longer_needed)
         else:
-            self.set_field(  # retail.world:363
-                order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake
-            )
+            # retail.world:363
+            self.set_field(order_id, 'cancel_reason', _E12_CancelReason_ordered_by_mistake)
         self.set_field(  # retail.world:365
-            order_id,
-            'payment_history',
+            order_id, 'payment_history',
             rt.each(self, rt.python_concat(order_id.payment_history, refunds)),
         )
         return order_id  # retail.world:366
@@ -549,9 +563,8 @@ class Tau2Retail(Episode):
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:379
         if missing >= 0:  # retail.world:380
-            raise ToolError(rt.built(  # retail.world:381
-                self, f'Number of {rt.text(item_ids[missing])} not found.'
-            ))
+            # retail.world:381
+            raise ToolError(rt.built(self, f'Number of {rt.text(item_ids[missing])} not found.'))
         if len(item_ids) != len(new_item_ids):  # retail.world:383
             raise ToolError('The number of items to be exchanged should match.')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:386
@@ -583,17 +596,11 @@ class Tau2Retail(Episode):
         self.set_fields(  # retail.world:411
             order,
             (
-                'status',
-                'exchange_items',
-                'exchange_new_items',
-                'exchange_payment_method_id',
+                'status', 'exchange_items', 'exchange_new_items', 'exchange_payment_method_id',
                 'exchange_price_difference',
             ),
-            _E11_OrderStatus_exchange_requested,
-            tuple(sorted(rt.each(self, item_ids))),
-            tuple(sorted(rt.each(self, new_item_ids))),
-            payment_method_id,
-            diff_,
+            _E11_OrderStatus_exchange_requested, tuple(sorted(rt.each(self, item_ids))),
+            tuple(sorted(rt.each(self, new_item_ids))), payment_method_id, diff_,
         )
         return order  # retail.world:416
 
@@ -634,9 +641,8 @@ class Tau2Retail(Episode):
             raise ToolError('Non-pending order cannot be modified')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:456
         if missing >= 0:  # retail.world:457
-            raise ToolError(rt.built(  # retail.world:458
-                self, f'{rt.text(item_ids[missing])} not found'
-            ))
+            # retail.world:458
+            raise ToolError(rt.built(self, f'{rt.text(item_ids[missing])} not found'))
         if len(item_ids) != len(new_item_ids):  # retail.world:460
             raise ToolError('The number of items to be exchanged should match')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:461
@@ -662,9 +668,8 @@ class Tau2Retail(Episode):
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481
         user: User = self.t_users[order.user_id]  # retail.world:483
-        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:484
-            payment_method_id
-        )
+        # retail.world:484
+        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)
         if method is None:  # retail.world:485
             raise ToolError('Payment method not found')
         if isinstance(method, GiftCard):  # retail.world:487
@@ -675,22 +680,15 @@ class Tau2Retail(Episode):
             _E15_TransactionType_payment if diff_ > 0 else _E15_TransactionType_refund
         )
         self.set_field(  # retail.world:494
-            order,
-            'payment_history',
-            rt.each(
-                self,
-                rt.python_concat(
-                    order.payment_history,
-                    (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
-                ),
-            ),
+            order, 'payment_history', rt.each(self, rt.python_concat(
+                order.payment_history,
+                (OrderPayment(kind, rt.to_float(abs(diff_)), payment_method_id),),
+            )),
         )
         if isinstance(method, GiftCard):  # retail.world:496
             _card4 = method
             self.set_field(  # retail.world:497
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     payment_method_id: GiftCard(_card4.id_, round(_card4.balance - diff_, 2)),
                 },
@@ -702,20 +700,16 @@ class Tau2Retail(Episode):
             k: int = self.fn_first_item_index(order, _old5)  # retail.world:508
             _it7: OrderItem = order.items[k]  # retail.world:509
             self.set_field(  # retail.world:510
-                order,
-                'items',
-                rt.set_at(
-                    rt.each(self, order.items),
-                    k,
+                order, 'items', rt.set_at(
+                    rt.each(self, order.items), k,
                     OrderItem(_it7.name, _it7.product_id, _new6, last_price, last_options),
                 ),
             )
         self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
         return order  # retail.world:519
 
-    def tool_modify_pending_order_payment(  # retail.world:522
-        self, order_id: Order, payment_method_id: str
-    ) -> Order:
+    # retail.world:522
+    def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:
         order: Order = order_id  # retail.world:528
         if not (  # retail.world:529
             order.status == _E11_OrderStatus_pending
@@ -723,15 +717,13 @@ class Tau2Retail(Episode):
         ):
             raise ToolError('Non-pending order cannot be modified')
         user: User = self.t_users[order.user_id]  # retail.world:530
-        method: PaymentMethod | None = user.payment_methods.get(  # retail.world:531
-            payment_method_id
-        )
+        # retail.world:531
+        method: PaymentMethod | None = user.payment_methods.get(payment_method_id)
         if method is None:  # retail.world:532
             raise ToolError('Payment method not found')
         history: tuple[OrderPayment, ...] = order.payment_history  # retail.world:533
-        if not (  # retail.world:534
-            len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment
-        ):
+        # retail.world:534
+        if not (len(history) == 1 and history[0].transaction_type == _E15_TransactionType_payment):
             raise ToolError('There should be exactly one payment for a pending order')
         old_id: str = history[0].payment_method_id  # retail.world:535
         if old_id == payment_method_id:  # retail.world:536
@@ -742,25 +734,15 @@ class Tau2Retail(Episode):
             if card.balance < amount:  # retail.world:540
                 raise ToolError('Insufficient gift card balance to pay for the order')
         self.set_field(  # retail.world:544
-            order,
-            'payment_history',
-            rt.each(
-                self,
-                rt.python_concat(
-                    history,
-                    (
-                        OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
-                        OrderPayment(_E15_TransactionType_refund, amount, old_id),
-                    ),
-                ),
-            ),
+            order, 'payment_history', rt.each(self, rt.python_concat(history, (
+                OrderPayment(_E15_TransactionType_payment, amount, payment_method_id),
+                OrderPayment(_E15_TransactionType_refund, amount, old_id),
+            ))),
         )
         if isinstance(method, GiftCard):  # retail.world:546
             _card8 = method
             self.set_field(  # retail.world:547
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     payment_method_id: GiftCard(_card8.id_, round(_card8.balance - amount, 2)),
                 },
@@ -771,9 +753,7 @@ class Tau2Retail(Episode):
         if isinstance(old_method, GiftCard):  # retail.world:557
             _card9 = old_method
             self.set_field(  # retail.world:558
-                user,
-                'payment_methods',
-                {
+                user, 'payment_methods', {
                     **user.payment_methods,
                     old_id: GiftCard(_card9.id_, round(_card9.balance + amount, 2)),
                 },
@@ -819,10 +799,8 @@ class Tau2Retail(Episode):
         if not (self.fn_over_requested(order, item_ids) < 0):  # retail.world:603
             raise ToolError('Some item not found')
         self.set_fields(  # retail.world:604
-            order,
-            ('status', 'return_items', 'return_payment_method_id'),
-            _E11_OrderStatus_return_requested,
-            tuple(sorted(rt.each(self, item_ids))),
+            order, ('status', 'return_items', 'return_payment_method_id'),
+            _E11_OrderStatus_return_requested, tuple(sorted(rt.each(self, item_ids))),
             payment_method_id,
         )
         return order  # retail.world:607
@@ -830,38 +808,28 @@ class Tau2Retail(Episode):
 
 _RESULT_PaymentMethod = js.any_of(
     js.closed({
-        'source': js.text_in('credit_card'),
-        'id': js.STRING,
-        'brand': js.STRING,
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
         'last_four': js.STRING,
     }),
     js.closed({'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.NUMBER}),
     js.closed({'source': js.text_in('paypal'), 'id': js.STRING}),
 )
 _RESULT_User = js.closed({
-    'user_id': js.STRING,
-    'name': UserName,
-    'address': Address,
-    'email': js.STRING,
-    'payment_methods': js.mapping(_RESULT_PaymentMethod),
-    'orders': js.array(js.STRING),
+    'user_id': js.STRING, 'name': UserName, 'address': Address, 'email': js.STRING,
+    'payment_methods': js.mapping(_RESULT_PaymentMethod), 'orders': js.array(js.STRING),
 })
 _PARAM_order_id = param(
-    'order_id',
-    arg.row('orders'),
+    'order_id', arg.row('orders'),
     "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
     "order id.",
     not_found=lambda ep, key: 'Order not found',
 )
 _PARAM_user_id = param(
-    'user_id',
-    arg.row('users'),
-    "The user id, such as 'sara_doe_496'.",
+    'user_id', arg.row('users'), "The user id, such as 'sara_doe_496'.",
     not_found=lambda ep, key: 'User not found',
 )
 _PARAM_payment_method_id = param(
-    'payment_method_id',
-    arg.TEXT,
+    'payment_method_id', arg.TEXT,
     "The payment method id to pay or receive refund for the item price difference, such as "
     "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order "
     "details.",
@@ -880,36 +848,28 @@ _PARAM_zip_ = param('zip', arg.TEXT, "The zip code, such as '12345'.")
 
 Tau2Retail.TOOLS = tools(
     tool(
-        Tau2Retail.tool_calculate,
-        'Calculate the result of a mathematical expression.',
+        Tau2Retail.tool_calculate, 'Calculate the result of a mathematical expression.',
         param(
-            'expression',
-            arg.TEXT,
+            'expression', arg.TEXT,
             "The mathematical expression to calculate, such as '2 + 2'. The expression can "
             "contain numbers, operators (+, -, *, /), parentheses, and spaces.",
         ),
-        read_only=True,
-        where='retail.world:229',
-        returns=js.STRING,
+        read_only=True, where='retail.world:229', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_transfer_to_human_agents,
         "Transfer the user to a human agent, with a summary of the user's issue. Only transfer "
         "if the user explicitly asks for a human agent, or the issue cannot be solved with the "
         "available tools.",
-        param('summary', arg.TEXT, "A summary of the user's issue."),
-        read_only=True,
-        where='retail.world:244',
-        returns=js.STRING,
+        param('summary', arg.TEXT, "A summary of the user's issue."), read_only=True,
+        where='retail.world:244', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_email,
         'Find user id by email. If the user is not found, the function will return an error '
         'message.',
         param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
-        read_only=True,
-        where='retail.world:252',
-        returns=js.STRING,
+        read_only=True, where='retail.world:252', returns=js.STRING,
     ),
     tool(
         Tau2Retail.tool_find_user_id_by_name_zip,
@@ -918,57 +878,38 @@ Tau2Retail.TOOLS = tools(
         'this function if the user is not found by email or cannot remember email.',
         param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
         param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
-        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."),
-        read_only=True,
-        where='retail.world:265',
-        returns=js.STRING,
+        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."), read_only=True,
+        where='retail.world:265', returns=js.STRING,
     ),
     tool(
-        Tau2Retail.tool_get_order_details,
-        'Get the status and details of an order.',
-        _PARAM_order_id,
-        read_only=True,
-        where='retail.world:280',
-        returns=Order,
+        Tau2Retail.tool_get_order_details, 'Get the status and details of an order.',
+        _PARAM_order_id, read_only=True, where='retail.world:280', returns=Order,
     ),
     tool(
-        Tau2Retail.tool_get_product_details,
-        'Get the inventory details of a product.',
+        Tau2Retail.tool_get_product_details, 'Get the inventory details of a product.',
         param(
-            'product_id',
-            arg.row('products'),
+            'product_id', arg.row('products'),
             "The product id, such as '6086499569'. Be careful the product id is different from "
             "the item id.",
             not_found=lambda ep, key: 'Product not found',
         ),
-        read_only=True,
-        where='retail.world:288',
-        returns=Product,
+        read_only=True, where='retail.world:288', returns=Product,
     ),
     tool(
-        Tau2Retail.tool_get_item_details,
-        'Get the inventory details of an item.',
-        param('item_id', arg.TEXT, "The item id, such as '6086499569'."),
-        read_only=True,
-        where='retail.world:296',
-        returns=Variant,
+        Tau2Retail.tool_get_item_details, 'Get the inventory details of an item.',
+        param('item_id', arg.TEXT, "The item id, such as '6086499569'."), read_only=True,
+        where='retail.world:296', returns=Variant,
     ),
     tool(
-        Tau2Retail.tool_get_user_details,
-        'Get the details of a user, including their orders.',
-        _PARAM_user_id,
-        read_only=True,
-        where='retail.world:308',
-        returns=_RESULT_User,
+        Tau2Retail.tool_get_user_details, 'Get the details of a user, including their orders.',
+        _PARAM_user_id, read_only=True, where='retail.world:308', returns=_RESULT_User,
     ),
     tool(
         Tau2Retail.tool_list_all_product_types,
         'List the name and product id of all product types. Each product type has a variety of '
         'different items with unique item ids and options. There are only 50 product types in '
         'the store.',
-        read_only=True,
-        where='retail.world:316',
-        returns=js.mapping(js.STRING),
+        read_only=True, where='retail.world:316', returns=js.mapping(js.STRING),
     ),
     tool(
         Tau2Retail.tool_cancel_pending_order,
@@ -981,14 +922,11 @@ Tau2Retail.TOOLS = tools(
         "after the cancellation.",
         _PARAM_order_id,
         param(
-            'reason',
-            arg.TEXT,
+            'reason', arg.TEXT,
             "The reason for cancellation, which should be either 'no longer needed' or 'ordered "
             "by mistake'.",
         ),
-        checks=False,
-        where='retail.world:334',
-        returns=Order,
+        checks=False, where='retail.world:334', returns=Order,
     ),
     tool(
         Tau2Retail.tool_exchange_delivered_order_items,
@@ -997,37 +935,24 @@ Tau2Retail.TOOLS = tools(
         'to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be exchanged, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'new_item_ids',
-            arg.TEXT_LIST,
+            'new_item_ids', arg.TEXT_LIST,
             "The item ids to be exchanged for, each such as '1008292230'. There could be "
             "duplicate items in the list. Each new item id should match the item id in the same "
             "position and be of the same product.",
         ),
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:369',
-        returns=Order,
+        _PARAM_payment_method_id, checks=False, where='retail.world:369', returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_address,
         'Modify the shipping address of a pending order. The agent needs to explain the '
         'modification detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id,
-        _PARAM_address1,
-        _PARAM_address2,
-        _PARAM_city,
-        _PARAM_state_,
-        _PARAM_country,
-        _PARAM_zip_,
-        checks=False,
-        where='retail.world:419',
-        returns=Order,
+        _PARAM_order_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
+        _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:419', returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_items,
@@ -1036,47 +961,31 @@ Tau2Retail.TOOLS = tools(
         'detail and ask for explicit user confirmation (yes) to proceed.',
         _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be modified, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'new_item_ids',
-            arg.TEXT_LIST,
+            'new_item_ids', arg.TEXT_LIST,
             "The item ids to be modified for, each such as '1008292230'. There could be "
             "duplicate items in the list. Each new item id should match the item id in the same "
             "position and be of the same product.",
         ),
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:446',
-        returns=Order,
+        _PARAM_payment_method_id, checks=False, where='retail.world:446', returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_pending_order_payment,
         'Modify the payment method of a pending order. The agent needs to explain the '
         'modification detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id,
-        _PARAM_payment_method_id,
-        checks=False,
-        where='retail.world:522',
+        _PARAM_order_id, _PARAM_payment_method_id, checks=False, where='retail.world:522',
         returns=Order,
     ),
     tool(
         Tau2Retail.tool_modify_user_address,
         'Modify the default address of a user. The agent needs to explain the modification '
         'detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_user_id,
-        _PARAM_address1,
-        _PARAM_address2,
-        _PARAM_city,
-        _PARAM_state_,
-        _PARAM_country,
-        _PARAM_zip_,
-        checks=False,
-        where='retail.world:565',
-        returns=_RESULT_User,
+        _PARAM_user_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
+        _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:565', returns=_RESULT_User,
     ),
     tool(
         Tau2Retail.tool_return_delivered_order_items,
@@ -1086,21 +995,16 @@ Tau2Retail.TOOLS = tools(
         "to return the item.",
         _PARAM_order_id,
         param(
-            'item_ids',
-            arg.TEXT_LIST,
+            'item_ids', arg.TEXT_LIST,
             "The item ids to be returned, each such as '1008292230'. There could be duplicate "
             "items in the list.",
         ),
         param(
-            'payment_method_id',
-            arg.TEXT,
+            'payment_method_id', arg.TEXT,
             "The payment method id to receive the refund, such as 'gift_card_0000000' or "
             "'credit_card_0000000'. These can be looked up from the user or order details.",
         ),
-        checks=False,
-        where='retail.world:591',
-        returns=Order,
+        checks=False, where='retail.world:591', returns=Order,
     ),
-    arguments='dynamic',
-    python_class='RetailTools',
+    arguments='dynamic', python_class='RetailTools',
 )

@@ -87,9 +87,8 @@ class TicketAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            return rt.built(  # python_errors.world:12
-                self, f'unhashable type: \'{rt.text(kind)}\''
-            )
+            # python_errors.world:12
+            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -103,35 +102,28 @@ class TicketAPI(Episode):
 
     def fn_logged_in(self) -> bool:  # ticket_api.world:58
         "Python's truthiness of current_user: none and the empty string both mean nobody."
-        return (  # ticket_api.world:61
-            self.state.current_user is not None and rt.present(self.state.current_user) != ''
-        )
+        # ticket_api.world:61
+        return self.state.current_user is not None and rt.present(self.state.current_user) != ''
 
     def fn_find_ticket(self, ticket_id: Any) -> int | None:  # ticket_api.world:65
         "BFCL's _find_ticket: the position of the first ticket whose id equals ticket_id."
-        for position in rt.each(  # ticket_api.world:68
-            self, rt.int_range(0, len(self.state.ticket_queue))
-        ):
+        # ticket_api.world:68
+        for position in rt.each(self, rt.int_range(0, len(self.state.ticket_queue))):
             if 'id' not in self.state.ticket_queue[position]:  # ticket_api.world:70
                 raise ToolError("'id'")
             if self.state.ticket_queue[position]['id'] == ticket_id:  # ticket_api.world:71
                 return position  # ticket_api.world:72
         return None  # ticket_api.world:75
 
-    def tool_create_ticket(  # ticket_api.world:80
-        self, title: str, description: str, priority: int
-    ) -> dict[str, Any]:
+    # ticket_api.world:80
+    def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
         if priority < 1 or priority > 5:  # ticket_api.world:88
             raise ToolError('Invalid priority. Priority must be between 1 and 5.')
         ticket: dict[str, Any] = {  # ticket_api.world:89
-            'id': self.state.ticket_counter,
-            'title': title,
-            'description': description,
-            'status': 'Open',
-            'priority': priority,
-            'created_by': self.state.current_user,
+            'id': self.state.ticket_counter, 'title': title, 'description': description,
+            'status': 'Open', 'priority': priority, 'created_by': self.state.current_user,
         }
         self.set_state('ticket_queue', self.state.ticket_queue + (ticket,))  # ticket_api.world:97
         self.set_state(  # ticket_api.world:98
@@ -157,16 +149,13 @@ class TicketAPI(Episode):
                 self, f'Ticket with ID {rt.text(ticket_id)} is already closed.'
             ))
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
-        self.set_state(  # ticket_api.world:121
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
-        return Status(rt.built(  # ticket_api.world:122
-            self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'
-        ))
+        # ticket_api.world:121
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
+        # ticket_api.world:122
+        return Status(rt.built(self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
 
-    def tool_resolve_ticket(  # ticket_api.world:125
-        self, ticket_id: Any, resolution: str
-    ) -> Status:
+    # ticket_api.world:125
+    def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
@@ -179,38 +168,33 @@ class TicketAPI(Episode):
             ))
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
-        self.set_state(  # ticket_api.world:138
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
+        # ticket_api.world:138
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         return Status(rt.built(  # ticket_api.world:139
             self, f'Ticket {rt.text(ticket_id)} has been resolved successfully.'
         ))
 
-    def tool_edit_ticket(  # ticket_api.world:142
-        self, ticket_id: Any, updates: dict[str, Any]
-    ) -> Status:
+    # ticket_api.world:142
+    def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
             raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
         invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
-            _name1
-            for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
+            _name1 for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
             if _name1 not in rt.each(self, _C_EDITABLE)
         ])
         if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
-                self,
-                'Invalid fields for update: ' + rt.built(
-                    self, rt.join(', ', rt.each(self, invalid))
-                ),
+                self, 'Invalid fields for update: ' + rt.built(self, rt.join(
+                    ', ', rt.each(self, invalid)
+                )),
             ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
         for name in rt.each(self, updates):  # ticket_api.world:163
             if updates[name] is not None:  # ticket_api.world:164
                 ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
-        self.set_state(  # ticket_api.world:168
-            'ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket)
-        )
+        # ticket_api.world:168
+        self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         return Status(rt.built(  # ticket_api.world:169
             self, f'Ticket {rt.text(ticket_id)} has been updated successfully.'
         ))
@@ -230,19 +214,16 @@ class TicketAPI(Episode):
         self.set_state('current_user', None)  # ticket_api.world:196
         return Success(True)  # ticket_api.world:197
 
-    def tool_get_user_tickets(  # ticket_api.world:200
-        self, status: str | None
-    ) -> tuple[dict[str, Any], ...]:
+    # ticket_api.world:200
+    def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:
         if not self.fn_logged_in():  # ticket_api.world:207
-            return (  # ticket_api.world:208
-                {'error': 'User not authenticated. Please log in to view tickets.'},
-            )
+            # ticket_api.world:208
+            return ({'error': 'User not authenticated. Please log in to view tickets.'},)
         for ticket in rt.each(self, self.state.ticket_queue):  # ticket_api.world:212
             if 'created_by' not in ticket:  # ticket_api.world:213
                 raise ToolError("'created_by'")
         mine: tuple[dict[str, Any], ...] = tuple([  # ticket_api.world:215
-            _ticket2
-            for _ticket2 in rt.each(self, self.state.ticket_queue)
+            _ticket2 for _ticket2 in rt.each(self, self.state.ticket_queue)
             if _ticket2['created_by'] == self.state.current_user
         ])
         if status is None or status == '':  # ticket_api.world:216
@@ -256,8 +237,7 @@ class TicketAPI(Episode):
                     self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
                 ))
         return tuple([  # ticket_api.world:224
-            _ticket4
-            for _ticket4 in rt.each(self, mine)
+            _ticket4 for _ticket4 in rt.each(self, mine)
             if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(
                 self, (status if status is not None else rt.absent()).lower()
             )
@@ -266,93 +246,68 @@ class TicketAPI(Episode):
 
 TicketAPI.TOOLS = tools(
     tool(
-        TicketAPI.tool_create_ticket,
-        'Create a ticket in the system and queue it.',
+        TicketAPI.tool_create_ticket, 'Create a ticket in the system and queue it.',
         param('title', arg.TEXT, 'Title of the ticket.'),
         param(
-            'description',
-            arg.TEXT,
-            'Description of the ticket. Defaults to an empty string.',
+            'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
             default=lambda ep: '',
         ),
         param(
-            'priority',
-            arg.INT,
+            'priority', arg.INT,
             'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
             default=lambda ep: 1,
         ),
-        where='ticket_api.world:80',
-        returns=js.mapping({}),
+        where='ticket_api.world:80', returns=js.mapping({}),
     ),
     tool(
-        TicketAPI.tool_get_ticket,
-        'Get a specific ticket by its ID.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'),
-        read_only=True,
-        where='ticket_api.world:105',
-        returns=js.mapping({}),
+        TicketAPI.tool_get_ticket, 'Get a specific ticket by its ID.',
+        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'), read_only=True,
+        where='ticket_api.world:105', returns=js.mapping({}),
     ),
     tool(
-        TicketAPI.tool_close_ticket,
-        'Close a ticket.',
+        TicketAPI.tool_close_ticket, 'Close a ticket.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
-        where='ticket_api.world:113',
-        returns=Status,
+        where='ticket_api.world:113', returns=Status,
     ),
     tool(
-        TicketAPI.tool_resolve_ticket,
-        'Resolve a ticket with a resolution.',
+        TicketAPI.tool_resolve_ticket, 'Resolve a ticket with a resolution.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
         param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
-        where='ticket_api.world:125',
-        returns=Status,
+        where='ticket_api.world:125', returns=Status,
     ),
     tool(
-        TicketAPI.tool_edit_ticket,
-        'Modify the details of an existing ticket.',
+        TicketAPI.tool_edit_ticket, 'Modify the details of an existing ticket.',
         param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
         param(
-            'updates',
-            arg.map_of(arg.TEXT, arg.JSON),
+            'updates', arg.map_of(arg.TEXT, arg.JSON),
             'Dictionary containing the fields to be updated: title (str), description (str),\n'
             'status (str) and priority (int), each optional.',
         ),
-        where='ticket_api.world:142',
-        returns=Status,
+        where='ticket_api.world:142', returns=Status,
     ),
     tool(
-        TicketAPI.tool_ticket_login,
-        'Authenticate a user for ticket system.',
+        TicketAPI.tool_ticket_login, 'Authenticate a user for ticket system.',
         param('username', arg.TEXT, 'Username of the user.'),
-        param('password', arg.TEXT, 'Password of the user.'),
-        where='ticket_api.world:172',
+        param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
         returns=Success,
     ),
     tool(
         TicketAPI.tool_ticket_get_login_status,
-        'Get the login status of the currently authenticated user.',
-        read_only=True,
-        where='ticket_api.world:186',
-        returns=LoginStatus,
+        'Get the login status of the currently authenticated user.', read_only=True,
+        where='ticket_api.world:186', returns=LoginStatus,
     ),
     tool(
-        TicketAPI.tool_logout,
-        'Log out the current user.',
-        where='ticket_api.world:192',
+        TicketAPI.tool_logout, 'Log out the current user.', where='ticket_api.world:192',
         returns=Success,
     ),
     tool(
         TicketAPI.tool_get_user_tickets,
         'Get all tickets created by the current user, optionally filtered by status.',
         param(
-            'status',
-            arg.optional(arg.TEXT),
+            'status', arg.optional(arg.TEXT),
             'Status to filter tickets by. If None, return all tickets.',
         ),
-        read_only=True,
-        where='ticket_api.world:200',
-        returns=js.array(js.mapping({})),
+        read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})),
     ),
-    arguments='dynamic',
-    python_class='TicketAPI',
+    arguments='dynamic', python_class='TicketAPI',
 )

@@ -165,10 +165,8 @@ class TradingBot(Episode):
         pass
 
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:230
-        (
-            'A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
-            'epoch seconds.'
-        )
+        ('A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
+         'epoch seconds.')
         return rt.built(  # trading_bot.world:237
             self,
             (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(
@@ -178,28 +176,23 @@ class TradingBot(Episode):
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
         "stock.get('price', 0) of self.stocks.get(symbol, {})"
-        return rt.coalesce(  # trading_bot.world:242
-            (stock if stock is not None else {}).get('price'), lambda: 0
-        )
+        # trading_bot.world:242
+        return rt.coalesce((stock if stock is not None else {}).get('price'), lambda: 0)
 
-    def fn_price_changed(  # trading_bot.world:245
-        self, stock: dict[str, Any], threshold: float
-    ) -> bool:
+    # trading_bot.world:245
+    def fn_price_changed(self, stock: dict[str, Any], threshold: float) -> bool:
         if 'percent_change' not in stock:  # trading_bot.world:246
             raise ToolError("'percent_change'")
-        return (  # trading_bot.world:247
-            abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
-        )
+        # trading_bot.world:247
+        return abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
 
     def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
-        return CurrentTime(format(  # trading_bot.world:253
-            rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'
-        ))
+        # trading_bot.world:253
+        return CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))
 
     def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
-        return Symbol(rt.coalesce(  # trading_bot.world:259
-            _C_SYMBOLS.get(name), lambda: 'Stock not found'
-        ))
+        # trading_bot.world:259
+        return Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         if symbol not in self.state.stocks:  # trading_bot.world:265
@@ -211,10 +204,9 @@ class TradingBot(Episode):
             raise ToolError(rt.python_grown(
                 self,
                 f'Order with ID {rt.text(order_id)} not found.Here is the list of orders_id: '
-                + rt.built(
-                    self,
-                    rt.python_repr(rt.each(self, tuple(rt.each(self, self.state.orders).keys()))),
-                ),
+                + rt.built(self, rt.python_repr(rt.each(
+                    self, tuple(rt.each(self, self.state.orders).keys())
+                ))),
             ))
         return self.state.orders[order_id]  # trading_bot.world:272
 
@@ -232,9 +224,8 @@ class TradingBot(Episode):
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
-    def tool_place_order(  # trading_bot.world:285
-        self, order_type: str, symbol: str, price: float, amount: int
-    ) -> Placed:
+    # trading_bot.world:285
+    def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
         if symbol not in self.state.stocks:  # trading_bot.world:294
@@ -243,9 +234,8 @@ class TradingBot(Episode):
             raise ToolError('Price and amount must be positive values.')
         if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
-            balance: Any = rt.coalesce(  # trading_bot.world:298
-                self.state.account_info.get('balance'), lambda: 0
-            )
+            # trading_bot.world:298
+            balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)
             if total_cost > rt.to_number(rt.read(self, balance)):  # trading_bot.world:299
                 raise ToolError(
                     f'Insufficient funds: required ${total_cost:.2f} but only $'
@@ -253,16 +243,11 @@ class TradingBot(Episode):
                 )
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {  # trading_bot.world:302
-            'id': order_id,
-            'order_type': order_type,
-            'symbol': symbol,
-            'price': price,
-            'amount': amount,
-            'status': 'Open',
+            'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price,
+            'amount': amount, 'status': 'Open',
         }
-        self.set_state(  # trading_bot.world:312
-            'orders', {**self.state.orders, order_id: v.export_value(order)}
-        )
+        # trading_bot.world:312
+        self.set_state('orders', {**self.state.orders, order_id: v.export_value(order)})
         self.set_state(  # trading_bot.world:313
             'order_counter', rt.python_augmented(self, '+', self.state.order_counter, 1)
         )
@@ -277,30 +262,24 @@ class TradingBot(Episode):
             raise ToolError('Transaction amount must be positive.')
         if 'balance' not in self.state.account_info:  # trading_bot.world:330
             raise ToolError("'balance'")
-        if amount > rt.to_number(rt.read(  # trading_bot.world:331
-            self, self.state.account_info['balance']
-        )):
+        # trading_bot.world:331
+        if amount > rt.to_number(rt.read(self, self.state.account_info['balance'])):
             raise ToolError('Insufficient funds for withdrawal.')
         self.set_state(  # trading_bot.world:332
-            'account_info',
-            {
-                **self.state.account_info,
-                'balance': rt.bounded_number(
+            'account_info', {
+                **self.state.account_info, 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) - amount
                 ),
             },
         )
         entry: dict[str, Any] = {  # trading_bot.world:333
-            'type': 'withdrawal',
-            'amount': amount,
+            'type': 'withdrawal', 'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
-        self.set_state(  # trading_bot.world:338
-            'transaction_history', self.state.transaction_history + (entry,)
-        )
-        return Balance(  # trading_bot.world:339
-            'Withdrawal successful', self.state.account_info['balance']
-        )
+        # trading_bot.world:338
+        self.set_state('transaction_history', self.state.transaction_history + (entry,))
+        # trading_bot.world:339
+        return Balance('Withdrawal successful', self.state.account_info['balance'])
 
     def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
         if not self.state.authenticated:  # trading_bot.world:343
@@ -330,57 +309,47 @@ class TradingBot(Episode):
         if 'balance' not in self.state.account_info:  # trading_bot.world:378
             raise ToolError("'balance'")
         self.set_state(  # trading_bot.world:379
-            'account_info',
-            {
-                **self.state.account_info,
-                'balance': rt.bounded_number(
+            'account_info', {
+                **self.state.account_info, 'balance': rt.bounded_number(
                     rt.to_number(rt.read(self, self.state.account_info['balance'])) + amount
                 ),
             },
         )
         entry: dict[str, Any] = {  # trading_bot.world:380
-            'type': 'deposit',
-            'amount': amount,
+            'type': 'deposit', 'amount': amount,
             'timestamp': self.fn_timestamp(self.random_source().randint(1725186600, 1725273000)),
         }
-        self.set_state(  # trading_bot.world:385
-            'transaction_history', self.state.transaction_history + (entry,)
-        )
-        return Balance(  # trading_bot.world:386
-            'Account funded successfully', self.state.account_info['balance']
-        )
+        # trading_bot.world:385
+        self.set_state('transaction_history', self.state.transaction_history + (entry,))
+        # trading_bot.world:386
+        return Balance('Account funded successfully', self.state.account_info['balance'])
 
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
             raise ToolError(rt.built(self, f'Stock {rt.text(symbol)} not found in watchlist.'))
-        self.set_state(  # trading_bot.world:394
-            'watch_list', rt.without(self.state.watch_list, symbol)
-        )
+        # trading_bot.world:394
+        self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
         return Status(rt.built(  # trading_bot.world:395
             self, f'Stock {rt.text(symbol)} removed from watchlist successfully.'
         ))
 
     def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
         if not self.state.authenticated:  # trading_bot.world:401
-            return [  # trading_bot.world:402
-                'Error: User not authenticated. Please log in to view the watchlist.'
-            ]
+            # trading_bot.world:402
+            return ['Error: User not authenticated. Please log in to view the watchlist.']
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
     def tool_get_order_history(self) -> Any:  # trading_bot.world:407
         if not self.state.authenticated:  # trading_bot.world:409
-            return [  # trading_bot.world:410
-                {'error': 'User not authenticated. Please log in to view order history.'}
-            ]
-        return {  # trading_bot.world:412
-            'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))
-        }
+            # trading_bot.world:410
+            return [{'error': 'User not authenticated. Please log in to view order history.'}]
+        # trading_bot.world:412
+        return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}
 
-    def tool_get_transaction_history(  # trading_bot.world:415
-        self, start_date: str | None, end_date: str | None
-    ) -> Any:
+    # trading_bot.world:415
+    def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:
         if not self.state.authenticated:  # trading_bot.world:421
             return [  # trading_bot.world:422
                 {'error': 'User not authenticated. Please log in to view transaction history.'}
@@ -410,8 +379,7 @@ class TradingBot(Episode):
         self, stocks: tuple[str, ...], min_price: float, max_price: float
     ) -> FilteredStocks:
         return FilteredStocks(tuple([  # trading_bot.world:460
-            _symbol1
-            for _symbol1 in rt.each(self, stocks)
+            _symbol1 for _symbol1 in rt.each(self, stocks)
             if rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
             >= min_price
             and rt.to_number(rt.read(self, self.fn_price_of(self.state.stocks.get(_symbol1))))
@@ -419,195 +387,137 @@ class TradingBot(Episode):
         ]))
 
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
-        if (  # trading_bot.world:469
-            stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks
-        ):
+        # trading_bot.world:469
+        if stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks:
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
-    def tool_notify_price_change(  # trading_bot.world:475
-        self, stocks: tuple[str, ...], threshold: float
-    ) -> Notification:
+    # trading_bot.world:475
+    def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
-            _symbol2
-            for _symbol2 in rt.each(self, stocks)
+            _symbol2 for _symbol2 in rt.each(self, stocks)
             if _symbol2 in self.state.stocks and self.fn_price_changed(
                 self.state.stocks[_symbol2], threshold
             )
         ])
         if len(changed) > 0:  # trading_bot.world:482
             return Notification(rt.python_grown(  # trading_bot.world:483
-                self,
-                'Stocks '
-                + rt.built(self, rt.join(', ', rt.each(self, changed)))
+                self, 'Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
-        return Notification(  # trading_bot.world:487
-            'No significant price changes in the selected stocks.'
-        )
+        # trading_bot.world:487
+        return Notification('No significant price changes in the selected stocks.')
 
 
 TradingBot.TOOLS = tools(
     tool(
-        TradingBot.tool_get_current_time,
-        'Get the current time.',
-        read_only=True,
-        where='trading_bot.world:252',
-        returns=CurrentTime,
+        TradingBot.tool_get_current_time, 'Get the current time.', read_only=True,
+        where='trading_bot.world:252', returns=CurrentTime,
     ),
     tool(
-        TradingBot.tool_get_symbol_by_name,
-        'Get the symbol of a stock by company name.',
-        param('name', arg.TEXT, 'Name of the company.'),
-        read_only=True,
-        where='trading_bot.world:256',
-        returns=Symbol,
+        TradingBot.tool_get_symbol_by_name, 'Get the symbol of a stock by company name.',
+        param('name', arg.TEXT, 'Name of the company.'), read_only=True,
+        where='trading_bot.world:256', returns=Symbol,
     ),
     tool(
-        TradingBot.tool_get_stock_info,
-        'Get the details of a stock.',
-        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'),
-        read_only=True,
-        where='trading_bot.world:262',
-        returns=js.mapping({}),
+        TradingBot.tool_get_stock_info, 'Get the details of a stock.',
+        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
+        where='trading_bot.world:262', returns=js.mapping({}),
     ),
     tool(
-        TradingBot.tool_get_order_details,
-        'Get the details of an order.',
-        param('order_id', arg.INT, 'ID of the order.'),
-        read_only=True,
-        where='trading_bot.world:269',
-        returns={},
+        TradingBot.tool_get_order_details, 'Get the details of an order.',
+        param('order_id', arg.INT, 'ID of the order.'), read_only=True,
+        where='trading_bot.world:269', returns={},
     ),
     tool(
-        TradingBot.tool_cancel_order,
-        'Cancel an order.',
-        param('order_id', arg.INT, 'ID of the order to cancel.'),
-        where='trading_bot.world:275',
+        TradingBot.tool_cancel_order, 'Cancel an order.',
+        param('order_id', arg.INT, 'ID of the order to cancel.'), where='trading_bot.world:275',
         returns=Cancelled,
     ),
     tool(
-        TradingBot.tool_place_order,
-        'Place an order.',
+        TradingBot.tool_place_order, 'Place an order.',
         param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
         param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
         param('price', arg.FLOAT, 'Price at which to place the order.'),
-        param('amount', arg.INT, 'Number of shares to trade.'),
-        where='trading_bot.world:285',
+        param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
         returns=Placed,
     ),
     tool(
-        TradingBot.tool_withdraw_funds,
-        'Withdraw funds from the account balance.',
+        TradingBot.tool_withdraw_funds, 'Withdraw funds from the account balance.',
         param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
-        where='trading_bot.world:324',
-        returns=Balance,
+        where='trading_bot.world:324', returns=Balance,
     ),
     tool(
-        TradingBot.tool_get_account_info,
-        'Get account information.',
-        read_only=True,
-        where='trading_bot.world:342',
-        returns=js.mapping({}),
+        TradingBot.tool_get_account_info, 'Get account information.', read_only=True,
+        where='trading_bot.world:342', returns=js.mapping({}),
     ),
     tool(
-        TradingBot.tool_trading_login,
-        'Handle user login.',
+        TradingBot.tool_trading_login, 'Handle user login.',
         param('username', arg.TEXT, 'Username for authentication.'),
-        param('password', arg.TEXT, 'Password for authentication.'),
-        where='trading_bot.world:347',
+        param('password', arg.TEXT, 'Password for authentication.'), where='trading_bot.world:347',
         returns=Status,
     ),
     tool(
-        TradingBot.tool_trading_get_login_status,
-        'Get the login status.',
-        read_only=True,
-        where='trading_bot.world:361',
-        returns=LoginStatus,
+        TradingBot.tool_trading_get_login_status, 'Get the login status.', read_only=True,
+        where='trading_bot.world:361', returns=LoginStatus,
     ),
     tool(
-        TradingBot.tool_trading_logout,
-        'Handle user logout for trading system.',
-        where='trading_bot.world:365',
-        returns=Status,
+        TradingBot.tool_trading_logout, 'Handle user logout for trading system.',
+        where='trading_bot.world:365', returns=Status,
     ),
     tool(
-        TradingBot.tool_fund_account,
-        'Fund the account with the specified amount.',
+        TradingBot.tool_fund_account, 'Fund the account with the specified amount.',
         param('amount', arg.NUMBER, 'Amount to fund the account with.'),
-        where='trading_bot.world:373',
-        returns=Balance,
+        where='trading_bot.world:373', returns=Balance,
     ),
     tool(
-        TradingBot.tool_remove_stock_from_watchlist,
-        'Remove a stock from the watchlist.',
-        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
-        where='trading_bot.world:389',
+        TradingBot.tool_remove_stock_from_watchlist, 'Remove a stock from the watchlist.',
+        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'), where='trading_bot.world:389',
         returns=Status,
     ),
     tool(
-        TradingBot.tool_get_watchlist,
-        'Get the watchlist.',
-        read_only=True,
-        where='trading_bot.world:398',
-        returns={},
+        TradingBot.tool_get_watchlist, 'Get the watchlist.', read_only=True,
+        where='trading_bot.world:398', returns={},
     ),
     tool(
-        TradingBot.tool_get_order_history,
-        'Get the stock order ID history.',
-        read_only=True,
-        where='trading_bot.world:407',
-        returns={},
+        TradingBot.tool_get_order_history, 'Get the stock order ID history.', read_only=True,
+        where='trading_bot.world:407', returns={},
     ),
     tool(
         TradingBot.tool_get_transaction_history,
         'Get the transaction history within a specified date range.',
         param(
-            'start_date',
-            arg.optional(arg.TEXT),
+            'start_date', arg.optional(arg.TEXT),
             "Start date for the history (format: 'YYYY-MM-DD').",
         ),
         param(
             'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
         ),
-        read_only=True,
-        where='trading_bot.world:415',
-        returns={},
+        read_only=True, where='trading_bot.world:415', returns={},
     ),
     tool(
-        TradingBot.tool_get_available_stocks,
-        'Get a list of stock symbols in the given sector.',
+        TradingBot.tool_get_available_stocks, 'Get a list of stock symbols in the given sector.',
         param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
-        read_only=True,
-        where='trading_bot.world:444',
-        returns=StockList,
+        read_only=True, where='trading_bot.world:444', returns=StockList,
     ),
     tool(
-        TradingBot.tool_filter_stocks_by_price,
-        'Filter stocks based on a price range.',
+        TradingBot.tool_filter_stocks_by_price, 'Filter stocks based on a price range.',
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
         param('min_price', arg.FLOAT, 'Minimum stock price.'),
-        param('max_price', arg.FLOAT, 'Maximum stock price.'),
-        read_only=True,
-        where='trading_bot.world:452',
-        returns=FilteredStocks,
+        param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
+        where='trading_bot.world:452', returns=FilteredStocks,
     ),
     tool(
-        TradingBot.tool_add_to_watchlist,
-        'Add a stock to the watchlist.',
+        TradingBot.tool_add_to_watchlist, 'Add a stock to the watchlist.',
         param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
-        where='trading_bot.world:465',
-        returns=Watchlist,
+        where='trading_bot.world:465', returns=Watchlist,
     ),
     tool(
         TradingBot.tool_notify_price_change,
         'Notify if there is a significant price change in the stocks.',
         param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
         param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
-        read_only=True,
-        where='trading_bot.world:475',
-        returns=Notification,
+        read_only=True, where='trading_bot.world:475', returns=Notification,
     ),
-    arguments='dynamic',
-    python_class='TradingBot',
+    arguments='dynamic', python_class='TradingBot',
 )

@@ -258,9 +258,8 @@ class TravelAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            return rt.built(  # python_errors.world:12
-                self, f'unhashable type: \'{rt.text(kind)}\''
-            )
+            # python_errors.world:12
+            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -287,9 +286,8 @@ class TravelAPI(Episode):
         )
         if unhashable_part is not None:  # travel_api.world:717
             raise ToolError(unhashable_part)  # travel_api.world:718
-        route: str = rt.built(  # travel_api.world:720
-            self, f'{rt.text(travel_from)}|{rt.text(travel_to)}'
-        )
+        # travel_api.world:720
+        route: str = rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}')
         if route not in _C_BASE_COSTS:  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
@@ -300,9 +298,8 @@ class TravelAPI(Episode):
         elif travel_class == 'first':  # travel_api.world:727
             factor = 5  # travel_api.world:728
         else:
-            raise ToolError(  # travel_api.world:730
-                'Invalid travel class. Options are: economy, business, first.'
-            )
+            # travel_api.world:730
+            raise ToolError('Invalid travel class. Options are: economy, business, first.')
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
             char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
@@ -316,9 +313,8 @@ class TravelAPI(Episode):
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
-        multiplier: int = (  # travel_api.world:742
-            2 if rt.python_remainder(digit_sum, 2) == 0 else 1
-        )
+        # travel_api.world:742
+        multiplier: int = 2 if rt.python_remainder(digit_sum, 2) == 0 else 1
         costs: dict[str, dict[str, float]] = {}  # travel_api.world:743
         if self.state.long_context:  # travel_api.world:744
             for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
@@ -393,16 +389,12 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if card_number in self.state.credit_card_list:  # travel_api.world:820
             raise ToolError('Card already registered')
-        card_id: str = rt.text(self.random_source().randint(  # travel_api.world:821
-            100000000000, 999999999999
-        ))
+        # travel_api.world:821
+        card_id: str = rt.text(self.random_source().randint(100000000000, 999999999999))
         self.set_state(  # travel_api.world:822
-            'credit_card_list',
-            {
-                **self.state.credit_card_list,
-                card_id: {
-                    'card_number': card_number,
-                    'expiration_date': expiration_date,
+            'credit_card_list', {
+                **self.state.credit_card_list, card_id: {
+                    'card_number': card_number, 'expiration_date': expiration_date,
                     'cardholder_name': cardholder_name,
                     'card_verification_number': card_verification_number,
                     'balance': self.random_source().randint(10000, 99999),
@@ -419,32 +411,27 @@ class TravelAPI(Episode):
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
         return CostList(tuple([  # travel_api.world:842
-            _entry1['cost']
-            for _entry1 in rt.each(
+            _entry1['cost'] for _entry1 in rt.each(
                 self, tuple(rt.each(self, self.state.flight_cost_lookup).values())
             )
         ]))
 
-    def tool_get_credit_card_balance(  # travel_api.world:845
-        self, access_token: str, card_id: str
-    ) -> CardBalance:
+    # travel_api.world:845
+    def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:852
             raise ToolError('Invalid access token')
         if card_id not in self.state.credit_card_list:  # travel_api.world:854
             raise ToolError(rt.python_grown(
-                self,
-                "Card not registered. Here are a list of card_id's: " + rt.built(
-                    self,
-                    rt.python_repr(rt.each(
+                self, "Card not registered. Here are a list of card_id's: " + rt.built(
+                    self, rt.python_repr(rt.each(
                         self, tuple(rt.each(self, self.state.credit_card_list).keys())
                     )),
                 ),
             ))
-        return CardBalance(self.fn_key_of(  # travel_api.world:855
-            self.state.credit_card_list[card_id], 'balance'
-        ))
+        # travel_api.world:855
+        return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))
 
     def tool_book_flight(  # travel_api.world:858
         self,
@@ -459,9 +446,8 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Token expired')  # travel_api.world:869
         if access_token != self.state.access_token:  # travel_api.world:871
             return self.fn_booking_refused('Invalid access token')  # travel_api.world:872
-        card: dict[str, Any] | None = self.state.credit_card_list.get(  # travel_api.world:874
-            card_id
-        )
+        # travel_api.world:874
+        card: dict[str, Any] | None = self.state.credit_card_list.get(card_id)
         if card is None:  # travel_api.world:875
             return self.fn_booking_refused('Card not registered')  # travel_api.world:876
         if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
@@ -474,89 +460,66 @@ class TravelAPI(Episode):
             return self.fn_booking_refused(rt.built(  # travel_api.world:885
                 self, f'Invalid destination airport code: {rt.text(travel_to)}'
             ))
-        if (  # travel_api.world:887
-            rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None
-        ):
-            return self.fn_booking_refused(  # travel_api.world:888
-                'Invalid date format. Use YYYY-MM-DD.'
-            )
-        if (  # travel_api.world:890
-            travel_class != 'economy' and travel_class != 'business' and travel_class != 'first'
-        ):
+        # travel_api.world:887
+        if rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None:
+            # travel_api.world:888
+            return self.fn_booking_refused('Invalid date format. Use YYYY-MM-DD.')
+        # travel_api.world:890
+        if travel_class != 'economy' and travel_class != 'business' and travel_class != 'first':
             return self.fn_booking_refused(  # travel_api.world:893
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
-        if (  # travel_api.world:898
-            rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS
-        ):
-            return self.fn_booking_refused(  # travel_api.world:899
-                'No available route for the given airports.'
-            )
+        # travel_api.world:898
+        if rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
+            # travel_api.world:899
+            return self.fn_booking_refused('No available route for the given airports.')
         self.set_state(  # travel_api.world:901
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
-        entry: dict[str, float] | None = (  # travel_api.world:903
-            self.state.flight_cost_lookup.get(rt.built(
-                self,
-                f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
-                f'{rt.text(travel_date)}',
-            ))
-        )
+        # travel_api.world:903
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
+            self,
+            f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
+            f'{rt.text(travel_date)}',
+        ))
         if entry is None:  # travel_api.world:904
-            return self.fn_booking_refused(  # travel_api.world:905
-                'No available route for the given parameters'
-            )
-        travel_cost: float = (entry if entry is not None else rt.absent())[  # travel_api.world:907
-            'cost'
-        ]
+            # travel_api.world:905
+            return self.fn_booking_refused('No available route for the given parameters')
+        # travel_api.world:907
+        travel_cost: float = (entry if entry is not None else rt.absent())['cost']
         balance: int | float = rt.to_number(rt.read(  # travel_api.world:908
             self, (card if card is not None else rt.absent())['balance']
         ))
         if balance < travel_cost:  # travel_api.world:909
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
-        if (  # travel_api.world:913
-            self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit)
-        ):
-            return self.fn_booking_refused(  # travel_api.world:914
-                'Balance is less than budget limit'
-            )
+        # travel_api.world:913
+        if self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit):
+            # travel_api.world:914
+            return self.fn_booking_refused('Balance is less than budget limit')
         self.set_state(  # travel_api.world:916
-            'credit_card_list',
-            {
-                **self.state.credit_card_list,
-                card_id: {
+            'credit_card_list', {
+                **self.state.credit_card_list, card_id: {
                     **self.state.credit_card_list[card_id], 'balance': balance - travel_cost
                 },
             },
         )
-        booking_id: str = rt.text(self.random_source().randint(  # travel_api.world:917
-            1000000, 9999999
-        ))
-        transaction_id: str = rt.text(self.random_source().randint(  # travel_api.world:918
-            10000000, 99999999
-        ))
+        # travel_api.world:917
+        booking_id: str = rt.text(self.random_source().randint(1000000, 9999999))
+        # travel_api.world:918
+        transaction_id: str = rt.text(self.random_source().randint(10000000, 99999999))
         self.set_state(  # travel_api.world:919
-            'booking_record',
-            {
-                **self.state.booking_record,
-                booking_id: {
-                    'card_id': card_id,
-                    'travel_date': travel_date,
-                    'travel_from': travel_from,
-                    'travel_to': travel_to,
-                    'travel_class': travel_class,
-                    'travel_cost': travel_cost,
-                    'transaction_id': transaction_id,
+            'booking_record', {
+                **self.state.booking_record, booking_id: {
+                    'card_id': card_id, 'travel_date': travel_date, 'travel_from': travel_from,
+                    'travel_to': travel_to, 'travel_class': travel_class,
+                    'travel_cost': travel_cost, 'transaction_id': transaction_id,
                 },
             },
         )
         return Booking(  # travel_api.world:929
-            booking_id,
-            transaction_id,
-            True,
-            self.state.booking_record if self.state.long_context else {},
-            None,
+            booking_id, transaction_id, True,
+            self.state.booking_record if self.state.long_context else {}, None,
         )
 
     def tool_retrieve_invoice(  # travel_api.world:937
@@ -566,26 +529,21 @@ class TravelAPI(Episode):
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:945
             raise ToolError('Invalid access token')
-        if (  # travel_api.world:947
-            booking_id is None or booking_id not in self.state.booking_record
-        ):
+        # travel_api.world:947
+        if booking_id is None or booking_id not in self.state.booking_record:
             raise ToolError('Booking not found')  # travel_api.world:948
         booking: dict[str, Any] = self.state.booking_record[  # travel_api.world:950
             booking_id if booking_id is not None else rt.absent()
         ]
         return InvoiceResult(Invoice(  # travel_api.world:953
             booking_id if booking_id is not None else rt.absent(),
-            self.fn_key_of(booking, 'travel_date'),
-            self.fn_key_of(booking, 'travel_from'),
-            self.fn_key_of(booking, 'travel_to'),
-            self.fn_key_of(booking, 'travel_class'),
-            self.fn_key_of(booking, 'travel_cost'),
-            self.fn_key_of(booking, 'transaction_id'),
+            self.fn_key_of(booking, 'travel_date'), self.fn_key_of(booking, 'travel_from'),
+            self.fn_key_of(booking, 'travel_to'), self.fn_key_of(booking, 'travel_class'),
+            self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id'),
         ))
 
-    def tool_get_booking_history(  # travel_api.world:966
-        self, access_token: str
-    ) -> BookingHistory:
+    # travel_api.world:966
+    def tool_get_booking_history(self, access_token: str) -> BookingHistory:
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:972
@@ -595,9 +553,8 @@ class TravelAPI(Episode):
     def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
         return _C_AIRPORTS  # travel_api.world:977
 
-    def tool_cancel_booking(  # travel_api.world:980
-        self, access_token: str, booking_id: str
-    ) -> Cancellation:
+    # travel_api.world:980
+    def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
         if access_token != self.state.access_token:  # travel_api.world:989
@@ -615,14 +572,11 @@ class TravelAPI(Episode):
             and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
         ):
             raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
-        card: dict[str, Any] = self.state.credit_card_list[  # travel_api.world:1004
-            rt.built(self, rt.text(card_id))
-        ]
+        # travel_api.world:1004
+        card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
-            'credit_card_list',
-            {
-                **self.state.credit_card_list,
-                rt.built(self, rt.text(card_id)): {
+            'credit_card_list', {
+                **self.state.credit_card_list, rt.built(self, rt.text(card_id)): {
                     **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
                     'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
@@ -631,9 +585,8 @@ class TravelAPI(Episode):
                 },
             },
         )
-        self.set_state(  # travel_api.world:1006
-            'booking_record', rt.without_key(self.state.booking_record, booking_id)
-        )
+        # travel_api.world:1006
+        self.set_state('booking_record', rt.without_key(self.state.booking_record, booking_id))
         return Cancellation(True, None)  # travel_api.world:1007
 
     def tool_compute_exchange_rate(  # travel_api.world:1010
@@ -644,24 +597,19 @@ class TravelAPI(Episode):
                 value, _C_USD_RATES[target_currency]
             )))
         if target_currency == 'USD' and base_currency in _C_USD_RATES:  # travel_api.world:1022
-            return ExchangedValue(round(  # travel_api.world:1024
-                value / _C_USD_RATES[base_currency], 2
-            ))
-        raise ToolError(  # travel_api.world:1026
-            'No available exchange rate for the given currencies.'
-        )
+            # travel_api.world:1024
+            return ExchangedValue(round(value / _C_USD_RATES[base_currency], 2))
+        # travel_api.world:1026
+        raise ToolError('No available exchange rate for the given currencies.')
 
     def tool_verify_traveler_information(  # travel_api.world:1029
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
-        if (  # travel_api.world:1037
-            self.state.user_first_name != first_name or self.state.user_last_name != last_name
-        ):
+        # travel_api.world:1037
+        if self.state.user_first_name != first_name or self.state.user_last_name != last_name:
             return Verification(  # travel_api.world:1039
-                False,
-                rt.python_grown(
-                    self,
-                    'Cannot book flight information for another user.' + rt.built(
+                False, rt.python_grown(
+                    self, 'Cannot book flight information for another user.' + rt.built(
                         self,
                         f'Expected {rt.text(self.state.user_first_name)} '
                         f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
@@ -669,15 +617,12 @@ class TravelAPI(Episode):
                     ),
                 ),
             )
-        if (  # travel_api.world:1044
-            rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None
-        ):
-            return Verification(  # travel_api.world:1045
-                False, 'Invalid date of birth format. Please use YYYY-MM-DD.'
-            )
-        born: dt.datetime = rt.strptime(  # travel_api.world:1051
-            rt.read(self, date_of_birth), '%Y-%m-%d'
-        )
+        # travel_api.world:1044
+        if rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None:
+            # travel_api.world:1045
+            return Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')
+        # travel_api.world:1051
+        born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
         if (  # travel_api.world:1053
             self.clock.month < born.month
@@ -685,18 +630,15 @@ class TravelAPI(Episode):
         ):
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if age < 18:  # travel_api.world:1056
-            return Verification(  # travel_api.world:1057
-                False, 'Traveler must be at least 18 years old.'
-            )
+            # travel_api.world:1057
+            return Verification(False, 'Traveler must be at least 18 years old.')
         if not passport_number.startswith('US'):  # travel_api.world:1062
-            return Verification(  # travel_api.world:1063
-                False, 'Passport must be issued by the United States.'
-            )
+            # travel_api.world:1063
+            return Verification(False, 'Passport must be issued by the United States.')
         return Verification(True, None)  # travel_api.world:1068
 
-    def tool_set_budget_limit(  # travel_api.world:1071
-        self, access_token: str, budget_limit: float
-    ) -> BudgetLimit:
+    # travel_api.world:1071
+    def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
         if access_token != self.state.access_token:  # travel_api.world:1078
@@ -704,12 +646,10 @@ class TravelAPI(Episode):
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return BudgetLimit(budget_limit)  # travel_api.world:1081
 
-    def tool_get_nearest_airport_by_city(  # travel_api.world:1084
-        self, location: str
-    ) -> NearestAirport:
-        return NearestAirport(rt.coalesce(  # travel_api.world:1089
-            _C_CITY_AIRPORTS.get(location), lambda: 'Unknown'
-        ))
+    # travel_api.world:1084
+    def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:
+        # travel_api.world:1089
+        return NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))
 
     def tool_purchase_insurance(  # travel_api.world:1092
         self,
@@ -734,25 +674,20 @@ class TravelAPI(Episode):
             return self.fn_insurance_refused('Credit card not registered')  # travel_api.world:1115
         card: dict[str, Any] = self.state.credit_card_list[card_id]  # travel_api.world:1119
         self.set_state(  # travel_api.world:1120
-            'credit_card_list',
-            {
-                **self.state.credit_card_list,
-                card_id: {
-                    **self.state.credit_card_list[card_id],
-                    'balance': rt.bounded_number(
+            'credit_card_list', {
+                **self.state.credit_card_list, card_id: {
+                    **self.state.credit_card_list[card_id], 'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
                         - insurance_cost,
                     ),
                 },
             },
         )
-        return Insurance(  # travel_api.world:1121
-            rt.text(self.random_source().randint(100000000, 999999999)), True, None
-        )
+        # travel_api.world:1121
+        return Insurance(rt.text(self.random_source().randint(100000000, 999999999)), True, None)
 
-    def tool_contact_customer_support(  # travel_api.world:1124
-        self, booking_id: str, message: str
-    ) -> SupportMessage:
+    # travel_api.world:1124
+    def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
         return SupportMessage(  # travel_api.world:1131
@@ -769,8 +704,7 @@ class TravelAPI(Episode):
             for card_id in rt.each(self, _C_CREDIT_CARD_EXTENSION):  # travel_api.world:682
                 if card_id not in self.state.credit_card_list:  # travel_api.world:683
                     self.set_state(  # travel_api.world:684
-                        'credit_card_list',
-                        {
+                        'credit_card_list', {
                             **rt.each(self, self.state.credit_card_list),
                             card_id: _C_CREDIT_CARD_EXTENSION[card_id],
                         },
@@ -778,8 +712,7 @@ class TravelAPI(Episode):
             for booking_id in rt.each(self, _C_BOOKING_RECORD_EXTENSION):  # travel_api.world:687
                 if booking_id not in self.state.booking_record:  # travel_api.world:688
                     self.set_state(  # travel_api.world:689
-                        'booking_record',
-                        {
+                        'booking_record', {
                             **rt.each(self, self.state.booking_record),
                             booking_id: _C_BOOKING_RECORD_EXTENSION[booking_id],
                         },
@@ -794,43 +727,34 @@ _PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
 
 TravelAPI.TOOLS = tools(
     tool(
-        TravelAPI.tool_authenticate_travel,
-        'Authenticate the user with the travel API',
+        TravelAPI.tool_authenticate_travel, 'Authenticate the user with the travel API',
         param(
             'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
         ),
         param(
-            'client_secret',
-            arg.TEXT,
+            'client_secret', arg.TEXT,
             'The client applications client_secret supplied by App Management',
         ),
         param(
             'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
         ),
         param(
-            'grant_type',
-            arg.TEXT,
+            'grant_type', arg.TEXT,
             'The grant type of the authentication request. Here are the options: read_write, '
             'read, write',
         ),
         param('user_first_name', arg.TEXT, 'The first name of the user'),
         param('user_last_name', arg.TEXT, 'The last name of the user'),
-        where='travel_api.world:769',
-        returns=Token,
+        where='travel_api.world:769', returns=Token,
     ),
     tool(
-        TravelAPI.tool_travel_get_login_status,
-        'Get the status of the login',
-        read_only=True,
-        where='travel_api.world:790',
-        returns=LoginStatus,
+        TravelAPI.tool_travel_get_login_status, 'Get the status of the login', read_only=True,
+        where='travel_api.world:790', returns=LoginStatus,
     ),
     tool(
-        TravelAPI.tool_get_budget_fiscal_year,
-        'Get the budget fiscal year',
+        TravelAPI.tool_get_budget_fiscal_year, 'Get the budget fiscal year',
         param(
-            'lastModifiedAfter',
-            arg.optional(arg.TEXT),
+            'lastModifiedAfter', arg.optional(arg.TEXT),
             '[Optional] Use this field if you only want Fiscal Years that were changed after the '
             'supplied date. The supplied date will be interpreted in the UTC time zone. If '
             'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
@@ -838,29 +762,23 @@ TravelAPI.TOOLS = tools(
             'YYYY-MM-DDTHH:MM:SS.',
         ),
         param(
-            'includeRemoved',
-            arg.optional(arg.TEXT),
+            'includeRemoved', arg.optional(arg.TEXT),
             '[Optional] If true, the service will return all Fiscal Years, including those that '
             'were previously removed. If not supplied, this field defaults to false.',
         ),
-        read_only=True,
-        where='travel_api.world:794',
-        returns=FiscalYear,
+        read_only=True, where='travel_api.world:794', returns=FiscalYear,
     ),
     tool(
-        TravelAPI.tool_register_credit_card,
-        'Register a credit card',
+        TravelAPI.tool_register_credit_card, 'Register a credit card',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
         param('card_number', arg.TEXT, 'The credit card number'),
         param(
-            'expiration_date',
-            arg.TEXT,
+            'expiration_date', arg.TEXT,
             'The expiration date of the credit card in the format MM/YYYY',
         ),
         param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
         param('card_verification_number', arg.INT, 'The card verification number'),
-        where='travel_api.world:804',
-        returns=CardId,
+        where='travel_api.world:804', returns=CardId,
     ),
     tool(
         TravelAPI.tool_get_flight_cost,
@@ -869,21 +787,15 @@ TravelAPI.TOOLS = tools(
         param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
         param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
         param(
-            'travel_class',
-            arg.TEXT,
+            'travel_class', arg.TEXT,
             'The class of the travel. Options are: economy, business, first.',
         ),
-        where='travel_api.world:832',
-        returns=CostList,
+        where='travel_api.world:832', returns=CostList,
     ),
     tool(
-        TravelAPI.tool_get_credit_card_balance,
-        'Get the balance of a credit card',
-        _PARAM_access_token,
-        param('card_id', arg.TEXT, 'The ID of the credit card'),
-        read_only=True,
-        where='travel_api.world:845',
-        returns=CardBalance,
+        TravelAPI.tool_get_credit_card_balance, 'Get the balance of a credit card',
+        _PARAM_access_token, param('card_id', arg.TEXT, 'The ID of the credit card'),
+        read_only=True, where='travel_api.world:845', returns=CardBalance,
     ),
     tool(
         TravelAPI.tool_book_flight,
@@ -894,129 +806,90 @@ TravelAPI.TOOLS = tools(
         param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
         param('travel_from', arg.TEXT, 'The location the travel is from'),
         param('travel_to', arg.TEXT, 'The location the travel is to'),
-        param('travel_class', arg.TEXT, 'The class of the travel'),
-        where='travel_api.world:858',
+        param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
         returns=Booking,
     ),
     tool(
-        TravelAPI.tool_retrieve_invoice,
-        'Retrieve the invoice for a booking.',
+        TravelAPI.tool_retrieve_invoice, 'Retrieve the invoice for a booking.',
         _PARAM_access_token,
         param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
         param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
-        read_only=True,
-        where='travel_api.world:937',
-        returns=InvoiceResult,
+        read_only=True, where='travel_api.world:937', returns=InvoiceResult,
     ),
     tool(
-        TravelAPI.tool_get_booking_history,
-        'Retrieve all booking history for the user.',
+        TravelAPI.tool_get_booking_history, 'Retrieve all booking history for the user.',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
-        read_only=True,
-        where='travel_api.world:966',
-        returns=BookingHistory,
+        read_only=True, where='travel_api.world:966', returns=BookingHistory,
     ),
     tool(
-        TravelAPI.tool_list_all_airports,
-        'List all available airports',
-        read_only=True,
-        where='travel_api.world:976',
-        returns=js.array(js.STRING),
+        TravelAPI.tool_list_all_airports, 'List all available airports', read_only=True,
+        where='travel_api.world:976', returns=js.array(js.STRING),
     ),
     tool(
-        TravelAPI.tool_cancel_booking,
-        'Cancel a booking',
-        _PARAM_access_token,
-        _PARAM_booking_id,
-        where='travel_api.world:980',
-        returns=Cancellation,
+        TravelAPI.tool_cancel_booking, 'Cancel a booking', _PARAM_access_token, _PARAM_booking_id,
+        where='travel_api.world:980', returns=Cancellation,
     ),
     tool(
-        TravelAPI.tool_compute_exchange_rate,
-        'Compute the exchange rate between two currencies',
+        TravelAPI.tool_compute_exchange_rate, 'Compute the exchange rate between two currencies',
         param(
-            'base_currency',
-            arg.TEXT,
+            'base_currency', arg.TEXT,
             'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
         ),
         param(
-            'target_currency',
-            arg.TEXT,
+            'target_currency', arg.TEXT,
             'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
         ),
-        param('value', arg.NUMBER, 'The value to convert'),
-        read_only=True,
-        where='travel_api.world:1010',
-        returns=ExchangedValue,
+        param('value', arg.NUMBER, 'The value to convert'), read_only=True,
+        where='travel_api.world:1010', returns=ExchangedValue,
     ),
     tool(
-        TravelAPI.tool_verify_traveler_information,
-        'Verify the traveler information',
+        TravelAPI.tool_verify_traveler_information, 'Verify the traveler information',
         param('first_name', arg.TEXT, 'The first name of the traveler'),
         param('last_name', arg.TEXT, 'The last name of the traveler'),
         param(
             'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
         ),
-        param('passport_number', arg.TEXT, 'The passport number of the traveler'),
-        read_only=True,
-        where='travel_api.world:1029',
-        returns=Verification,
+        param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
+        where='travel_api.world:1029', returns=Verification,
     ),
     tool(
-        TravelAPI.tool_set_budget_limit,
-        'Set the budget limit for the user',
+        TravelAPI.tool_set_budget_limit, 'Set the budget limit for the user',
         param(
-            'access_token',
-            arg.TEXT,
+            'access_token', arg.TEXT,
             'The access token obtained from the authentication process or initial configuration.',
         ),
         param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
-        where='travel_api.world:1071',
-        returns=BudgetLimit,
+        where='travel_api.world:1071', returns=BudgetLimit,
     ),
     tool(
         TravelAPI.tool_get_nearest_airport_by_city,
         'Get the nearest airport to the given location',
         param(
-            'location',
-            arg.TEXT,
+            'location', arg.TEXT,
             'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
             'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
             'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
             'Boston, Beijing, Hong Kong, Rome, Tokyo',
         ),
-        read_only=True,
-        where='travel_api.world:1084',
-        returns=NearestAirport,
+        read_only=True, where='travel_api.world:1084', returns=NearestAirport,
     ),
     tool(
-        TravelAPI.tool_purchase_insurance,
-        'Purchase insurance',
-        _PARAM_access_token,
-        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
-        _PARAM_booking_id,
+        TravelAPI.tool_purchase_insurance, 'Purchase insurance', _PARAM_access_token,
+        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
         param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
         param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
-        where='travel_api.world:1092',
-        returns=Insurance,
+        where='travel_api.world:1092', returns=Insurance,
     ),
     tool(
         TravelAPI.tool_contact_customer_support,
         'Contact travel booking customer support, get immediate support on an issue with an '
         'online call.',
-        _PARAM_booking_id,
-        param('message', arg.TEXT, 'The message to send to customer support'),
-        read_only=True,
-        where='travel_api.world:1124',
-        returns=SupportMessage,
+        _PARAM_booking_id, param('message', arg.TEXT, 'The message to send to customer support'),
+        read_only=True, where='travel_api.world:1124', returns=SupportMessage,
     ),
     tool(
-        TravelAPI.tool_get_all_credit_cards,
-        'Get all registered credit cards',
-        read_only=True,
-        where='travel_api.world:1136',
-        returns=CreditCards,
+        TravelAPI.tool_get_all_credit_cards, 'Get all registered credit cards', read_only=True,
+        where='travel_api.world:1136', returns=CreditCards,
     ),
-    arguments='dynamic',
-    python_class='TravelAPI',
+    arguments='dynamic', python_class='TravelAPI',
 )

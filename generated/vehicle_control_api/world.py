@@ -252,32 +252,21 @@ class VehicleControlAPI(Episode):
             self.set_state('engine_state', 'stopped')  # vehicle_control.world:232
         if self.state.remainingUnlockedDoors > 0:  # vehicle_control.world:234
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
-                self,
-                'All doors must be locked before starting the engine. Here are the unlocked '
+                self, 'All doors must be locked before starting the engine. Here are the unlocked '
                 'doors: '
-                + rt.built(
-                    self,
-                    rt.join(
-                        ', ',
-                        rt.each(
-                            self,
-                            tuple([
-                                _d1
-                                for _d1 in rt.each(self, self.state.doorStatus)
-                                if self.state.doorStatus[_d1] == 'unlocked'
-                            ]),
-                        ),
-                    ),
-                ),
+                + rt.built(self, rt.join(
+                    ', ', rt.each(self, tuple([
+                        _d1 for _d1 in rt.each(self, self.state.doorStatus)
+                        if self.state.doorStatus[_d1] == 'unlocked'
+                    ])),
+                )),
             ))
         if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
-            raise rt.KeptError(  # vehicle_control.world:238
-                'Brake pedal needs to be pressed when starting the engine.'
-            )
+            # vehicle_control.world:238
+            raise rt.KeptError('Brake pedal needs to be pressed when starting the engine.')
         if self.state.brakePedalForce != 1000.0:  # vehicle_control.world:241
-            raise rt.KeptError(  # vehicle_control.world:242
-                'Must press the brake fully before starting the engine.'
-            )
+            # vehicle_control.world:242
+            raise rt.KeptError('Must press the brake fully before starting the engine.')
         if self.state.fuelLevel < _C_MIN_FUEL_LEVEL:  # vehicle_control.world:244
             raise rt.KeptError('Fuel tank is empty.')  # vehicle_control.world:245
         if ignitionMode != 'START':  # vehicle_control.world:247
@@ -290,34 +279,29 @@ class VehicleControlAPI(Episode):
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:  # vehicle_control.world:258
         if fuelAmount < 0:  # vehicle_control.world:264
             raise ToolError('Fuel amount cannot be negative.')
-        if (  # vehicle_control.world:265
-            rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL
-        ):
+        # vehicle_control.world:265
+        if rt.bounded_number(self.state.fuelLevel + fuelAmount) > _C_MAX_FUEL_LEVEL:
             raise ToolError('Cannot fill gas above the tank capacity.')
-        if (  # vehicle_control.world:267
-            rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL
-        ):
+        # vehicle_control.world:267
+        if rt.bounded_number(self.state.fuelLevel + fuelAmount) < _C_MIN_FUEL_LEVEL:
             raise ToolError('Fuel tank is empty. Min fuel level is 0 gallons.')
         self.set_state(  # vehicle_control.world:268
             'fuelLevel', rt.python_augmented(self, '+', self.state.fuelLevel, fuelAmount)
         )
         return FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
-    def tool_lockDoors(  # vehicle_control.world:272
-        self, unlock: bool, door: tuple[str, ...]
-    ) -> LockStatus:
+    # vehicle_control.world:272
+    def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:
         wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
         for d in rt.each(self, door):  # vehicle_control.world:279
             if d not in self.state.doorStatus:  # vehicle_control.world:282
                 raise rt.KeptError(rt.built(self, rt.python_repr(d)))  # vehicle_control.world:283
             if self.state.doorStatus[d] == wanted:  # vehicle_control.world:285
                 continue  # vehicle_control.world:286
-            self.set_state(  # vehicle_control.world:288
-                'doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted}
-            )
+            # vehicle_control.world:288
+            self.set_state('doorStatus', {**rt.each(self, self.state.doorStatus), d: wanted})
             self.set_state(  # vehicle_control.world:290
-                'remainingUnlockedDoors',
-                rt.python_augmented(
+                'remainingUnlockedDoors', rt.python_augmented(
                     self, '+', self.state.remainingUnlockedDoors, 1 if unlock else -1
                 ),
             )
@@ -335,19 +319,16 @@ class VehicleControlAPI(Episode):
             )
             if overflow is not None:  # vehicle_control.world:310
                 raise rt.KeptError(overflow)  # vehicle_control.world:311
-            self.set_state(  # vehicle_control.world:313
-                'acTemperature', rt.python_times(temperature - 32, 5) / 9
-            )
+            # vehicle_control.world:313
+            self.set_state('acTemperature', rt.python_times(temperature - 32, 5) / 9)
         self.set_state('fanSpeed', fanSpeed)  # vehicle_control.world:315
         self.set_state('acMode', mode)  # vehicle_control.world:316
         return Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
-    def tool_get_outside_temperature_from_google(  # vehicle_control.world:321
-        self
-    ) -> OutsideTemperature:
-        return OutsideTemperature(self.random_source().uniform(  # vehicle_control.world:322
-            -10.0, 40.0
-        ))
+    # vehicle_control.world:321
+    def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:
+        # vehicle_control.world:322
+        return OutsideTemperature(self.random_source().uniform(-10.0, 40.0))
 
     def tool_get_outside_temperature_from_weather_com(self) -> Any:  # vehicle_control.world:325
         return {'error': 404}  # vehicle_control.world:328
@@ -355,9 +336,8 @@ class VehicleControlAPI(Episode):
     def tool_setHeadlights(self, mode: str) -> Headlights:  # vehicle_control.world:331
         if not (mode == 'on' or mode == 'off' or mode == 'auto'):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
-        self.set_state(  # vehicle_control.world:339
-            'headLightStatus', 'on' if mode == 'on' else 'off'
-        )
+        # vehicle_control.world:339
+        self.set_state('headLightStatus', 'on' if mode == 'on' else 'off')
         return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:  # vehicle_control.world:343
@@ -365,24 +345,19 @@ class VehicleControlAPI(Episode):
         if option == 'fuel':  # vehicle_control.world:349
             status = {**status, 'fuelLevel': self.state.fuelLevel}  # vehicle_control.world:350
         elif option == 'battery':  # vehicle_control.world:351
-            status = {  # vehicle_control.world:352
-                **status, 'batteryVoltage': self.state.batteryVoltage
-            }
+            # vehicle_control.world:352
+            status = {**status, 'batteryVoltage': self.state.batteryVoltage}
         elif option == 'doors':  # vehicle_control.world:353
-            status = {  # vehicle_control.world:354
-                **status, 'doorStatus': v.export_value(self.state.doorStatus)
-            }
+            # vehicle_control.world:354
+            status = {**status, 'doorStatus': v.export_value(self.state.doorStatus)}
         elif option == 'climate':  # vehicle_control.world:355
             status = {  # vehicle_control.world:356
-                'currentACTemperature': self.state.acTemperature,
-                'fanSpeed': self.state.fanSpeed,
-                'climateMode': self.state.acMode,
-                'humidityLevel': self.state.humidityLevel,
+                'currentACTemperature': self.state.acTemperature, 'fanSpeed': self.state.fanSpeed,
+                'climateMode': self.state.acMode, 'humidityLevel': self.state.humidityLevel,
             }
         elif option == 'headlights':  # vehicle_control.world:362
-            status = {  # vehicle_control.world:363
-                **status, 'headlightStatus': self.state.headLightStatus
-            }
+            # vehicle_control.world:363
+            status = {**status, 'headlightStatus': self.state.headLightStatus}
         elif option == 'parkingBrake':  # vehicle_control.world:364
             status = {  # vehicle_control.world:366
                 'parkingBrakeStatus': self.state.parkingBrakeStatus,
@@ -395,9 +370,8 @@ class VehicleControlAPI(Episode):
                 'brakePedalForce': self.state.brakePedalForce,
             }
         elif option == 'engine':  # vehicle_control.world:373
-            status = {  # vehicle_control.world:374
-                **status, 'engineState': self.state.engine_state
-            }
+            # vehicle_control.world:374
+            status = {**status, 'engineState': self.state.engine_state}
         else:
             raise ToolError('Invalid option')  # vehicle_control.world:377
         return status  # vehicle_control.world:379
@@ -413,14 +387,12 @@ class VehicleControlAPI(Episode):
             self.set_state('parkingBrakeForce', 0.0)  # vehicle_control.world:393
         self.set_state('slopeAngle', 10.0)  # vehicle_control.world:396
         return ParkingBrake(  # vehicle_control.world:397
-            self.state.parkingBrakeStatus,
-            rt.as_float(self.state.parkingBrakeForce),
+            self.state.parkingBrakeStatus, rt.as_float(self.state.parkingBrakeForce),
             rt.as_float(self.state.slopeAngle),
         )
 
-    def tool_pressBrakePedal(  # vehicle_control.world:404
-        self, pedalPosition: int | float
-    ) -> BrakePedal:
+    # vehicle_control.world:404
+    def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:
         if not (0 <= pedalPosition and pedalPosition <= 1):  # vehicle_control.world:409
             raise ToolError('Pedal position must be between 0 and 1.')
         if pedalPosition == 0:  # vehicle_control.world:410
@@ -446,9 +418,8 @@ class VehicleControlAPI(Episode):
             raise ToolError('Start the engine before activating the cruise control.')
         self.set_state('distanceToNextVehicle', distance)  # vehicle_control.world:444
         if activate:  # vehicle_control.world:445
-            if (  # vehicle_control.world:448
-                current < 0 or current > 120 or rt.python_remainder(current, 5) != 0
-            ):
+            # vehicle_control.world:448
+            if current < 0 or current > 120 or rt.python_remainder(current, 5) != 0:
                 raise rt.KeptError('Invalid speed')  # vehicle_control.world:449
             self.set_state('cruiseStatus', 'active')  # vehicle_control.world:451
         else:
@@ -461,9 +432,8 @@ class VehicleControlAPI(Episode):
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:  # vehicle_control.world:462
         return Log(messages)  # vehicle_control.world:465
 
-    def tool_estimate_drive_feasibility_by_mileage(  # vehicle_control.world:468
-        self, distance: int | float
-    ) -> Feasibility:
+    # vehicle_control.world:468
+    def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:
         return Feasibility(  # vehicle_control.world:473
             not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
         )
@@ -474,9 +444,8 @@ class VehicleControlAPI(Episode):
     def tool_gallon_to_liter(self, gallon: float) -> Liters:  # vehicle_control.world:482
         return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
-    def tool_estimate_distance(  # vehicle_control.world:488
-        self, cityA: str, cityB: str
-    ) -> Distance:
+    # vehicle_control.world:488
+    def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
             _C_DISTANCES.get(rt.built(self, f'{rt.text(cityA)}-{rt.text(cityB)}')),
             lambda: _C_DISTANCES.get(rt.built(self, f'{rt.text(cityB)}-{rt.text(cityA)}')),
@@ -498,9 +467,8 @@ class VehicleControlAPI(Episode):
         )
         if failure is not None:  # vehicle_control.world:520
             raise rt.KeptError(failure)  # vehicle_control.world:521
-        return Navigation(rt.python_grown(  # vehicle_control.world:523
-            self, 'Navigating to ' + destination
-        ))
+        # vehicle_control.world:523
+        return Navigation(rt.python_grown(self, 'Navigating to ' + destination))
 
     def tool_check_tire_pressure(self) -> TirePressure:  # vehicle_control.world:526
         mean: float = (  # vehicle_control.world:528
@@ -516,12 +484,9 @@ class VehicleControlAPI(Episode):
             / 4
         )
         return TirePressure(  # vehicle_control.world:529
-            self.state.frontLeftTirePressure,
-            self.state.frontRightTirePressure,
-            self.state.rearLeftTirePressure,
-            self.state.rearRightTirePressure,
-            30 <= mean and mean <= 35,
-            {},
+            self.state.frontLeftTirePressure, self.state.frontRightTirePressure,
+            self.state.rearLeftTirePressure, self.state.rearRightTirePressure,
+            30 <= mean and mean <= 35, {},
         )
 
     def tool_find_nearest_tire_shop(self) -> TireShop:  # vehicle_control.world:539
@@ -530,10 +495,8 @@ class VehicleControlAPI(Episode):
     def on_load(self) -> None:  # vehicle_control.world:215
         rt.refill(self)
         self.set_state(  # vehicle_control.world:218
-            'remainingUnlockedDoors',
-            4 - len([
-                _d2
-                for _d2 in rt.each(self, self.state.doorStatus)
+            'remainingUnlockedDoors', 4 - len([
+                _d2 for _d2 in rt.each(self, self.state.doorStatus)
                 if self.state.doorStatus[_d2] == 'locked'
             ]),
         )
@@ -541,229 +504,164 @@ class VehicleControlAPI(Episode):
 
 VehicleControlAPI.TOOLS = tools(
     tool(
-        VehicleControlAPI.tool_startEngine,
-        'Starts the engine of the vehicle.',
+        VehicleControlAPI.tool_startEngine, 'Starts the engine of the vehicle.',
         param(
             'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
         ),
-        where='vehicle_control.world:223',
-        returns=EngineStatus,
+        where='vehicle_control.world:223', returns=EngineStatus,
     ),
     tool(
         VehicleControlAPI.tool_fillFuelTank,
         'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
         param(
-            'fuelAmount',
-            arg.NUMBER,
+            'fuelAmount', arg.NUMBER,
             'The amount of fuel to fill in gallons; this is the additional fuel to add to the '
             'tank.',
         ),
-        where='vehicle_control.world:258',
-        returns=FuelLevel,
+        where='vehicle_control.world:258', returns=FuelLevel,
     ),
     tool(
-        VehicleControlAPI.tool_lockDoors,
-        'Locks the doors of the vehicle.',
+        VehicleControlAPI.tool_lockDoors, 'Locks the doors of the vehicle.',
         param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
         param(
-            'door',
-            arg.TEXT_LIST,
+            'door', arg.TEXT_LIST,
             'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", '
             '"rear_right"]',
         ),
-        where='vehicle_control.world:272',
-        returns=LockStatus,
+        where='vehicle_control.world:272', returns=LockStatus,
     ),
     tool(
-        VehicleControlAPI.tool_adjustClimateControl,
-        'Adjusts the climate control of the vehicle.',
+        VehicleControlAPI.tool_adjustClimateControl, 'Adjusts the climate control of the vehicle.',
         param(
             'temperature', arg.NUMBER, 'The temperature to set in degree. Default to be celsius.'
         ),
         param(
-            'unit',
-            arg.optional(arg.TEXT),
+            'unit', arg.optional(arg.TEXT),
             '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
             default=lambda ep: 'celsius',
         ),
         param(
-            'fanSpeed',
-            arg.INT,
-            '[Optional] The fan speed to set from 0 to 100. Default is 50.',
+            'fanSpeed', arg.INT, '[Optional] The fan speed to set from 0 to 100. Default is 50.',
             default=lambda ep: 50,
         ),
         param(
-            'mode',
-            arg.optional(arg.TEXT),
+            'mode', arg.optional(arg.TEXT),
             '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
             default=lambda ep: 'auto',
         ),
-        where='vehicle_control.world:295',
-        returns=Climate,
+        where='vehicle_control.world:295', returns=Climate,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_google,
-        'Gets the outside temperature.',
-        checks=False,
-        where='vehicle_control.world:321',
+        'Gets the outside temperature.', checks=False, where='vehicle_control.world:321',
         returns=OutsideTemperature,
     ),
     tool(
         VehicleControlAPI.tool_get_outside_temperature_from_weather_com,
-        'Gets the outside temperature.',
-        read_only=True,
-        where='vehicle_control.world:325',
+        'Gets the outside temperature.', read_only=True, where='vehicle_control.world:325',
         returns={},
     ),
     tool(
-        VehicleControlAPI.tool_setHeadlights,
-        'Sets the headlights of the vehicle.',
+        VehicleControlAPI.tool_setHeadlights, 'Sets the headlights of the vehicle.',
         param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
-        where='vehicle_control.world:331',
-        returns=Headlights,
+        where='vehicle_control.world:331', returns=Headlights,
     ),
     tool(
         VehicleControlAPI.tool_displayCarStatus,
         'Displays the status of the vehicle based on the provided display option.',
         param(
-            'option',
-            arg.TEXT,
+            'option', arg.TEXT,
             'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
             '"headlights", "parkingBrake", "brakePedal", "engine"]',
         ),
-        read_only=True,
-        where='vehicle_control.world:343',
-        returns=js.mapping({}),
+        read_only=True, where='vehicle_control.world:343', returns=js.mapping({}),
     ),
     tool(
-        VehicleControlAPI.tool_activateParkingBrake,
-        'Activates the parking brake of the vehicle.',
+        VehicleControlAPI.tool_activateParkingBrake, 'Activates the parking brake of the vehicle.',
         param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
-        where='vehicle_control.world:382',
-        returns=ParkingBrake,
+        where='vehicle_control.world:382', returns=ParkingBrake,
     ),
     tool(
         VehicleControlAPI.tool_pressBrakePedal,
         'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed '
         'until released.',
         param(
-            'pedalPosition',
-            arg.NUMBER,
+            'pedalPosition', arg.NUMBER,
             'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
         ),
-        where='vehicle_control.world:404',
-        returns=BrakePedal,
+        where='vehicle_control.world:404', returns=BrakePedal,
     ),
     tool(
-        VehicleControlAPI.tool_releaseBrakePedal,
-        'Releases the brake pedal of the vehicle.',
-        where='vehicle_control.world:423',
-        returns=BrakePedal,
+        VehicleControlAPI.tool_releaseBrakePedal, 'Releases the brake pedal of the vehicle.',
+        where='vehicle_control.world:423', returns=BrakePedal,
     ),
     tool(
-        VehicleControlAPI.tool_setCruiseControl,
-        'Sets the cruise control of the vehicle.',
+        VehicleControlAPI.tool_setCruiseControl, 'Sets the cruise control of the vehicle.',
         param(
-            'speed',
-            arg.FLOAT,
+            'speed', arg.FLOAT,
             'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.',
         ),
         param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
         param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
-        where='vehicle_control.world:429',
-        returns=Cruise,
+        where='vehicle_control.world:429', returns=Cruise,
     ),
     tool(
-        VehicleControlAPI.tool_get_current_speed,
-        'Gets the current speed of the vehicle.',
-        checks=False,
-        where='vehicle_control.world:458',
-        returns=Speed,
+        VehicleControlAPI.tool_get_current_speed, 'Gets the current speed of the vehicle.',
+        checks=False, where='vehicle_control.world:458', returns=Speed,
     ),
     tool(
-        VehicleControlAPI.tool_display_log,
-        'Displays the log messages.',
-        param('messages', arg.TEXT_LIST, 'The list of messages to display.'),
-        read_only=True,
-        where='vehicle_control.world:462',
-        returns=Log,
+        VehicleControlAPI.tool_display_log, 'Displays the log messages.',
+        param('messages', arg.TEXT_LIST, 'The list of messages to display.'), read_only=True,
+        where='vehicle_control.world:462', returns=Log,
     ),
     tool(
         VehicleControlAPI.tool_estimate_drive_feasibility_by_mileage,
         'Estimates the milage of the vehicle given the distance needed to drive.',
-        param('distance', arg.NUMBER, 'The distance to travel in miles.'),
-        read_only=True,
-        where='vehicle_control.world:468',
-        returns=Feasibility,
+        param('distance', arg.NUMBER, 'The distance to travel in miles.'), read_only=True,
+        where='vehicle_control.world:468', returns=Feasibility,
     ),
     tool(
-        VehicleControlAPI.tool_liter_to_gallon,
-        'Converts the liter to gallon.',
-        param('liter', arg.FLOAT, 'The amount of liter to convert.'),
-        read_only=True,
-        where='vehicle_control.world:476',
-        returns=Gallons,
+        VehicleControlAPI.tool_liter_to_gallon, 'Converts the liter to gallon.',
+        param('liter', arg.FLOAT, 'The amount of liter to convert.'), read_only=True,
+        where='vehicle_control.world:476', returns=Gallons,
     ),
     tool(
-        VehicleControlAPI.tool_gallon_to_liter,
-        'Converts the gallon to liter.',
-        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'),
-        read_only=True,
-        where='vehicle_control.world:482',
-        returns=Liters,
+        VehicleControlAPI.tool_gallon_to_liter, 'Converts the gallon to liter.',
+        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'), read_only=True,
+        where='vehicle_control.world:482', returns=Liters,
     ),
     tool(
-        VehicleControlAPI.tool_estimate_distance,
-        'Estimates the distance between two cities.',
+        VehicleControlAPI.tool_estimate_distance, 'Estimates the distance between two cities.',
         param(
-            'cityA',
-            arg.TEXT,
-            'The zipcode of the first city.',
+            'cityA', arg.TEXT, 'The zipcode of the first city.',
             not_found=lambda ep, key: 'distance not found in database.',
         ),
         param(
-            'cityB',
-            arg.TEXT,
-            'The zipcode of the second city.',
+            'cityB', arg.TEXT, 'The zipcode of the second city.',
             not_found=lambda ep, key: 'distance not found in database.',
         ),
-        read_only=True,
-        where='vehicle_control.world:488',
-        returns=Distance,
+        read_only=True, where='vehicle_control.world:488', returns=Distance,
     ),
     tool(
-        VehicleControlAPI.tool_get_zipcode_based_on_city,
-        'Gets the zipcode based on the city.',
-        param('city', arg.TEXT, 'The name of the city.'),
-        read_only=True,
-        where='vehicle_control.world:499',
-        returns=Zipcode,
+        VehicleControlAPI.tool_get_zipcode_based_on_city, 'Gets the zipcode based on the city.',
+        param('city', arg.TEXT, 'The name of the city.'), read_only=True,
+        where='vehicle_control.world:499', returns=Zipcode,
     ),
     tool(
-        VehicleControlAPI.tool_set_navigation,
-        'Navigates to the destination.',
+        VehicleControlAPI.tool_set_navigation, 'Navigates to the destination.',
         param(
-            'destination',
-            arg.TEXT,
+            'destination', arg.TEXT,
             'The destination to navigate in the format of street, city, state.',
         ),
-        where='vehicle_control.world:511',
-        returns=Navigation,
+        where='vehicle_control.world:511', returns=Navigation,
     ),
     tool(
-        VehicleControlAPI.tool_check_tire_pressure,
-        'Checks the tire pressure of the vehicle.',
-        read_only=True,
-        where='vehicle_control.world:526',
-        returns=TirePressure,
+        VehicleControlAPI.tool_check_tire_pressure, 'Checks the tire pressure of the vehicle.',
+        read_only=True, where='vehicle_control.world:526', returns=TirePressure,
     ),
     tool(
-        VehicleControlAPI.tool_find_nearest_tire_shop,
-        'Finds the nearest tire shop.',
-        read_only=True,
-        where='vehicle_control.world:539',
-        returns=TireShop,
+        VehicleControlAPI.tool_find_nearest_tire_shop, 'Finds the nearest tire shop.',
+        read_only=True, where='vehicle_control.world:539', returns=TireShop,
     ),
-    arguments='dynamic',
-    python_class='VehicleControlAPI',
+    arguments='dynamic', python_class='VehicleControlAPI',
 )

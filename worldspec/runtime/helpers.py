@@ -86,7 +86,8 @@ __all__ = [
     "add", "without",
     "without_key", "if_present", "seconds", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
-    "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "package_data", "json_set",
+    "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "changed_pairs",
+    "package_data", "json_set",
     "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
@@ -820,6 +821,20 @@ def changed_rows(ep: Episode, table: Table[Any],
             seen.add(id(candidate))
         out.append(candidate)
     return out
+
+
+def changed_pairs(ep: Episode, table_a: Table[Any], table_b: Table[Any]
+                  ) -> Iterator[tuple[Any, Any]]:
+    """The pairs ``(a, b)`` of rows of ``table_a`` and ``table_b`` with a row the current call
+    changed on either side (every pair, twice, in a full check): each changed row of
+    ``table_a`` with every row of ``table_b``, then every row of ``table_a`` with each changed
+    row of ``table_b``, in that order. What a pairwise invariant needs to be checked on."""
+    for a in changed_rows(ep, table_a):
+        for b in table_b:
+            yield a, b
+    for b in changed_rows(ep, table_b):
+        for a in table_a:
+            yield a, b
 
 
 def check_deleted(ep: Episode, table: Table[Any],
