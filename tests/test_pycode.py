@@ -345,8 +345,13 @@ def test_a_multi_line_text_literal_is_one_literal_per_line_split_where_too_long(
     assert all(len(line) <= WIDTH for line in lines)
     assert ast.literal_eval(literal) == text
     assert "        'You are the agent.\\n'" in lines
-    one_line = "One line, however long " * 9
+    one_line = "One line, however long " * 3
     assert text_literal(one_line, "    ") == repr(one_line)
+    # one line too long for its place is split too (a class constant's description)
+    longer = "One line, however long " * 9
+    split = text_literal(longer, "    ", len("DESCRIPTION: ClassVar[str] = "))
+    assert split.startswith("(\n") and ast.literal_eval(split) == longer
+    assert all(len(line) <= WIDTH for line in split.splitlines())
 
 
 def test_the_questions_codegen_asks_of_expressions() -> None:

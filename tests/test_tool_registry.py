@@ -175,9 +175,12 @@ _DEFINITIONS = """
 import json, sys
 from worldspec.runtime.schema import tool_definitions
 from worldspec.services.loading import load_package
-worlds = {w.WORLD: tool_definitions(w.TOOLS.values())
-          for w in (load_package(p).World for p in sys.argv[1:])}
-print(json.dumps({"docstrings": tool_definitions.__doc__ is not None, "worlds": worlds}))
+from worldspec.services.prompts import world_doc
+loaded = [load_package(p).World for p in sys.argv[1:]]
+worlds = {w.WORLD: tool_definitions(w.TOOLS.values()) for w in loaded}
+described = {w.WORLD: world_doc(w) for w in loaded}
+print(json.dumps({"docstrings": tool_definitions.__doc__ is not None, "worlds": worlds,
+                  "described": described}))
 """
 
 
@@ -205,6 +208,10 @@ def test_tool_descriptions_survive_python_oo() -> None:
                  for world, defs in stripped["worlds"].items() for d in defs]
     assert [doc for doc, description in described if doc != description] == []
     assert sum(bool(description) for _, description in described) > 200
+    # and each world's description, which the agent's system prompt shows
+    assert stripped["described"] == plain["described"]
+    assert all(stripped["described"][name] == (model.doc or name).strip().splitlines()[0]
+               for name, model in models.items() if name in stripped["described"])
 
 
 # ------------------------------------------------------------------------------ schemas

@@ -685,7 +685,9 @@ class WorldGenerator:
             world_name=w.name,
             # repr keeps any doc text inert (quotes, backslashes, NUL, line separators)
             module_doc=repr(f"{w.name}: {(w.doc or w.name).strip()}"),
-            class_doc=repr((w.doc or w.name).strip()),
+            # the description a prompt shows (a constant: `python -OO` drops docstrings)
+            description=text_literal((w.doc or "").strip(), _INDENT,
+                                     len("DESCRIPTION: ClassVar[str] = ")),
             exports=[line + "," for line in _wrapped(
                 [json.dumps(name) for name in sorted(set(exports))], _LINE - len(_INDENT) - 1)],
             enums=enums,

@@ -70,7 +70,8 @@ RUNTIME_NAMES = frozenset({
     "ENTITY", "KEY", "JSON_FIELDS", "FIELDS", "FIELD_TABLE", "DECLARED_FIELDS", "key", "export",
     "clone", "digest",
     "load",
-    "WORLD", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS", "TASKS", "TAGS", "mro",
+    "WORLD", "DESCRIPTION", "POLICY", "RESULTS", "CLOCK", "TICK", "SEED", "TABLES", "TOOLS",
+    "TASKS", "TAGS", "mro",
     "PRIVATE",
     # attributes of the episode the generated code reads
     "tables", "clock", "rng", "call", "reset", "tools", "snapshot", "restore", "state_hash",

@@ -1064,13 +1064,13 @@ def _text_pieces(text: str, indent: str, tail: int) -> list[str]:
     return [head, rest] if head else [text]
 
 
-def text_literal(text: str, indent: str) -> str:
+def text_literal(text: str, indent: str, head: int = 0) -> str:
     """A string literal for ``text`` on lines at ``indent``: its ``repr`` when the text is one
-    line, else one literal per line of the text in parentheses (the closing one at
-    ``indent``), a line too long for :data:`WIDTH` split after its spaces; Python joins
-    them into the same text."""
+    line that fits after the ``head`` characters before it, else one literal per line of the
+    text in parentheses (the closing one at ``indent``), a line too long for :data:`WIDTH`
+    split after its spaces; Python joins them into the same text."""
     lines = text.splitlines(keepends=True)
-    if len(lines) <= 1:
+    if len(lines) <= 1 and len(indent) + head + len(repr(text)) <= WIDTH:
         return repr(text)
     inner = indent + _INDENT
     pieces = [piece for line in lines for piece in _text_pieces(line, inner, 0)]

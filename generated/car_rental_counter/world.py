@@ -199,14 +199,18 @@ class _State(StateBase):
 
 
 class CarRentalCounter(Episode):
-    'A car rental counter: branches, cars, customers with driving licences, and rentals.'
-
     WORLD: ClassVar[str] = "CarRentalCounter"
+    DESCRIPTION: ClassVar[str] = (
+        'A car rental counter: branches, cars, customers with driving licences, and rentals.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-07-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Reserve, hand over and take back cars only for the customer in front of you, for the dates and branch they ask for; tell them the price before you reserve.'
+    POLICY: ClassVar[str] = (
+        'Reserve, hand over and take back cars only for the customer in front of you, for the '
+        'dates and branch they ask for; tell them the price before you reserve.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "branches": "Branch", "cars": "Car", "customers": "Customer", "rentals": "Rental",
     }

@@ -170,14 +170,19 @@ class _State(StateBase):
 
 
 class ClinicRecords(Episode):
-    "A small clinic's patient records: patients and their drug allergies, doctors, visits and prescriptions."
-
     WORLD: ClassVar[str] = "ClinicRecords"
+    DESCRIPTION: ClassVar[str] = (
+        "A small clinic's patient records: patients and their drug allergies, doctors, visits and "
+        'prescriptions.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and prescribe only from a visit the signed-in doctor held.'
+    POLICY: ClassVar[str] = (
+        'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and '
+        'prescribe only from a visit the signed-in doctor held.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "doctors": "Doctor", "drugs": "Drug", "patients": "Patient", "visits": "Visit",
         "prescriptions": "Prescription",

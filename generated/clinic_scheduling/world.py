@@ -236,9 +236,10 @@ class _State(StateBase):
 
 
 class ClinicScheduling(Episode):
-    "A clinic's scheduling desk: doctors, patients, slots, appointments and a waitlist."
-
     WORLD: ClassVar[str] = "ClinicScheduling"
+    DESCRIPTION: ClassVar[str] = (
+        "A clinic's scheduling desk: doctors, patients, slots, appointments and a waitlist."
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-06-10T08:45:00"
     TICK: ClassVar[int] = 30

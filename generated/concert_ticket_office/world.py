@@ -278,14 +278,19 @@ class _State(StateBase):
 
 
 class ConcertTicketOffice(Episode):
-    'A concert box office: venues with seat sections, events with tier prices, seat holds, orders and tickets.'
-
     WORLD: ClassVar[str] = "ConcertTicketOffice"
+    DESCRIPTION: ClassVar[str] = (
+        'A concert box office: venues with seat sections, events with tier prices, seat holds, '
+        'orders and tickets.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-04-18T18:00:00"
     TICK: ClassVar[int] = 10
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act for the customer you are talking to. Hold or buy only the seats they ask for, and confirm the total before paying.'
+    POLICY: ClassVar[str] = (
+        'Act for the customer you are talking to. Hold or buy only the seats they ask for, and '
+        'confirm the total before paying.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "venues": "Venue", "sections": "Section", "events": "Event", "customers": "Customer",
         "orders": "Order", "tickets": "Ticket",

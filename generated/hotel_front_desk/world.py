@@ -151,9 +151,11 @@ class _State(StateBase):
 
 
 class HotelFrontDesk(Episode):
-    'A hotel front desk: rooms with nightly rates, guests, and bookings from check-in to check-out.'
-
     WORLD: ClassVar[str] = "HotelFrontDesk"
+    DESCRIPTION: ClassVar[str] = (
+        'A hotel front desk: rooms with nightly rates, guests, and bookings from check-in to '
+        'check-out.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-06-10T09:00:00"
     TICK: ClassVar[int] = 60

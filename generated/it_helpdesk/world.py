@@ -186,14 +186,19 @@ class _State(StateBase):
 
 
 class ITHelpdesk(Episode):
-    'An IT helpdesk: employees report tickets that skilled agents take, comment on, escalate, resolve and reopen.'
-
     WORLD: ClassVar[str] = "ITHelpdesk"
+    DESCRIPTION: ClassVar[str] = (
+        'An IT helpdesk: employees report tickets that skilled agents take, comment on, escalate, '
+        'resolve and reopen.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-04-14T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act as the signed-in agent. Assign tickets only to agents with the skill for their category, and resolve only tickets assigned to you.'
+    POLICY: ClassVar[str] = (
+        'Act as the signed-in agent. Assign tickets only to agents with the skill for their '
+        'category, and resolve only tickets assigned to you.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "employees": "Employee", "agents": "Agent", "tickets": "Ticket", "comments": "Comment",
     }

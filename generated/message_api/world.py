@@ -141,9 +141,10 @@ class _State(StateBase):
 
 
 class MessageAPI(Episode):
-    "BFCL's Message API: users, an inbox of sent messages and message statistics."
-
     WORLD: ClassVar[str] = "MessageAPI"
+    DESCRIPTION: ClassVar[str] = (
+        "BFCL's Message API: users, an inbox of sent messages and message statistics."
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0

@@ -211,9 +211,10 @@ class _State(StateBase):
 
 
 class MobileMessaging(Episode):
-    'A phone messaging app: accounts, contacts, conversations and messages.'
-
     WORLD: ClassVar[str] = "MobileMessaging"
+    DESCRIPTION: ClassVar[str] = (
+        'A phone messaging app: accounts, contacts, conversations and messages.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2024-03-01T09:00:00"
     TICK: ClassVar[int] = 60

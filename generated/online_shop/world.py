@@ -309,9 +309,10 @@ class _State(StateBase):
 
 
 class OnlineShop(Episode):
-    "An online shop's order desk: catalogue, customers, orders, returns and refunds."
-
     WORLD: ClassVar[str] = "OnlineShop"
+    DESCRIPTION: ClassVar[str] = (
+        "An online shop's order desk: catalogue, customers, orders, returns and refunds."
+    )
     RESULTS: ClassVar[str] = "tau2"
     CLOCK: ClassVar[str] = "2024-05-15T15:00:00"
     TICK: ClassVar[int] = 0

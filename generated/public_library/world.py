@@ -236,14 +236,19 @@ class _State(StateBase):
 
 
 class PublicLibrary(Episode):
-    "A public library's circulation desk: members, books and their copies, loans with due dates and late fees, and holds."
-
     WORLD: ClassVar[str] = "PublicLibrary"
+    DESCRIPTION: ClassVar[str] = (
+        "A public library's circulation desk: members, books and their copies, loans with due "
+        'dates and late fees, and holds.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-05-20T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Work for the library desk. Tell a member about any late fee before you return or renew on their behalf, and never waive fees.'
+    POLICY: ClassVar[str] = (
+        'Work for the library desk. Tell a member about any late fee before you return or renew '
+        'on their behalf, and never waive fees.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "members": "Member", "books": "Book", "copies": "Copy", "loans": "Loan", "holds": "Hold",
     }

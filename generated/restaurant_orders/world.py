@@ -245,14 +245,19 @@ class _State(StateBase):
 
 
 class RestaurantOrders(Episode):
-    "A restaurant's order system: dining tables, a menu, orders with lines, the kitchen, and bills split and settled with tips."
-
     WORLD: ClassVar[str] = "RestaurantOrders"
+    DESCRIPTION: ClassVar[str] = (
+        "A restaurant's order system: dining tables, a menu, orders with lines, the kitchen, and "
+        'bills split and settled with tips.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-05-16T19:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act as the signed-in server. Add exactly the items and quantities the guests ask for; confirm the tip and payment method before settling a share. Amounts are in cents.'
+    POLICY: ClassVar[str] = (
+        'Act as the signed-in server. Add exactly the items and quantities the guests ask for; '
+        'confirm the tip and payment method before settling a share. Amounts are in cents.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "servers": "Server", "dining_tables": "DiningTable", "menu": "MenuItem", "orders": "Order",
         "order_lines": "OrderLine", "payments": "Payment",

@@ -179,14 +179,19 @@ class _State(StateBase):
 
 
 class RetailBank(Episode):
-    'A retail bank teller desk: customers, checking and savings accounts, and their transactions.'
-
     WORLD: ClassVar[str] = "RetailBank"
+    DESCRIPTION: ClassVar[str] = (
+        'A retail bank teller desk: customers, checking and savings accounts, and their '
+        'transactions.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-03-02T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = "Act only for the signed-in teller. Move exactly the amounts the customer asks for, between the accounts they name, and never touch another customer's accounts."
+    POLICY: ClassVar[str] = (
+        'Act only for the signed-in teller. Move exactly the amounts the customer asks for, '
+        "between the accounts they name, and never touch another customer's accounts."
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "tellers": "Teller", "customers": "Customer", "accounts": "Account",
         "transactions": "Transaction",

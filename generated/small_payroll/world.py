@@ -240,14 +240,19 @@ class _State(StateBase):
 
 
 class SmallPayroll(Episode):
-    "A small company's payroll: employees, tax codes, pay periods, timesheets, bonuses and payslips."
-
     WORLD: ClassVar[str] = "SmallPayroll"
+    DESCRIPTION: ClassVar[str] = (
+        "A small company's payroll: employees, tax codes, pay periods, timesheets, bonuses and "
+        'payslips.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-03-31T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are asked to; never approve a timesheet or issue a bonus on your own initiative.'
+    POLICY: ClassVar[str] = (
+        'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are '
+        'asked to; never approve a timesheet or issue a bonus on your own initiative.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "tax_codes": "TaxCode", "employees": "Employee", "periods": "PayPeriod",
         "timesheets": "Timesheet", "bonuses": "Bonus", "payslips": "Payslip",

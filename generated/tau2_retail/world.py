@@ -238,9 +238,10 @@ class _State(StateBase):
 
 
 class Tau2Retail(Episode):
-    "tau2-bench's retail customer-service domain: users, orders and products."
-
     WORLD: ClassVar[str] = "Tau2Retail"
+    DESCRIPTION: ClassVar[str] = (
+        "tau2-bench's retail customer-service domain: users, orders and products."
+    )
     RESULTS: ClassVar[str] = "tau2"
     CLOCK: ClassVar[str] = "2024-05-15T15:00:00"
     TICK: ClassVar[int] = 0

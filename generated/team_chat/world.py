@@ -160,14 +160,18 @@ class _State(StateBase):
 
 
 class TeamChat(Episode):
-    'A team messaging workspace: users, public and private channels, memberships and messages.'
-
     WORLD: ClassVar[str] = "TeamChat"
+    DESCRIPTION: ClassVar[str] = (
+        'A team messaging workspace: users, public and private channels, memberships and messages.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act only as the signed-in user. Post, edit and delete exactly the text the user asks for, and only their own messages.'
+    POLICY: ClassVar[str] = (
+        'Act only as the signed-in user. Post, edit and delete exactly the text the user asks '
+        'for, and only their own messages.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "users": "User", "channels": "Channel", "memberships": "Membership", "messages": "Message",
     }

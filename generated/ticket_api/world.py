@@ -58,9 +58,10 @@ class _State(StateBase):
 
 
 class TicketAPI(Episode):
-    "BFCL's ticketing system: support tickets, a ticket counter and the logged-in user."
-
     WORLD: ClassVar[str] = "TicketAPI"
+    DESCRIPTION: ClassVar[str] = (
+        "BFCL's ticketing system: support tickets, a ticket counter and the logged-in user."
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0

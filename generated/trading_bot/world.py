@@ -133,9 +133,10 @@ class _State(StateBase):
 
 
 class TradingBot(Episode):
-    "BFCL's trading bot: stocks, orders, an account, a watchlist and a transaction history."
-
     WORLD: ClassVar[str] = "TradingBot"
+    DESCRIPTION: ClassVar[str] = (
+        "BFCL's trading bot: stocks, orders, an account, a watchlist and a transaction history."
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-09-01T10:30:00"
     TICK: ClassVar[int] = 0

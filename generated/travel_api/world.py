@@ -219,9 +219,11 @@ class _State(StateBase):
 
 
 class TravelAPI(Episode):
-    'This tool belongs to the travel system, which allows users to book flights, manage credit cards, and view budget information.'
-
     WORLD: ClassVar[str] = "TravelAPI"
+    DESCRIPTION: ClassVar[str] = (
+        'This tool belongs to the travel system, which allows users to book flights, manage '
+        'credit cards, and view budget information.'
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-09-01T00:00:00"
     TICK: ClassVar[int] = 0

@@ -245,14 +245,19 @@ class _State(StateBase):
 
 
 class UniversityRegistrar(Episode):
-    "A university registrar's desk: students, courses with prerequisites, sections with meeting times, enrolments with grades, and waitlists."
-
     WORLD: ClassVar[str] = "UniversityRegistrar"
+    DESCRIPTION: ClassVar[str] = (
+        "A university registrar's desk: students, courses with prerequisites, sections with "
+        'meeting times, enrolments with grades, and waitlists.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-09-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or their advisor) ask for it, and record only the grade the instructor reports."
+    POLICY: ClassVar[str] = (
+        "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or "
+        'their advisor) ask for it, and record only the grade the instructor reports.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "students": "Student", "courses": "Course", "sections": "Section",
         "enrolments": "Enrolment", "waitlist": "WaitlistEntry",

@@ -199,9 +199,11 @@ class _State(StateBase):
 
 
 class VehicleControlAPI(Episode):
-    "BFCL's vehicle control: engine, doors, climate control, lights, brakes, cruise control, navigation and tires."
-
     WORLD: ClassVar[str] = "VehicleControlAPI"
+    DESCRIPTION: ClassVar[str] = (
+        "BFCL's vehicle control: engine, doors, climate control, lights, brakes, cruise control, "
+        'navigation and tires.'
+    )
     RESULTS: ClassVar[str] = "bfcl"
     CLOCK: ClassVar[str] = "2024-01-01T00:00:00"
     TICK: ClassVar[int] = 0

@@ -209,14 +209,18 @@ class _State(StateBase):
 
 
 class WarehouseInventoryDesk(Episode):
-    'A warehouse inventory desk: items, bins, stock levels per bin and a movement log.'
-
     WORLD: ClassVar[str] = "WarehouseInventoryDesk"
+    DESCRIPTION: ClassVar[str] = (
+        'A warehouse inventory desk: items, bins, stock levels per bin and a movement log.'
+    )
     RESULTS: ClassVar[str] = "envscaler"
     CLOCK: ClassVar[str] = "2026-03-05T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = 'Act only as the signed-in clerk. Book exactly the quantities, bins and references the user gives; never invent a delivery note or order number.'
+    POLICY: ClassVar[str] = (
+        'Act only as the signed-in clerk. Book exactly the quantities, bins and references the '
+        'user gives; never invent a delivery note or order number.'
+    )
     TABLES: ClassVar[dict[str, str]] = {
         "clerks": "Clerk", "items": "Item", "bins": "Bin", "stock": "StockLevel",
         "movements": "Movement",

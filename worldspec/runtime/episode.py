@@ -1113,6 +1113,9 @@ class Episode:
     """One run of a world. Generated subclasses fill in the class variables."""
 
     WORLD: ClassVar[str] = ""
+    #: the spec's description of the world (what a prompt shows; not the class docstring,
+    #: which ``python -OO`` drops)
+    DESCRIPTION: ClassVar[str] = ""
     RESULTS: ClassVar[str] = "envscaler"
     #: how arguments are checked (``config { arguments: ... }``): ``"dynamic"`` when a value
     #: of another JSON type than a parameter's reaches the tool as it is; the tool schemas

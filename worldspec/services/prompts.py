@@ -81,9 +81,10 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 
 def world_doc(world: type[Episode]) -> str:
-    """The world's one-line description (the first line of its class docstring, without the
-    ``Name:`` prefix the generator writes); the world's name when it has none."""
-    lines = (world.__doc__ or "").strip().splitlines()
+    """The world's one-line description (the first line of its ``DESCRIPTION``, the spec's
+    doc; a class that has none, written by hand, gives its docstring's, without a ``Name:``
+    prefix); the world's name when it has none."""
+    lines = (world.DESCRIPTION or world.__doc__ or "").strip().splitlines()
     text = lines[0] if lines else ""
     prefix = f"{world.WORLD}: "
     return (text[len(prefix):] if text.startswith(prefix) else text) or world.WORLD
