@@ -207,3 +207,43 @@ def test_a_start_reached_by_calls_keeps_the_clock_they_left(tmp_path: Path) -> N
                                       (("create_channel", {}), ("create_channel", {})))])
     assert reached.problems == [], reached.problems
     assert reached.succeeded["post_message"] > 0
+
+
+EXACT_AMOUNT = """
+world Billing "Bills paid in full with their 20% tax: the amount must be the bill's."
+
+entity Bill {
+  key id: str
+  amount: float
+  paid: bool = false
+}
+
+state {
+  bills: table Bill
+}
+
+tool pay_bill(bill: Bill "The bill." else "No such bill.",
+              amount: float(0.01..100000.0) "The amount paid.") -> Bill "Pay a bill in full." {
+  require not bill.paid else f"Bill {bill.id} is already paid."
+  require abs(amount - bill.amount * 1.2) < 0.005 else MESSAGE
+  bill.paid = true
+  return bill
+}
+"""
+
+
+@pytest.mark.parametrize(("message", "reached"), [
+    ('f"Bill {bill.id} is for {bill.amount * 1.2:.2f} with tax; pay that amount."', True),
+    ('"Pay the amount of the bill with its tax."', False),
+])
+def test_a_number_an_error_names_is_tried_again(tmp_path: Path, message: str,
+                                                reached: bool) -> None:
+    """The explorer reads a failed call's message as an agent would: a number it names (the
+    amount a bill is for) is tried again in the call's number arguments, so a tool that takes
+    an exact amount is reached; without such a message it is not."""
+    spec = tmp_path / "billing.world"
+    spec.write_text(EXACT_AMOUNT.replace("MESSAGE", message), encoding="utf-8")
+    [world] = compile_worlds([spec]).worlds.values()
+    bills = [{"id": "B1", "amount": 41.37}, {"id": "B2", "amount": 977.05}]
+    report = explore(world, max_examples=20, steps=20, seed=0, starts=[{"bills": bills}])
+    assert (report.succeeded["pay_bill"] > 0) is reached, report.succeeded

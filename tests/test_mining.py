@@ -240,3 +240,80 @@ def test_linked_writes_make_one_errand() -> None:
     inserting = next(c for c in candidates if any(ch.kind == "insert" for ch in c.changes))
     assert not any(line.startswith(("hold_ids", "loan_ids")) for line in inserting.goal_words())
     assert {"hold_ids", "loan_ids"} & set(inserting.frame)
+
+
+FOOD_BANK = ROOT / "examples" / "corpus" / "worlds" / "food_bank" / "food_bank_desk.world"
+
+
+def test_rows_inside_records_and_lists_are_written_so_they_compile() -> None:
+    """A row inside a call's list or object argument is its key in the JSON the agent sends
+    ({"item": "FD-001", ...}), and inside a check's record or list literal the row itself
+    (items["FD-001"]): candidates of the food bank, whose orders hold lines naming items,
+    validate. A record literal with a key where its row belongs does not compile."""
+    model, _ = _world(FOOD_BANK)
+    texts = {c.name: c.text() for c in _mined(FOOD_BANK, 0, runs=30)}
+    nested = {name: text for name, text in texts.items() if '{"item": ' in text}
+    assert nested, "no candidate passes an order line"
+    reports = validate_mined(FOOD_BANK, nested)
+    assert all(r is not None and r.valid for r in reports.values()), \
+        {n: r and [d.message for d in r.problems] for n, r in reports.items()}
+    record = t.Named("record", "OrderRequest")
+    assert literal({"item": "FD-001", "quantity": 2}, record, model) == \
+        'OrderRequest(item: items["FD-001"], quantity: 2)'
+    [name] = list(nested)[:1]
+    broken = nested[name].replace("check ", 'check typed_key: OrderRequest(item: "FD-001", '
+                                  "quantity: 2).quantity == 2\n  check ", 1)
+    assert validate_mined(FOOD_BANK, {name: broken})[name] is None
+
+
+PANTRY = """
+world Pantry "Orders of items by the line."
+
+entity Item {
+  key id: str
+}
+
+record Line {
+  item: Item
+  quantity: int
+}
+
+state {
+  items: table Item
+  ordered: list[Line] = []
+}
+
+tool order(lines: list[Line] "The lines.") -> int "Order the lines." {
+  for line in lines {
+    append line to ordered
+  }
+  return len(ordered)
+}
+
+task two_of_f1 in Pantry {
+  instruction "Order two of item F1."
+  given { items: [{"id": "F1"}] }
+  check ordered_two: len(ordered) == 1 and ordered[0].quantity == 2
+  solution { order(lines: LINES) }
+}
+"""
+
+
+@pytest.mark.parametrize(("lines", "constant"), [
+    ('[{"item": "F1", "quantity": 2}]', True),
+    ('[Line(item: items["F1"], quantity: 2)]', False),
+])
+def test_a_solution_argument_that_is_not_a_constant_is_an_error_not_a_crash(
+        tmp_path: Path, lines: str, constant: bool) -> None:
+    """A solution sends what an agent would: a row looked up in a table inside a call's
+    argument is reported (WS606), where it used to crash code generation; the same line as
+    the JSON the agent sends checks clean."""
+    spec = tmp_path / "pantry.world"
+    spec.write_text(PANTRY.replace("LINES", lines), encoding="utf-8")
+    result = check_specs([spec])
+    found = [(d.code, d.message) for d in result.errors]
+    assert (found == []) is constant, found
+    assert constant or any(code == "WS606" and "not a constant" in message
+                           for code, message in found), found
+    if constant:
+        load_result(result)  # and it compiles

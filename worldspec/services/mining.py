@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -113,7 +114,7 @@ def _optional(value: Any, typ: t.Optional, world: WorldModel) -> str | None:
 def _list(value: Any, typ: t.ListOf, world: WorldModel) -> str | None:
     if not isinstance(value, list | tuple):
         return None
-    items = [literal(item, typ.element, world) for item in value]
+    items = [_inner_literal(item, typ.element, world) for item in value]
     return None if any(i is None for i in items) else "[" + ", ".join(map(str, items)) + "]"
 
 
@@ -122,7 +123,8 @@ def _map(value: Any, typ: t.MapOf, world: WorldModel) -> str | None:
         return None
     parts = []
     for key, item in value.items():
-        key_text, item_text = literal(key, typ.key, world), literal(item, typ.value, world)
+        key_text = literal(key, typ.key, world)
+        item_text = _inner_literal(item, typ.value, world)
         if key_text is None or item_text is None:
             return None
         parts.append(f"{key_text}: {item_text}")
@@ -146,12 +148,29 @@ def _named(value: Any, typ: t.Named, world: WorldModel) -> str | None:
         parts = []
         for name, item in value.items():
             info = record.fields.get(str(name))
-            text = literal(item, info.type, world) if info is not None else None
+            text = _inner_literal(item, info.type, world) if info is not None else None
             if text is None:
                 return None
             parts.append(f"{name}: {text}")
         return f"{typ.name}({', '.join(parts)})"
     return None
+
+
+def _row_lookup(value: Any, typ: t.Type, world: WorldModel) -> str | None:
+    """An entity inside a list, a map or a record as the row it names, ``items["F01"]``:
+    there a key is not a row (only a call's argument and a comparison take the key for the
+    row), and a table holding the entity's rows is the one expression of its type."""
+    inner = typ.inner if isinstance(typ, t.Optional) else typ
+    if not (isinstance(inner, t.Named) and inner.kind == "entity") or value is None:
+        return None
+    table = world.table_of(inner.name)
+    key = _named(value, inner, world)
+    return f"{table.name}[{key}]" if table is not None and key is not None else None
+
+
+def _inner_literal(value: Any, typ: t.Type, world: WorldModel) -> str | None:
+    """``value`` as an element or a field of a bigger literal (an entity as its row)."""
+    return _row_lookup(value, typ, world) or literal(value, typ, world)
 
 
 _LITERALS: dict[type, Callable[[Any, Any, WorldModel], str | None]] = {
@@ -509,11 +528,30 @@ def _call_text(tool: ToolInfo, args: Mapping[str, Any], world: WorldModel) -> st
     for param in tool.params:
         if param.name not in args:
             continue
-        text = literal(args[param.name], param.type, world)
+        text = _argument_text(args[param.name], param.type, world)
         if text is None:
             return None
         parts.append(f"{param.name}: {text}")
     return f"{tool.name}({', '.join(parts)})"
+
+
+def _argument_text(value: Any, typ: t.Type, world: WorldModel) -> str | None:
+    """A call's argument: a list or an object as the JSON the agent sent (a row inside it is
+    its key there, as in the agent's call; a typed literal could not say that), anything
+    else as its typed literal (``Cabin.economy``, ``date("2024-05-01")``)."""
+    if isinstance(value, Mapping | list | tuple):
+        return _data_text(value) if _plain_json(value) else None
+    return literal(value, typ, world)
+
+
+def _plain_json(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _plain_json(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain_json(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
 
 
 class _Solver:

@@ -29,6 +29,7 @@ so the state is never exported while exploring.
 from __future__ import annotations
 
 import random
+import re
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -265,6 +266,36 @@ def draw_arguments(spec: ToolSpec, episode: Episode, rng: random.Random, pools: 
     return _arguments(spec, episode, rng, pools)
 
 
+#: a number as a tool's error message says it ("Bill B0002 is for 41.30; pay that amount.")
+_NUMBER_IN_TEXT = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+
+
+def hear_error(pools: Pools, message: str) -> list[float]:
+    """Add the numbers a failed call's message names to the fresh values and return them,
+    as an agent that reads the error tries again with them (the amount a bill is for)."""
+    numbers = [float(x) for x in _NUMBER_IN_TEXT.findall(message)[:_FRESH_LIMIT]]
+    if numbers:
+        pools.add([], numbers)
+    return numbers
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _corrected(args: Mapping[str, Any], numbers: Sequence[float], rng: random.Random
+               ) -> dict[str, Any]:
+    """A failed call's arguments again, each number replaced by one its error named (an
+    integer where the argument was one and the number is whole)."""
+    fixed = dict(args)
+    for name, value in args.items():
+        if _is_number(value):
+            number = rng.choice(numbers)
+            whole = isinstance(value, int) and float(number).is_integer()
+            fixed[name] = int(number) if whole else number
+    return fixed
+
+
 def remember_results(pools: Pools, episode: Episode, mark: int) -> None:
     """Add what the last call returned and wrote (undo-log entries after ``mark``) to the
     fresh values of ``pools``, as the explorer does after a successful call."""
@@ -427,11 +458,16 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
         before = start.hash
         # the state (undo-log length and clock) whose invariants were last checked in full
         checked = (0, episode.clock) if start.clean else None
+        retry: tuple[ToolSpec, dict[str, Any], list[float]] | None = None
         for step in range(steps):
-            spec = rng.choice(tools)
-            args = _arguments(spec, episode, rng, pools, keys)
-            if rng.random() < 0.1:
-                args = _malformed(spec, args, rng)
+            if retry is not None and rng.random() < 0.5:
+                spec, args = retry[0], _corrected(retry[1], retry[2], rng)
+            else:
+                spec = rng.choice(tools)
+                args = _arguments(spec, episode, rng, pools, keys)
+                if rng.random() < 0.1:
+                    args = _malformed(spec, args, rng)
+            retry = None
             calls.append((spec.name, args))
             report.calls += 1
             report.per_tool[spec.name] += 1
@@ -445,6 +481,9 @@ def explore(world: type[Episode], *, max_examples: int = 100, steps: int = 40, s
                 _refresh(pools, episode, mark)
             else:
                 errors[spec.name][error.message] += 1
+                heard = hear_error(pools, error.message)
+                if heard and any(_is_number(value) for value in args.values()):
+                    retry = (spec, args, heard)
             # every few calls, every invariant over the whole state, unless nothing changed
             # since the last such check (a failed call changes nothing; a hit is replayed
             # with full checks anyway)
