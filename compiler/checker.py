@@ -16,6 +16,7 @@ from typing import Literal
 
 from worldspec.compiler import types as t
 from worldspec.compiler.data_check import argument_problems, load_initial_data
+from worldspec.compiler.codegen.constants import is_constant
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel
 from worldspec.compiler.resolve import VisibleDecl, build_world
@@ -446,6 +447,11 @@ def _check_solution_call(call: n.SolutionCall, world: WorldModel, model: Program
         if not ty.assignable(want, value):
             sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name}: expected "
                         f"{t.show(want)}, found {t.show(value)}")
+        elif not is_constant(arg.value, world, model):
+            sink.report("WS606", arg.value.span, f"argument '{p.name}' of {tool.name} is not a "
+                        "constant: a solution sends what the agent would, literals only",
+                        hints=["write a row as its key, and a record or list holding rows as "
+                               'the JSON the agent sends: {"item": "F01", "quantity": 2}'])
     for p in tool.params:
         if misnamed:
             break  # the misspelt argument is the error; do not also call its parameter missing

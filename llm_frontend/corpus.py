@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -579,6 +579,7 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
     mined_before = {str(r.data.get("world_sha256")) for r in batch.journal.records.values()
                     if r.data.get("mined")}
     todo = [job for job in batch.jobs if job.world.sha256 not in mined_before]
+    refills = _refills(batch) if options.retry_rejected else {}
     mine = MineOptions(count=options.mined_per_world,
                        conversational_count=options.mined_conversational,
                        batch=options.mined_batch,
@@ -594,8 +595,21 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
             batch.journal.append(record)
             batch.materialise(record)
 
+    async def refill_one(job: Any) -> None:
+        slots_left, refill = refills[job.world.sha256]
+        report = await mine_world_tasks(client, job.world, mine, slots=slots,
+                                        refill=refill)
+        for outcome in report.outcomes:  # each into a rejected slot of its setting
+            queue = slots_left[outcome.conversational]
+            if queue:
+                record = _mined_record(batch, job, queue.pop(0), outcome, retried=True)
+                batch.journal.append(record)
+                batch.materialise(record)
+
+    again = [job for job in batch.jobs if job.world.sha256 in refills]
     async with LLMClient(config) as client:  # the worlds mined side by side
-        await asyncio.gather(*(mine_one(job) for job in todo))
+        await asyncio.gather(*(mine_one(job) for job in todo),
+                             *(refill_one(job) for job in again))
     # the stage's figures from the journal, so a resumed run reports what a whole one does
     worlds = {job.world.sha256 for job in batch.jobs}
     for record in batch.journal.records.values():
@@ -611,12 +625,48 @@ async def _mined(config: LLMConfig, batch: Any, options: CorpusOptions,
     stages.append(stage)
 
 
-def _mined_record(batch: Any, job: Any, slot: int, outcome: Any) -> ItemRecord:
-    """The tasks journal's record of one mined task (``outcome`` None: nothing to mine)."""
+def _refills(batch: Any) -> dict[str, tuple[dict[bool, list[int]], Any]]:
+    """World sha256 -> its mined slots rejected before, by setting (conversational or
+    not), and the :class:`Refill` that mines them again with candidates not taken yet."""
+    from worldspec.llm_frontend.synth_mined import Refill
+
+    found: dict[str, tuple[dict[bool, list[int]], set[str], list[str]]] = {}
+    for record in batch.journal.records.values():
+        data = record.data
+        if not data.get("mined") or not data.get("candidate"):
+            continue
+        rejected, taken, accepted = found.setdefault(
+            str(data.get("world_sha256")), ({False: [], True: []}, set(), []))
+        taken.add(str(data["candidate"]))
+        if record.status == "accepted":
+            accepted.append(str(data.get("instruction") or ""))
+        else:
+            rejected[bool(data.get("conversational"))].append(int(data["slot"]))
+    return {sha: ({k: sorted(v) for k, v in rejected.items()},
+                  Refill(len(rejected[False]), len(rejected[True]), frozenset(taken),
+                         tuple(accepted)))
+            for sha, (rejected, taken, accepted) in found.items()
+            if rejected[False] or rejected[True]}
+
+
+def _mined_record(batch: Any, job: Any, slot: int, outcome: Any, *, retried: bool = False
+                  ) -> ItemRecord:
+    """The tasks journal's record of one mined task (``outcome`` None: nothing to mine);
+    ``retried``: it takes the place of the slot's rejected record, whose candidate, reason
+    and tokens it keeps (the tokens count in its usage)."""
     key = item_key("corpus-mined-task", {"world_sha256": job.world.sha256, "slot": slot})
     data: dict[str, Any] = {"world": batch.shown(job.world.path),
                             "world_sha256": job.world.sha256, "slot": slot,
                             "conversational": False, "mined": True}
+    earlier = batch.journal.records.get(key) if retried else None
+    if earlier is not None and outcome is not None:
+        data["earlier"] = [*earlier.data.get("earlier", []),
+                           {"candidate": earlier.data.get("candidate"),
+                            "reason": earlier.reason, "usage": earlier.usage.to_json()}]
+        usage = Usage()
+        usage.add(earlier.usage)
+        usage.add(outcome.usage)
+        outcome = replace(outcome, usage=usage)
     if outcome is None:
         return ItemRecord(key, "rejected", f"{job.world.name}#mined",
                           reason="nothing to mine from the world's seed data", data=data)

@@ -51,7 +51,7 @@ from worldspec.services.mining import MinedTask, mine_starts
 from worldspec.services.model_client import LLMClient, LLMOutputError, Message, Usage
 
 __all__ = ["BatchChoices", "BatchInstructions", "DeterminedChoice", "MineOptions",
-           "MineReport", "MinedInstruction", "MinedOutcome", "batch_determine_messages",
+           "MineReport", "MinedInstruction", "MinedOutcome", "Refill", "batch_determine_messages",
            "batch_instruction_messages", "determine_messages", "instruction_messages",
            "journal_tokens_per_task", "mine_world_tasks", "write_mined_batch",
            "write_mined_task"]
@@ -569,12 +569,26 @@ async def _write_group(client: LLMClient, world: TaskWorld, world_class: type[Ep
     return outcomes, total
 
 
+@dataclass(frozen=True)
+class Refill:
+    """Slots of an earlier mining of a world to fill again (``--retry-rejected``): how many
+    plain and conversational tasks, the candidates the earlier run took (not taken again)
+    and the instructions it accepted (a new one repeating them is a near-duplicate)."""
+
+    plain: int
+    conversational: int
+    taken: frozenset[str] = frozenset()
+    accepted: tuple[str, ...] = ()
+
+
 async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOptions,
                            concurrency: int = 4, *,
-                           slots: asyncio.Semaphore | None = None) -> MineReport:
+                           slots: asyncio.Semaphore | None = None,
+                           refill: Refill | None = None) -> MineReport:
     """Mine candidates from the world's own tasks' start states and write ``options.count``
     of them (the hardest, spread over the starts), at most ``concurrency`` requests at once
-    (or as many as ``slots``, shared with other worlds mined at the same time, allows)."""
+    (or as many as ``slots``, shared with other worlds mined at the same time, allows).
+    With ``refill``, write that many candidates the earlier run did not take instead."""
     model, world_class = await asyncio.to_thread(load_mining_world, world.path)
     candidates = await asyncio.to_thread(
         mine_starts, model, world_class,
@@ -586,10 +600,15 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
     if slots is None:
         slots = asyncio.Semaphore(max(1, concurrency))
 
-    picked = _pick(candidates, options.count)
-    talks = (options.conversational_count if options.conversational_count is not None
-             else len(picked) if options.conversational else 0)
-    split = max(0, len(picked) - talks)
+    if refill is None:
+        picked = _pick(candidates, options.count)
+        talks = (options.conversational_count if options.conversational_count is not None
+                 else len(picked) if options.conversational else 0)
+        split = max(0, len(picked) - talks)
+    else:
+        fresh = [c for c in _pick(candidates, len(candidates)) if c.name not in refill.taken]
+        picked = fresh[:refill.plain + refill.conversational]
+        split = min(refill.plain, len(picked))
     # the last ``talks`` of the picked candidates are written as conversational tasks
     groups = [(group, replace(options, conversational=talk))
               for group, talk in ((picked[:split], False), (picked[split:], True)) if group]
@@ -600,7 +619,7 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
                                             offset=split if setting.conversational else 0)
         outcomes += written
         report.usage.add(spent)
-    seen: list[frozenset[str]] = []
+    seen = [_normalised_words(text) for text in (refill.accepted if refill else ())]
     for outcome in outcomes:
         if outcome.accepted:
             words = _normalised_words(outcome.instruction)

@@ -7,7 +7,7 @@ from typing import Any
 from worldspec.compiler.model import ProgramModel, WorldModel
 from worldspec.dsl import nodes as n
 
-__all__ = ["constant_value", "NotConstant"]
+__all__ = ["NotConstant", "constant_value", "is_constant"]
 
 
 class NotConstant(ValueError):
@@ -48,3 +48,12 @@ def constant_value(expr: n.Node, world: WorldModel, program: ProgramModel) -> An
         if name in ("date", "datetime") and len(expr.args) == 1:
             return constant_value(expr.args[0].value, world, program)
     raise NotConstant(f"not a constant: {type(expr).__name__}")
+
+
+def is_constant(expr: n.Node, world: WorldModel, program: ProgramModel) -> bool:
+    """Whether :func:`constant_value` can evaluate ``expr`` (after it was typed)."""
+    try:
+        constant_value(expr, world, program)
+    except NotConstant:
+        return False
+    return True
