@@ -116,6 +116,31 @@ def test_an_unknown_id_like_the_keys_is_ws615(tmp_path: Path, instruction: str,
         ("WS615", f"the instruction names '{unknown}', which no table holds")]
 
 
+@pytest.mark.parametrize(("instruction", "warned"), [
+    # values the task holds: a total in its data, a note its solution writes
+    ("Cancel #W0000003, the one of 405 in total, and note down 'ref 303'.", []),
+    # a number like the rooms' that the task holds nowhere
+    ("Cancel #W0000003, the one of 406 in total, and note down 'ref 303'.", ["406"]),
+])
+def test_values_the_task_holds_are_no_unknown_ids(tmp_path: Path, instruction: str,
+                                                  warned: list[str]) -> None:
+    """A bare number in a world whose rooms are 101... is a value to tell, not an id, when
+    the task itself holds it (its data, checks or solution); one it holds nowhere warns."""
+    text = f'''
+task told in Shop {{
+  given {{
+    orders: [{{id: "#W0000003", total: 405.0}}],
+    rooms: [{{number: "101"}}],
+  }}
+  instruction "{instruction}"
+  check done: orders["#W0000003"].cancelled and notes == ["ref 303"]
+  solution {{ cancel_order(order: "#W0000003") note(text: "ref 303") }}
+}}
+'''
+    assert warnings(tmp_path, SHOP + text) == [
+        ("WS615", f"the instruction names '{word}', which no table holds") for word in warned]
+
+
 def test_words_like_keys_leaves_the_spans_out_then_matches_shapes() -> None:
     shapes = {key_shape(k) for k in ("#W0000001", "L001", "101", "4444-DEF")}
     assert shapes == {"#W", "L", "999", "9999-AAA"}

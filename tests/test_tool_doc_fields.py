@@ -92,3 +92,30 @@ tool list_loans() -> list[Loan] "List loans and whether each was renewed."
 ])
 def test_field_mentions_are_loose_but_whole_words(name: str, says: str, mentions: bool) -> None:
     assert (field_mention(name).search(says) is not None) is mentions
+
+
+@pytest.mark.parametrize(("doc", "flagged"), [
+    # the result's own field names the words: a loan's late fee is no member's `fee`
+    ('"Show a member\'s name, loans and the late fee they owe in all."', []),
+    # the words of a type's name: a "member info" is no promise of a member's `info`
+    ('"Show the member info of a card holder: name and loans."', []),
+    # a member's field the result never shows is still a promise
+    ('"Show a member\'s name, loans and their home branch."', ["branch"]),
+])
+def test_words_inside_what_the_result_shows_are_no_promise(doc: str,
+                                                            flagged: list[str]) -> None:
+    """A mention of a keyed row's field inside a mention of the result's own field ("late
+    fee" for late_fee) or of a type's name is not a promise of that row's field."""
+    head = HEAD.replace('name: str }', 'name: str  fee: float  info: str  branch: str }', 1) \
+        .replace("name: str  loans: list[Loan] }", "name: str  loans: list[Loan]  "
+                 "late_fee: float }")
+    result = check_source(head + f"""
+tool get_member(member: Member "The card.") -> MemberInfo
+  {doc}
+{{ return MemberInfo(member: member, name: member.name, loans: [], late_fee: 0.0) }}
+""")
+    assert result.ok, [d.message for d in result.diagnostics]
+    found = [d.message for d in result.diagnostics if d.code == "WS515"]
+    assert found == [f"the description of tool 'get_member' mentions '{f}', which its result "
+                     "(MemberInfo) does not contain: it shows Loan and Member by key only"
+                     for f in flagged]

@@ -36,6 +36,11 @@ def field_mention(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w]){'|'.join(f'(?:{f})' for f in forms)}(?![\w])", re.IGNORECASE)
 
 
+def _snake(name: str) -> str:
+    """A type's name as field words: ``BalanceTransaction`` is ``balance_transaction``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
 def _telling(field: FieldInfo, world: WorldModel) -> bool:
     """Whether a doc's mention of ``field`` can only mean the field: not a key (a result
     shows keys), not a reference (its name is the entity's), not named like a type, and no
@@ -59,6 +64,12 @@ def promised_missing_fields(tool: ToolInfo, world: WorldModel) -> list[str]:
     own = {p.name for p in tool.params} | contents.fields
     asked = " ".join(p.doc or "" for p in tool.params)
     doc = tool.doc or ""
+    # a word inside what the doc says of the result's own fields ("points redeemed" for
+    # points_redeemed, "prices" for unit_price) or inside a type's name ("balance
+    # transaction") is no mention of a keyed entity's field (a customer's points, balance)
+    said = {*contents.fields, *(name.rsplit("_", 1)[-1] for name in contents.fields),
+            *(_snake(name) for name in (*world.records, *world.enums, *world.unions))}
+    told = [m.span() for name in sorted(said) for m in field_mention(name).finditer(doc)]
     missing: list[str] = []
     for entity in sorted(contents.keyed_entities):
         for field in world.records[entity].fields.values():
@@ -67,7 +78,8 @@ def promised_missing_fields(tool: ToolInfo, world: WorldModel) -> list[str]:
             mention = field_mention(field.name)
             if mention.search(asked):  # "find patients by name": what the agent sends
                 continue
-            if any(_promises(field, doc, m.start()) for m in mention.finditer(doc)):
+            if any(_promises(field, doc, m.start()) for m in mention.finditer(doc)
+                   if not any(a <= m.start() and m.end() <= b for a, b in told)):
                 missing.append(field.name)
     return missing
 

@@ -393,6 +393,35 @@ def _guards(check: n.Check, world: WorldModel, program: ProgramModel,
     return bool(reads & worked_on)
 
 
+def _values_told(task: TaskInfo) -> set[str]:
+    """What the task itself holds as values, outside its instruction: whole numbers and the
+    words of texts in its data, checks and solution (a credit score of 790, a deposit of 195,
+    a note "CT00008", in a world whose rooms are 101...). The instruction tells them; they are
+    no ids the task lacks."""
+    told: set[str] = set()
+    for expr in n.walk(task.node):
+        if isinstance(expr, n.Instruction):
+            continue
+        if isinstance(expr, n.IntLit) or (isinstance(expr, n.FloatLit)
+                                          and float(expr.value).is_integer()):
+            told.add(str(int(expr.value)))
+        elif isinstance(expr, n.StrLit):
+            told.update(expr.value.split())
+    stack: list[object] = [task.initial_data]
+    while stack:  # and the values of its data (the credit score of an application it holds)
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack += value.values()
+        elif isinstance(value, list | tuple):
+            stack += value
+        elif isinstance(value, str):
+            told.update(value.split())
+        elif isinstance(value, int | float) and not isinstance(value, bool) and \
+                float(value).is_integer():
+            told.add(str(int(value)))
+    return told
+
+
 def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Episode,
                 final: Episode, sink: DiagnosticSink) -> None:
     for check in task.node.checks:
@@ -419,7 +448,8 @@ def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Epi
         shapes = shapes | {key_shape(k) for k in added}
     if not known:
         return
+    told = _values_told(task)
     for word in words_like_keys(instruction.text, shapes):
-        if word not in known:
+        if word not in known and word not in told:
             sink.report("WS615", instruction.span, f"the instruction names '{word}', which no "
                         "table holds")
