@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.example_specs import example_specs
 from worldspec.cli.main import main
 from worldspec.compiler.api import check_specs
 from worldspec.services.validation import check_paths
@@ -16,7 +17,9 @@ EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
 
 
 def tasks() -> list[tuple[Path, str]]:
-    result = check_specs([ROOT / "examples"])
+    """Every task of the hand-written examples and of the corpus worlds sampled (the whole
+    corpus's are run by `worldspec tasks examples/corpus` in `make test`)."""
+    result = check_specs(example_specs())
     assert result.ok, [d.message for d in result.errors]
     out = []
     for world in result.model.worlds.values():

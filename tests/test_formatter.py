@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.example_specs import example_specs
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.formatter import (
@@ -32,7 +33,7 @@ from worldspec.dsl.formatter import (
 from worldspec.dsl.parser import parse_expression, parse_module
 
 CORPUS = Path(__file__).parent / "corpus" / "format"
-EXAMPLES = sorted((Path(__file__).parent.parent / "examples").rglob("*.world"))
+EXAMPLES = example_specs()
 FILES = sorted(CORPUS.glob("*.world"))
 CANONICAL = [p for p in FILES if p.name.endswith(".canonical.world")]
 INPUTS = [p for p in FILES if p.name.endswith(".input.world")]

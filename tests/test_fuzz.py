@@ -48,6 +48,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.example_specs import example_specs
 from worldspec.cli.main import main
 from worldspec.compiler.api import CheckResult, check_source
 from worldspec.dsl.catalog import CATALOG
@@ -72,7 +73,7 @@ MINIMISE_BUDGET_S = 20.0
 
 def example_files() -> list[Path]:
     """Every example spec, sorted, as found now (examples may be added at any time)."""
-    return sorted(p for p in EXAMPLES.glob("**/*.world") if p.is_file())
+    return example_specs()
 
 
 def _rel(path: Path) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types as lsp
 
+from tests.example_specs import example_specs
 from tests.lsp_support import ROOT, LspSession, apply_edits, position_of, uri_of
 from worldspec.compiler.api import check_source
 from worldspec.dsl.formatter import format_source
@@ -561,7 +562,7 @@ async def _until(condition: Callable[[], bool]) -> None:
 
 
 # ------------------------------------------------ the examples and broken files
-EXAMPLES = sorted((ROOT / "examples").rglob("*.world"))
+EXAMPLES = example_specs()
 CORPUS = ROOT / "examples" / "corpus"
 BROKEN = sorted([*(ROOT / "tests" / "hostile").glob("*.world"),
                  *(ROOT / "tests" / "buggy").glob("*.world")])

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.example_specs import example_specs
 from worldspec.compiler.api import check_source
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
@@ -16,7 +17,7 @@ from worldspec.lsp.analysis import Analyser, blank_broken_declarations
 from worldspec.lsp.loading import DocumentParser
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = sorted((ROOT / "examples").rglob("*.world"))
+EXAMPLES = example_specs()
 
 
 def spans(module: n.Module) -> list[tuple[str, int, int, int, int, int, int]]:

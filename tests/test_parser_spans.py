@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.example_specs import example_specs
 from worldspec.dsl import nodes as n
 from worldspec.dsl.diagnostics import DiagnosticSink
 from worldspec.dsl.nodes import walk
 from worldspec.dsl.parser import parse_module
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted((ROOT / "examples").rglob("*.world"))
+FILES = example_specs()
 
 #: node class -> how its text starts and how it ends (None: not checked)
 ENDS: dict[type[n.Node], tuple[str | None, str | None]] = {

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from spec_support import compile_text, generated_source
 
+from tests.example_specs import example_specs
 from worldspec.compiler.api import check_specs
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import WorldModel
@@ -216,7 +217,7 @@ def test_tool_descriptions_survive_python_oo() -> None:
 
 # ------------------------------------------------------------------------------ schemas
 def _examples() -> tuple[dict[str, WorldModel], dict[str, type[Episode]]]:
-    files = sorted(str(p) for p in (ROOT / "examples").rglob("*.world"))
+    files = [str(p) for p in example_specs()]
     result = check_specs(files)
     assert result.ok
     return result.model.worlds, load_result(result).worlds
