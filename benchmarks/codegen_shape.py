@@ -57,8 +57,12 @@ class Shape:
                 and self.private_lines == 0)
 
 
+#: a one-line string literal (its text is data, not an attribute read)
+_STRING_LITERAL = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
+
+
 def _private(line: str) -> bool:
-    code = line.split("  # ", 1)[0]
+    code = _STRING_LITERAL.sub("''", line).split("  # ", 1)[0]
     return any(not name.endswith("_") for name in _PRIVATE_ATTRIBUTE.findall(code))
 
 

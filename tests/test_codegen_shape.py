@@ -57,3 +57,4 @@ def test_no_checked_in_world_reaches_a_private_attribute() -> None:
     assert len(found) >= 20
     assert {world: lines for world, lines in found.items() if lines} == {}
     assert private("    body: str = value._json_text()")
+    assert not private("    return r.note == 'vp._A+Lx'")  # a text's words are no attribute
