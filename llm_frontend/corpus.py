@@ -630,22 +630,23 @@ def _refills(batch: Any) -> dict[str, tuple[dict[bool, list[int]], Any]]:
     not), and the :class:`Refill` that mines them again with candidates not taken yet."""
     from worldspec.llm_frontend.synth_mined import Refill
 
-    found: dict[str, tuple[dict[bool, list[int]], set[str], list[str]]] = {}
+    found: dict[str, tuple[dict[bool, list[int]], set[str], set[str], list[str]]] = {}
     for record in batch.journal.records.values():
         data = record.data
         if not data.get("mined") or not data.get("candidate"):
             continue
-        rejected, taken, accepted = found.setdefault(
-            str(data.get("world_sha256")), ({False: [], True: []}, set(), []))
-        taken.add(str(data["candidate"]))
+        rejected, kept, tried, accepted = found.setdefault(
+            str(data.get("world_sha256")), ({False: [], True: []}, set(), set(), []))
         if record.status == "accepted":
+            kept.add(str(data["candidate"]))
             accepted.append(str(data.get("instruction") or ""))
         else:
+            tried.add(str(data["candidate"]))
             rejected[bool(data.get("conversational"))].append(int(data["slot"]))
     return {sha: ({k: sorted(v) for k, v in rejected.items()},
-                  Refill(len(rejected[False]), len(rejected[True]), frozenset(taken),
-                         tuple(accepted)))
-            for sha, (rejected, taken, accepted) in found.items()
+                  Refill(len(rejected[False]), len(rejected[True]), frozenset(kept),
+                         frozenset(tried), tuple(accepted)))
+            for sha, (rejected, kept, tried, accepted) in found.items()
             if rejected[False] or rejected[True]}
 
 

@@ -572,12 +572,14 @@ async def _write_group(client: LLMClient, world: TaskWorld, world_class: type[Ep
 @dataclass(frozen=True)
 class Refill:
     """Slots of an earlier mining of a world to fill again (``--retry-rejected``): how many
-    plain and conversational tasks, the candidates the earlier run took (not taken again)
-    and the instructions it accepted (a new one repeating them is a near-duplicate)."""
+    plain and conversational tasks, the candidates the earlier run accepted (never taken
+    again) and rejected (taken again only when no fresh one is left), and the instructions it
+    accepted (a new one repeating them is a near-duplicate)."""
 
     plain: int
     conversational: int
-    taken: frozenset[str] = frozenset()
+    kept: frozenset[str] = frozenset()
+    tried: frozenset[str] = frozenset()
     accepted: tuple[str, ...] = ()
 
 
@@ -606,7 +608,9 @@ async def mine_world_tasks(client: LLMClient, world: TaskWorld, options: MineOpt
                  else len(picked) if options.conversational else 0)
         split = max(0, len(picked) - talks)
     else:
-        fresh = [c for c in _pick(candidates, len(candidates)) if c.name not in refill.taken]
+        ranked = [c for c in _pick(candidates, len(candidates)) if c.name not in refill.kept]
+        fresh = [c for c in ranked if c.name not in refill.tried] + \
+            [c for c in ranked if c.name in refill.tried]
         picked = fresh[:refill.plain + refill.conversational]
         split = min(refill.plain, len(picked))
     # the last ``talks`` of the picked candidates are written as conversational tasks

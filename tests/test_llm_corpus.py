@@ -395,3 +395,58 @@ def test_a_stage_reports_its_tokens_per_accepted_item() -> None:
     assert "10,000 tokens (3,333 per accepted)" in stage.line()
     none = StageStats("mined", items=2, rejected=2, usage=Usage(requests=2, prompt_tokens=50))
     assert none.to_json()["tokens_per_accepted"] is None and "per accepted" not in none.line()
+
+
+def test_retry_rejected_mines_rejected_slots_again(llm_server: ScriptedLLMServer,
+                                                   tmp_path: Path) -> None:
+    """A mined task the judge rejected stays rejected on a plain resume (nothing is asked
+    again); with ``--retry-rejected`` its slot is mined again (a fresh candidate first) and,
+    written well this time, accepted, its record keeping the first attempt's reason and
+    tokens."""
+    from test_synth_mined import JUDGE, WRITER, _judge, _responder
+
+    wrong = _responder(judge=lambda r: _judge(r, honest=False))
+    right = _responder()
+    judge = {"answer": wrong}
+
+    def answer(request: RecordedRequest) -> str:
+        if WRITER in request.system or JUDGE in request.system:
+            return judge["answer"](request)
+        return corpus_responder(request)
+
+    llm_server.responder = answer
+    domains = tmp_path / "domains.jsonl"
+    domains.write_text(json.dumps({"id": "pantry", "description":
+                                   "A jar counter for a pantry, number 2."}) + "\n",
+                       encoding="utf-8")
+    out = tmp_path / "corpus"
+    args = ["synth", "corpus", "--domains", str(domains), "-o", str(out), "-n", "1",
+            "--conversational", "0", "--mined", "2", "--min-calls", "4",
+            "--test-examples", "8", "--test-steps", "8", "--explore-examples", "12",
+            "--explore-steps", "10", "--concurrency", "1", "--base-url", llm_server.url,
+            "--model", "m", "--max-retries", "0"]
+
+    def mined() -> tuple[dict[str, Any], list[str]]:
+        index = json.loads((out / "corpus.json").read_text(encoding="utf-8"))
+        [world] = index["worlds"]
+        return index["stages"]["mined"], [t["task"] for t in world["tasks"]
+                                          if t["task"].startswith("mined_")]
+
+    assert cli_main(args) == 0
+    first, tasks = mined()
+    assert (first["items"], first["accepted"], tasks) == (2, 0, [])
+    asked = len(llm_server.chat_requests)
+    assert cli_main(args) == 0  # a plain resume: the rejected slots stay as they are
+    assert len(llm_server.chat_requests) == asked and mined()[0] == first
+
+    judge["answer"] = right
+    assert cli_main([*args, "--retry-rejected"]) == 0
+    again, tasks = mined()
+    assert len(llm_server.chat_requests) > asked
+    assert (again["items"], again["accepted"], len(tasks)) == (2, 2, 2)
+    assert again["total_tokens"] > first["total_tokens"]  # the first attempts' tokens still count
+    records = [json.loads(line) for line in
+               (out / "journals" / "tasks.jsonl").read_text(encoding="utf-8").splitlines()]
+    retried = [r for r in records if r["data"].get("mined") and r["status"] == "accepted"]
+    assert retried and all(r["data"]["earlier"][0]["reason"] ==
+                           "the instruction does not determine the goal" for r in retried)
