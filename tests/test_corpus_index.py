@@ -63,6 +63,28 @@ def test_every_world_meets_the_bar() -> None:
         assert world["explored_calls"] >= 100 * 40, world["id"]
 
 
+def test_the_corpus_is_at_envscalers_scale_and_richness() -> None:
+    """Issue 34's bar, from the index (which test_the_index_matches_the_files holds to the
+    files, and `worldspec tasks examples/corpus` in `make test` to a fresh validation): at
+    least 50 validated worlds in at least 10 families, a mean of at least 8 read and 7
+    state-changing tools, at least 30 valid tasks a world and 1,500 in all, at least 20%
+    conversational, every difficulty band used."""
+    found = index()
+    worlds = found["worlds"]
+    assert len(worlds) >= 50 and all(w["validated"] for w in worlds)
+    assert len({w["family"] for w in worlds}) >= 10
+    assert sum(w["tools"]["read"] for w in worlds) / len(worlds) >= 8
+    assert sum(w["tools"]["write"] for w in worlds) / len(worlds) >= 7
+    valid = {w["id"]: sum(t["valid"] for t in w["tasks"]) for w in worlds}
+    assert min(valid.values()) >= 30, {k: v for k, v in valid.items() if v < 30}
+    totals = found["totals"]
+    assert totals["tasks"] >= 1500 and sum(valid.values()) == totals["tasks"]
+    assert totals["conversational_tasks"] >= 0.2 * totals["tasks"]
+    bands = totals["tasks_by_difficulty"]
+    assert set(bands) == {"easy", "medium", "hard"} and min(bands.values()) >= 0.1 * \
+        totals["tasks"]
+
+
 def test_every_task_has_a_difficulty_and_the_counts_add_up() -> None:
     """Each valid task's difficulty comes from its reference solution (calls, tools, reads,
     careless failures), its band from its score; the bands count the exported tasks."""
