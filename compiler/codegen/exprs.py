@@ -121,7 +121,7 @@ class ExprCompiler:
         self._fresh = 0
         self._recursive: set[str] | None = None
         #: attributes read by ``[x.attr for x in xs]``: the module defines ``_GET_attr``
-        self.getters: set[str] = set()
+        self.getters: dict[str, str | None] = {}
         #: how many ``next()`` calls (each advancing a sequence) were compiled so far
         self.sequences_advanced = 0
 
@@ -183,7 +183,14 @@ class ExprCompiler:
         src = self.raw(expr, env)
         if isinstance(typ, t.Optional):
             return rt("key_of", src)
-        return call(Attr(src, "key"))
+        return self._key_attribute(src, typ)
+
+    def _key_attribute(self, row: Expr, typ: t.Type) -> Expr:
+        """A row's key as its key field (``station.code``: typed as the field is), or, for
+        an entity without one, ``row.key()``."""
+        entity = self.world.records.get(typ.name) if isinstance(typ, t.Named) else None
+        key = entity.key if entity is not None else None
+        return Attr(row, py_name(key.name)) if key is not None else call(Attr(row, "key"))
 
     def _row_local(self, expr: n.Expr) -> bool:
         """Whether ``expr`` is a local or parameter holding a row (none exactly when its key
@@ -295,7 +302,7 @@ class ExprCompiler:
             typ = self.type_of(expr)
             if self.is_entity(typ):  # a row stored as json is its key, as stored anywhere
                 return rt("key_of", result) if isinstance(typ, t.Optional) else \
-                    call(Attr(result, "key"))
+                    self._key_attribute(result, typ)
             return call("v.export_value", result)
         if target is not None:
             return self.widen(result, target)
@@ -712,10 +719,20 @@ class ExprCompiler:
         if isinstance(element, Attr) and element.obj == Name(name) and cond is None:
             # one attribute of each element: read in C (an element without it raises the
             # AttributeError the comprehension would)
-            self.getters.add(element.name)
+            self._getter(element.name, self.type_of(e.element))
             return call("tuple", call("map", Name(f"_GET_{element.name}"), elements))
         # a list comprehension, then a tuple: a generator resumes once per element
         return call("tuple", Comprehension("list", element, name, elements, cond))
+
+    def _getter(self, attribute: str, typ: t.Type) -> None:
+        """Note that the module needs ``_GET_<attribute>``, typed as the class it reads where
+        every read of that attribute reads one class (``float``, ``Address``)."""
+        kind: str | None = self.tables.annotation(typ)
+        if kind is None or not kind.isidentifier() or kind == "Any":
+            kind = None
+        if attribute in self.getters and self.getters[attribute] != kind:
+            kind = None
+        self.getters[attribute] = kind
 
     def x_ListLit(self, e: n.ListLit, env: Env) -> Expr:
         items = tuple(self.stored(item, env) for item in e.items)

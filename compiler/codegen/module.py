@@ -675,7 +675,9 @@ class WorldGenerator:
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
         invariant_lines = self.invariant_lines()
         # last: every expression is compiled, so every attribute a comprehension reads is known
-        getters = [f"_GET_{attr} = rt.attrgetter({attr!r})" for attr in sorted(self.x.getters)]
+        getters = [f"_GET_{attr} = rt.getter({attr!r}, {kind})" if kind is not None else
+                   f"_GET_{attr} = rt.attrgetter({attr!r})"
+                   for attr, kind in sorted(self.x.getters.items())]
         return _template().render(
             consts=consts,
             getters=getters,

@@ -557,14 +557,14 @@ class AirlineRebookingDesk(Episode):
         'The active segment holding a seat, if any.'
         for s in rt.each(self, self.t_segments):  # airline_rebooking_desk.world:166
             # airline_rebooking_desk.world:167
-            if s.status == _E13_SegmentStatus_active and s.seat == seat.key():
+            if s.status == _E13_SegmentStatus_active and s.seat == seat.seat_id:
                 return s  # airline_rebooking_desk.world:168
         return None  # airline_rebooking_desk.world:171
 
     def fn_seat_taken(self, seat: Seat) -> bool:  # airline_rebooking_desk.world:174
         'Whether an active segment holds the seat.'
         return any(  # airline_rebooking_desk.world:175
-            _s1.status == _E13_SegmentStatus_active and _s1.seat == seat.key()
+            _s1.status == _E13_SegmentStatus_active and _s1.seat == seat.seat_id
             for _s1 in rt.each(self, self.t_segments)
         )
 
@@ -573,7 +573,7 @@ class AirlineRebookingDesk(Episode):
         'The first free seat of a flight in a cabin.'
         for x in rt.each(self, self.t_seats):  # airline_rebooking_desk.world:179
             # airline_rebooking_desk.world:180
-            if x.flight == flight.key() and x.cabin == cabin and not self.fn_seat_taken(x):
+            if x.flight == flight.flight_id and x.cabin == cabin and not self.fn_seat_taken(x):
                 return x  # airline_rebooking_desk.world:181
         return None  # airline_rebooking_desk.world:184
 
@@ -630,7 +630,7 @@ class AirlineRebookingDesk(Episode):
     def tool_find_airports(self, query: str) -> tuple[str, ...]:
         q: str = rt.built(self, query.lower())  # airline_rebooking_desk.world:272
         return tuple([  # airline_rebooking_desk.world:273
-            _a2.key() for _a2 in rt.each(self, self.t_airports)
+            _a2.code for _a2 in rt.each(self, self.t_airports)
             if rt.read(self, q) in rt.read(self, rt.built(self, _a2.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _a2.city.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _a2.country.lower()))
@@ -645,7 +645,7 @@ class AirlineRebookingDesk(Episode):
     ) -> tuple[str, ...]:
         q: str = rt.built(self, name.lower())  # airline_rebooking_desk.world:291
         return tuple([  # airline_rebooking_desk.world:292
-            _p3.key() for _p3 in rt.each(self, self.t_passengers)
+            _p3.passenger_id for _p3 in rt.each(self, self.t_passengers)
             if rt.read(self, q) in rt.read(self, rt.built(
                 self, rt.built(self, _p3.first_name + ' ' + _p3.last_name).lower()
             ))
@@ -660,7 +660,7 @@ class AirlineRebookingDesk(Episode):
             raise ToolError('Nothing to change: give an email or a phone.')
         if email is not None:  # airline_rebooking_desk.world:303
             if any(  # airline_rebooking_desk.world:304
-                _p4.key() != passenger.key()
+                _p4.passenger_id != passenger.passenger_id
                 and _p4.email == (email if email is not None else rt.absent())
                 for _p4 in rt.each(self, self.t_passengers)
             ):
@@ -684,11 +684,11 @@ class AirlineRebookingDesk(Episode):
             free = {  # airline_rebooking_desk.world:320
                 **rt.each(self, free), c: len([
                     _x5 for _x5 in rt.each(self, self.t_seats)
-                    if _x5.flight == flight.key() and _x5.cabin == c
+                    if _x5.flight == flight.flight_id and _x5.cabin == c
                     and not self.fn_seat_taken(_x5)
                 ]),
             }
-        return FlightInfo(flight.key(), free)  # airline_rebooking_desk.world:322
+        return FlightInfo(flight.flight_id, free)  # airline_rebooking_desk.world:322
 
     def tool_find_flights(  # airline_rebooking_desk.world:325
         self,
@@ -698,10 +698,10 @@ class AirlineRebookingDesk(Episode):
         day: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # airline_rebooking_desk.world:333
-            _f6.key() for _f6 in rt.each(self, self.t_flights)
+            _f6.flight_id for _f6 in rt.each(self, self.t_flights)
             if (flight_number is None or _f6.flight_number == flight_number)
-            and (origin is None or _f6.origin == origin.key())
-            and (destination is None or _f6.destination == destination.key())
+            and (origin is None or _f6.origin == origin.code)
+            and (destination is None or _f6.destination == destination.code)
             and (day is None or _f6.departs_at.date() == day)
         ])
 
@@ -737,23 +737,23 @@ class AirlineRebookingDesk(Episode):
     def tool_get_seat(self, seat: Seat) -> SeatInfo:  # airline_rebooking_desk.world:360
         holder: Segment | None = self.fn_holder_of(seat)  # airline_rebooking_desk.world:365
         # airline_rebooking_desk.world:366
-        return SeatInfo(seat.key(), holder is not None, rt.key_of(holder))
+        return SeatInfo(seat.seat_id, holder is not None, rt.key_of(holder))
 
     def tool_list_seats(  # airline_rebooking_desk.world:369
         self, flight: Flight, cabin: Cabin | None, free_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # airline_rebooking_desk.world:376
-            _x7.key() for _x7 in rt.each(self, self.t_seats)
-            if _x7.flight == flight.key() and (cabin is None or _x7.cabin == cabin)
+            _x7.seat_id for _x7 in rt.each(self, self.t_seats)
+            if _x7.flight == flight.flight_id and (cabin is None or _x7.cabin == cabin)
             and (not free_only or not self.fn_seat_taken(_x7))
         ])
 
     # airline_rebooking_desk.world:381
     def tool_get_booking(self, record_locator: Booking) -> BookingDetails:
         return BookingDetails(  # airline_rebooking_desk.world:386
-            record_locator.key(), tuple([
-                _s8.key() for _s8 in rt.each(self, self.t_segments)
-                if _s8.booking == record_locator.key()
+            record_locator.record_locator, tuple([
+                _s8.segment_id for _s8 in rt.each(self, self.t_segments)
+                if _s8.booking == record_locator.record_locator
             ]),
         )
 
@@ -761,10 +761,10 @@ class AirlineRebookingDesk(Episode):
         self, passenger: Passenger | None, contact_email: str | None
     ) -> tuple[str, ...]:
         return tuple([  # airline_rebooking_desk.world:398
-            _b9.key() for _b9 in rt.each(self, self.t_bookings)
-            if (passenger is None or _b9.lead_passenger == passenger.key() or any(
-                _s10.booking == _b9.key()
-                and _s10.passenger == (passenger if passenger is not None else rt.absent()).key()
+            _b9.record_locator for _b9 in rt.each(self, self.t_bookings)
+            if (passenger is None or _b9.lead_passenger == passenger.passenger_id or any(
+                _s10.booking == _b9.record_locator and _s10.passenger
+                == (passenger if passenger is not None else rt.absent()).passenger_id
                 for _s10 in rt.each(self, self.t_segments)
             ))
             and (contact_email is None or _b9.contact_email == contact_email)
@@ -777,9 +777,9 @@ class AirlineRebookingDesk(Episode):
         self, passenger: Passenger | None, flight: Flight | None, active_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # airline_rebooking_desk.world:416
-            _s11.key() for _s11 in rt.each(self, self.t_segments)
-            if (passenger is None or _s11.passenger == passenger.key())
-            and (flight is None or _s11.flight == flight.key())
+            _s11.segment_id for _s11 in rt.each(self, self.t_segments)
+            if (passenger is None or _s11.passenger == passenger.passenger_id)
+            and (flight is None or _s11.flight == flight.flight_id)
             and (not active_only or _s11.status == _E13_SegmentStatus_active)
         ])
 
@@ -813,7 +813,7 @@ class AirlineRebookingDesk(Episode):
             raise ToolError(rt.built(self, f'Flight {new_flight.flight_id} has already departed.'))
         if any(  # airline_rebooking_desk.world:434
             _o12.status == _E13_SegmentStatus_active and _o12.passenger == segment.passenger
-            and _o12.flight == new_flight.key()
+            and _o12.flight == new_flight.flight_id
             for _o12 in rt.each(self, self.t_segments)
         ):
             raise ToolError(rt.built(
@@ -828,7 +828,7 @@ class AirlineRebookingDesk(Episode):
             raise ToolError(rt.built(
                 self, f'No free {segment.cabin} seat on flight {new_flight.flight_id}.'
             ))
-        if target.flight != new_flight.key():  # airline_rebooking_desk.world:437
+        if target.flight != new_flight.flight_id:  # airline_rebooking_desk.world:437
             raise ToolError(rt.built(
                 self, f'Seat {target.seat_id} is not on flight {new_flight.flight_id}.'
             ))
@@ -840,15 +840,15 @@ class AirlineRebookingDesk(Episode):
             raise ToolError(rt.built(self, f'Seat {target.seat_id} is taken.'))
         fresh: Segment = Segment(  # airline_rebooking_desk.world:440
             segment_id=self.next_id('segment_ids', 'SEG{:04d}'), booking=segment.booking,
-            passenger=segment.passenger, flight=new_flight.key(), cabin=segment.cabin,
-            seat=target.key(), status=_E13_SegmentStatus_active, rebooked_to=None,
+            passenger=segment.passenger, flight=new_flight.flight_id, cabin=segment.cabin,
+            seat=target.seat_id, status=_E13_SegmentStatus_active, rebooked_to=None,
             upgraded_with_miles=0,
         )
         self.insert(self.t_segments, fresh)  # airline_rebooking_desk.world:448
         # airline_rebooking_desk.world:449
         self.set_field(segment, 'status', _E13_SegmentStatus_rebooked)
         # airline_rebooking_desk.world:450
-        self.set_fields(segment, ('rebooked_to', 'seat'), fresh.key(), None)
+        self.set_fields(segment, ('rebooked_to', 'seat'), fresh.segment_id, None)
         return fresh  # airline_rebooking_desk.world:452
 
     # airline_rebooking_desk.world:455
@@ -872,7 +872,7 @@ class AirlineRebookingDesk(Episode):
             ))
         if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:465
             raise ToolError(rt.built(self, f'Seat {seat.seat_id} is taken.'))
-        self.set_field(segment, 'seat', seat.key())  # airline_rebooking_desk.world:466
+        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:466
         return segment  # airline_rebooking_desk.world:467
 
     # airline_rebooking_desk.world:470
@@ -910,7 +910,7 @@ class AirlineRebookingDesk(Episode):
             v.check_range(rt.bounded(pax.miles - cost), 'Passenger.miles', 0, None),
         )
         self.set_field(segment, 'cabin', cabin)  # airline_rebooking_desk.world:487
-        self.set_field(segment, 'seat', seat.key())  # airline_rebooking_desk.world:488
+        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:488
         self.set_field(  # airline_rebooking_desk.world:489
             segment, 'upgraded_with_miles', v.check_range(
                 rt.bounded(segment.upgraded_with_miles + cost), 'Segment.upgraded_with_miles', 0,
@@ -926,8 +926,8 @@ class AirlineRebookingDesk(Episode):
         self, passenger: Passenger | None, issued_on: dt.date | None, status: VoucherStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # airline_rebooking_desk.world:510
-            _v13.key() for _v13 in rt.each(self, self.t_vouchers)
-            if (passenger is None or _v13.passenger == passenger.key())
+            _v13.voucher_id for _v13 in rt.each(self, self.t_vouchers)
+            if (passenger is None or _v13.passenger == passenger.passenger_id)
             and (issued_on is None or _v13.issued_at.date() == issued_on)
             and (status is None or _v13.status == status)
         ])
@@ -944,7 +944,7 @@ class AirlineRebookingDesk(Episode):
                 f'for a {kind} voucher.',
             ))
         if any(  # airline_rebooking_desk.world:521
-            _v14.segment == segment.key() and _v14.kind == kind
+            _v14.segment == segment.segment_id and _v14.kind == kind
             and _v14.status != _E13_VoucherStatus_void
             for _v14 in rt.each(self, self.t_vouchers)
         ):
@@ -952,7 +952,7 @@ class AirlineRebookingDesk(Episode):
                 self, f'A {kind} voucher was already issued for segment {segment.segment_id}.'
             ))
         voucher: Voucher = Voucher(  # airline_rebooking_desk.world:522
-            voucher_id=self.next_id('voucher_ids', 'V{:04d}'), segment=segment.key(),
+            voucher_id=self.next_id('voucher_ids', 'V{:04d}'), segment=segment.segment_id,
             passenger=segment.passenger, kind=kind,
             amount=v.check_range(
                 rt.coalesce(self.state.voucher_amounts.get(kind), lambda: 0.0), 'Voucher.amount',

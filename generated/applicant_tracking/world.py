@@ -400,7 +400,7 @@ class ApplicantTracking(Episode):
         if not all(  # applicant_tracking.world:223
             (_o18.status != _E13_OpeningStatus_filled and _o18.status != _E13_OpeningStatus_closed
             or not any(
-                _a19.opening == _o18.key() and self.fn_is_live(_a19)
+                _a19.opening == _o18.opening_id and self.fn_is_live(_a19)
                 for _a19 in rt.each(self, self.t_applications)
             ))
             and (_o18.status != _E13_OpeningStatus_filled
@@ -419,7 +419,7 @@ class ApplicantTracking(Episode):
                 )
         if not all(  # applicant_tracking.world:229
             len([
-                _b22.key() for _b22 in rt.each(self, self.t_applications)
+                _b22.application_id for _b22 in rt.each(self, self.t_applications)
                 if _b22.opening == _a21.opening and _b22.candidate == _a21.candidate
             ])
             == 1
@@ -479,7 +479,7 @@ class ApplicantTracking(Episode):
                 )
         if not all(  # applicant_tracking.world:247
             not self.fn_holds_time(_i28) or not any(
-                _j29.key() != _i28.key() and self.fn_holds_time(_j29)
+                _j29.interview_id != _i28.interview_id and self.fn_holds_time(_j29)
                 and _j29.interviewer == _i28.interviewer
                 and _j29.starts_at < self.fn_interview_end(_i28)
                 and _i28.starts_at < self.fn_interview_end(_j29)
@@ -502,7 +502,7 @@ class ApplicantTracking(Episode):
             )
         if not all(  # applicant_tracking.world:253
             len([
-                _t32.key() for _t32 in rt.each(self, self.t_staff)
+                _t32.staff_id for _t32 in rt.each(self, self.t_staff)
                 if rt.built(self, _t32.email.lower()) == rt.built(self, _s31.email.lower())
             ])
             == 1
@@ -511,7 +511,7 @@ class ApplicantTracking(Episode):
             raise InvariantError('Staff emails are unique.', 'applicant_tracking.world:253')
         if not all(  # applicant_tracking.world:256
             len([
-                _d34.key() for _d34 in rt.each(self, self.t_candidates)
+                _d34.candidate_id for _d34 in rt.each(self, self.t_candidates)
                 if rt.built(self, _d34.email.lower()) == rt.built(self, _c33.email.lower())
             ])
             == 1
@@ -519,7 +519,7 @@ class ApplicantTracking(Episode):
         ):
             raise InvariantError('Candidate emails are unique.', 'applicant_tracking.world:256')
         if not all(  # applicant_tracking.world:259
-            self.state.current_user != _s35.key() or _s35.active
+            self.state.current_user != _s35.staff_id or _s35.active
             for _s35 in rt.each(self, self.t_staff)
         ):
             raise InvariantError(
@@ -570,8 +570,8 @@ class ApplicantTracking(Episode):
     def fn_hires_of(self, o: Opening) -> int:  # applicant_tracking.world:162
         'How many applications to an opening are hired.'
         return len([  # applicant_tracking.world:163
-            _a1.key() for _a1 in rt.each(self, self.t_applications)
-            if _a1.opening == o.key() and _a1.stage == _E5_Stage_hired
+            _a1.application_id for _a1 in rt.each(self, self.t_applications)
+            if _a1.opening == o.opening_id and _a1.stage == _E5_Stage_hired
         ])
 
     def fn_is_live(self, a: Application) -> bool:  # applicant_tracking.world:166
@@ -597,7 +597,7 @@ class ApplicantTracking(Episode):
     def fn_interviewer_busy(self, s: Staff, start: dt.datetime, end: dt.datetime) -> bool:
         'Whether an interviewer has an interview in that time.'
         return any(  # applicant_tracking.world:185
-            _i2.interviewer == s.key() and self.fn_holds_time(_i2) and _i2.starts_at < end
+            _i2.interviewer == s.staff_id and self.fn_holds_time(_i2) and _i2.starts_at < end
             and start < self.fn_interview_end(_i2)
             for _i2 in rt.each(self, self.t_interviews)
         )
@@ -605,16 +605,16 @@ class ApplicantTracking(Episode):
     def fn_interviews_on(self, s: Staff, day: dt.date) -> int:  # applicant_tracking.world:188
         "An interviewer's interviews on a day."
         return len([  # applicant_tracking.world:189
-            _i3.key() for _i3 in rt.each(self, self.t_interviews)
-            if _i3.interviewer == s.key() and self.fn_holds_time(_i3)
+            _i3.interview_id for _i3 in rt.each(self, self.t_interviews)
+            if _i3.interviewer == s.staff_id and self.fn_holds_time(_i3)
             and _i3.starts_at.date() == day
         ])
 
     def fn_positive_interviews(self, a: Application) -> int:  # applicant_tracking.world:192
         'Completed interviews of an application recommending hire.'
         return len([  # applicant_tracking.world:195
-            _i4.key() for _i4 in rt.each(self, self.t_interviews)
-            if _i4.application == a.key() and _i4.status == _E15_InterviewStatus_completed
+            _i4.interview_id for _i4 in rt.each(self, self.t_interviews)
+            if _i4.application == a.application_id and _i4.status == _E15_InterviewStatus_completed
             and (_i4.recommendation == _E14_Recommendation_hire
             or _i4.recommendation == _E14_Recommendation_strong_hire)
         ])
@@ -623,8 +623,8 @@ class ApplicantTracking(Episode):
     def fn_offers_with(self, a: Application, status: OfferStatus) -> int:
         "An application's offers with a status."
         return len([  # applicant_tracking.world:201
-            _f5.key() for _f5 in rt.each(self, self.t_offers)
-            if _f5.application == a.key() and _f5.status == status
+            _f5.offer_id for _f5 in rt.each(self, self.t_offers)
+            if _f5.application == a.application_id and _f5.status == status
         ])
 
     def fn_feedback_complete(self, i: Interview) -> bool:  # applicant_tracking.world:204
@@ -648,7 +648,7 @@ class ApplicantTracking(Episode):
             raise ToolError(rt.built(
                 self, f'{staff_member.name} ({staff_member.staff_id}) is inactive.'
             ))
-        self.set_state('current_user', staff_member.key())  # applicant_tracking.world:270
+        self.set_state('current_user', staff_member.staff_id)  # applicant_tracking.world:270
         return staff_member  # applicant_tracking.world:271
 
     def tool_get_staff(self, staff_member: Staff) -> Staff:  # applicant_tracking.world:274
@@ -677,13 +677,14 @@ class ApplicantTracking(Episode):
                 continue  # applicant_tracking.world:295
             if role is not None and s.role != role:  # applicant_tracking.world:297
                 continue  # applicant_tracking.world:298
-            found = rt.each(self, found) + (s.key(),)  # applicant_tracking.world:300
+            found = rt.each(self, found) + (s.staff_id,)  # applicant_tracking.world:300
         return found  # applicant_tracking.world:302
 
     def tool_get_opening(self, opening: Opening) -> OpeningInfo:  # applicant_tracking.world:307
         hired: int = self.fn_hires_of(opening)  # applicant_tracking.world:312
-        # applicant_tracking.world:313
-        return OpeningInfo(opening.key(), hired, max(rt.bounded(opening.headcount - hired), 0))
+        return OpeningInfo(  # applicant_tracking.world:313
+            opening.opening_id, hired, max(rt.bounded(opening.headcount - hired), 0)
+        )
 
     def tool_find_openings(  # applicant_tracking.world:316
         self, text: str | None, department: str | None, status: OpeningStatus | None
@@ -704,7 +705,7 @@ class ApplicantTracking(Episode):
                 continue  # applicant_tracking.world:329
             if status is not None and o.status != status:  # applicant_tracking.world:331
                 continue  # applicant_tracking.world:332
-            found = rt.each(self, found) + (o.key(),)  # applicant_tracking.world:334
+            found = rt.each(self, found) + (o.opening_id,)  # applicant_tracking.world:334
         return found  # applicant_tracking.world:336
 
     # applicant_tracking.world:339
@@ -721,7 +722,8 @@ class ApplicantTracking(Episode):
                 self, f'Opening {opening.opening_id} is already {opening.status}.'
             ))
         for a in rt.each(self, self.t_applications):  # applicant_tracking.world:348
-            if a.opening == opening.key() and self.fn_is_live(a):  # applicant_tracking.world:349
+            # applicant_tracking.world:349
+            if a.opening == opening.opening_id and self.fn_is_live(a):
                 # applicant_tracking.world:350
                 self.set_field(self.t_applications[a.application_id], 'stage', _E5_Stage_rejected)
                 self.set_field(  # applicant_tracking.world:351
@@ -735,13 +737,15 @@ class ApplicantTracking(Episode):
                 )
                 for f in rt.each(self, self.t_offers):  # applicant_tracking.world:353
                     # applicant_tracking.world:354
-                    if f.application == a.key() and f.status == _E11_OfferStatus_extended:
+                    if f.application == a.application_id and f.status == _E11_OfferStatus_extended:
                         self.set_field(  # applicant_tracking.world:355
                             self.t_offers[f.offer_id], 'status', _E11_OfferStatus_withdrawn
                         )
                 for i in rt.each(self, self.t_interviews):  # applicant_tracking.world:358
-                    # applicant_tracking.world:359
-                    if i.application == a.key() and i.status == _E15_InterviewStatus_scheduled:
+                    if (  # applicant_tracking.world:359
+                        i.application == a.application_id
+                        and i.status == _E15_InterviewStatus_scheduled
+                    ):
                         self.set_field(  # applicant_tracking.world:360
                             self.t_interviews[i.interview_id], 'status',
                             _E15_InterviewStatus_cancelled,
@@ -782,20 +786,20 @@ class ApplicantTracking(Episode):
                 )
             ):
                 continue  # applicant_tracking.world:395
-            found = rt.each(self, found) + (c.key(),)  # applicant_tracking.world:397
+            found = rt.each(self, found) + (c.candidate_id,)  # applicant_tracking.world:397
         return found  # applicant_tracking.world:399
 
     # applicant_tracking.world:404
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # applicant_tracking.world:409
-            application.key(),
+            application.application_id,
             tuple([
-                _i6.key() for _i6 in rt.each(self, self.t_interviews)
-                if _i6.application == application.key()
+                _i6.interview_id for _i6 in rt.each(self, self.t_interviews)
+                if _i6.application == application.application_id
             ]),
             tuple([
-                _f7.key() for _f7 in rt.each(self, self.t_offers)
-                if _f7.application == application.key()
+                _f7.offer_id for _f7 in rt.each(self, self.t_offers)
+                if _f7.application == application.application_id
             ]),
         )
 
@@ -808,17 +812,18 @@ class ApplicantTracking(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:424
         for a in rt.each(self, self.t_applications):  # applicant_tracking.world:425
-            if opening is not None and a.opening != opening.key():  # applicant_tracking.world:426
+            # applicant_tracking.world:426
+            if opening is not None and a.opening != opening.opening_id:
                 continue  # applicant_tracking.world:427
             # applicant_tracking.world:429
-            if candidate is not None and a.candidate != candidate.key():
+            if candidate is not None and a.candidate != candidate.candidate_id:
                 continue  # applicant_tracking.world:430
             if stage is not None and a.stage != stage:  # applicant_tracking.world:432
                 continue  # applicant_tracking.world:433
             # applicant_tracking.world:435
-            if recruiter is not None and a.recruiter != recruiter.key():
+            if recruiter is not None and a.recruiter != recruiter.staff_id:
                 continue  # applicant_tracking.world:436
-            found = rt.each(self, found) + (a.key(),)  # applicant_tracking.world:438
+            found = rt.each(self, found) + (a.application_id,)  # applicant_tracking.world:438
         return found  # applicant_tracking.world:440
 
     def tool_create_application(  # applicant_tracking.world:443
@@ -877,8 +882,8 @@ class ApplicantTracking(Episode):
         if person is None:  # applicant_tracking.world:477
             raise ToolError('Give an existing candidate, or a name and an email for a new one.')
         if any(  # applicant_tracking.world:478
-            _a9.opening == opening.key()
-            and _a9.candidate == (person if person is not None else rt.absent()).key()
+            _a9.opening == opening.opening_id
+            and _a9.candidate == (person if person is not None else rt.absent()).candidate_id
             for _a9 in rt.each(self, self.t_applications)
         ):
             raise ToolError(rt.built(
@@ -887,8 +892,8 @@ class ApplicantTracking(Episode):
                 '.',
             ))
         application: Application = Application(  # applicant_tracking.world:479
-            application_id=self.next_id('application_ids', 'AP{:03d}'), opening=opening.key(),
-            candidate=person.key(), stage=_E5_Stage_applied, recruiter=user.key(),
+            application_id=self.next_id('application_ids', 'AP{:03d}'), opening=opening.opening_id,
+            candidate=person.candidate_id, stage=_E5_Stage_applied, recruiter=user.staff_id,
             applied_on=self.clock.date(), stage_changed_at=self.clock, rejection_reason=None,
         )
         self.insert(self.t_applications, application)  # applicant_tracking.world:485
@@ -938,13 +943,17 @@ class ApplicantTracking(Episode):
             self.clock,
         )
         for f in rt.each(self, self.t_offers):  # applicant_tracking.world:515
-            # applicant_tracking.world:516
-            if f.application == application.key() and f.status == _E11_OfferStatus_extended:
+            if (  # applicant_tracking.world:516
+                f.application == application.application_id
+                and f.status == _E11_OfferStatus_extended
+            ):
                 # applicant_tracking.world:517
                 self.set_field(self.t_offers[f.offer_id], 'status', _E11_OfferStatus_withdrawn)
         for i in rt.each(self, self.t_interviews):  # applicant_tracking.world:520
-            # applicant_tracking.world:521
-            if i.application == application.key() and i.status == _E15_InterviewStatus_scheduled:
+            if (  # applicant_tracking.world:521
+                i.application == application.application_id
+                and i.status == _E15_InterviewStatus_scheduled
+            ):
                 self.set_field(  # applicant_tracking.world:522
                     self.t_interviews[i.interview_id], 'status', _E15_InterviewStatus_cancelled
                 )
@@ -963,14 +972,14 @@ class ApplicantTracking(Episode):
         found: tuple[str, ...] = ()  # applicant_tracking.world:546
         for i in rt.each(self, self.t_interviews):  # applicant_tracking.world:547
             # applicant_tracking.world:548
-            if application is not None and i.application != application.key():
+            if application is not None and i.application != application.application_id:
                 continue  # applicant_tracking.world:549
             # applicant_tracking.world:551
-            if interviewer is not None and i.interviewer != interviewer.key():
+            if interviewer is not None and i.interviewer != interviewer.staff_id:
                 continue  # applicant_tracking.world:552
             if day is not None and i.starts_at.date() != day:  # applicant_tracking.world:554
                 continue  # applicant_tracking.world:555
-            found = rt.each(self, found) + (i.key(),)  # applicant_tracking.world:557
+            found = rt.each(self, found) + (i.interview_id,)  # applicant_tracking.world:557
         return rt.sorted_keys(  # applicant_tracking.world:559
             rt.rows(self.t_interviews, rt.each(self, found)), key=lambda _x10: _x10.starts_at
         )
@@ -1008,9 +1017,9 @@ class ApplicantTracking(Episode):
                 f'on {starts_at.date()}.',
             ))
         interview: Interview = Interview(  # applicant_tracking.world:578
-            interview_id=self.next_id('interview_ids', 'IV{:03d}'), application=application.key(),
-            interviewer=interviewer.key(), kind=kind, starts_at=starts_at,
-            minutes=v.check_range(length, 'Interview.minutes', 15, 240),
+            interview_id=self.next_id('interview_ids', 'IV{:03d}'),
+            application=application.application_id, interviewer=interviewer.staff_id, kind=kind,
+            starts_at=starts_at, minutes=v.check_range(length, 'Interview.minutes', 15, 240),
             status=_E15_InterviewStatus_scheduled, rating=None, recommendation=None, feedback=None,
         )
         self.insert(self.t_interviews, interview)  # applicant_tracking.world:585
@@ -1021,7 +1030,7 @@ class ApplicantTracking(Episode):
     ) -> Interview:
         user: Staff = self.fn_me()  # applicant_tracking.world:597
         # applicant_tracking.world:598
-        if not (user.key() == interview.interviewer or user.role == _E9_StaffRole_recruiter):
+        if not (user.staff_id == interview.interviewer or user.role == _E9_StaffRole_recruiter):
             raise ToolError('Only the interviewer or a recruiter can record feedback.')
         if interview.status != _E15_InterviewStatus_scheduled:  # applicant_tracking.world:599
             raise ToolError(rt.built(
@@ -1048,17 +1057,19 @@ class ApplicantTracking(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:623
         for f in rt.each(self, self.t_offers):  # applicant_tracking.world:624
-            # applicant_tracking.world:625
-            if opening is not None and self.t_applications[f.application].opening != opening.key():
+            if (  # applicant_tracking.world:625
+                opening is not None
+                and self.t_applications[f.application].opening != opening.opening_id
+            ):
                 continue  # applicant_tracking.world:626
             if (  # applicant_tracking.world:628
                 candidate is not None
-                and self.t_applications[f.application].candidate != candidate.key()
+                and self.t_applications[f.application].candidate != candidate.candidate_id
             ):
                 continue  # applicant_tracking.world:629
             if status is not None and f.status != status:  # applicant_tracking.world:631
                 continue  # applicant_tracking.world:632
-            found = rt.each(self, found) + (f.key(),)  # applicant_tracking.world:634
+            found = rt.each(self, found) + (f.offer_id,)  # applicant_tracking.world:634
         return found  # applicant_tracking.world:636
 
     def tool_make_offer(  # applicant_tracking.world:639
@@ -1100,11 +1111,11 @@ class ApplicantTracking(Episode):
         if self.fn_hires_of(opening) >= opening.headcount:  # applicant_tracking.world:655
             raise ToolError(rt.built(self, f'Opening {opening.opening_id} has no places left.'))
         offer: Offer = Offer(  # applicant_tracking.world:656
-            offer_id=self.next_id('offer_ids', 'OF{:03d}'), application=application.key(),
+            offer_id=self.next_id('offer_ids', 'OF{:03d}'), application=application.application_id,
             salary=v.check_range(pay, 'Offer.salary', 0.0, None), start_date=first_day,
             status=_E11_OfferStatus_extended, extended_on=self.clock.date(),
             expires_on=self.clock.date() + self.state.offer_validity, responded_on=None,
-            made_by=user.key(),
+            made_by=user.staff_id,
         )
         self.insert(self.t_offers, offer)  # applicant_tracking.world:664
         # applicant_tracking.world:665
@@ -1137,7 +1148,7 @@ class ApplicantTracking(Episode):
         if self.fn_hires_of(opening) >= opening.headcount:  # applicant_tracking.world:685
             for a in rt.each(self, self.t_applications):  # applicant_tracking.world:686
                 # applicant_tracking.world:687
-                if a.opening == opening.key() and self.fn_is_live(a):
+                if a.opening == opening.opening_id and self.fn_is_live(a):
                     self.set_field(  # applicant_tracking.world:688
                         self.t_applications[a.application_id], 'stage', _E5_Stage_rejected
                     )
@@ -1152,14 +1163,18 @@ class ApplicantTracking(Episode):
                         self.t_applications[a.application_id], 'stage_changed_at', self.clock
                     )
                     for f in rt.each(self, self.t_offers):  # applicant_tracking.world:691
-                        # applicant_tracking.world:692
-                        if f.application == a.key() and f.status == _E11_OfferStatus_extended:
+                        if (  # applicant_tracking.world:692
+                            f.application == a.application_id
+                            and f.status == _E11_OfferStatus_extended
+                        ):
                             self.set_field(  # applicant_tracking.world:693
                                 self.t_offers[f.offer_id], 'status', _E11_OfferStatus_withdrawn
                             )
                     for i in rt.each(self, self.t_interviews):  # applicant_tracking.world:696
-                        # applicant_tracking.world:697
-                        if i.application == a.key() and i.status == _E15_InterviewStatus_scheduled:
+                        if (  # applicant_tracking.world:697
+                            i.application == a.application_id
+                            and i.status == _E15_InterviewStatus_scheduled
+                        ):
                             self.set_field(  # applicant_tracking.world:698
                                 self.t_interviews[i.interview_id], 'status',
                                 _E15_InterviewStatus_cancelled,

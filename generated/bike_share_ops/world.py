@@ -502,14 +502,13 @@ class BikeShareOps(Episode):
 
     def _check_invariants(self) -> None:
         if not all(  # bike_share_ops.world:315
-            len([_d77.key() for _d77 in rt.each(self, self.t_docks) if _d77.bike == _b76.key()])
-            <= 1
+            len([_d77.id_ for _d77 in rt.each(self, self.t_docks) if _d77.bike == _b76.id_]) <= 1
             for _b76 in rt.each(self, self.t_bikes)
         ):
             raise InvariantError('A bike is in at most one dock.', 'bike_share_ops.world:315')
         if not all(  # bike_share_ops.world:318
             (_b78.status == _E10_BikeStatus_docked) == any(
-                _d79.bike == _b78.key() for _d79 in rt.each(self, self.t_docks)
+                _d79.bike == _b78.id_ for _d79 in rt.each(self, self.t_docks)
             )
             for _b78 in rt.each(self, self.t_bikes)
         ):
@@ -518,8 +517,8 @@ class BikeShareOps(Episode):
             )
         if not all(  # bike_share_ops.world:321
             len([
-                _r81.key() for _r81 in rt.each(self, self.t_rides)
-                if _r81.bike == _b80.key() and _r81.status == _E10_RideStatus_active
+                _r81.id_ for _r81 in rt.each(self, self.t_rides)
+                if _r81.bike == _b80.id_ and _r81.status == _E10_RideStatus_active
             ])
             == (1 if _b80.status == _E10_BikeStatus_in_ride else 0)
             for _b80 in rt.each(self, self.t_bikes)
@@ -530,8 +529,8 @@ class BikeShareOps(Episode):
             )
         if not all(  # bike_share_ops.world:324
             len([
-                _r83.key() for _r83 in rt.each(self, self.t_rides)
-                if _r83.member == _m82.key() and _r83.status == _E10_RideStatus_active
+                _r83.id_ for _r83 in rt.each(self, self.t_rides)
+                if _r83.member == _m82.id_ and _r83.status == _E10_RideStatus_active
             ])
             <= (1 if _m82.status == _E12_MemberStatus_active else 0)
             for _m82 in rt.each(self, self.t_members)
@@ -569,7 +568,7 @@ class BikeShareOps(Episode):
             if not (_row87.kind != _E8_BikeKind_classic or _row87.battery == 100):
                 raise InvariantError('Classic bikes have battery 100.', 'bike_share_ops.world:336')
         if not all(  # bike_share_ops.world:339
-            len([_d89.key() for _d89 in rt.each(self, self.t_docks) if _d89.station == _s88.key()])
+            len([_d89.id_ for _d89 in rt.each(self, self.t_docks) if _d89.station == _s88.code])
             == _s88.capacity
             for _s88 in rt.each(self, self.t_stations)
         ):
@@ -580,7 +579,7 @@ class BikeShareOps(Episode):
         if not all(  # bike_share_ops.world:342
             _d90.number <= self.t_stations[_d90.station].capacity
             and len([
-                _e91.key() for _e91 in rt.each(self, self.t_docks)
+                _e91.id_ for _e91 in rt.each(self, self.t_docks)
                 if _e91.station == _d90.station and _e91.number == _d90.number
             ])
             == 1
@@ -597,8 +596,8 @@ class BikeShareOps(Episode):
                 )
         if not all(  # bike_share_ops.world:348
             len([
-                _t94.key() for _t94 in rt.each(self, self.t_transactions)
-                if _t94.ride == _r93.key() and _t94.kind == _E6_TxKind_ride_fare
+                _t94.id_ for _t94 in rt.each(self, self.t_transactions)
+                if _t94.ride == _r93.id_ and _t94.kind == _E6_TxKind_ride_fare
             ])
             == (1 if _r93.fare > 0.0 else 0)
             for _r93 in rt.each(self, self.t_rides)
@@ -617,7 +616,7 @@ class BikeShareOps(Episode):
             )
         if not all(  # bike_share_ops.world:354
             len([
-                _n97.key() for _n97 in rt.each(self, self.t_members)
+                _n97.id_ for _n97 in rt.each(self, self.t_members)
                 if rt.built(self, _n97.email.lower()) == rt.built(self, _m96.email.lower())
             ])
             == 1
@@ -626,7 +625,7 @@ class BikeShareOps(Episode):
             raise InvariantError('Member emails are unique.', 'bike_share_ops.world:354')
         if not all(  # bike_share_ops.world:357
             len([
-                _p99.key() for _p99 in rt.each(self, self.t_operators)
+                _p99.id_ for _p99 in rt.each(self, self.t_operators)
                 if rt.built(self, _p99.email.lower()) == rt.built(self, _o98.email.lower())
             ])
             == 1
@@ -634,7 +633,7 @@ class BikeShareOps(Episode):
         ):
             raise InvariantError('Operator emails are unique.', 'bike_share_ops.world:357')
         if not all(  # bike_share_ops.world:360
-            self.state.current_operator != _o100.key() or _o100.active
+            self.state.current_operator != _o100.id_ or _o100.active
             for _o100 in rt.each(self, self.t_operators)
         ):
             raise InvariantError('The signed-in operator is active.', 'bike_share_ops.world:360')
@@ -709,28 +708,28 @@ class BikeShareOps(Episode):
             b: Bike | None = self.t_bikes.ref(d.bike)  # bike_share_ops.world:210
             if b is not None:  # bike_share_ops.world:211
                 # bike_share_ops.world:212
-                if d.station == s.key() and b.kind == kind and self.fn_rideable(b):
+                if d.station == s.code and b.kind == kind and self.fn_rideable(b):
                     n += 1  # bike_share_ops.world:213
         return n  # bike_share_ops.world:217
 
     def fn_free_docks_at(self, s: Station) -> int:  # bike_share_ops.world:220
         'Docks of a station that can take a bike.'
         return len([  # bike_share_ops.world:221
-            _d1.key() for _d1 in rt.each(self, self.t_docks)
-            if _d1.station == s.key() and _d1.bike is None and not _d1.out_of_order
+            _d1.id_ for _d1 in rt.each(self, self.t_docks)
+            if _d1.station == s.code and _d1.bike is None and not _d1.out_of_order
         ])
 
     def fn_docks_of(self, s: Station) -> tuple[str, ...]:  # bike_share_ops.world:224
         "A station's docks by number."
         return rt.sorted_keys(  # bike_share_ops.world:225
-            rt.each(self, [_d3 for _d3 in rt.each(self, self.t_docks) if _d3.station == s.key()]),
+            rt.each(self, [_d3 for _d3 in rt.each(self, self.t_docks) if _d3.station == s.code]),
             key=lambda _d2: _d2.number,
         )
 
     def fn_dock_of(self, b: Bike) -> Dock | None:  # bike_share_ops.world:228
         'The dock holding a bike, if any.'
         for d in rt.each(self, self.t_docks):  # bike_share_ops.world:229
-            if d.bike == b.key():  # bike_share_ops.world:230
+            if d.bike == b.id_:  # bike_share_ops.world:230
                 return d  # bike_share_ops.world:231
         return None  # bike_share_ops.world:234
 
@@ -738,15 +737,14 @@ class BikeShareOps(Episode):
         "A member's active ride, if any."
         for r in rt.each(self, self.t_rides):  # bike_share_ops.world:238
             # bike_share_ops.world:239
-            if r.member == m.key() and r.status == _E10_RideStatus_active:
+            if r.member == m.id_ and r.status == _E10_RideStatus_active:
                 return r  # bike_share_ops.world:240
         return None  # bike_share_ops.world:243
 
     def fn_ride_of_bike(self, b: Bike) -> Ride | None:  # bike_share_ops.world:246
         'The active ride of a bike, if any.'
         for r in rt.each(self, self.t_rides):  # bike_share_ops.world:247
-            # bike_share_ops.world:248
-            if r.bike == b.key() and r.status == _E10_RideStatus_active:
+            if r.bike == b.id_ and r.status == _E10_RideStatus_active:  # bike_share_ops.world:248
                 return r  # bike_share_ops.world:249
         return None  # bike_share_ops.world:252
 
@@ -763,7 +761,7 @@ class BikeShareOps(Episode):
     def fn_open_report_of(self, b: Bike) -> bool:  # bike_share_ops.world:263
         'Whether a bike has an open damage report.'
         return any(  # bike_share_ops.world:264
-            _r4.bike == b.key() and _r4.status == _E12_ReportStatus_open_
+            _r4.bike == b.id_ and _r4.status == _E12_ReportStatus_open_
             for _r4 in rt.each(self, self.t_reports)
         )
 
@@ -816,7 +814,7 @@ class BikeShareOps(Episode):
             raise ToolError(rt.built(
                 self, f'Operator {operator_id.id_} ({operator_id.name}) is inactive.'
             ))
-        self.set_state('current_operator', operator_id.key())  # bike_share_ops.world:371
+        self.set_state('current_operator', operator_id.id_)  # bike_share_ops.world:371
         return operator_id  # bike_share_ops.world:372
 
     def tool_get_operator(self, operator_id: Operator) -> Operator:  # bike_share_ops.world:375
@@ -839,12 +837,12 @@ class BikeShareOps(Episode):
                 continue  # bike_share_ops.world:392
             if role is not None and o.role != role:  # bike_share_ops.world:394
                 continue  # bike_share_ops.world:395
-            found = rt.each(self, found) + (o.key(),)  # bike_share_ops.world:397
+            found = rt.each(self, found) + (o.id_,)  # bike_share_ops.world:397
         return found  # bike_share_ops.world:399
 
     def tool_get_station(self, code: Station) -> StationInfo:  # bike_share_ops.world:404
         return StationInfo(  # bike_share_ops.world:409
-            code.key(), self.fn_available_at(code, _E8_BikeKind_classic),
+            code.code, self.fn_available_at(code, _E8_BikeKind_classic),
             self.fn_available_at(code, _E8_BikeKind_electric), self.fn_free_docks_at(code),
             self.fn_docks_of(code),
         )
@@ -887,12 +885,12 @@ class BikeShareOps(Episode):
             # bike_share_ops.world:460
             if occupied is not None and (d.bike is not None) != occupied:
                 continue  # bike_share_ops.world:461
-            found = rt.each(self, found) + (d.key(),)  # bike_share_ops.world:463
+            found = rt.each(self, found) + (d.id_,)  # bike_share_ops.world:463
         return found  # bike_share_ops.world:465
 
     def tool_get_bike(self, bike_id: Bike) -> BikeInfo:  # bike_share_ops.world:470
         return BikeInfo(  # bike_share_ops.world:475
-            bike_id.key(), rt.key_of(self.fn_dock_of(bike_id)),
+            bike_id.id_, rt.key_of(self.fn_dock_of(bike_id)),
             rt.key_of(self.fn_ride_of_bike(bike_id)),
         )
 
@@ -916,14 +914,14 @@ class BikeShareOps(Episode):
                 if d is None:  # bike_share_ops.world:499
                     continue  # bike_share_ops.world:500
                 # bike_share_ops.world:502
-                if (d if d is not None else rt.absent()).station != station.key():
+                if (d if d is not None else rt.absent()).station != station.code:
                     continue  # bike_share_ops.world:503
-            found = rt.each(self, found) + (b.key(),)  # bike_share_ops.world:506
+            found = rt.each(self, found) + (b.id_,)  # bike_share_ops.world:506
         return found  # bike_share_ops.world:508
 
     def tool_get_member(self, member_id: Member) -> MemberInfo:  # bike_share_ops.world:513
         return MemberInfo(  # bike_share_ops.world:518
-            member_id.key(), self.fn_pass_valid(member_id),
+            member_id.id_, self.fn_pass_valid(member_id),
             rt.key_of(self.fn_active_ride_of(member_id)),
         )
 
@@ -952,7 +950,7 @@ class BikeShareOps(Episode):
                 )
             ):
                 continue  # bike_share_ops.world:542
-            found = rt.each(self, found) + (m.key(),)  # bike_share_ops.world:544
+            found = rt.each(self, found) + (m.id_,)  # bike_share_ops.world:544
         return found  # bike_share_ops.world:546
 
     # bike_share_ops.world:549
@@ -970,9 +968,9 @@ class BikeShareOps(Episode):
         )
         self.insert(  # bike_share_ops.world:560
             self.t_transactions, BalanceTransaction(
-                id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member_id.key(),
+                id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member_id.id_,
                 kind=_E6_TxKind_top_up, amount=round(amount, 2), ride=None, at=self.clock,
-                operator=op.key(),
+                operator=op.id_,
             ),
         )
         return member_id  # bike_share_ops.world:566
@@ -1011,9 +1009,9 @@ class BikeShareOps(Episode):
         )
         self.insert(  # bike_share_ops.world:596
             self.t_transactions, BalanceTransaction(
-                id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member_id.key(),
+                id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member_id.id_,
                 kind=_E6_TxKind_pass_purchase, amount=0.0 - price, ride=None, at=self.clock,
-                operator=op.key(),
+                operator=op.id_,
             ),
         )
         return member_id  # bike_share_ops.world:602
@@ -1032,15 +1030,15 @@ class BikeShareOps(Episode):
             raise ToolError('Give a member or a bike.')
         found: tuple[str, ...] = ()  # bike_share_ops.world:622
         for r in rt.each(self, self.t_rides):  # bike_share_ops.world:623
-            if member_id is not None and r.member != member_id.key():  # bike_share_ops.world:624
+            if member_id is not None and r.member != member_id.id_:  # bike_share_ops.world:624
                 continue  # bike_share_ops.world:625
-            if bike_id is not None and r.bike != bike_id.key():  # bike_share_ops.world:627
+            if bike_id is not None and r.bike != bike_id.id_:  # bike_share_ops.world:627
                 continue  # bike_share_ops.world:628
             if on_date is not None and r.started_at.date() != on_date:  # bike_share_ops.world:630
                 continue  # bike_share_ops.world:631
             if status is not None and r.status != status:  # bike_share_ops.world:633
                 continue  # bike_share_ops.world:634
-            found = rt.each(self, found) + (r.key(),)  # bike_share_ops.world:636
+            found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:636
         return found  # bike_share_ops.world:638
 
     # bike_share_ops.world:641
@@ -1082,7 +1080,7 @@ class BikeShareOps(Episode):
         # bike_share_ops.world:657
         self.set_field(self.t_bikes[bike.id_], 'status', _E10_BikeStatus_in_ride)
         ride: Ride = Ride(  # bike_share_ops.world:658
-            id_=self.next_id('ride_ids', 'R{:05d}'), member=member_id.key(), bike=bike.key(),
+            id_=self.next_id('ride_ids', 'R{:05d}'), member=member_id.id_, bike=bike.id_,
             start_station=dock_id.station, started_at=self.clock, end_station=None, ended_at=None,
             status=_E10_RideStatus_active, fare=0.0,
         )
@@ -1112,7 +1110,7 @@ class BikeShareOps(Episode):
             ride_id, ('end_station', 'ended_at', 'fare'), dock_id.station, self.clock,
             v.check_range(fare, 'Ride.fare', 0.0, None),
         )
-        self.set_field(dock_id, 'bike', bike.key())  # bike_share_ops.world:686
+        self.set_field(dock_id, 'bike', bike.id_)  # bike_share_ops.world:686
         # bike_share_ops.world:687
         self.set_field(self.t_bikes[bike.id_], 'status', _E10_BikeStatus_docked)
         self.set_field(  # bike_share_ops.world:688
@@ -1134,9 +1132,9 @@ class BikeShareOps(Episode):
             )
             self.insert(  # bike_share_ops.world:695
                 self.t_transactions, BalanceTransaction(
-                    id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member.key(),
-                    kind=_E6_TxKind_ride_fare, amount=0.0 - charged, ride=ride_id.key(),
-                    at=self.clock, operator=op.key(),
+                    id_=self.next_id('transaction_ids', 'TX{:05d}'), member=member.id_,
+                    kind=_E6_TxKind_ride_fare, amount=0.0 - charged, ride=ride_id.id_,
+                    at=self.clock, operator=op.id_,
                 ),
             )
         return ride_id  # bike_share_ops.world:703
@@ -1149,13 +1147,13 @@ class BikeShareOps(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:723
         for r in rt.each(self, self.t_reports):  # bike_share_ops.world:724
-            if bike_id is not None and r.bike != bike_id.key():  # bike_share_ops.world:725
+            if bike_id is not None and r.bike != bike_id.id_:  # bike_share_ops.world:725
                 continue  # bike_share_ops.world:726
             if status is not None and r.status != status:  # bike_share_ops.world:728
                 continue  # bike_share_ops.world:729
             if issue is not None and r.issue != issue:  # bike_share_ops.world:731
                 continue  # bike_share_ops.world:732
-            found = rt.each(self, found) + (r.key(),)  # bike_share_ops.world:734
+            found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:734
         return found  # bike_share_ops.world:736
 
     def tool_report_broken_bike(  # bike_share_ops.world:739
@@ -1172,8 +1170,8 @@ class BikeShareOps(Episode):
             ))
         self.set_field(bike_id, 'condition', _E13_BikeCondition_broken)  # bike_share_ops.world:750
         report: DamageReport = DamageReport(  # bike_share_ops.world:751
-            id_=self.next_id('report_ids', 'DR{:04d}'), bike=bike_id.key(),
-            reported_by=rt.key_of(member_id), logged_by=op.key(), issue=issue,
+            id_=self.next_id('report_ids', 'DR{:04d}'), bike=bike_id.id_,
+            reported_by=rt.key_of(member_id), logged_by=op.id_, issue=issue,
             description=v.check_length(description, 'DamageReport.description', 1, 200),
             reported_at=self.clock, status=_E12_ReportStatus_open_, resolved_at=None,
         )
@@ -1222,7 +1220,7 @@ class BikeShareOps(Episode):
         if to_dock.bike is not None:  # bike_share_ops.world:792
             raise ToolError(rt.built(self, f'Dock {to_dock.id_} already holds a bike.'))
         self.set_field(self.t_docks[from_dock.id_], 'bike', None)  # bike_share_ops.world:793
-        self.set_field(to_dock, 'bike', bike_id.key())  # bike_share_ops.world:794
+        self.set_field(to_dock, 'bike', bike_id.id_)  # bike_share_ops.world:794
         # bike_share_ops.world:795
         if bike_id.kind == _E8_BikeKind_electric and self.t_stations[to_dock.station].has_charging:
             # bike_share_ops.world:796
@@ -1237,11 +1235,11 @@ class BikeShareOps(Episode):
     def tool_list_transactions(self, member_id: Member, since: dt.date | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:817
         for t in rt.each(self, self.t_transactions):  # bike_share_ops.world:818
-            if t.member != member_id.key():  # bike_share_ops.world:819
+            if t.member != member_id.id_:  # bike_share_ops.world:819
                 continue  # bike_share_ops.world:820
             if since is not None and t.at.date() < since:  # bike_share_ops.world:822
                 continue  # bike_share_ops.world:823
-            found = rt.each(self, found) + (t.key(),)  # bike_share_ops.world:825
+            found = rt.each(self, found) + (t.id_,)  # bike_share_ops.world:825
         return found  # bike_share_ops.world:827
 
 

@@ -535,7 +535,7 @@ class BloodDonationCentre(Episode):
                 'blood_donation_centre.world:327',
             )
         if not all(  # blood_donation_centre.world:330
-            len([_u62 for _u62 in rt.each(self, self.t_units) if _u62.request == _r61.key()])
+            len([_u62 for _u62 in rt.each(self, self.t_units) if _u62.request == _r61.id_])
             <= _r61.units_needed
             for _r61 in rt.each(self, self.t_requests)
         ):
@@ -552,9 +552,7 @@ class BloodDonationCentre(Episode):
             )
         if not all(  # blood_donation_centre.world:336
             _a64.status != _E17_AppointmentStatus_attended
-            or len([
-                _u65 for _u65 in rt.each(self, self.t_units) if _u65.appointment == _a64.key()
-            ])
+            or len([_u65 for _u65 in rt.each(self, self.t_units) if _u65.appointment == _a64.id_])
             == 1
             for _a64 in rt.each(self, self.t_appointments)
         ):
@@ -698,18 +696,18 @@ class BloodDonationCentre(Episode):
         'Booked or attended appointments of a session.'
         return len([  # blood_donation_centre.world:228
             _a1 for _a1 in rt.each(self, self.t_appointments)
-            if _a1.session == s.key() and (_a1.status == _E17_AppointmentStatus_booked
+            if _a1.session == s.id_ and (_a1.status == _E17_AppointmentStatus_booked
             or _a1.status == _E17_AppointmentStatus_attended)
         ])
 
     def fn_session_info(self, s: Session) -> SessionInfo:  # blood_donation_centre.world:231
         # blood_donation_centre.world:232
-        return SessionInfo(s.key(), rt.bounded(s.slots - self.fn_taken_slots(s)))
+        return SessionInfo(s.id_, rt.bounded(s.slots - self.fn_taken_slots(s)))
 
     def fn_last_donation_ok(self, d: Donor) -> bool:  # blood_donation_centre.world:235
         "last_donation is the latest collection day of the donor's units."
         days_collected: tuple[dt.date, ...] = tuple([  # blood_donation_centre.world:238
-            _u2.collected_on for _u2 in rt.each(self, self.t_units) if _u2.donor == d.key()
+            _u2.collected_on for _u2 in rt.each(self, self.t_units) if _u2.donor == d.id_
         ])
         if len(days_collected) == 0:  # blood_donation_centre.world:239
             return True  # blood_donation_centre.world:240
@@ -748,7 +746,7 @@ class BloodDonationCentre(Episode):
     def fn_request_ok(self, r: HospitalRequest) -> bool:  # blood_donation_centre.world:276
         "A request's status agrees with its units."
         mine: tuple[str, ...] = tuple([  # blood_donation_centre.world:277
-            _u3.key() for _u3 in rt.each(self, self.t_units) if _u3.request == r.key()
+            _u3.id_ for _u3 in rt.each(self, self.t_units) if _u3.request == r.id_
         ])
         if r.status == _E13_RequestStatus_shipped:  # blood_donation_centre.world:278
             # blood_donation_centre.world:279
@@ -781,7 +779,7 @@ class BloodDonationCentre(Episode):
     def tool_sign_in(self, staff_id: Staff) -> Staff:  # blood_donation_centre.world:356
         if not staff_id.active:  # blood_donation_centre.world:361
             raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
-        self.set_state('current_staff', staff_id.key())  # blood_donation_centre.world:362
+        self.set_state('current_staff', staff_id.id_)  # blood_donation_centre.world:362
         return staff_id  # blood_donation_centre.world:363
 
     def tool_get_staff(self, staff_id: Staff) -> Staff:  # blood_donation_centre.world:366
@@ -792,7 +790,7 @@ class BloodDonationCentre(Episode):
         # blood_donation_centre.world:380
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # blood_donation_centre.world:381
-            _s7.key() for _s7 in rt.each(self, self.t_staff)
+            _s7.id_ for _s7 in rt.each(self, self.t_staff)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _s7.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s7.email.lower())))
             and (role is None or _s7.role == role)
@@ -800,7 +798,7 @@ class BloodDonationCentre(Episode):
 
     def tool_get_donor(self, donor_id: Donor) -> DonorInfo:  # blood_donation_centre.world:386
         # blood_donation_centre.world:391
-        return DonorInfo(donor_id.key(), self.fn_next_eligible(donor_id))
+        return DonorInfo(donor_id.id_, self.fn_next_eligible(donor_id))
 
     def tool_find_donors(  # blood_donation_centre.world:394
         self, email: str | None, name: str | None, blood_type: BloodType | None
@@ -814,7 +812,7 @@ class BloodDonationCentre(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # blood_donation_centre.world:404
-            _d8.key() for _d8 in rt.each(self, self.t_donors)
+            _d8.id_ for _d8 in rt.each(self, self.t_donors)
             if (email is None or rt.built(self, _d8.email.lower()) == wanted)
             and rt.read(self, q) in rt.read(self, rt.built(self, _d8.name.lower()))
             and (blood_type is None or _d8.blood_type == blood_type)
@@ -851,7 +849,7 @@ class BloodDonationCentre(Episode):
         # blood_donation_centre.world:444
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # blood_donation_centre.world:445
-            _s10.key() for _s10 in rt.each(self, self.t_sites)
+            _s10.code for _s10 in rt.each(self, self.t_sites)
             if rt.read(self, q) in rt.read(self, rt.built(self, _s10.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s10.address.city.lower()))
         ])
@@ -864,8 +862,8 @@ class BloodDonationCentre(Episode):
         self, site: Site | None, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[SessionInfo, ...]:
         found: tuple[str, ...] = tuple([  # blood_donation_centre.world:463
-            _s11.key() for _s11 in rt.each(self, self.t_sessions)
-            if (site is None or _s11.site == site.key())
+            _s11.id_ for _s11 in rt.each(self, self.t_sessions)
+            if (site is None or _s11.site == site.code)
             and (from_day is None or _s11.day >= from_day)
             and (to_day is None or _s11.day <= to_day)
         ])
@@ -885,9 +883,9 @@ class BloodDonationCentre(Episode):
         if not (donor_id is not None or session_id is not None):  # blood_donation_centre.world:484
             raise ToolError('Give a donor or a session.')
         return tuple([  # blood_donation_centre.world:485
-            _a14.key() for _a14 in rt.each(self, self.t_appointments)
-            if (donor_id is None or _a14.donor == donor_id.key())
-            and (session_id is None or _a14.session == session_id.key())
+            _a14.id_ for _a14 in rt.each(self, self.t_appointments)
+            if (donor_id is None or _a14.donor == donor_id.id_)
+            and (session_id is None or _a14.session == session_id.id_)
             and (status is None or _a14.status == status)
         ])
 
@@ -907,7 +905,7 @@ class BloodDonationCentre(Episode):
         if self.fn_taken_slots(session) >= session.slots:  # blood_donation_centre.world:500
             raise ToolError(rt.built(self, f'Session {session.id_} is full.'))
         if any(  # blood_donation_centre.world:501
-            _a15.donor == donor.key() and _a15.status == _E17_AppointmentStatus_booked
+            _a15.donor == donor.id_ and _a15.status == _E17_AppointmentStatus_booked
             for _a15 in rt.each(self, self.t_appointments)
         ):
             raise ToolError(rt.built(self, f'Donor {donor.id_} already has a booked appointment.'))
@@ -921,9 +919,8 @@ class BloodDonationCentre(Episode):
                     f'{last + self.state.donation_interval}.',
                 ))
         appointment: Appointment = Appointment(  # blood_donation_centre.world:506
-            id_=self.next_id('appointment_ids', 'AP{:04d}'), donor=donor.key(),
-            session=session.key(), status=_E17_AppointmentStatus_booked, booked_at=self.clock,
-            booked_by=me.key(),
+            id_=self.next_id('appointment_ids', 'AP{:04d}'), donor=donor.id_, session=session.id_,
+            status=_E17_AppointmentStatus_booked, booked_at=self.clock, booked_by=me.id_,
         )
         self.insert(self.t_appointments, appointment)  # blood_donation_centre.world:507
         return appointment  # blood_donation_centre.world:508
@@ -984,8 +981,8 @@ class BloodDonationCentre(Episode):
         # blood_donation_centre.world:544
         self.set_field(appointment, 'status', _E17_AppointmentStatus_attended)
         unit: BloodUnit = BloodUnit(  # blood_donation_centre.world:545
-            id_=self.next_id('unit_ids', 'U{:05d}'), donor=donor.key(),
-            appointment=appointment.key(), blood_type=donor.blood_type,
+            id_=self.next_id('unit_ids', 'U{:05d}'), donor=donor.id_, appointment=appointment.id_,
+            blood_type=donor.blood_type,
             volume_ml=v.check_range(volume_ml, 'BloodUnit.volume_ml', 200, 550),
             collected_on=today, expires_on=today + self.state.shelf_life,
             test_status=_E10_TestStatus_pending, status=_E10_UnitStatus_in_stock, request=None,
@@ -1026,11 +1023,11 @@ class BloodDonationCentre(Episode):
     ) -> tuple[str, ...]:
         today: dt.date = self.clock.date()  # blood_donation_centre.world:593
         return tuple([  # blood_donation_centre.world:594
-            _u16.key() for _u16 in rt.each(self, self.t_units)
+            _u16.id_ for _u16 in rt.each(self, self.t_units)
             if (blood_type is None or _u16.blood_type == blood_type)
             and (test_status is None or _u16.test_status == test_status)
             and (status is None or _u16.status == status)
-            and (donor_id is None or _u16.donor == donor_id.key())
+            and (donor_id is None or _u16.donor == donor_id.id_)
             and (not usable_only or _u16.test_status == _E10_TestStatus_passed
             and _u16.status == _E10_UnitStatus_in_stock and _u16.expires_on >= today)
         ])
@@ -1042,7 +1039,7 @@ class BloodDonationCentre(Episode):
     def tool_find_hospitals(self, query: str) -> tuple[str, ...]:
         q: str = rt.built(self, query.lower())  # blood_donation_centre.world:612
         return tuple([  # blood_donation_centre.world:613
-            _h17.key() for _h17 in rt.each(self, self.t_hospitals)
+            _h17.code for _h17 in rt.each(self, self.t_hospitals)
             if rt.read(self, q) in rt.read(self, rt.built(self, _h17.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _h17.city.lower()))
         ])
@@ -1050,9 +1047,8 @@ class BloodDonationCentre(Episode):
     # blood_donation_centre.world:616
     def tool_get_request(self, request_id: HospitalRequest) -> RequestInfo:
         return RequestInfo(  # blood_donation_centre.world:621
-            request_id.key(), tuple([
-                _u18.key() for _u18 in rt.each(self, self.t_units)
-                if _u18.request == request_id.key()
+            request_id.id_, tuple([
+                _u18.id_ for _u18 in rt.each(self, self.t_units) if _u18.request == request_id.id_
             ]),
         )
 
@@ -1060,8 +1056,8 @@ class BloodDonationCentre(Episode):
         self, hospital: Hospital | None, status: RequestStatus | None, urgency: Urgency | None
     ) -> tuple[str, ...]:
         return tuple([  # blood_donation_centre.world:631
-            _r19.key() for _r19 in rt.each(self, self.t_requests)
-            if (hospital is None or _r19.hospital == hospital.key())
+            _r19.id_ for _r19 in rt.each(self, self.t_requests)
+            if (hospital is None or _r19.hospital == hospital.code)
             and (status is None or _r19.status == status)
             and (urgency is None or _r19.urgency == urgency)
         ])
@@ -1077,7 +1073,7 @@ class BloodDonationCentre(Episode):
                 self, f'Request {request.id_} is not open (it is {request.status}).'
             ))
         already: int = len([  # blood_donation_centre.world:644
-            _u20 for _u20 in rt.each(self, self.t_units) if _u20.request == request.key()
+            _u20 for _u20 in rt.each(self, self.t_units) if _u20.request == request.id_
         ])
         # blood_donation_centre.world:645
         if rt.bounded(already + len(unit_list)) > request.units_needed:
@@ -1115,14 +1111,14 @@ class BloodDonationCentre(Episode):
             # blood_donation_centre.world:656
             self.set_field(self.t_units[_u21.id_], 'status', _E10_UnitStatus_reserved)
             # blood_donation_centre.world:657
-            self.set_field(self.t_units[_u21.id_], 'request', request.key())
+            self.set_field(self.t_units[_u21.id_], 'request', request.id_)
         # blood_donation_centre.world:659
         if rt.bounded(already + len(unit_list)) == request.units_needed:
             # blood_donation_centre.world:660
             self.set_field(request, 'status', _E13_RequestStatus_reserved)
         return RequestInfo(  # blood_donation_centre.world:662
-            request.key(), tuple([
-                _u22.key() for _u22 in rt.each(self, self.t_units) if _u22.request == request.key()
+            request.id_, tuple([
+                _u22.id_ for _u22 in rt.each(self, self.t_units) if _u22.request == request.id_
             ]),
         )
 
@@ -1137,7 +1133,7 @@ class BloodDonationCentre(Episode):
                 self, f'Request {request.id_} is not fully reserved (it is {request.status}).'
             ))
         mine: tuple[str, ...] = tuple([  # blood_donation_centre.world:674
-            _u23.key() for _u23 in rt.each(self, self.t_units) if _u23.request == request.key()
+            _u23.id_ for _u23 in rt.each(self, self.t_units) if _u23.request == request.id_
         ])
         for u in rt.rows(self.t_units, rt.each(self, mine)):  # blood_donation_centre.world:675
             if u.expires_on < self.clock.date():  # blood_donation_centre.world:676
@@ -1150,8 +1146,8 @@ class BloodDonationCentre(Episode):
         # blood_donation_centre.world:681
         self.set_fields(request, ('status', 'shipped_at'), _E13_RequestStatus_shipped, self.clock)
         return RequestInfo(  # blood_donation_centre.world:683
-            request.key(), tuple([
-                _u25.key() for _u25 in rt.each(self, self.t_units) if _u25.request == request.key()
+            request.id_, tuple([
+                _u25.id_ for _u25 in rt.each(self, self.t_units) if _u25.request == request.id_
             ]),
         )
 

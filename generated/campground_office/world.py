@@ -422,7 +422,7 @@ class CampgroundOffice(Episode):
         if not all(  # campground_office.world:251
             len([
                 _r73 for _r73 in rt.each(self, self.t_reservations)
-                if _r73.site == _s72.key() and _r73.status == _E17_ReservationStatus_checked_in
+                if _r73.site == _s72.code and _r73.status == _E17_ReservationStatus_checked_in
             ])
             <= 1
             for _s72 in rt.each(self, self.t_sites)
@@ -546,7 +546,7 @@ class CampgroundOffice(Episode):
         ('No reservation of the site that is not cancelled shares a night with the stay (the '
          'reservation with id ignore aside).')
         return not any(  # campground_office.world:183
-            _r1.site == s.key() and _r1.id_ != ignore
+            _r1.site == s.code and _r1.id_ != ignore
             and _r1.status != _E17_ReservationStatus_cancelled and _r1.arrival < departure
             and arrival < _r1.departure
             for _r1 in rt.each(self, self.t_reservations)
@@ -563,7 +563,7 @@ class CampgroundOffice(Episode):
         'Units of an equipment rented out now.'
         return sum(rt.each(self, tuple([  # campground_office.world:196
             _r2.quantity for _r2 in rt.each(self, self.t_rentals)
-            if _r2.equipment == e.key() and _r2.status == _E12_RentalStatus_out
+            if _r2.equipment == e.sku and _r2.status == _E12_RentalStatus_out
         ])))
 
     def fn_checkout_deadline(self, r: Reservation) -> dt.datetime:  # campground_office.world:199
@@ -612,7 +612,7 @@ class CampgroundOffice(Episode):
     def tool_sign_in(self, ranger_id: Ranger) -> Ranger:  # campground_office.world:280
         if not ranger_id.active:  # campground_office.world:285
             raise ToolError(rt.built(self, f'Ranger {ranger_id.id_} is inactive.'))
-        self.set_state('current_ranger', ranger_id.key())  # campground_office.world:286
+        self.set_state('current_ranger', ranger_id.id_)  # campground_office.world:286
         return ranger_id  # campground_office.world:287
 
     def tool_get_ranger(self, ranger_id: Ranger) -> Ranger:  # campground_office.world:290
@@ -621,7 +621,7 @@ class CampgroundOffice(Episode):
     def tool_find_rangers(self, query: str) -> tuple[str, ...]:  # campground_office.world:298
         q: str = rt.built(self, query.lower())  # campground_office.world:303
         return tuple([  # campground_office.world:304
-            _r3.key() for _r3 in rt.each(self, self.t_rangers)
+            _r3.id_ for _r3 in rt.each(self, self.t_rangers)
             if rt.read(self, q) in rt.read(self, rt.built(self, _r3.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _r3.email.lower()))
         ])
@@ -644,7 +644,7 @@ class CampgroundOffice(Episode):
             raise ToolError(f'A stay lasts at most {self.state.max_stay_nights} nights.')
         return tuple([  # campground_office.world:326
             SiteOffer(
-                _s4.key(), self.fn_nights(arrival, departure),
+                _s4.code, self.fn_nights(arrival, departure),
                 self.fn_stay_price(_s4, arrival, departure),
             )
             for _s4 in rt.each(self, self.t_sites) if _s4.status == _E10_SiteStatus_open_
@@ -671,7 +671,7 @@ class CampgroundOffice(Episode):
         # campground_office.world:348
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # campground_office.world:349
-            _c6.key() for _c6 in rt.each(self, self.t_campers)
+            _c6.id_ for _c6 in rt.each(self, self.t_campers)
             if (email is None or rt.built(self, _c6.email.lower()) == wanted)
             and (phone is None or _c6.phone == phone)
             and rt.read(self, q) in rt.read(self, rt.built(self, _c6.name.lower()))
@@ -681,13 +681,9 @@ class CampgroundOffice(Episode):
     def tool_get_reservation(self, reservation_id: Reservation) -> ReservationInfo:
         r: Reservation = reservation_id  # campground_office.world:359
         return ReservationInfo(  # campground_office.world:360
-            r.key(), self.fn_nights(r.arrival, r.departure),
-            tuple([
-                _x7.key() for _x7 in rt.each(self, self.t_rentals) if _x7.reservation == r.key()
-            ]),
-            tuple([
-                _c8.key() for _c8 in rt.each(self, self.t_charges) if _c8.reservation == r.key()
-            ]),
+            r.id_, self.fn_nights(r.arrival, r.departure),
+            tuple([_x7.id_ for _x7 in rt.each(self, self.t_rentals) if _x7.reservation == r.id_]),
+            tuple([_c8.id_ for _c8 in rt.each(self, self.t_charges) if _c8.reservation == r.id_]),
         )
 
     def tool_find_reservations(  # campground_office.world:368
@@ -703,11 +699,11 @@ class CampgroundOffice(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # campground_office.world:379
-            _r9.key() for _r9 in rt.each(self, self.t_reservations)
-            if (camper_id is None or _r9.camper == camper_id.key())
+            _r9.id_ for _r9 in rt.each(self, self.t_reservations)
+            if (camper_id is None or _r9.camper == camper_id.id_)
             and (email is None
             or rt.built(self, self.t_campers[_r9.camper].email.lower()) == wanted)
-            and (site is None or _r9.site == site.key())
+            and (site is None or _r9.site == site.code)
             and (on_date is None or _r9.arrival <= on_date and on_date < _r9.departure)
             and (arriving_on is None or _r9.arrival == arriving_on)
             and (status is None or _r9.status == status)
@@ -741,8 +737,8 @@ class CampgroundOffice(Episode):
                 self, f'Site {site.code} is already reserved for some of these nights.'
             ))
         reservation: Reservation = Reservation(  # campground_office.world:399
-            id_=self.next_id('reservation_ids', 'RS{:04d}'), camper=camper_id.key(),
-            site=site.key(), arrival=arrival, departure=departure,
+            id_=self.next_id('reservation_ids', 'RS{:04d}'), camper=camper_id.id_, site=site.code,
+            arrival=arrival, departure=departure,
             party_size=v.check_range(party_size, 'Reservation.party_size', 1, 12),
             status=_E17_ReservationStatus_booked,
             total=v.check_range(
@@ -799,22 +795,22 @@ class CampgroundOffice(Episode):
         if (r.arrival - self.clock.date()).days < 2 and self.state.cancellation_fee > 0.0:
             self.insert(  # campground_office.world:441
                 self.t_charges, Charge(
-                    id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.key(),
+                    id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.id_,
                     kind=_E10_ChargeKind_cancellation,
                     amount=v.check_range(self.state.cancellation_fee, 'Charge.amount', 0.01, None),
                     note=v.check_length(
                         'Cancelled less than 2 days before arrival', 'Charge.note', None, 200
                     ),
-                    charged_at=self.clock, charged_by=me.key(),
+                    charged_at=self.clock, charged_by=me.id_,
                 ),
             )
         return ReservationInfo(  # campground_office.world:449
-            r.key(), self.fn_nights(r.arrival, r.departure),
+            r.id_, self.fn_nights(r.arrival, r.departure),
             tuple([
-                _x10.key() for _x10 in rt.each(self, self.t_rentals) if _x10.reservation == r.key()
+                _x10.id_ for _x10 in rt.each(self, self.t_rentals) if _x10.reservation == r.id_
             ]),
             tuple([
-                _c11.key() for _c11 in rt.each(self, self.t_charges) if _c11.reservation == r.key()
+                _c11.id_ for _c11 in rt.each(self, self.t_charges) if _c11.reservation == r.id_
             ]),
         )
 
@@ -855,7 +851,7 @@ class CampgroundOffice(Episode):
                 self, f'Reservation {r.id_} is not checked in (it is {r.status}).'
             ))
         if any(  # campground_office.world:481
-            _x13.reservation == r.key() and _x13.status == _E12_RentalStatus_out
+            _x13.reservation == r.id_ and _x13.status == _E12_RentalStatus_out
             for _x13 in rt.each(self, self.t_rentals)
         ):
             raise ToolError(rt.built(
@@ -869,23 +865,23 @@ class CampgroundOffice(Episode):
         if late > 0 and fee > 0.0:  # campground_office.world:486
             self.insert(  # campground_office.world:487
                 self.t_charges, Charge(
-                    id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.key(),
+                    id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.id_,
                     kind=_E10_ChargeKind_late_checkout,
                     amount=v.check_range(fee, 'Charge.amount', 0.01, None),
                     note=v.check_length(
                         f'Left {late} started hour(s) after {self.state.checkout_hour}:00',
                         'Charge.note', None, 200,
                     ),
-                    charged_at=self.clock, charged_by=me.key(),
+                    charged_at=self.clock, charged_by=me.id_,
                 ),
             )
         return ReservationInfo(  # campground_office.world:495
-            r.key(), self.fn_nights(r.arrival, r.departure),
+            r.id_, self.fn_nights(r.arrival, r.departure),
             tuple([
-                _x14.key() for _x14 in rt.each(self, self.t_rentals) if _x14.reservation == r.key()
+                _x14.id_ for _x14 in rt.each(self, self.t_rentals) if _x14.reservation == r.id_
             ]),
             tuple([
-                _c15.key() for _c15 in rt.each(self, self.t_charges) if _c15.reservation == r.key()
+                _c15.id_ for _c15 in rt.each(self, self.t_charges) if _c15.reservation == r.id_
             ]),
         )
 
@@ -901,7 +897,7 @@ class CampgroundOffice(Episode):
                 self, f'Reservation {r.id_} is not checked out (it is {r.status}).'
             ))
         if any(  # campground_office.world:514
-            _c16.reservation == r.key() and _c16.kind == _E10_ChargeKind_late_checkout
+            _c16.reservation == r.id_ and _c16.kind == _E10_ChargeKind_late_checkout
             for _c16 in rt.each(self, self.t_charges)
         ):
             raise ToolError(rt.built(self, f'A late check-out was already charged on {r.id_}.'))
@@ -919,11 +915,11 @@ class CampgroundOffice(Episode):
         if not (amount > 0.0):  # campground_office.world:519
             raise ToolError('The late fee per hour is zero.')
         charge: Charge = Charge(  # campground_office.world:520
-            id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.key(),
+            id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.id_,
             kind=_E10_ChargeKind_late_checkout,
             amount=v.check_range(amount, 'Charge.amount', 0.01, None),
             note=v.check_length(note, 'Charge.note', None, 200), charged_at=self.clock,
-            charged_by=me.key(),
+            charged_by=me.id_,
         )
         self.insert(self.t_charges, charge)  # campground_office.world:527
         return charge  # campground_office.world:528
@@ -931,14 +927,14 @@ class CampgroundOffice(Episode):
     def tool_get_equipment(self, sku: Equipment) -> EquipmentInfo:  # campground_office.world:533
         out_now: int = self.fn_units_out(sku)  # campground_office.world:538
         # campground_office.world:539
-        return EquipmentInfo(sku.key(), out_now, rt.bounded(sku.stock_total - out_now))
+        return EquipmentInfo(sku.sku, out_now, rt.bounded(sku.stock_total - out_now))
 
     # campground_office.world:546
     def tool_list_equipment(self, query: str | None, available_only: bool) -> tuple[str, ...]:
         # campground_office.world:552
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # campground_office.world:553
-            _e17.key() for _e17 in rt.each(self, self.t_equipment)
+            _e17.sku for _e17 in rt.each(self, self.t_equipment)
             if rt.read(self, q) in rt.read(self, rt.built(self, _e17.name.lower()))
             and (not available_only or self.fn_units_out(_e17) < _e17.stock_total)
         ])
@@ -952,9 +948,9 @@ class CampgroundOffice(Episode):
         if not (reservation_id is not None or sku is not None):  # campground_office.world:571
             raise ToolError('Give a reservation or an equipment.')
         return tuple([  # campground_office.world:572
-            _r18.key() for _r18 in rt.each(self, self.t_rentals)
-            if (reservation_id is None or _r18.reservation == reservation_id.key())
-            and (sku is None or _r18.equipment == sku.key())
+            _r18.id_ for _r18 in rt.each(self, self.t_rentals)
+            if (reservation_id is None or _r18.reservation == reservation_id.id_)
+            and (sku is None or _r18.equipment == sku.sku)
             and (not out_only or _r18.status == _E12_RentalStatus_out)
         ])
 
@@ -980,7 +976,7 @@ class CampgroundOffice(Episode):
         if not (due >= today and due <= r.departure):  # campground_office.world:589
             raise ToolError(f'The due day must be between today and the departure {r.departure}.')
         rental: Rental = Rental(  # campground_office.world:590
-            id_=self.next_id('rental_ids', 'RN{:04d}'), reservation=r.key(), equipment=sku.key(),
+            id_=self.next_id('rental_ids', 'RN{:04d}'), reservation=r.id_, equipment=sku.sku,
             quantity=v.check_range(quantity, 'Rental.quantity', 1, 10), rented_on=today,
             due_back=due, returned_on=None, status=_E12_RentalStatus_out, fee=0.0,
         )
@@ -1011,7 +1007,7 @@ class CampgroundOffice(Episode):
                         rt.built(self, f'{self.t_equipment[rental.equipment].name} rental'),
                         'Charge.note', None, 200,
                     ),
-                    charged_at=self.clock, charged_by=me.key(),
+                    charged_at=self.clock, charged_by=me.id_,
                 ),
             )
         return rental  # campground_office.world:624
@@ -1026,10 +1022,9 @@ class CampgroundOffice(Episode):
         if not (reservation_id is not None or camper_id is not None):
             raise ToolError('Give a reservation or a camper.')
         return tuple([  # campground_office.world:644
-            _c19.key() for _c19 in rt.each(self, self.t_charges)
-            if (reservation_id is None or _c19.reservation == reservation_id.key())
-            and (camper_id is None
-            or self.t_reservations[_c19.reservation].camper == camper_id.key())
+            _c19.id_ for _c19 in rt.each(self, self.t_charges)
+            if (reservation_id is None or _c19.reservation == reservation_id.id_)
+            and (camper_id is None or self.t_reservations[_c19.reservation].camper == camper_id.id_)
         ])
 
 

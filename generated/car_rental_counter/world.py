@@ -187,6 +187,9 @@ class CustomerRentals(Record):
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 
 
+_GET_code = rt.getter('code', str)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -250,7 +253,7 @@ class CarRentalCounter(Episode):
             )
         if not all(  # car_rental_counter.world:140
             (_c49.branch is None) == any(
-                _r50.car == _c49.key() and _r50.status == _E12_RentalStatus_picked_up
+                _r50.car == _c49.plate and _r50.status == _E12_RentalStatus_picked_up
                 for _r50 in rt.each(self, self.t_rentals)
             )
             for _c49 in rt.each(self, self.t_cars)
@@ -359,7 +362,7 @@ class CarRentalCounter(Episode):
     def fn_car_free(self, car: Car, pickup_date: dt.date, return_date: dt.date) -> bool:
         'Whether no reserved or picked-up rental of the car overlaps the days.'
         return not any(  # car_rental_counter.world:132
-            _r1.car == car.key() and self.fn_holds(_r1) and _r1.pickup_date < return_date
+            _r1.car == car.plate and self.fn_holds(_r1) and _r1.pickup_date < return_date
             and pickup_date < _r1.return_date
             for _r1 in rt.each(self, self.t_rentals)
         )
@@ -378,15 +381,15 @@ class CarRentalCounter(Episode):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:173
         found: tuple[str, ...] = tuple([  # car_rental_counter.world:174
-            _c2.key() for _c2 in rt.each(self, self.t_cars)
-            if _c2.branch == branch.key() and _c2.in_service
+            _c2.plate for _c2 in rt.each(self, self.t_cars)
+            if _c2.branch == branch.code and _c2.in_service
             and (category is None or _c2.category == category)
             and self.fn_car_free(_c2, pickup_date, return_date)
         ])
         return tuple(sorted(  # car_rental_counter.world:175
             rt.each(self, tuple([
                 CarOffer(
-                    _c4.key(), _c4.model, _c4.category, _c4.daily_rate_cents, n,
+                    _c4.plate, _c4.model, _c4.category, _c4.daily_rate_cents, n,
                     rt.bounded(n * _c4.daily_rate_cents),
                 )
                 for _c4 in rt.rows(self.t_cars, rt.each(self, found))
@@ -419,10 +422,10 @@ class CarRentalCounter(Episode):
     # car_rental_counter.world:198
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
         return CustomerRentals(  # car_rental_counter.world:203
-            customer.key(), customer.name, customer.licence_expires,
+            customer.id_, customer.name, customer.licence_expires,
             rt.sorted_keys(
                 rt.each(self, [
-                    _r7 for _r7 in rt.each(self, self.t_rentals) if _r7.customer == customer.key()
+                    _r7 for _r7 in rt.each(self, self.t_rentals) if _r7.customer == customer.id_
                 ]),
                 key=lambda _r6: _r6.pickup_date, reverse=True,
             ),
@@ -433,13 +436,13 @@ class CarRentalCounter(Episode):
 
     def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
         # car_rental_counter.world:220
-        return tuple([_b8.key() for _b8 in rt.each(self, self.t_branches)])
+        return tuple(map(_GET_code, rt.each(self, self.t_branches)))
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
         # car_rental_counter.world:228
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # car_rental_counter.world:229
-            _c9.key() for _c9 in rt.each(self, self.t_customers)
+            _c9.id_ for _c9 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
@@ -452,15 +455,15 @@ class CarRentalCounter(Episode):
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
         return tuple([  # car_rental_counter.world:244
-            _c10.key() for _c10 in rt.each(self, self.t_cars)
-            if (branch is None or _c10.branch == branch.key())
+            _c10.plate for _c10 in rt.each(self, self.t_cars)
+            if (branch is None or _c10.branch == branch.code)
             and (category is None or _c10.category == category)
         ])
 
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(self, [
-                _r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()
+                _r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.plate
             ]),
             key=lambda _r11: _r11.pickup_date, reverse=True,
         )
@@ -493,7 +496,7 @@ class CarRentalCounter(Episode):
             ))
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
-            id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(),
+            id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.id_, car=car.plate,
             pickup_branch=car.branch, pickup_date=pickup_date, return_date=return_date,
             status=_E12_RentalStatus_reserved, start_mileage_km=None, end_mileage_km=None,
             returned_on=None, return_branch=None,
@@ -582,7 +585,7 @@ class CarRentalCounter(Episode):
                 'Rental.extra_days_charge_cents', 0, None,
             ),
         )
-        if branch.key() != rental.pickup_branch:  # car_rental_counter.world:329
+        if branch.code != rental.pickup_branch:  # car_rental_counter.world:329
             self.set_field(  # car_rental_counter.world:330
                 rental, 'one_way_fee_cents',
                 v.check_range(self.state.one_way_fee_cents, 'Rental.one_way_fee_cents', 0, None),
@@ -606,14 +609,14 @@ class CarRentalCounter(Episode):
             today,
         )
         self.set_fields(  # car_rental_counter.world:337
-            rental, ('return_branch', 'status'), branch.key(), _E12_RentalStatus_returned
+            rental, ('return_branch', 'status'), branch.code, _E12_RentalStatus_returned
         )
         self.set_field(  # car_rental_counter.world:339
             self.t_cars[car.plate], 'mileage_km',
             v.check_range(mileage_km, 'Car.mileage_km', 0, None),
         )
         # car_rental_counter.world:340
-        self.set_field(self.t_cars[car.plate], 'branch', branch.key())
+        self.set_field(self.t_cars[car.plate], 'branch', branch.code)
         return rental  # car_rental_counter.world:341
 
     # car_rental_counter.world:344
@@ -622,7 +625,7 @@ class CarRentalCounter(Episode):
             raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
         if not (  # car_rental_counter.world:351
             in_service or not any(
-                _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
+                _r13.car == car.plate and _r13.status == _E12_RentalStatus_reserved
                 for _r13 in rt.each(self, self.t_rentals)
             )
         ):

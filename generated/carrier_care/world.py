@@ -333,7 +333,7 @@ class BillInfo(Record):
     balance_due: float = field(load=v.want_float, text=v.float_text)
 
 
-_GET_monthly_price = rt.attrgetter('monthly_price')
+_GET_monthly_price = rt.getter('monthly_price', float)
 
 
 class _State(StateBase):
@@ -423,7 +423,7 @@ class CarrierCare(Episode):
         if not all(  # carrier_care.world:194
             len(_l47.addons) <= self.t_plans[_l47.plan].max_addons and all(
                 not self.fn_excluded(_a48, self.t_plans[_l47.plan])
-                and rt.each(self, _l47.addons).count(_a48.key()) == 1
+                and rt.each(self, _l47.addons).count(_a48.code) == 1
                 for _a48 in rt.rows(self.t_addons, rt.each(self, _l47.addons))
             )
             for _l47 in rt.each(self, self.t_lines)
@@ -529,25 +529,26 @@ class CarrierCare(Episode):
         "A customer's lines that are not cancelled."
         return len([  # carrier_care.world:155
             _l1 for _l1 in rt.each(self, self.t_lines)
-            if _l1.customer == c.key() and _l1.status != _E10_LineStatus_cancelled
+            if _l1.customer == c.customer_id and _l1.status != _E10_LineStatus_cancelled
         ])
 
     def fn_excluded(self, a: AddOn, p: Plan) -> bool:  # carrier_care.world:158
         'Whether an add-on is excluded on a plan.'
         return any(  # carrier_care.world:159
-            _x2.key() == p.key() for _x2 in rt.rows(self.t_plans, rt.each(self, a.excluded_plans))
+            _x2.plan_code == p.plan_code
+            for _x2 in rt.rows(self.t_plans, rt.each(self, a.excluded_plans))
         )
 
     def fn_has_addon(self, l: Line, a: AddOn) -> bool:  # carrier_care.world:162
         'Whether a line carries an add-on.'
         # carrier_care.world:163
-        return any(_x3.key() == a.key() for _x3 in rt.rows(self.t_addons, rt.each(self, l.addons)))
+        return any(_x3.code == a.code for _x3 in rt.rows(self.t_addons, rt.each(self, l.addons)))
 
     def fn_credited(self, b: Bill) -> float:  # carrier_care.world:166
         'The credits applied to a bill.'
         return round(  # carrier_care.world:167
             0.0 + sum(rt.each(self, tuple([
-                _c4.amount for _c4 in rt.each(self, self.t_credits) if _c4.bill == b.key()
+                _c4.amount for _c4 in rt.each(self, self.t_credits) if _c4.bill == b.bill_id
             ]))),
             2,
         )
@@ -557,7 +558,7 @@ class CarrierCare(Episode):
         return round(  # carrier_care.world:171
             0.0 + sum(rt.each(self, tuple([
                 _x5.amount for _x5 in rt.each(self, self.t_credits)
-                if _x5.customer == c.key() and _x5.reason == _E12_CreditReason_goodwill
+                if _x5.customer == c.customer_id and _x5.reason == _E12_CreditReason_goodwill
                 and _x5.applied_at.year == year
             ]))),
             2,
@@ -566,7 +567,7 @@ class CarrierCare(Episode):
     def fn_has_overdue(self, c: Customer) -> bool:  # carrier_care.world:174
         'Whether a customer has an overdue bill.'
         return any(  # carrier_care.world:175
-            _b6.customer == c.key() and _b6.status == _E10_BillStatus_overdue
+            _b6.customer == c.customer_id and _b6.status == _E10_BillStatus_overdue
             for _b6 in rt.each(self, self.t_bills)
         )
 
@@ -578,21 +579,23 @@ class CarrierCare(Episode):
         )))))
         instalments: float = 0.0 + sum(rt.each(self, tuple([  # carrier_care.world:182
             _d8.monthly_instalment for _d8 in rt.each(self, self.t_devices)
-            if _d8.line == l.key() and _d8.balance_remaining > 0.0
+            if _d8.line == l.line_id and _d8.balance_remaining > 0.0
         ])))
         # carrier_care.world:183
         return round(self.t_plans[l.plan].monthly_price + extras + instalments, 2)
 
     def tool_get_customer(self, customer: Customer) -> CustomerInfo:  # carrier_care.world:217
         return CustomerInfo(  # carrier_care.world:220
-            customer.key(),
+            customer.customer_id,
             tuple([
-                _l9.key() for _l9 in rt.each(self, self.t_lines) if _l9.customer == customer.key()
+                _l9.line_id for _l9 in rt.each(self, self.t_lines)
+                if _l9.customer == customer.customer_id
             ]),
             round(
                 0.0 + sum(rt.each(self, tuple([
                     self.fn_due_on(_b10) for _b10 in rt.each(self, self.t_bills)
-                    if _b10.customer == customer.key() and _b10.status != _E10_BillStatus_paid
+                    if _b10.customer == customer.customer_id
+                    and _b10.status != _E10_BillStatus_paid
                 ]))),
                 2,
             ),
@@ -608,12 +611,12 @@ class CarrierCare(Episode):
         # carrier_care.world:235
         q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # carrier_care.world:236
-            _c11.key() for _c11 in rt.each(self, self.t_customers)
+            _c11.customer_id for _c11 in rt.each(self, self.t_customers)
             if rt.read(self, q) in rt.read(self, rt.built(self, _c11.name.lower()))
             and (email is None or _c11.email == email)
             and (phone is None or _c11.contact_phone == phone)
             and (line_number is None or any(
-                _l12.customer == _c11.key()
+                _l12.customer == _c11.customer_id
                 and _l12.number == (line_number if line_number is not None else rt.absent())
                 for _l12 in rt.each(self, self.t_lines)
             ))
@@ -622,7 +625,7 @@ class CarrierCare(Episode):
     # carrier_care.world:239
     def tool_verify_caller(self, customer: Customer, account_pin: str) -> bool:
         if account_pin == customer.account_pin:  # carrier_care.world:245
-            self.set_state('verified_customer', customer.key())  # carrier_care.world:246
+            self.set_state('verified_customer', customer.customer_id)  # carrier_care.world:246
             return True  # carrier_care.world:247
         self.set_state('verified_customer', None)  # carrier_care.world:249
         return False  # carrier_care.world:250
@@ -634,7 +637,7 @@ class CarrierCare(Episode):
         self, active_only: bool, roaming_only: bool, max_price: float | None
     ) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:268
-            _p13.key() for _p13 in rt.each(self, self.t_plans)
+            _p13.plan_code for _p13 in rt.each(self, self.t_plans)
             if (not active_only or _p13.active) and (not roaming_only or _p13.includes_roaming)
             and (max_price is None
             or _p13.monthly_price <= (max_price if max_price is not None else 0.0))
@@ -646,16 +649,16 @@ class CarrierCare(Episode):
     # carrier_care.world:277
     def tool_list_addons(self, kind: AddOnKind | None, plan: Plan | None) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:283
-            _a14.key() for _a14 in rt.each(self, self.t_addons)
+            _a14.code for _a14 in rt.each(self, self.t_addons)
             if _a14.active and (kind is None or _a14.kind == kind)
             and (plan is None or not any(
-                _x15.key() == (plan if plan is not None else rt.absent()).key()
+                _x15.plan_code == (plan if plan is not None else rt.absent()).plan_code
                 for _x15 in rt.rows(self.t_plans, rt.each(self, _a14.excluded_plans))
             ))
         ])
 
     def tool_get_line(self, line: Line) -> LineInfo:  # carrier_care.world:288
-        return LineInfo(line.key(), self.fn_monthly_charge(line))  # carrier_care.world:291
+        return LineInfo(line.line_id, self.fn_monthly_charge(line))  # carrier_care.world:291
 
     def tool_find_lines(  # carrier_care.world:294
         self,
@@ -665,10 +668,10 @@ class CarrierCare(Episode):
         status: LineStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:302
-            _l16.key() for _l16 in rt.each(self, self.t_lines)
+            _l16.line_id for _l16 in rt.each(self, self.t_lines)
             if (number is None or _l16.number == number)
-            and (customer is None or _l16.customer == customer.key())
-            and (plan is None or _l16.plan == plan.key())
+            and (customer is None or _l16.customer == customer.customer_id)
+            and (plan is None or _l16.plan == plan.plan_code)
             and (status is None or _l16.status == status)
         ])
 
@@ -681,10 +684,10 @@ class CarrierCare(Episode):
             raise ToolError(rt.built(self, f'Line {line.line_id} is cancelled.'))
         if not plan.active:  # carrier_care.world:313
             raise ToolError(rt.built(self, f'Plan {plan.plan_code} is retired.'))
-        if plan.key() == line.plan:  # carrier_care.world:314
+        if plan.plan_code == line.plan:  # carrier_care.world:314
             raise ToolError(rt.built(self, f'Line {line.line_id} is already on {plan.plan_code}.'))
         kept: tuple[str, ...] = tuple([  # carrier_care.world:315
-            _a17.key() for _a17 in rt.rows(self.t_addons, rt.each(self, line.addons))
+            _a17.code for _a17 in rt.rows(self.t_addons, rt.each(self, line.addons))
             if not self.fn_excluded(_a17, plan)
         ])
         if len(kept) > plan.max_addons:  # carrier_care.world:316
@@ -692,7 +695,7 @@ class CarrierCare(Episode):
                 self, f'{plan.plan_code} allows {plan.max_addons} add-ons; remove some first.'
             ))
         self.set_fields(  # carrier_care.world:317
-            line, ('plan', 'addons'), plan.key(), v.check_length(kept, 'Line.addons', None, 10)
+            line, ('plan', 'addons'), plan.plan_code, v.check_length(kept, 'Line.addons', None, 10)
         )
         return line  # carrier_care.world:319
 
@@ -714,7 +717,7 @@ class CarrierCare(Episode):
                 f'{self.t_plans[line.plan].max_addons} add-ons.',
             ))
         self.set_field(  # carrier_care.world:333
-            line, 'addons', v.check_length(line.addons + (addon.key(),), 'Line.addons', None, 10)
+            line, 'addons', v.check_length(line.addons + (addon.code,), 'Line.addons', None, 10)
         )
         return line  # carrier_care.world:334
 
@@ -726,8 +729,8 @@ class CarrierCare(Episode):
         self.set_field(  # carrier_care.world:345
             line, 'addons', v.check_length(
                 tuple([
-                    _a18.key() for _a18 in rt.rows(self.t_addons, rt.each(self, line.addons))
-                    if _a18.key() != addon.key()
+                    _a18.code for _a18 in rt.rows(self.t_addons, rt.each(self, line.addons))
+                    if _a18.code != addon.code
                 ]),
                 'Line.addons', None, 10,
             ),
@@ -772,7 +775,7 @@ class CarrierCare(Episode):
         account_pin: str | None,
     ) -> Line:
         if not (  # carrier_care.world:381
-            self.state.verified_customer == customer.key()
+            self.state.verified_customer == customer.customer_id
             or account_pin is not None and account_pin == customer.account_pin
         ):
             raise ToolError('Wrong account PIN.')
@@ -794,8 +797,8 @@ class CarrierCare(Episode):
                 f'{customer.customer_id} already has {self.state.max_lines_per_customer} lines.',
             ))
         line: Line = Line(  # carrier_care.world:386
-            line_id=self.next_id('line_ids', 'LN{:03d}'), customer=customer.key(),
-            number=v.check_pattern(number, 'Line.number', '^\\+1[0-9]{10}$'), plan=plan.key(),
+            line_id=self.next_id('line_ids', 'LN{:03d}'), customer=customer.customer_id,
+            number=v.check_pattern(number, 'Line.number', '^\\+1[0-9]{10}$'), plan=plan.plan_code,
             status=_E10_LineStatus_active, addons=(), data_used_gb=0.0, suspension_reason=None,
             ported_from=rt.if_present(
                 f'{donor_carrier}', lambda x: v.check_length(x, 'Line.ported_from', 1, 40)
@@ -812,21 +815,21 @@ class CarrierCare(Episode):
         self, line: Line | None, customer: Customer | None, imei: str | None
     ) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:412
-            _d20.key() for _d20 in rt.each(self, self.t_devices)
-            if (line is None or _d20.line == line.key())
-            and (customer is None or self.t_lines[_d20.line].customer == customer.key())
+            _d20.device_id for _d20 in rt.each(self, self.t_devices)
+            if (line is None or _d20.line == line.line_id)
+            and (customer is None or self.t_lines[_d20.line].customer == customer.customer_id)
             and (imei is None or _d20.imei == imei)
         ])
 
     def tool_get_bill(self, bill: Bill) -> BillInfo:  # carrier_care.world:417
-        return BillInfo(bill.key(), self.fn_due_on(bill))  # carrier_care.world:420
+        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:420
 
     def tool_list_bills(  # carrier_care.world:423
         self, customer: Customer, status: BillStatus | None, period: str | None
     ) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:430
-            _b21.key() for _b21 in rt.each(self, self.t_bills)
-            if _b21.customer == customer.key() and (status is None or _b21.status == status)
+            _b21.bill_id for _b21 in rt.each(self, self.t_bills)
+            if _b21.customer == customer.customer_id and (status is None or _b21.status == status)
             and (period is None or _b21.period == period)
         ])
 
@@ -851,7 +854,7 @@ class CarrierCare(Episode):
             self.set_field(  # carrier_care.world:449
                 self.t_customers[owner.customer_id], 'status', _E13_AccountStatus_active
             )
-        return BillInfo(bill.key(), self.fn_due_on(bill))  # carrier_care.world:451
+        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:451
 
     def tool_get_credit(self, credit: Credit) -> Credit:  # carrier_care.world:454
         return credit  # carrier_care.world:457
@@ -860,8 +863,8 @@ class CarrierCare(Episode):
         self, customer: Customer, reason: CreditReason | None
     ) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:466
-            _c22.key() for _c22 in rt.each(self, self.t_credits)
-            if _c22.customer == customer.key() and (reason is None or _c22.reason == reason)
+            _c22.credit_id for _c22 in rt.each(self, self.t_credits)
+            if _c22.customer == customer.customer_id and (reason is None or _c22.reason == reason)
         ])
 
     def tool_apply_credit(  # carrier_care.world:469
@@ -890,7 +893,7 @@ class CarrierCare(Episode):
             ))
         credit: Credit = Credit(  # carrier_care.world:483
             credit_id=self.next_id('credit_ids', 'CR{:03d}'), customer=bill.customer,
-            bill=bill.key(), amount=v.check_range(value, 'Credit.amount', 0.01, None),
+            bill=bill.bill_id, amount=v.check_range(value, 'Credit.amount', 0.01, None),
             reason=reason, note=v.check_length(note, 'Credit.note', 1, 200), applied_at=self.clock,
         )
         self.insert(self.t_credits, credit)  # carrier_care.world:491
@@ -1170,7 +1173,7 @@ CarrierCare.TOOLS = tools(
 
 def _check_roaming_and_goodwill__roaming_added(ep: CarrierCare) -> bool:  # carrier_care.world:837
     return any(
-        _a23.key() == 'AO-ROAM'
+        _a23.code == 'AO-ROAM'
         for _a23 in rt.rows(ep.t_addons, rt.each(ep, ep.t_lines['LN002'].addons))
     )
 
@@ -1192,7 +1195,7 @@ def _check_tomas_found_phone_adds_data__restored(ep: CarrierCare) -> rt.Verdict 
 
 def _check_tomas_found_phone_adds_data__data_pack(ep: CarrierCare) -> bool:  # tasks.world:343
     return any(
-        _a25.key() == 'AO-DATA5'
+        _a25.code == 'AO-DATA5'
         for _a25 in rt.rows(ep.t_addons, rt.each(ep, ep.t_lines['LN005'].addons))
     )
 

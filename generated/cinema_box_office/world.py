@@ -573,7 +573,7 @@ class CinemaBoxOffice(Episode):
         taken: tuple[str, ...] = ()  # cinema_box_office.world:202
         for b in rt.each(self, self.t_bookings):  # cinema_box_office.world:203
             if (  # cinema_box_office.world:204
-                b.screening == s.key() and b.status == _E13_BookingStatus_confirmed
+                b.screening == s.screening_id and b.status == _E13_BookingStatus_confirmed
                 and b.booking_id != except_id
             ):
                 for x in rt.each(self, b.seats):  # cinema_box_office.world:205
@@ -649,7 +649,7 @@ class CinemaBoxOffice(Episode):
     def fn_summary(self, s: Screening) -> ScreeningSummary:  # cinema_box_office.world:277
         'A screening with its title, rating and free seats.'
         return ScreeningSummary(  # cinema_box_office.world:278
-            s.key(), self.t_films[s.film].title, self.t_films[s.film].rating,
+            s.screening_id, self.t_films[s.film].title, self.t_films[s.film].rating,
             rt.bounded(
                 rt.bounded(self.t_screens[s.screen].rows * self.t_screens[s.screen].seats_per_row)
                 - len(self.fn_taken_seats(s, '')),
@@ -667,7 +667,7 @@ class CinemaBoxOffice(Episode):
             rt.built(self, (title_contains if title_contains is not None else '').strip()).lower(),
         )
         return tuple([  # cinema_box_office.world:325
-            _f4.key() for _f4 in rt.each(self, self.t_films)
+            _f4.film_id for _f4 in rt.each(self, self.t_films)
             if (t == '' or rt.read(self, t) in rt.read(self, rt.built(self, _f4.title.lower())))
             and (genre is None or _f4.genre == genre) and (rating is None or _f4.rating == rating)
         ])
@@ -678,14 +678,15 @@ class CinemaBoxOffice(Episode):
     # cinema_box_office.world:334
     def tool_list_screens(self, kind: ScreenKind | None) -> tuple[str, ...]:
         return tuple([  # cinema_box_office.world:337
-            _s5.key() for _s5 in rt.each(self, self.t_screens) if kind is None or _s5.kind == kind
+            _s5.screen_id for _s5 in rt.each(self, self.t_screens)
+            if kind is None or _s5.kind == kind
         ])
 
     # cinema_box_office.world:342
     def tool_get_screening(self, screening: Screening) -> ScreeningInfo:
         free: tuple[str, ...] = self.fn_free_seats(screening)  # cinema_box_office.world:345
         # cinema_box_office.world:346
-        return ScreeningInfo(screening.key(), screening.film, free, len(free))
+        return ScreeningInfo(screening.screening_id, screening.film, free, len(free))
 
     def tool_find_screenings(  # cinema_box_office.world:354
         self,
@@ -700,11 +701,11 @@ class CinemaBoxOffice(Episode):
         for s in rt.each(self, self.t_screenings):  # cinema_box_office.world:364
             if s.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:365
                 continue  # cinema_box_office.world:366
-            if film is not None and s.film != film.key():  # cinema_box_office.world:368
+            if film is not None and s.film != film.film_id:  # cinema_box_office.world:368
                 continue  # cinema_box_office.world:369
             if day is not None and s.starts_at.date() != day:  # cinema_box_office.world:371
                 continue  # cinema_box_office.world:372
-            if screen is not None and s.screen != screen.key():  # cinema_box_office.world:374
+            if screen is not None and s.screen != screen.screen_id:  # cinema_box_office.world:374
                 continue  # cinema_box_office.world:375
             info: ScreeningSummary = self.fn_summary(s)  # cinema_box_office.world:377
             if info.free_count < least:  # cinema_box_office.world:378
@@ -724,7 +725,7 @@ class CinemaBoxOffice(Episode):
             ))
         for b in rt.each(self, self.t_bookings):  # cinema_box_office.world:394
             # cinema_box_office.world:395
-            if b.screening == screening.key() and b.status == _E13_BookingStatus_confirmed:
+            if b.screening == screening.screening_id and b.status == _E13_BookingStatus_confirmed:
                 self.set_field(  # cinema_box_office.world:396
                     self.t_bookings[b.booking_id], 'status', _E13_BookingStatus_refunded
                 )
@@ -769,7 +770,7 @@ class CinemaBoxOffice(Episode):
             rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
         )
         return tuple([  # cinema_box_office.world:427
-            _c6.key() for _c6 in rt.each(self, self.t_customers)
+            _c6.customer_id for _c6 in rt.each(self, self.t_customers)
             if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _c6.name.lower())))
             and (e == '' or rt.built(self, _c6.email.lower()) == e)
         ])
@@ -795,9 +796,9 @@ class CinemaBoxOffice(Episode):
         if not (customer is not None or screening is not None):  # cinema_box_office.world:459
             raise ToolError('Give a customer or a screening.')
         return tuple([  # cinema_box_office.world:460
-            _b7.key() for _b7 in rt.each(self, self.t_bookings)
-            if (customer is None or _b7.customer == customer.key())
-            and (screening is None or _b7.screening == screening.key())
+            _b7.booking_id for _b7 in rt.each(self, self.t_bookings)
+            if (customer is None or _b7.customer == customer.customer_id)
+            and (screening is None or _b7.screening == screening.screening_id)
             and (status is None or _b7.status == status)
         ])
 
@@ -824,8 +825,8 @@ class CinemaBoxOffice(Episode):
             ))
         tickets: float = self.fn_seats_total(screening, seats)  # cinema_box_office.world:476
         booking: Booking = Booking(  # cinema_box_office.world:477
-            booking_id=self.next_id('booking_ids', 'BK{:05d}'), customer=customer.key(),
-            screening=screening.key(), seats=v.check_length(seats, 'Booking.seats', 1, 10),
+            booking_id=self.next_id('booking_ids', 'BK{:05d}'), customer=customer.customer_id,
+            screening=screening.screening_id, seats=v.check_length(seats, 'Booking.seats', 1, 10),
             concessions=(), ticket_total=v.check_range(tickets, 'Booking.ticket_total', 0.0, None),
             points_redeemed=0, total=v.check_range(tickets, 'Booking.total', 0.0, None),
             status=_E13_BookingStatus_confirmed, booked_at=self.clock,
@@ -869,7 +870,7 @@ class CinemaBoxOffice(Episode):
             merged: tuple[ConcessionLine, ...] = ()  # cinema_box_office.world:503
             found: bool = False  # cinema_box_office.world:504
             for l in rt.each(self, lines):  # cinema_box_office.world:505
-                if l.item == item.key():  # cinema_box_office.world:506
+                if l.item == item.sku:  # cinema_box_office.world:506
                     if rt.bounded(l.quantity + req.quantity) > 20:  # cinema_box_office.world:507
                         raise ToolError(rt.built(self, f'At most 20 of {item.name} per booking.'))
                     merged = rt.each(self, merged) + (  # cinema_box_office.world:508
@@ -888,7 +889,7 @@ class CinemaBoxOffice(Episode):
             if not found:  # cinema_box_office.world:518
                 merged = rt.each(self, merged) + (  # cinema_box_office.world:519
                     ConcessionLine(
-                        item.key(), v.check_range(req.quantity, 'ConcessionLine.quantity', 1, 20),
+                        item.sku, v.check_range(req.quantity, 'ConcessionLine.quantity', 1, 20),
                         v.check_range(item.price, 'ConcessionLine.unit_price', 0.0, None),
                     ),
                 )
@@ -952,7 +953,7 @@ class CinemaBoxOffice(Episode):
             raise ToolError(rt.built(
                 self, f'Too close to the start of screening {old.screening_id}.'
             ))
-        if new_screening.key() == old.key():  # cinema_box_office.world:557
+        if new_screening.screening_id == old.screening_id:  # cinema_box_office.world:557
             raise ToolError(
                 'That is the same screening: book other seats with a new booking instead.'
             )
@@ -991,7 +992,8 @@ class CinemaBoxOffice(Episode):
         self.set_field(booking, 'status', _E13_BookingStatus_exchanged)
         moved: Booking = Booking(  # cinema_box_office.world:567
             booking_id=self.next_id('booking_ids', 'BK{:05d}'), customer=booking.customer,
-            screening=new_screening.key(), seats=v.check_length(seats, 'Booking.seats', 1, 10),
+            screening=new_screening.screening_id,
+            seats=v.check_length(seats, 'Booking.seats', 1, 10),
             concessions=v.check_length(booking.concessions, 'Booking.concessions', None, 20),
             ticket_total=v.check_range(tickets, 'Booking.ticket_total', 0.0, None),
             points_redeemed=v.check_range(
@@ -1050,7 +1052,7 @@ class CinemaBoxOffice(Episode):
         self, category: ConcessionCategory | None, in_stock_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # cinema_box_office.world:610
-            _i8.key() for _i8 in rt.each(self, self.t_concessions)
+            _i8.sku for _i8 in rt.each(self, self.t_concessions)
             if (category is None or _i8.category == category)
             and (not in_stock_only or _i8.active and _i8.stock > 0)
         ])

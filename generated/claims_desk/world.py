@@ -391,7 +391,7 @@ class ClaimsDesk(Episode):
                 "A payout's amount equals its claim's approved amount.", 'claims_desk.world:190'
             )
         if not all(  # claims_desk.world:193
-            len([_p41 for _p41 in rt.each(self, self.t_payouts) if _p41.claim == _c40.key()])
+            len([_p41 for _p41 in rt.each(self, self.t_payouts) if _p41.claim == _c40.claim_id])
             == (1 if _c40.status == _E11_ClaimStatus_paid else 0)
             for _c40 in rt.each(self, self.t_claims)
         ):
@@ -465,7 +465,7 @@ class ClaimsDesk(Episode):
                 'claims_desk.world:214',
             )
         if not all(  # claims_desk.world:217
-            self.state.current_adjuster != _a49.key() or _a49.active
+            self.state.current_adjuster != _a49.adjuster_id or _a49.active
             for _a49 in rt.each(self, self.t_adjusters)
         ):
             raise InvariantError('The signed-in adjuster is active.', 'claims_desk.world:217')
@@ -509,7 +509,7 @@ class ClaimsDesk(Episode):
         return round(  # claims_desk.world:149
             0.0 + sum(rt.each(self, tuple([
                 _p1.amount for _p1 in rt.each(self, self.t_payouts)
-                if self.t_claims[_p1.claim].policy == policy.key()
+                if self.t_claims[_p1.claim].policy == policy.policy_number
             ]))),
             2,
         )
@@ -522,7 +522,7 @@ class ClaimsDesk(Episode):
         'Claims under review assigned to an adjuster.'
         return len([  # claims_desk.world:157
             _c2 for _c2 in rt.each(self, self.t_claims)
-            if _c2.adjuster == adjuster.key() and _c2.status == _E11_ClaimStatus_under_review
+            if _c2.adjuster == adjuster.adjuster_id and _c2.status == _E11_ClaimStatus_under_review
         ])
 
     def fn_within_deductible(self, c: Claim) -> bool:  # claims_desk.world:160
@@ -545,7 +545,7 @@ class ClaimsDesk(Episode):
     def fn_may_act(self, me: Adjuster, claim: Claim) -> bool:  # claims_desk.world:178
         "The claim's assigned adjuster or a supervisor."
         # claims_desk.world:179
-        return me.role == _E12_AdjusterRole_supervisor or claim.adjuster == me.key()
+        return me.role == _E12_AdjusterRole_supervisor or claim.adjuster == me.adjuster_id
 
     def tool_get_policyholder(self, holder: Policyholder) -> Policyholder:  # claims_desk.world:225
         return holder  # claims_desk.world:228
@@ -556,7 +556,7 @@ class ClaimsDesk(Episode):
         # claims_desk.world:238
         text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # claims_desk.world:239
-            _h3.key() for _h3 in rt.each(self, self.t_policyholders)
+            _h3.holder_id for _h3 in rt.each(self, self.t_policyholders)
             if rt.read(self, text) in rt.read(self, rt.built(self, _h3.name.lower()))
             and (email is None or _h3.email == email)
             and (date_of_birth is None or _h3.date_of_birth == date_of_birth)
@@ -578,7 +578,7 @@ class ClaimsDesk(Episode):
             raise ToolError('Nothing to change: give an email, a phone or a payout method.')
         if email is not None:  # claims_desk.world:253
             if any(  # claims_desk.world:254
-                _h4.key() != holder.key()
+                _h4.holder_id != holder.holder_id
                 and _h4.email == (email if email is not None else rt.absent())
                 for _h4 in rt.each(self, self.t_policyholders)
             ):
@@ -603,14 +603,14 @@ class ClaimsDesk(Episode):
         self, holder: Policyholder, status: PolicyStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:278
-            _p5.key() for _p5 in rt.each(self, self.t_policies)
-            if _p5.holder == holder.key() and (status is None or _p5.status == status)
+            _p5.policy_number for _p5 in rt.each(self, self.t_policies)
+            if _p5.holder == holder.holder_id and (status is None or _p5.status == status)
         ])
 
     def tool_coverage_left(self, policy: Policy) -> CoverageInfo:  # claims_desk.world:281
         return CoverageInfo(  # claims_desk.world:284
-            policy.key(), policy.coverage_limit, policy.deductible, self.fn_paid_out(policy),
-            self.fn_left_on(policy),
+            policy.policy_number, policy.coverage_limit, policy.deductible,
+            self.fn_paid_out(policy), self.fn_left_on(policy),
         )
 
     def tool_get_adjuster(self, adjuster: Adjuster) -> Adjuster:  # claims_desk.world:295
@@ -622,7 +622,7 @@ class ClaimsDesk(Episode):
         # claims_desk.world:307
         text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # claims_desk.world:308
-            AdjusterInfo(_a6.key(), self.fn_open_claims(_a6))
+            AdjusterInfo(_a6.adjuster_id, self.fn_open_claims(_a6))
             for _a6 in rt.each(self, self.t_adjusters)
             if rt.read(self, text) in rt.read(self, rt.built(self, _a6.name.lower()))
             and (region is None or rt.built(self, _a6.region.lower()) == rt.built(
@@ -635,7 +635,7 @@ class ClaimsDesk(Episode):
             raise ToolError(rt.built(
                 self, f'Adjuster {adjuster.adjuster_id} is inactive and cannot sign in.'
             ))
-        self.set_state('current_adjuster', adjuster.key())  # claims_desk.world:315
+        self.set_state('current_adjuster', adjuster.adjuster_id)  # claims_desk.world:315
         return adjuster  # claims_desk.world:316
 
     def tool_get_claim(self, claim: Claim) -> Claim:  # claims_desk.world:321
@@ -650,11 +650,11 @@ class ClaimsDesk(Episode):
         filed_on: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:336
-            _c7.key() for _c7 in rt.each(self, self.t_claims)
-            if (policy is None or _c7.policy == policy.key())
-            and (holder is None or self.t_policies[_c7.policy].holder == holder.key())
+            _c7.claim_id for _c7 in rt.each(self, self.t_claims)
+            if (policy is None or _c7.policy == policy.policy_number)
+            and (holder is None or self.t_policies[_c7.policy].holder == holder.holder_id)
             and (status is None or _c7.status == status)
-            and (adjuster is None or _c7.adjuster == adjuster.key())
+            and (adjuster is None or _c7.adjuster == adjuster.adjuster_id)
             and (filed_on is None or _c7.filed_on == filed_on)
         ])
 
@@ -689,7 +689,7 @@ class ClaimsDesk(Episode):
                 f'The claimed amount does not exceed the deductible of {policy.deductible:.2f}.'
             )
         claim: Claim = Claim(  # claims_desk.world:355
-            claim_id=self.next_id('claim_ids', 'CL{:05d}'), policy=policy.key(),
+            claim_id=self.next_id('claim_ids', 'CL{:05d}'), policy=policy.policy_number,
             incident_date=incident_date, filed_on=today,
             description=v.check_length(description, 'Claim.description', 1, 500),
             claimed_amount=v.check_range(
@@ -721,7 +721,7 @@ class ClaimsDesk(Episode):
                 'under review.',
             ))
         self.set_fields(  # claims_desk.world:378
-            claim, ('adjuster', 'status'), adjuster.key(), _E11_ClaimStatus_under_review
+            claim, ('adjuster', 'status'), adjuster.adjuster_id, _E11_ClaimStatus_under_review
         )
         return claim  # claims_desk.world:380
 
@@ -737,7 +737,7 @@ class ClaimsDesk(Episode):
         if not self.fn_may_act(me, claim):  # claims_desk.world:392
             raise ToolError('Only the assigned adjuster or a supervisor can approve this claim.')
         if any(  # claims_desk.world:393
-            _d8.claim == claim.key() and _d8.status == _E9_DocStatus_requested
+            _d8.claim == claim.claim_id and _d8.status == _E9_DocStatus_requested
             for _d8 in rt.each(self, self.t_documents)
         ):
             raise ToolError(rt.built(
@@ -815,11 +815,11 @@ class ClaimsDesk(Episode):
                 f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).',
             ))
         payout: Payout = Payout(  # claims_desk.world:433
-            payout_id=self.next_id('payout_ids', 'PAY{:05d}'), claim=claim.key(),
+            payout_id=self.next_id('payout_ids', 'PAY{:05d}'), claim=claim.claim_id,
             amount=v.check_range(amount, 'Payout.amount', 0.0, None),
             method=method if method is not None
             else self.t_policyholders[self.t_policies[claim.policy].holder].payout_method,
-            paid_on=self.clock.date(), paid_by=me.key(),
+            paid_on=self.clock.date(), paid_by=me.adjuster_id,
             reference=v.check_pattern(
                 self.next_id('payment_reference_seq', 'TXN{:08d}'), 'Payout.reference',
                 '^TXN[0-9]{8}$',
@@ -835,8 +835,8 @@ class ClaimsDesk(Episode):
     # claims_desk.world:454
     def tool_list_claim_documents(self, claim: Claim, status: DocStatus | None) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:460
-            _d9.key() for _d9 in rt.each(self, self.t_documents)
-            if _d9.claim == claim.key() and (status is None or _d9.status == status)
+            _d9.document_id for _d9 in rt.each(self, self.t_documents)
+            if _d9.claim == claim.claim_id and (status is None or _d9.status == status)
         ])
 
     def tool_request_document(  # claims_desk.world:463
@@ -853,7 +853,7 @@ class ClaimsDesk(Episode):
         if not self.fn_may_act(me, claim):  # claims_desk.world:473
             raise ToolError('Only the assigned adjuster or a supervisor can request documents.')
         if any(  # claims_desk.world:474
-            _d10.claim == claim.key() and _d10.doc_type == doc_type
+            _d10.claim == claim.claim_id and _d10.doc_type == doc_type
             and _d10.status == _E9_DocStatus_requested
             for _d10 in rt.each(self, self.t_documents)
         ):
@@ -863,9 +863,9 @@ class ClaimsDesk(Episode):
                 'received.',
             ))
         doc: ClaimDocument = ClaimDocument(  # claims_desk.world:475
-            document_id=self.next_id('document_ids', 'DOC{:04d}'), claim=claim.key(),
+            document_id=self.next_id('document_ids', 'DOC{:04d}'), claim=claim.claim_id,
             doc_type=doc_type, status=_E9_DocStatus_requested, requested_on=self.clock.date(),
-            received_on=None, requested_by=me.key(),
+            received_on=None, requested_by=me.adjuster_id,
             note=v.check_length(note if note is not None else '', 'ClaimDocument.note', None, 300),
         )
         self.insert(self.t_documents, doc)  # claims_desk.world:482
@@ -897,8 +897,8 @@ class ClaimsDesk(Episode):
     # claims_desk.world:508
     def tool_list_payouts(self, policy: Policy | None, paid_on: dt.date | None) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:514
-            _p11.key() for _p11 in rt.each(self, self.t_payouts)
-            if (policy is None or self.t_claims[_p11.claim].policy == policy.key())
+            _p11.payout_id for _p11 in rt.each(self, self.t_payouts)
+            if (policy is None or self.t_claims[_p11.claim].policy == policy.policy_number)
             and (paid_on is None or _p11.paid_on == paid_on)
         ])
 

@@ -288,13 +288,13 @@ class ClinicRecords(Episode):
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
         return any(  # clinic_records.world:90
-            _q1.status == _E8_RxStatus_active and _q1.drug == drug.key()
-            and self.t_visits[_q1.visit].patient == patient.key()
+            _q1.status == _E8_RxStatus_active and _q1.drug == drug.code
+            and self.t_visits[_q1.visit].patient == patient.id_
             for _q1 in rt.each(self, self.t_prescriptions)
         )
 
     def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
-        self.set_state('current_doctor', doctor.key())  # clinic_records.world:120
+        self.set_state('current_doctor', doctor.id_)  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
     def tool_register_patient(  # clinic_records.world:124
@@ -323,7 +323,7 @@ class ClinicRecords(Episode):
     def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
-        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
+        if drug.code in rt.each(self, patient.allergies):  # clinic_records.world:153
             raise ToolError(rt.built(
                 self, f'{patient.name} is already recorded as allergic to {drug.name}.'
             ))
@@ -332,7 +332,7 @@ class ClinicRecords(Episode):
                 self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
             ))
         # clinic_records.world:155
-        self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.key()))
+        self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.code))
         return patient  # clinic_records.world:156
 
     # clinic_records.world:159
@@ -340,7 +340,7 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
         visit: Visit = Visit(  # clinic_records.world:166
-            id_=self.next_id('visit_ids', 'V{:03d}'), patient=patient.key(),
+            id_=self.next_id('visit_ids', 'V{:03d}'), patient=patient.id_,
             doctor=self.state.current_doctor, at=self.clock,
             diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200),
         )
@@ -359,7 +359,7 @@ class ClinicRecords(Episode):
                 f'from visit {visit.id_}.',
             ))
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
-        if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
+        if drug.code in rt.each(self, patient.allergies):  # clinic_records.world:182
             raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
         if course_days > drug.max_days:  # clinic_records.world:183
             raise ToolError(rt.built(
@@ -373,7 +373,7 @@ class ClinicRecords(Episode):
             ))
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
-            id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(),
+            id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.id_, drug=drug.code,
             dose=v.check_length(dose, 'Prescription.dose', 1, 60), start=today,
             end=today + dt.timedelta(days=course_days), renewals=0, status=_E8_RxStatus_active,
             stop_reason=None,
@@ -433,7 +433,7 @@ class ClinicRecords(Episode):
     # clinic_records.world:232
     def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
         return tuple([  # clinic_records.world:237
-            _d2.key() for _d2 in rt.each(self, self.t_doctors)
+            _d2.id_ for _d2 in rt.each(self, self.t_doctors)
             if specialty is None or _d2.specialty == specialty
         ])
 
@@ -444,7 +444,7 @@ class ClinicRecords(Episode):
     def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
-            _d3.key() for _d3 in rt.each(self, self.t_drugs)
+            _d3.code for _d3 in rt.each(self, self.t_drugs)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
             and (drug_class is None or _d3.drug_class == drug_class)
         ])
@@ -456,7 +456,7 @@ class ClinicRecords(Episode):
     def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
         wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
-            _p4.key() for _p4 in rt.each(self, self.t_patients)
+            _p4.id_ for _p4 in rt.each(self, self.t_patients)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
             and (birth_date is None or _p4.birth_date == birth_date)
         ])
@@ -467,7 +467,7 @@ class ClinicRecords(Episode):
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
         return rt.sorted_keys(  # clinic_records.world:289
             rt.each(self, [
-                _v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.key()
+                _v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.id_
             ]),
             key=lambda _v5: _v5.at,
         )
@@ -478,8 +478,8 @@ class ClinicRecords(Episode):
     # clinic_records.world:300
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
         return tuple([  # clinic_records.world:306
-            _p7.key() for _p7 in rt.each(self, self.t_prescriptions)
-            if self.t_visits[_p7.visit].patient == patient.key()
+            _p7.id_ for _p7 in rt.each(self, self.t_prescriptions)
+            if self.t_visits[_p7.visit].patient == patient.id_
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
 
@@ -697,7 +697,7 @@ def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords) -> bool:
 def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_records.world:534
     return any(
         _pt9.name == 'Liam Park' and _pt9.birth_date == rt.parse_date('2019-07-14')
-        and any(_d10.key() == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
+        and any(_d10.code == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
         and len(_pt9.allergies) == 1
         for _pt9 in rt.each(ep, ep.t_patients)
     )
@@ -730,7 +730,7 @@ def _check_stop_and_record_allergy__stopped(ep: ClinicRecords) -> rt.Verdict | b
 
 def _check_stop_and_record_allergy__allergy(ep: ClinicRecords) -> bool:  # clinic_records.world:649
     return any(
-        _d13.key() == 'LIS01'
+        _d13.code == 'LIS01'
         for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P003'].allergies))
     )
 
@@ -746,11 +746,11 @@ def _check_amoxicillin_rash__stopped(ep: ClinicRecords) -> rt.Verdict | bool:  #
 def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tasks.world:108
     return (
         any(
-            _d14.key() == 'AMX01'
+            _d14.code == 'AMX01'
             for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         )
         and any(
-            _d15.key() == 'PEN01'
+            _d15.code == 'PEN01'
             for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
         )
     )
@@ -829,9 +829,7 @@ def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # t
     return any(
         _pt21.name == 'Omar Haddad' and _pt21.birth_date == rt.parse_date('1979-08-30')
         and len(_pt21.allergies) == 1
-        and any(
-            _d22.key() == 'AMX01' for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies))
-        )
+        and any(_d22.code == 'AMX01' for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies)))
         and _pt21.registered_on == rt.parse_date('2026-03-10')
         for _pt21 in rt.each(ep, ep.t_patients)
     )
@@ -878,7 +876,7 @@ def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords) -> b
 def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords) -> bool:
     return any(
         _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
-            _d27.key() == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
+            _d27.code == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
         )
         for _pt26 in rt.each(ep, ep.t_patients)
     )
@@ -887,7 +885,7 @@ def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords) -> bool
 # tasks.world:682
 def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords) -> bool:
     return any(
-        _d28.key() == 'IBU01'
+        _d28.code == 'IBU01'
         for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
     )
 

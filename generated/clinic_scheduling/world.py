@@ -438,7 +438,7 @@ class ClinicScheduling(Episode):
         length: int = self.fn_visit_minutes(kind)  # clinic.world:202
         end: dt.datetime = slot.start + dt.timedelta(minutes=length)  # clinic.world:203
         others: tuple[str, ...] = tuple([  # clinic.world:204
-            _a1.key() for _a1 in rt.each(self, self.t_appointments)
+            _a1.id_ for _a1 in rt.each(self, self.t_appointments)
             if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
@@ -457,7 +457,7 @@ class ClinicScheduling(Episode):
                 f'{slot.length_minutes} minutes long.',
             )
         if any(  # clinic.world:214
-            _a2.doctor == doctor.key() and self.fn_overlaps(_a2.start, _a2.end, slot.start, end)
+            _a2.doctor == doctor.id_ and self.fn_overlaps(_a2.start, _a2.end, slot.start, end)
             for _a2 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
             return rt.built(  # clinic.world:215
@@ -466,7 +466,7 @@ class ClinicScheduling(Episode):
         if (  # clinic.world:217
             len([
                 _a3 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
-                if _a3.doctor == doctor.key() and _a3.start.date() == day
+                if _a3.doctor == doctor.id_ and _a3.start.date() == day
             ])
             >= doctor.max_daily_appointments
         ):
@@ -476,7 +476,7 @@ class ClinicScheduling(Episode):
                 'appointments).',
             )
         if any(  # clinic.world:220
-            _a4.patient == patient.key() and self.fn_overlaps(_a4.start, _a4.end, slot.start, end)
+            _a4.patient == patient.id_ and self.fn_overlaps(_a4.start, _a4.end, slot.start, end)
             for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
             return rt.built(  # clinic.world:221
@@ -486,7 +486,7 @@ class ClinicScheduling(Episode):
         if (  # clinic.world:223
             len([
                 _a5 for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
-                if _a5.patient == patient.key() and _a5.start.date() == day
+                if _a5.patient == patient.id_ and _a5.start.date() == day
             ])
             >= self.state.max_appointments_per_day
         ):
@@ -503,7 +503,7 @@ class ClinicScheduling(Episode):
                 f' is {age}.',
             )
         seen_before: bool = any(  # clinic.world:230
-            _a6.patient == patient.key() and _a6.doctor == doctor.key()
+            _a6.patient == patient.id_ and _a6.doctor == doctor.id_
             and _a6.status == _E17_AppointmentStatus_completed
             for _a6 in rt.each(self, self.t_appointments)
         )
@@ -519,14 +519,14 @@ class ClinicScheduling(Episode):
     def fn_free_slots(self, doctor: Doctor, day: dt.date, kind: VisitKind) -> tuple[str, ...]:
         "A doctor's slots on a day that could take a visit of this kind."
         candidates: tuple[str, ...] = tuple([  # clinic.world:240
-            _s7.key() for _s7 in rt.each(self, self.t_slots)
-            if _s7.doctor == doctor.key() and _s7.start.date() == day and _s7.start > self.clock
+            _s7.id_ for _s7 in rt.each(self, self.t_slots)
+            if _s7.doctor == doctor.id_ and _s7.start.date() == day and _s7.start > self.clock
             and self.fn_visit_minutes(kind) <= _s7.length_minutes
             and day not in rt.each(self, self.state.closed_days)
         ])
         taken: tuple[str, ...] = tuple([  # clinic.world:241
-            _a8.key() for _a8 in rt.each(self, self.t_appointments)
-            if self.fn_active(_a8) and _a8.doctor == doctor.key() and _a8.start.date() == day
+            _a8.id_ for _a8 in rt.each(self, self.t_appointments)
+            if self.fn_active(_a8) and _a8.doctor == doctor.id_ and _a8.start.date() == day
         ])
         full: bool = len(taken) >= doctor.max_daily_appointments  # clinic.world:242
         return rt.sorted_keys(  # clinic.world:243
@@ -547,7 +547,7 @@ class ClinicScheduling(Episode):
         self, specialty: Specialty | None, accepting_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # clinic.world:280
-            _d12.key() for _d12 in rt.each(self, self.t_doctors)
+            _d12.id_ for _d12 in rt.each(self, self.t_doctors)
             if (specialty is None or _d12.specialty == specialty)
             and (_d12.accepting_new_patients or not accepting_only)
         ])
@@ -569,7 +569,7 @@ class ClinicScheduling(Episode):
         if birth_date > self.clock.date():  # clinic.world:301
             raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
-            _p15.key() for _p15 in rt.each(self, self.t_patients)
+            _p15.id_ for _p15 in rt.each(self, self.t_patients)
             if rt.built(self, _p15.name.lower()) == rt.built(self, name.lower())
             and _p15.birth_date == birth_date
         ])
@@ -596,7 +596,7 @@ class ClinicScheduling(Episode):
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
-            _d16.key() for _d16 in rt.each(self, self.t_doctors)
+            _d16.id_ for _d16 in rt.each(self, self.t_doctors)
             if (specialty is None or _d16.specialty == specialty)
             and (doctor_id is None or _d16.id_ == doctor_id)
         ])
@@ -612,8 +612,8 @@ class ClinicScheduling(Episode):
     # clinic.world:331
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         booked: tuple[str, ...] = tuple([  # clinic.world:337
-            _a19.key() for _a19 in rt.each(self, self.t_appointments)
-            if _a19.doctor == doctor.key() and _a19.start.date() == day and self.fn_active(_a19)
+            _a19.id_ for _a19 in rt.each(self, self.t_appointments)
+            if _a19.doctor == doctor.id_ and _a19.start.date() == day and self.fn_active(_a19)
         ])
         return DaySchedule(  # clinic.world:338
             doctor.id_, day,
@@ -637,7 +637,7 @@ class ClinicScheduling(Episode):
         status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # clinic.world:354
-            _a22.key() for _a22 in rt.each(self, self.t_appointments)
+            _a22.id_ for _a22 in rt.each(self, self.t_appointments)
             if (patient_id is None or self.t_patients[_a22.patient].id_ == patient_id)
             and (doctor_id is None or self.t_doctors[_a22.doctor].id_ == doctor_id)
             and (on is None or _a22.start.date() == on)
@@ -654,8 +654,8 @@ class ClinicScheduling(Episode):
         if problem is not None:  # clinic.world:374
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:375
-            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.key(),
-            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
+            id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.id_,
+            doctor=slot.doctor, slot=slot.id_, kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(reason, 'Appointment.reason', 1, 200),
             status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
@@ -664,11 +664,11 @@ class ClinicScheduling(Episode):
         self.insert(self.t_appointments, appointment)  # clinic.world:384
         for entry in rt.rows(  # clinic.world:385
             self.t_waitlist, rt.each(self, tuple([
-                _w24.key() for _w24 in rt.each(self, self.t_waitlist)
-                if _w24.patient == patient.key() and _w24.doctor == slot.doctor
+                _w24.id_ for _w24 in rt.each(self, self.t_waitlist)
+                if _w24.patient == patient.id_ and _w24.doctor == slot.doctor
             ])),
         ):
-            self.delete(self.t_waitlist, entry.key())  # clinic.world:386
+            self.delete(self.t_waitlist, entry.id_)  # clinic.world:386
         return appointment  # clinic.world:388
 
     # clinic.world:391
@@ -686,7 +686,7 @@ class ClinicScheduling(Episode):
                 f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
                 'longer be moved. Cancel it instead.',
             ))
-        if new_slot.key() == appointment.slot:  # clinic.world:399
+        if new_slot.id_ == appointment.slot:  # clinic.world:399
             raise ToolError(rt.built(
                 self, f'Appointment {appointment.id_} is already in slot {new_slot.id_}.'
             ))
@@ -705,7 +705,7 @@ class ClinicScheduling(Episode):
         )
         if problem is not None:  # clinic.world:402
             raise ToolError(problem if problem is not None else '')
-        self.set_field(appointment, 'slot', new_slot.key())  # clinic.world:403
+        self.set_field(appointment, 'slot', new_slot.id_)  # clinic.world:403
         self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
         self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
         self.set_field(  # clinic.world:406
@@ -842,15 +842,15 @@ class ClinicScheduling(Episode):
         if latest < self.clock.date():  # clinic.world:497
             raise ToolError(f'The window ends on {latest}, which has already passed.')
         if any(  # clinic.world:498
-            _w25.patient == patient.key() and _w25.doctor == doctor.key()
+            _w25.patient == patient.id_ and _w25.doctor == doctor.id_
             for _w25 in rt.each(self, self.t_waitlist)
         ):
             raise ToolError(rt.built(
                 self, f'{patient.name} is already on {doctor.name}\'s waitlist.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
-            id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.key(),
-            doctor=doctor.key(), earliest=earliest, latest=latest,
+            id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.id_, doctor=doctor.id_,
+            earliest=earliest, latest=latest,
             reason=v.check_length(reason, 'WaitlistEntry.reason', 1, 200), added_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # clinic.world:506
@@ -858,8 +858,8 @@ class ClinicScheduling(Episode):
 
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
         return tuple([  # clinic.world:515
-            _w26.key() for _w26 in rt.each(self, self.t_waitlist)
-            if doctor is None or _w26.doctor == doctor.key()
+            _w26.id_ for _w26 in rt.each(self, self.t_waitlist)
+            if doctor is None or _w26.doctor == doctor.id_
         ])
 
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
@@ -868,7 +868,7 @@ class ClinicScheduling(Episode):
             f'{self.t_patients[entry.patient].name} was removed from '
             f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
         )
-        self.delete(self.t_waitlist, entry.key())  # clinic.world:524
+        self.delete(self.t_waitlist, entry.id_)  # clinic.world:524
         return text  # clinic.world:525
 
     def tool_book_from_waitlist(  # clinic.world:528
@@ -895,14 +895,14 @@ class ClinicScheduling(Episode):
             raise ToolError(problem if problem is not None else '')
         appointment: Appointment = Appointment(  # clinic.world:540
             id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=entry.patient,
-            doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
+            doctor=slot.doctor, slot=slot.id_, kind=kind, start=slot.start,
             end=slot.start + dt.timedelta(minutes=self.fn_visit_minutes(kind)),
             reason=v.check_length(entry.reason, 'Appointment.reason', 1, 200),
             status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancelled_at=None,
             late_cancellation=False, notes=None,
         )
         self.insert(self.t_appointments, appointment)  # clinic.world:549
-        self.delete(self.t_waitlist, entry.key())  # clinic.world:550
+        self.delete(self.t_waitlist, entry.id_)  # clinic.world:550
         return appointment  # clinic.world:551
 
 

@@ -270,6 +270,9 @@ _C_EVENT_HOURS: int = 4  # concert_ticket_office.world:19
 _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 'J', 'K', 'L', 'M', 'N', 'O', 'P', 'Q', 'R', 'S', 'T', 'U', 'V', 'W', 'X', 'Y', 'Z')  # concert_ticket_office.world:21
 
 
+_GET_id_ = rt.getter('id_', str)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -387,7 +390,7 @@ class ConcertTicketOffice(Episode):
         if not all(  # concert_ticket_office.world:240
             _o53.total_cents == sum(rt.each(self, tuple([
                 _t54.price_cents for _t54 in rt.each(self, self.t_tickets)
-                if _t54.order == _o53.key()
+                if _t54.order == _o53.id_
             ])))
             for _o53 in rt.each(self, self.t_orders)
         ):
@@ -465,9 +468,7 @@ class ConcertTicketOffice(Episode):
         'The seats of a section that are sold, checked in or under a live hold.'
         return v.unique(tuple(rt.each(self, tuple([  # concert_ticket_office.world:188
             _t1.seat for _t1 in rt.each(self, self.t_tickets)
-            if _t1.event == event.key() and _t1.section == section.key() and self.fn_blocks_seat(
-                _t1
-            )
+            if _t1.event == event.id_ and _t1.section == section.id_ and self.fn_blocks_seat(_t1)
         ]))))
 
     # concert_ticket_office.world:191
@@ -475,7 +476,7 @@ class ConcertTicketOffice(Episode):
         'Tickets for the event the customer holds, sold or checked in.'
         return len([  # concert_ticket_office.world:194
             _t2 for _t2 in rt.each(self, self.t_tickets)
-            if _t2.holder == customer.key() and _t2.event == event.key() and self.fn_owned(_t2)
+            if _t2.holder == customer.id_ and _t2.event == event.id_ and self.fn_owned(_t2)
         ])
 
     # concert_ticket_office.world:197
@@ -483,7 +484,7 @@ class ConcertTicketOffice(Episode):
         'Seats the customer has under live holds for the event.'
         return len([  # concert_ticket_office.world:200
             _t3 for _t3 in rt.each(self, self.t_tickets)
-            if self.t_orders[_t3.order].customer == customer.key() and _t3.event == event.key()
+            if self.t_orders[_t3.order].customer == customer.id_ and _t3.event == event.id_
             and _t3.status == _E12_TicketStatus_held
             and self.fn_hold_live(self.t_orders[_t3.order])
         ])
@@ -493,7 +494,7 @@ class ConcertTicketOffice(Episode):
         ("A section with the event's price for its tier and how many of its seats are free for "
          'the event.')
         return SectionOffer(  # concert_ticket_office.world:206
-            section.key(), event.prices.get(section.tier),
+            section.id_, event.prices.get(section.tier),
             rt.bounded(
                 rt.bounded(section.rows * section.seats_per_row) - len(self.fn_taken_seats(
                     event, section
@@ -516,7 +517,7 @@ class ConcertTicketOffice(Episode):
 
     def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
         return EventView(  # concert_ticket_office.world:256
-            event.key(), event.venue, tuple([
+            event.id_, event.venue, tuple([
                 self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections)
                 if _s6.venue == event.venue
             ]),
@@ -524,20 +525,20 @@ class ConcertTicketOffice(Episode):
 
     def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
         # concert_ticket_office.world:264
-        return tuple([_v7.key() for _v7 in rt.each(self, self.t_venues)])
+        return tuple(map(_GET_id_, rt.each(self, self.t_venues)))
 
     # concert_ticket_office.world:267
     def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:
         return tuple([  # concert_ticket_office.world:272
-            _s8.key() for _s8 in rt.each(self, self.t_sections)
-            if venue is None or _s8.venue == venue.key()
+            _s8.id_ for _s8 in rt.each(self, self.t_sections)
+            if venue is None or _s8.venue == venue.id_
         ])
 
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
         # concert_ticket_office.world:280
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # concert_ticket_office.world:281
-            _c9.key() for _c9 in rt.each(self, self.t_customers)
+            _c9.id_ for _c9 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
         ])
@@ -569,10 +570,8 @@ class ConcertTicketOffice(Episode):
 
     def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
         return OrderView(  # concert_ticket_office.world:323
-            order.key(),
-            tuple([
-                _t10.key() for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.key()
-            ]),
+            order.id_,
+            tuple([_t10.id_ for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.id_]),
             order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
         )
 
@@ -580,8 +579,8 @@ class ConcertTicketOffice(Episode):
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
         return tuple([  # concert_ticket_office.world:336
-            _t11.key() for _t11 in rt.each(self, self.t_tickets)
-            if _t11.holder == customer.key() and (event is None or _t11.event == event.key())
+            _t11.id_ for _t11 in rt.each(self, self.t_tickets)
+            if _t11.holder == customer.id_ and (event is None or _t11.event == event.id_)
         ])
 
     def tool_list_customer_orders(  # concert_ticket_office.world:339
@@ -590,7 +589,7 @@ class ConcertTicketOffice(Episode):
         return rt.sorted_keys(  # concert_ticket_office.world:345
             rt.each(self, [
                 _o13 for _o13 in rt.each(self, self.t_orders)
-                if _o13.customer == customer.key() and (event is None or _o13.event == event.key())
+                if _o13.customer == customer.id_ and (event is None or _o13.event == event.id_)
             ]),
             key=lambda _o12: _o12.created_at, reverse=True,
         )
@@ -635,7 +634,7 @@ class ConcertTicketOffice(Episode):
                 f'at most {_C_MAX_PER_EVENT} per event.',
             ))
         order: Order = Order(  # concert_ticket_office.world:376
-            id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(),
+            id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.id_, event=event.id_,
             status=_E11_OrderStatus_held, created_at=self.clock,
             hold_expires_at=self.clock + dt.timedelta(minutes=_C_HOLD_MINUTES),
             total_cents=v.check_range(
@@ -647,18 +646,16 @@ class ConcertTicketOffice(Episode):
         for _seat14 in rt.each(self, seats):  # concert_ticket_office.world:383
             self.insert(  # concert_ticket_office.world:384
                 self.t_tickets, Ticket(
-                    id_=self.next_id('ticket_ids', 'TK{:04d}'), order=order.key(),
-                    event=event.key(), section=section.key(),
+                    id_=self.next_id('ticket_ids', 'TK{:04d}'), order=order.id_, event=event.id_,
+                    section=section.id_,
                     seat=v.check_pattern(_seat14, 'Ticket.seat', '^[A-Z][0-9]{1,2}$'),
                     price_cents=v.check_range(price, 'Ticket.price_cents', 0, None),
-                    holder=customer.key(), status=_E12_TicketStatus_held, checked_in_at=None,
+                    holder=customer.id_, status=_E12_TicketStatus_held, checked_in_at=None,
                 ),
             )
         return OrderView(  # concert_ticket_office.world:393
-            order.key(),
-            tuple([
-                _t15.key() for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.key()
-            ]),
+            order.id_,
+            tuple([_t15.id_ for _t15 in rt.each(self, self.t_tickets) if _t15.order == order.id_]),
             False,
         )
 
@@ -673,7 +670,7 @@ class ConcertTicketOffice(Episode):
                 'seats again.',
             ))
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
-            _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
+            _t16.id_ for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.id_
         ])
         if (  # concert_ticket_office.world:409
             rt.bounded(
@@ -706,10 +703,8 @@ class ConcertTicketOffice(Episode):
             # concert_ticket_office.world:417
             self.set_field(self.t_tickets[_t18.id_], 'status', _E12_TicketStatus_sold)
         return OrderView(  # concert_ticket_office.world:419
-            order.key(),
-            tuple([
-                _t19.key() for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.key()
-            ]),
+            order.id_,
+            tuple([_t19.id_ for _t19 in rt.each(self, self.t_tickets) if _t19.order == order.id_]),
             False,
         )
 
@@ -719,7 +714,7 @@ class ConcertTicketOffice(Episode):
         # concert_ticket_office.world:432
         self.set_field(order, 'status', _E11_OrderStatus_released)
         for t in rt.each(self, [  # concert_ticket_office.world:433
-            _t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.key()
+            _t20 for _t20 in rt.each(self, self.t_tickets) if _t20.order == order.id_
         ]):
             # concert_ticket_office.world:434
             self.set_field(self.t_tickets[t.id_], 'status', _E12_TicketStatus_released)
@@ -736,7 +731,7 @@ class ConcertTicketOffice(Episode):
             raise ToolError(rt.built(
                 self, f'{self.t_events[ticket.event].title} has already started.'
             ))
-        if ticket.holder == to_customer.key():  # concert_ticket_office.world:447
+        if ticket.holder == to_customer.id_:  # concert_ticket_office.world:447
             raise ToolError(rt.built(
                 self, f'{to_customer.name} already holds ticket {ticket.id_}.'
             ))
@@ -747,7 +742,7 @@ class ConcertTicketOffice(Episode):
                 f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
                 f'{self.t_events[ticket.event].title}.',
             ))
-        self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
+        self.set_field(ticket, 'holder', to_customer.id_)  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
@@ -763,7 +758,7 @@ class ConcertTicketOffice(Episode):
             ))
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
-        return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
+        return Refund(ticket.id_, ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
@@ -1085,7 +1080,7 @@ def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # task
         _o24.customer == 'C002' and _o24.event == 'E02' and _o24.status == _E11_OrderStatus_paid
         and _o24.payment == _E9_PayMethod_cash and _o24.total_cents == 2500
         and any(
-            _t25.order == _o24.key() and _t25.section == 'BALC' and _t25.seat == 'B6'
+            _t25.order == _o24.id_ and _t25.section == 'BALC' and _t25.seat == 'B6'
             and _t25.status == _E12_TicketStatus_sold and _t25.holder == 'C002'
             for _t25 in rt.each(ep, ep.t_tickets)
         )
@@ -1149,12 +1144,12 @@ def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool: 
         _o30.customer == 'C003' and _o30.event == 'E04' and _o30.status == _E11_OrderStatus_paid
         and _o30.payment == _E9_PayMethod_card and _o30.total_cents == 6000
         and any(
-            _t31.order == _o30.key() and _t31.section == 'FLOOR' and _t31.seat == 'A1'
+            _t31.order == _o30.id_ and _t31.section == 'FLOOR' and _t31.seat == 'A1'
             and _t31.status == _E12_TicketStatus_sold
             for _t31 in rt.each(ep, ep.t_tickets)
         )
         and any(
-            _t32.order == _o30.key() and _t32.section == 'FLOOR' and _t32.seat == 'A2'
+            _t32.order == _o30.id_ and _t32.section == 'FLOOR' and _t32.seat == 'A2'
             and _t32.status == _E12_TicketStatus_sold
             for _t32 in rt.each(ep, ep.t_tickets)
         )

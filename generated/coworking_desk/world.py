@@ -286,7 +286,7 @@ class CreditTransaction(Row):
         text=v.str_text, schema=js.scalar('str', None, 200))
 
 
-_GET_amount = rt.attrgetter('amount')
+_GET_amount = rt.getter('amount', float)
 
 
 class _State(StateBase):
@@ -367,7 +367,7 @@ class CoworkingDesk(Episode):
             )
         if not all(  # coworking_desk.world:204
             not any(
-                _a91.key() != _b92.key() and self.fn_holds_space(_a91)
+                _a91.booking_id != _b92.booking_id and self.fn_holds_space(_a91)
                 and self.fn_holds_space(_b92) and _a91.space == _b92.space
                 and _a91.starts_at < _b92.ends_at and _b92.starts_at < _a91.ends_at
                 for _b92 in rt.each(self, self.t_bookings)
@@ -417,7 +417,7 @@ class CoworkingDesk(Episode):
             )
         if not all(  # coworking_desk.world:219
             all(
-                self.t_bookings[_l98.booking].invoice == _i97.key()
+                self.t_bookings[_l98.booking].invoice == _i97.invoice_id
                 and self.t_bookings[_l98.booking].member == _i97.member
                 for _l98 in rt.each(self, _i97.lines)
             )
@@ -435,7 +435,7 @@ class CoworkingDesk(Episode):
                 )
         if not all(  # coworking_desk.world:225
             len([
-                _n101.key() for _n101 in rt.each(self, self.t_members)
+                _n101.member_id for _n101 in rt.each(self, self.t_members)
                 if rt.built(self, _n101.email.lower()) == rt.built(self, _m100.email.lower())
             ])
             == 1
@@ -483,7 +483,7 @@ class CoworkingDesk(Episode):
     def fn_space_busy(self, s: Space, start: dt.datetime, end: dt.datetime, skip: str) -> bool:
         'Whether another booking holds the space in that time.'
         return any(  # coworking_desk.world:147
-            _b1.booking_id != skip and self.fn_holds_space(_b1) and _b1.space == s.key()
+            _b1.booking_id != skip and self.fn_holds_space(_b1) and _b1.space == s.space_id
             and _b1.starts_at < end and start < _b1.ends_at
             for _b1 in rt.each(self, self.t_bookings)
         )
@@ -514,7 +514,7 @@ class CoworkingDesk(Episode):
         "The balance after a member's latest credit transaction, if any."
         last: int | None = None  # coworking_desk.world:173
         for t in rt.each(self, self.t_credit_transactions):  # coworking_desk.world:174
-            if t.member == m.key():  # coworking_desk.world:175
+            if t.member == m.member_id:  # coworking_desk.world:175
                 last = t.balance_after  # coworking_desk.world:176
         return last  # coworking_desk.world:179
 
@@ -541,7 +541,7 @@ class CoworkingDesk(Episode):
             b.extra_hours > 0 and b.status != _E13_BookingStatus_cancelled
             and len([
                 _l4 for _l4 in rt.each(self, (i if i is not None else rt.absent()).lines)
-                if _l4.booking == b.key()
+                if _l4.booking == b.booking_id
             ])
             == 1
         )
@@ -551,7 +551,7 @@ class CoworkingDesk(Episode):
 
     def tool_list_plans(self, active_only: bool) -> tuple[str, ...]:  # coworking_desk.world:238
         return tuple([  # coworking_desk.world:243
-            _p5.key() for _p5 in rt.each(self, self.t_plans) if _p5.active or not active_only
+            _p5.code for _p5 in rt.each(self, self.t_plans) if _p5.active or not active_only
         ])
 
     def tool_get_member(self, member: Member) -> Member:  # coworking_desk.world:246
@@ -583,20 +583,20 @@ class CoworkingDesk(Episode):
                     in rt.read(self, rt.built(self, (c if c is not None else rt.absent()).lower()))
                 ):
                     continue  # coworking_desk.world:275
-            found = rt.each(self, found) + (m.key(),)  # coworking_desk.world:278
+            found = rt.each(self, found) + (m.member_id,)  # coworking_desk.world:278
         return found  # coworking_desk.world:280
 
     # coworking_desk.world:283
     def tool_change_plan(self, member: Member, new_plan: MembershipPlan) -> Member:
         if not new_plan.active:  # coworking_desk.world:289
             raise ToolError(rt.built(self, f'Plan {new_plan.code} is no longer offered.'))
-        if member.plan == new_plan.key():  # coworking_desk.world:290
+        if member.plan == new_plan.code:  # coworking_desk.world:290
             raise ToolError(rt.built(
                 self, f'Member {member.member_id} is already on plan {new_plan.code}.'
             ))
         if not (  # coworking_desk.world:291
             new_plan.can_book_rooms or not any(
-                _b6.member == member.key() and _b6.status == _E13_BookingStatus_confirmed
+                _b6.member == member.member_id and _b6.status == _E13_BookingStatus_confirmed
                 and self.t_spaces[_b6.space].kind == _E9_SpaceKind_meeting_room
                 for _b6 in rt.each(self, self.t_bookings)
             )
@@ -621,10 +621,10 @@ class CoworkingDesk(Episode):
                     min(old_credits, new_plan.monthly_credits), 'Member.credits', 0, 1000000
                 ),
             )
-        self.set_field(member, 'plan', new_plan.key())  # coworking_desk.world:299
+        self.set_field(member, 'plan', new_plan.code)  # coworking_desk.world:299
         self.insert(  # coworking_desk.world:300
             self.t_credit_transactions, CreditTransaction(
-                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.key(), booking=None,
+                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.member_id, booking=None,
                 change=rt.bounded(member.credits_ - old_credits),
                 reason=_E12_CreditReason_plan_change, at=self.clock,
                 balance_after=v.check_range(
@@ -648,7 +648,7 @@ class CoworkingDesk(Episode):
         )
         self.insert(  # coworking_desk.world:319
             self.t_credit_transactions, CreditTransaction(
-                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.key(), booking=None,
+                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.member_id, booking=None,
                 change=credits_, reason=_E12_CreditReason_top_up, at=self.clock,
                 balance_after=v.check_range(
                     member.credits_, 'CreditTransaction.balance_after', 0, 1000000
@@ -687,7 +687,7 @@ class CoworkingDesk(Episode):
                     # coworking_desk.world:363
                     if self.fn_space_busy(s, free_from, free_until, ''):
                         continue  # coworking_desk.world:364
-            found = rt.each(self, found) + (s.key(),)  # coworking_desk.world:368
+            found = rt.each(self, found) + (s.space_id,)  # coworking_desk.world:368
         return found  # coworking_desk.world:370
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # coworking_desk.world:375
@@ -704,15 +704,15 @@ class CoworkingDesk(Episode):
             raise ToolError('Give a member or a space.')
         found: tuple[str, ...] = ()  # coworking_desk.world:392
         for b in rt.each(self, self.t_bookings):  # coworking_desk.world:393
-            if member is not None and b.member != member.key():  # coworking_desk.world:394
+            if member is not None and b.member != member.member_id:  # coworking_desk.world:394
                 continue  # coworking_desk.world:395
-            if space is not None and b.space != space.key():  # coworking_desk.world:397
+            if space is not None and b.space != space.space_id:  # coworking_desk.world:397
                 continue  # coworking_desk.world:398
             if day is not None and b.starts_at.date() != day:  # coworking_desk.world:400
                 continue  # coworking_desk.world:401
             if status is not None and b.status != status:  # coworking_desk.world:403
                 continue  # coworking_desk.world:404
-            found = rt.each(self, found) + (b.key(),)  # coworking_desk.world:406
+            found = rt.each(self, found) + (b.booking_id,)  # coworking_desk.world:406
         return rt.sorted_keys(  # coworking_desk.world:408
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
@@ -760,8 +760,8 @@ class CoworkingDesk(Episode):
         covered: int = self.fn_hours_covered(member.credits_, rate, hours)
         taken: int = rt.bounded(covered * rate)  # coworking_desk.world:432
         booking: Booking = Booking(  # coworking_desk.world:433
-            booking_id=self.next_id('booking_ids', 'B{:05d}'), member=member.key(),
-            space=space.key(), starts_at=starts_at, ends_at=ends_at,
+            booking_id=self.next_id('booking_ids', 'B{:05d}'), member=member.member_id,
+            space=space.space_id, starts_at=starts_at, ends_at=ends_at,
             attendees=v.check_range(attendees, 'Booking.attendees', 1, 30),
             status=_E13_BookingStatus_confirmed,
             credits_used=v.check_range(taken, 'Booking.credits_used', 0, 10000),
@@ -776,8 +776,8 @@ class CoworkingDesk(Episode):
             )
             self.insert(  # coworking_desk.world:445
                 self.t_credit_transactions, CreditTransaction(
-                    txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.key(),
-                    booking=booking.key(), change=0 - taken, reason=_E12_CreditReason_booking,
+                    txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=member.member_id,
+                    booking=booking.booking_id, change=0 - taken, reason=_E12_CreditReason_booking,
                     at=self.clock,
                     balance_after=v.check_range(
                         member.credits_, 'CreditTransaction.balance_after', 0, 1000000
@@ -813,8 +813,8 @@ class CoworkingDesk(Episode):
                 )
                 self.insert(  # coworking_desk.world:472
                     self.t_credit_transactions, CreditTransaction(
-                        txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=m.key(),
-                        booking=booking.key(), change=back,
+                        txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=m.member_id,
+                        booking=booking.booking_id, change=back,
                         reason=_E12_CreditReason_cancellation_refund, at=self.clock,
                         balance_after=v.check_range(
                             self.t_members[m.member_id].credits_,
@@ -873,8 +873,9 @@ class CoworkingDesk(Episode):
         )
         self.insert(  # coworking_desk.world:505
             self.t_credit_transactions, CreditTransaction(
-                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=m.key(), booking=booking.key(),
-                change=0 - taken, reason=_E12_CreditReason_extension, at=self.clock,
+                txn_id=self.next_id('txn_ids', 'CT{:05d}'), member=m.member_id,
+                booking=booking.booking_id, change=0 - taken, reason=_E12_CreditReason_extension,
+                at=self.clock,
                 balance_after=v.check_range(
                     self.t_members[m.member_id].credits_, 'CreditTransaction.balance_after', 0,
                     1000000,
@@ -892,20 +893,20 @@ class CoworkingDesk(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # coworking_desk.world:533
         for i in rt.each(self, self.t_invoices):  # coworking_desk.world:534
-            if i.member != member.key():  # coworking_desk.world:535
+            if i.member != member.member_id:  # coworking_desk.world:535
                 continue  # coworking_desk.world:536
             if status is not None and i.status != status:  # coworking_desk.world:538
                 continue  # coworking_desk.world:539
             if period is not None and i.period != period:  # coworking_desk.world:541
                 continue  # coworking_desk.world:542
-            found = rt.each(self, found) + (i.key(),)  # coworking_desk.world:544
+            found = rt.each(self, found) + (i.invoice_id,)  # coworking_desk.world:544
         return found  # coworking_desk.world:546
 
     # coworking_desk.world:549
     def tool_invoice_extra_hours(self, member: Member, period: str) -> Invoice:
         due: tuple[str, ...] = tuple([  # coworking_desk.world:555
-            _b8.key() for _b8 in rt.each(self, self.t_bookings)
-            if _b8.member == member.key() and _b8.status != _E13_BookingStatus_cancelled
+            _b8.booking_id for _b8 in rt.each(self, self.t_bookings)
+            if _b8.member == member.member_id and _b8.status != _E13_BookingStatus_cancelled
             and _b8.extra_hours > 0 and _b8.invoice is None
             and rt.built(self, _b8.starts_at.strftime('%Y-%m')) == period
         ])
@@ -918,14 +919,14 @@ class CoworkingDesk(Episode):
         rate: float = self.t_plans[member.plan].extra_hour_rate  # coworking_desk.world:558
         lines: tuple[InvoiceLine, ...] = tuple([  # coworking_desk.world:559
             InvoiceLine(
-                _b9.key(), v.check_range(_b9.extra_hours, 'InvoiceLine.hours', 1, 24),
+                _b9.booking_id, v.check_range(_b9.extra_hours, 'InvoiceLine.hours', 1, 24),
                 v.check_range(rate, 'InvoiceLine.rate', 0.0, None),
                 v.check_range(round(_b9.extra_hours * rate, 2), 'InvoiceLine.amount', 0.0, None),
             )
             for _b9 in rt.rows(self.t_bookings, rt.each(self, due))
         ])
         invoice: Invoice = Invoice(  # coworking_desk.world:560
-            invoice_id=self.next_id('invoice_ids', 'INV{:05d}'), member=member.key(),
+            invoice_id=self.next_id('invoice_ids', 'INV{:05d}'), member=member.member_id,
             period=v.check_pattern(period, 'Invoice.period', '^[0-9]{4}-(0[1-9]|1[0-2])$'),
             lines=v.check_length(lines, 'Invoice.lines', 1, 50),
             total=v.check_range(
@@ -939,7 +940,7 @@ class CoworkingDesk(Episode):
         self.insert(self.t_invoices, invoice)  # coworking_desk.world:568
         for b in rt.rows(self.t_bookings, rt.each(self, due)):  # coworking_desk.world:569
             # coworking_desk.world:570
-            self.set_field(self.t_bookings[b.booking_id], 'invoice', invoice.key())
+            self.set_field(self.t_bookings[b.booking_id], 'invoice', invoice.invoice_id)
         return invoice  # coworking_desk.world:572
 
     def tool_mark_invoice_paid(self, invoice: Invoice) -> Invoice:  # coworking_desk.world:575
@@ -959,11 +960,11 @@ class CoworkingDesk(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # coworking_desk.world:601
         for t in rt.each(self, self.t_credit_transactions):  # coworking_desk.world:602
-            if t.member != member.key():  # coworking_desk.world:603
+            if t.member != member.member_id:  # coworking_desk.world:603
                 continue  # coworking_desk.world:604
             if since is not None and t.at.date() < since:  # coworking_desk.world:606
                 continue  # coworking_desk.world:607
-            found = rt.each(self, found) + (t.key(),)  # coworking_desk.world:609
+            found = rt.each(self, found) + (t.txn_id,)  # coworking_desk.world:609
         return rt.sorted_keys(  # coworking_desk.world:611
             rt.rows(self.t_credit_transactions, rt.each(self, found)), key=lambda _x11: _x11.at,
             reverse=True,

@@ -387,7 +387,7 @@ class DaySpa(Episode):
                 )
         if not all(  # day_spa.world:218
             len([
-                _h74.key() for _h74 in rt.each(self, self.t_guests)
+                _h74.guest_id for _h74 in rt.each(self, self.t_guests)
                 if rt.built(self, _h74.email.lower()) == rt.built(self, _g73.email.lower())
             ])
             == 1
@@ -438,7 +438,7 @@ class DaySpa(Episode):
     def fn_clash(self, a: Booking, b: Booking) -> bool:  # day_spa.world:140
         'Two different slot-holding bookings overlap in time.'
         return (  # day_spa.world:141
-            a.key() != b.key() and self.fn_holds_slot(a) and self.fn_holds_slot(b)
+            a.booking_id != b.booking_id and self.fn_holds_slot(a) and self.fn_holds_slot(b)
             and a.starts_at < self.fn_ends_at(b) and b.starts_at < self.fn_ends_at(a)
         )
 
@@ -447,7 +447,7 @@ class DaySpa(Episode):
     ) -> bool:
         'Whether a therapist has another booking in that time.'
         return any(  # day_spa.world:147
-            _b1.booking_id != skip and self.fn_holds_slot(_b1) and _b1.therapist == t.key()
+            _b1.booking_id != skip and self.fn_holds_slot(_b1) and _b1.therapist == t.therapist_id
             and _b1.starts_at < end and start < self.fn_ends_at(_b1)
             for _b1 in rt.each(self, self.t_bookings)
         )
@@ -456,7 +456,7 @@ class DaySpa(Episode):
     def fn_room_taken(self, r: Room, start: dt.datetime, end: dt.datetime, skip: str) -> bool:
         'Whether a room has another booking in that time.'
         return any(  # day_spa.world:153
-            _b2.booking_id != skip and self.fn_holds_slot(_b2) and _b2.room == r.key()
+            _b2.booking_id != skip and self.fn_holds_slot(_b2) and _b2.room == r.room_id
             and _b2.starts_at < end and start < self.fn_ends_at(_b2)
             for _b2 in rt.each(self, self.t_bookings)
         )
@@ -465,7 +465,7 @@ class DaySpa(Episode):
     def fn_guest_busy(self, g: Guest, start: dt.datetime, end: dt.datetime, skip: str) -> bool:
         'Whether a guest has another booking in that time.'
         return any(  # day_spa.world:159
-            _b3.booking_id != skip and self.fn_holds_slot(_b3) and _b3.guest == g.key()
+            _b3.booking_id != skip and self.fn_holds_slot(_b3) and _b3.guest == g.guest_id
             and _b3.starts_at < end and start < self.fn_ends_at(_b3)
             for _b3 in rt.each(self, self.t_bookings)
         )
@@ -481,13 +481,13 @@ class DaySpa(Episode):
 
     def fn_qualified(self, t: Therapist, treatment: Treatment) -> bool:  # day_spa.world:169
         'Whether a therapist is qualified for a treatment.'
-        return treatment.key() in rt.each(self, t.treatments)  # day_spa.world:172
+        return treatment.code in rt.each(self, t.treatments)  # day_spa.world:172
 
     def fn_covered_by(self, v_: GiftVoucher) -> float:  # day_spa.world:175
         'What a voucher has covered on its bookings.'
         return sum(rt.each(self, tuple([  # day_spa.world:176
             _b4.price - _b4.amount_due for _b4 in rt.each(self, self.t_bookings)
-            if _b4.voucher == v_.key()
+            if _b4.voucher == v_.code
         ])))
 
     def fn_booking_amounts_ok(self, b: Booking) -> bool:  # day_spa.world:179
@@ -532,7 +532,7 @@ class DaySpa(Episode):
                 )
             ):
                 continue  # day_spa.world:245
-            found = rt.each(self, found) + (g.key(),)  # day_spa.world:247
+            found = rt.each(self, found) + (g.guest_id,)  # day_spa.world:247
         return found  # day_spa.world:249
 
     def tool_register_guest(  # day_spa.world:252
@@ -580,7 +580,7 @@ class DaySpa(Episode):
                 continue  # day_spa.world:301
             if max_price is not None and t.price > max_price:  # day_spa.world:303
                 continue  # day_spa.world:304
-            found = rt.each(self, found) + (t.key(),)  # day_spa.world:306
+            found = rt.each(self, found) + (t.code,)  # day_spa.world:306
         return found  # day_spa.world:308
 
     def tool_get_therapist(self, therapist: Therapist) -> Therapist:  # day_spa.world:311
@@ -602,7 +602,7 @@ class DaySpa(Episode):
                 continue  # day_spa.world:331
             if treatment is not None and not self.fn_qualified(t, treatment):  # day_spa.world:333
                 continue  # day_spa.world:334
-            found = rt.each(self, found) + (t.key(),)  # day_spa.world:336
+            found = rt.each(self, found) + (t.therapist_id,)  # day_spa.world:336
         return found  # day_spa.world:338
 
     def tool_get_room(self, room: Room) -> Room:  # day_spa.world:341
@@ -617,7 +617,7 @@ class DaySpa(Episode):
                 continue  # day_spa.world:356
             if in_service_only and not r.in_service:  # day_spa.world:358
                 continue  # day_spa.world:359
-            found = rt.each(self, found) + (r.key(),)  # day_spa.world:361
+            found = rt.each(self, found) + (r.room_id,)  # day_spa.world:361
         return found  # day_spa.world:363
 
     def tool_get_booking(self, booking: Booking) -> Booking:  # day_spa.world:368
@@ -633,17 +633,18 @@ class DaySpa(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:385
         for b in rt.each(self, self.t_bookings):  # day_spa.world:386
-            if guest is not None and b.guest != guest.key():  # day_spa.world:387
+            if guest is not None and b.guest != guest.guest_id:  # day_spa.world:387
                 continue  # day_spa.world:388
-            if therapist is not None and b.therapist != therapist.key():  # day_spa.world:390
+            # day_spa.world:390
+            if therapist is not None and b.therapist != therapist.therapist_id:
                 continue  # day_spa.world:391
-            if room is not None and b.room != room.key():  # day_spa.world:393
+            if room is not None and b.room != room.room_id:  # day_spa.world:393
                 continue  # day_spa.world:394
             if day is not None and b.starts_at.date() != day:  # day_spa.world:396
                 continue  # day_spa.world:397
             if status is not None and b.status != status:  # day_spa.world:399
                 continue  # day_spa.world:400
-            found = rt.each(self, found) + (b.key(),)  # day_spa.world:402
+            found = rt.each(self, found) + (b.booking_id,)  # day_spa.world:402
         return rt.sorted_keys(  # day_spa.world:404
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x6: _x6.starts_at
         )
@@ -670,13 +671,13 @@ class DaySpa(Episode):
                 continue  # day_spa.world:423
             end: dt.datetime = start + dt.timedelta(minutes=length)  # day_spa.world:425
             free_therapists: tuple[str, ...] = tuple([  # day_spa.world:426
-                _t7.key() for _t7 in rt.each(self, self.t_therapists)
+                _t7.therapist_id for _t7 in rt.each(self, self.t_therapists)
                 if _t7.active and self.fn_qualified(_t7, treatment)
                 and self.fn_in_hours(start, length, _t7.shift_start, _t7.shift_end)
                 and not self.fn_therapist_busy(_t7, start, end, '')
             ])
             free_rooms: tuple[str, ...] = tuple([  # day_spa.world:427
-                _r8.key() for _r8 in rt.each(self, self.t_rooms)
+                _r8.room_id for _r8 in rt.each(self, self.t_rooms)
                 if _r8.in_service and _r8.room_type == treatment.room_type
                 and not self.fn_room_taken(_r8, start, end, '')
             ])
@@ -737,8 +738,8 @@ class DaySpa(Episode):
         if self.fn_guest_busy(guest, starts_at, end, ''):  # day_spa.world:456
             raise ToolError(rt.built(self, f'Guest {guest.guest_id} has another booking then.'))
         booking: Booking = Booking(  # day_spa.world:457
-            booking_id=self.next_id('booking_ids', 'B{:04d}'), guest=guest.key(),
-            treatment=treatment.key(), therapist=therapist.key(), room=room.key(),
+            booking_id=self.next_id('booking_ids', 'B{:04d}'), guest=guest.guest_id,
+            treatment=treatment.code, therapist=therapist.therapist_id, room=room.room_id,
             starts_at=starts_at, status=_E13_BookingStatus_booked,
             price=v.check_range(treatment.price, 'Booking.price', 0.0, None), voucher=None,
             amount_due=v.check_range(treatment.price, 'Booking.amount_due', 0.0, None),
@@ -800,8 +801,8 @@ class DaySpa(Episode):
                 self, f'Guest {self.t_guests[booking.guest].guest_id} has another booking then.'
             ))
         self.set_field(booking, 'starts_at', starts_at)  # day_spa.world:493
-        self.set_field(booking, 'therapist', who.key())  # day_spa.world:494
-        self.set_field(booking, 'room', place.key())  # day_spa.world:495
+        self.set_field(booking, 'therapist', who.therapist_id)  # day_spa.world:494
+        self.set_field(booking, 'room', place.room_id)  # day_spa.world:495
         return booking  # day_spa.world:496
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # day_spa.world:499
@@ -890,7 +891,7 @@ class DaySpa(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:571
         for v_ in rt.each(self, self.t_vouchers):  # day_spa.world:572
-            if recipient is not None and v_.recipient != recipient.key():  # day_spa.world:573
+            if recipient is not None and v_.recipient != recipient.guest_id:  # day_spa.world:573
                 continue  # day_spa.world:574
             if (  # day_spa.world:576
                 purchaser_contains is not None and not (
@@ -901,7 +902,7 @@ class DaySpa(Episode):
                 continue  # day_spa.world:577
             if status is not None and v_.status != status:  # day_spa.world:579
                 continue  # day_spa.world:580
-            found = rt.each(self, found) + (v_.key(),)  # day_spa.world:582
+            found = rt.each(self, found) + (v_.code,)  # day_spa.world:582
         return found  # day_spa.world:584
 
     # day_spa.world:587
@@ -935,7 +936,7 @@ class DaySpa(Episode):
         )
         if voucher.balance == 0.0:  # day_spa.world:600
             self.set_field(voucher, 'status', _E13_VoucherStatus_used_up)  # day_spa.world:601
-        self.set_field(booking, 'voucher', voucher.key())  # day_spa.world:603
+        self.set_field(booking, 'voucher', voucher.code)  # day_spa.world:603
         self.set_field(  # day_spa.world:604
             booking, 'amount_due', v.check_range(
                 max(round(booking.amount_due - covered, 2), 0.0), 'Booking.amount_due', 0.0, None

@@ -428,8 +428,8 @@ class DentalPractice(Episode):
             )
         if not all(  # dental_practice.world:303
             len([
-                _a123.key() for _a123 in rt.each(self, self.t_appointments)
-                if _a123.plan_step == _s122.key() and self.fn_live(_a123)
+                _a123.appointment_id for _a123 in rt.each(self, self.t_appointments)
+                if _a123.plan_step == _s122.step_id and self.fn_live(_a123)
             ])
             <= 1
             for _s122 in rt.each(self, self.t_plan_steps)
@@ -441,8 +441,8 @@ class DentalPractice(Episode):
             (_s124.status == _E10_StepStatus_done) == (_s124.done_on is not None)
             and (_s124.status != _E10_StepStatus_done
             or len([
-                _a125.key() for _a125 in rt.each(self, self.t_appointments)
-                if _a125.plan_step == _s124.key()
+                _a125.appointment_id for _a125 in rt.each(self, self.t_appointments)
+                if _a125.plan_step == _s124.step_id
                 and _a125.status == _E17_AppointmentStatus_completed
             ])
             == 1)
@@ -454,7 +454,7 @@ class DentalPractice(Episode):
             )
         if not all(  # dental_practice.world:309
             (_s126.status == _E10_StepStatus_scheduled) == any(
-                _a127.plan_step == _s126.key() and (_a127.status == _E17_AppointmentStatus_booked
+                _a127.plan_step == _s126.step_id and (_a127.status == _E17_AppointmentStatus_booked
                 or _a127.status == _E17_AppointmentStatus_checked_in)
                 for _a127 in rt.each(self, self.t_appointments)
             )
@@ -481,7 +481,7 @@ class DentalPractice(Episode):
             )
         if not all(  # dental_practice.world:318
             len([
-                _t131.key() for _t131 in rt.each(self, self.t_plan_steps)
+                _t131.step_id for _t131 in rt.each(self, self.t_plan_steps)
                 if _t131.plan == _s130.plan and _t131.step_no == _s130.step_no
             ])
             == 1
@@ -571,7 +571,7 @@ class DentalPractice(Episode):
     def fn_clash(self, a: Appointment, b: Appointment) -> bool:  # dental_practice.world:172
         'Two different live appointments overlap in time.'
         return (  # dental_practice.world:175
-            a.key() != b.key() and self.fn_live(a) and self.fn_live(b)
+            a.appointment_id != b.appointment_id and self.fn_live(a) and self.fn_live(b)
             and a.starts_at < self.fn_ends_at(b) and b.starts_at < self.fn_ends_at(a)
         )
 
@@ -579,7 +579,7 @@ class DentalPractice(Episode):
     def fn_chair_busy(self, chair: Chair, start: dt.datetime, end: dt.datetime, skip: str) -> bool:
         'Whether another live appointment holds the chair in that time.'
         return any(  # dental_practice.world:181
-            _b1.appointment_id != skip and self.fn_live(_b1) and _b1.chair == chair.key()
+            _b1.appointment_id != skip and self.fn_live(_b1) and _b1.chair == chair.chair_id
             and _b1.starts_at < end and start < self.fn_ends_at(_b1)
             for _b1 in rt.each(self, self.t_appointments)
         )
@@ -589,8 +589,9 @@ class DentalPractice(Episode):
     ) -> bool:
         'Whether the provider has another live appointment in that time.'
         return any(  # dental_practice.world:187
-            _b2.appointment_id != skip and self.fn_live(_b2) and _b2.provider == provider.key()
-            and _b2.starts_at < end and start < self.fn_ends_at(_b2)
+            _b2.appointment_id != skip and self.fn_live(_b2)
+            and _b2.provider == provider.provider_id and _b2.starts_at < end
+            and start < self.fn_ends_at(_b2)
             for _b2 in rt.each(self, self.t_appointments)
         )
 
@@ -599,7 +600,7 @@ class DentalPractice(Episode):
     ) -> bool:
         'Whether the patient has another live appointment in that time.'
         return any(  # dental_practice.world:193
-            _b3.appointment_id != skip and self.fn_live(_b3) and _b3.patient == patient.key()
+            _b3.appointment_id != skip and self.fn_live(_b3) and _b3.patient == patient.patient_id
             and _b3.starts_at < end and start < self.fn_ends_at(_b3)
             for _b3 in rt.each(self, self.t_appointments)
         )
@@ -666,7 +667,7 @@ class DentalPractice(Episode):
         "A plan's steps in step order."
         return rt.sorted_keys(  # dental_practice.world:253
             rt.each(self, [
-                _s5 for _s5 in rt.each(self, self.t_plan_steps) if _s5.plan == plan.key()
+                _s5 for _s5 in rt.each(self, self.t_plan_steps) if _s5.plan == plan.plan_id
             ]),
             key=lambda _s4: _s4.step_no,
         )
@@ -690,7 +691,7 @@ class DentalPractice(Episode):
         )
 
     def fn_details(self, plan: TreatmentPlan) -> PlanDetails:  # dental_practice.world:269
-        return PlanDetails(plan.key(), self.fn_steps_of(plan))  # dental_practice.world:270
+        return PlanDetails(plan.plan_id, self.fn_steps_of(plan))  # dental_practice.world:270
 
     def fn_insurance_consistent(self, p: Patient) -> bool:  # dental_practice.world:273
         'Benefits within the maximum; no member id without insurance.'
@@ -720,7 +721,7 @@ class DentalPractice(Episode):
                 )
             ):
                 continue  # dental_practice.world:348
-            found = rt.each(self, found) + (p.key(),)  # dental_practice.world:350
+            found = rt.each(self, found) + (p.plan_code,)  # dental_practice.world:350
         return found  # dental_practice.world:352
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # dental_practice.world:355
@@ -759,7 +760,7 @@ class DentalPractice(Episode):
             # dental_practice.world:382
             if date_of_birth is not None and p.date_of_birth != date_of_birth:
                 continue  # dental_practice.world:383
-            found = rt.each(self, found) + (p.key(),)  # dental_practice.world:385
+            found = rt.each(self, found) + (p.patient_id,)  # dental_practice.world:385
         return found  # dental_practice.world:387
 
     def tool_get_provider(self, provider: Provider) -> Provider:  # dental_practice.world:390
@@ -779,7 +780,7 @@ class DentalPractice(Episode):
                 continue  # dental_practice.world:407
             if role is not None and p.role != role:  # dental_practice.world:409
                 continue  # dental_practice.world:410
-            found = rt.each(self, found) + (p.key(),)  # dental_practice.world:412
+            found = rt.each(self, found) + (p.provider_id,)  # dental_practice.world:412
         return found  # dental_practice.world:414
 
     def tool_get_chair(self, chair: Chair) -> Chair:  # dental_practice.world:417
@@ -793,7 +794,7 @@ class DentalPractice(Episode):
                 continue  # dental_practice.world:432
             if has_xray is not None and c.has_xray != has_xray:  # dental_practice.world:434
                 continue  # dental_practice.world:435
-            found = rt.each(self, found) + (c.key(),)  # dental_practice.world:437
+            found = rt.each(self, found) + (c.chair_id,)  # dental_practice.world:437
         return found  # dental_practice.world:439
 
     def tool_get_procedure(self, procedure: Procedure) -> Procedure:  # dental_practice.world:442
@@ -813,7 +814,7 @@ class DentalPractice(Episode):
                 continue  # dental_practice.world:459
             if category is not None and p.category != category:  # dental_practice.world:461
                 continue  # dental_practice.world:462
-            found = rt.each(self, found) + (p.key(),)  # dental_practice.world:464
+            found = rt.each(self, found) + (p.code,)  # dental_practice.world:464
         return found  # dental_practice.world:466
 
     # dental_practice.world:469
@@ -830,17 +831,19 @@ class DentalPractice(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:486
         for a in rt.each(self, self.t_appointments):  # dental_practice.world:487
-            if patient is not None and a.patient != patient.key():  # dental_practice.world:488
+            # dental_practice.world:488
+            if patient is not None and a.patient != patient.patient_id:
                 continue  # dental_practice.world:489
-            if provider is not None and a.provider != provider.key():  # dental_practice.world:491
+            # dental_practice.world:491
+            if provider is not None and a.provider != provider.provider_id:
                 continue  # dental_practice.world:492
-            if chair is not None and a.chair != chair.key():  # dental_practice.world:494
+            if chair is not None and a.chair != chair.chair_id:  # dental_practice.world:494
                 continue  # dental_practice.world:495
             if day is not None and a.starts_at.date() != day:  # dental_practice.world:497
                 continue  # dental_practice.world:498
             if status is not None and a.status != status:  # dental_practice.world:500
                 continue  # dental_practice.world:501
-            found = rt.each(self, found) + (a.key(),)  # dental_practice.world:503
+            found = rt.each(self, found) + (a.appointment_id,)  # dental_practice.world:503
         return rt.sorted_keys(  # dental_practice.world:505
             rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
@@ -854,11 +857,11 @@ class DentalPractice(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:522
         for p in rt.each(self, self.t_treatment_plans):  # dental_practice.world:523
-            if p.patient != patient.key():  # dental_practice.world:524
+            if p.patient != patient.patient_id:  # dental_practice.world:524
                 continue  # dental_practice.world:525
             if status is not None and p.status != status:  # dental_practice.world:527
                 continue  # dental_practice.world:528
-            found = rt.each(self, found) + (p.key(),)  # dental_practice.world:530
+            found = rt.each(self, found) + (p.plan_id,)  # dental_practice.world:530
         return found  # dental_practice.world:532
 
     def tool_get_plan_step(self, step: PlanStep) -> PlanStep:  # dental_practice.world:535
@@ -872,13 +875,13 @@ class DentalPractice(Episode):
         for s in rt.rows(self.t_plan_steps, rt.each(self, self.fn_steps_of(plan))):
             if status is not None and s.status != status:  # dental_practice.world:551
                 continue  # dental_practice.world:552
-            found = rt.each(self, found) + (s.key(),)  # dental_practice.world:554
+            found = rt.each(self, found) + (s.step_id,)  # dental_practice.world:554
         return found  # dental_practice.world:556
 
     # dental_practice.world:559
     def tool_estimate_patient_share(self, patient: Patient, procedure: Procedure) -> ShareEstimate:
         return ShareEstimate(  # dental_practice.world:569
-            patient.key(), procedure.key(), procedure.fee, patient.insurance,
+            patient.patient_id, procedure.code, procedure.fee, patient.insurance,
             self.fn_coverage_of(patient, procedure.category), self.fn_maximum_left(patient),
             self.fn_insurer_pays(patient, procedure), self.fn_share_of(patient, procedure),
         )
@@ -933,11 +936,11 @@ class DentalPractice(Episode):
         step: PlanStep | None = plan_step  # dental_practice.world:607
         if step is not None:  # dental_practice.world:608
             # dental_practice.world:609
-            if self.t_treatment_plans[step.plan].patient != patient.key():
+            if self.t_treatment_plans[step.plan].patient != patient.patient_id:
                 raise ToolError(rt.built(
                     self, f'Step {step.step_id} belongs to another patient\'s plan.'
                 ))
-            if step.procedure != procedure.key():  # dental_practice.world:610
+            if step.procedure != procedure.code:  # dental_practice.world:610
                 raise ToolError(rt.built(
                     self,
                     f'Step {step.step_id} is for procedure '
@@ -963,8 +966,8 @@ class DentalPractice(Episode):
                 _E10_PlanStatus_in_progress,
             )
         appt: Appointment = Appointment(  # dental_practice.world:616
-            appointment_id=self.next_id('appointment_ids', 'A{:04d}'), patient=patient.key(),
-            provider=provider.key(), chair=chair.key(), procedure=procedure.key(),
+            appointment_id=self.next_id('appointment_ids', 'A{:04d}'), patient=patient.patient_id,
+            provider=provider.provider_id, chair=chair.chair_id, procedure=procedure.code,
             starts_at=starts_at, plan_step=rt.key_of(plan_step),
             status=_E17_AppointmentStatus_booked, checked_in_at=None, patient_share=None,
         )
@@ -1019,7 +1022,7 @@ class DentalPractice(Episode):
                 'appointment at that time.',
             ))
         self.set_field(appointment, 'starts_at', starts_at)  # dental_practice.world:647
-        self.set_field(appointment, 'chair', target.key())  # dental_practice.world:648
+        self.set_field(appointment, 'chair', target.chair_id)  # dental_practice.world:648
         return appointment  # dental_practice.world:649
 
     # dental_practice.world:652
@@ -1126,15 +1129,16 @@ class DentalPractice(Episode):
         if not dentist.active:  # dental_practice.world:724
             raise ToolError(rt.built(self, f'{dentist.name} is not active.'))
         plan: TreatmentPlan = TreatmentPlan(  # dental_practice.world:725
-            plan_id=self.next_id('plan_ids', 'TP{:03d}'), patient=patient.key(),
-            dentist=dentist.key(), title=v.check_length(title, 'TreatmentPlan.title', 1, 120),
+            plan_id=self.next_id('plan_ids', 'TP{:03d}'), patient=patient.patient_id,
+            dentist=dentist.provider_id,
+            title=v.check_length(title, 'TreatmentPlan.title', 1, 120),
             created_on=self.clock.date(), status=_E10_PlanStatus_proposed,
         )
         self.insert(self.t_treatment_plans, plan)  # dental_practice.world:726
         self.insert(  # dental_practice.world:727
             self.t_plan_steps, PlanStep(
-                step_id=self.next_id('step_ids', 'ST{:03d}'), plan=plan.key(),
-                step_no=v.check_range(1, 'PlanStep.step_no', 1, 20), procedure=procedure.key(),
+                step_id=self.next_id('step_ids', 'ST{:03d}'), plan=plan.plan_id,
+                step_no=v.check_range(1, 'PlanStep.step_no', 1, 20), procedure=procedure.code,
                 tooth=rt.if_present(tooth, lambda x: v.check_range(x, 'PlanStep.tooth', 1, 32)),
                 status=_E10_StepStatus_planned, done_on=None,
             ),
@@ -1159,9 +1163,9 @@ class DentalPractice(Episode):
             raise ToolError(rt.built(self, f'Treatment plan {plan.plan_id} has 20 steps already.'))
         self.insert(  # dental_practice.world:746
             self.t_plan_steps, PlanStep(
-                step_id=self.next_id('step_ids', 'ST{:03d}'), plan=plan.key(),
+                step_id=self.next_id('step_ids', 'ST{:03d}'), plan=plan.plan_id,
                 step_no=v.check_range(next_no, 'PlanStep.step_no', 1, 20),
-                procedure=procedure.key(),
+                procedure=procedure.code,
                 tooth=rt.if_present(tooth, lambda x: v.check_range(x, 'PlanStep.tooth', 1, 32)),
                 status=_E10_StepStatus_planned, done_on=None,
             ),

@@ -447,7 +447,7 @@ class DrivingSchool(Episode):
             _p38.lessons_completed == rt.bounded(
                 _p38.prior_lessons + len([
                     _l39 for _l39 in rt.each(self, self.t_lessons)
-                    if _l39.learner == _p38.key() and _l39.status == _E12_LessonStatus_completed
+                    if _l39.learner == _p38.id_ and _l39.status == _E12_LessonStatus_completed
                 ]),
             )
             for _p38 in rt.each(self, self.t_learners)
@@ -628,13 +628,12 @@ class DrivingSchool(Episode):
     ) -> bool:
         'No live lesson or booked road test of the instructor overlaps the slot.'
         lesson_clash: bool = any(  # driving_school.world:201
-            _l1.id_ != ignore and _l1.instructor == i.key() and self.fn_lesson_live(_l1)
+            _l1.id_ != ignore and _l1.instructor == i.id_ and self.fn_lesson_live(_l1)
             and self.fn_overlaps(_l1.starts_at, self.fn_lesson_end(_l1), start, end)
             for _l1 in rt.each(self, self.t_lessons)
         )
         test_clash: bool = any(  # driving_school.world:202
-            _t2.id_ != ignore and _t2.instructor == i.key()
-            and _t2.status == _E10_TestStatus_booked
+            _t2.id_ != ignore and _t2.instructor == i.id_ and _t2.status == _E10_TestStatus_booked
             and self.fn_overlaps(_t2.scheduled_at, self.fn_test_end(_t2), start, end)
             for _t2 in rt.each(self, self.t_road_tests)
         )
@@ -644,12 +643,12 @@ class DrivingSchool(Episode):
     def fn_car_free(self, c: Car, start: dt.datetime, end: dt.datetime, ignore: str) -> bool:
         'No live lesson or booked road test of the car overlaps the slot.'
         lesson_clash: bool = any(  # driving_school.world:209
-            _l3.id_ != ignore and _l3.car == c.key() and self.fn_lesson_live(_l3)
+            _l3.id_ != ignore and _l3.car == c.plate and self.fn_lesson_live(_l3)
             and self.fn_overlaps(_l3.starts_at, self.fn_lesson_end(_l3), start, end)
             for _l3 in rt.each(self, self.t_lessons)
         )
         test_clash: bool = any(  # driving_school.world:210
-            _t4.id_ != ignore and _t4.car == c.key() and _t4.status == _E10_TestStatus_booked
+            _t4.id_ != ignore and _t4.car == c.plate and _t4.status == _E10_TestStatus_booked
             and self.fn_overlaps(_t4.scheduled_at, self.fn_test_end(_t4), start, end)
             for _t4 in rt.each(self, self.t_road_tests)
         )
@@ -660,7 +659,7 @@ class DrivingSchool(Episode):
     ) -> bool:
         'No live lesson of the learner overlaps the slot.'
         return not any(  # driving_school.world:217
-            _l5.id_ != ignore and _l5.learner == p.key() and self.fn_lesson_live(_l5)
+            _l5.id_ != ignore and _l5.learner == p.id_ and self.fn_lesson_live(_l5)
             and self.fn_overlaps(_l5.starts_at, self.fn_lesson_end(_l5), start, end)
             for _l5 in rt.each(self, self.t_lessons)
         )
@@ -686,19 +685,19 @@ class DrivingSchool(Episode):
     def fn_passed_theory(self, p: Learner) -> bool:  # driving_school.world:235
         'Whether the learner has passed a theory test.'
         return any(  # driving_school.world:236
-            _t6.learner == p.key() and _t6.status == _E10_TestStatus_passed
+            _t6.learner == p.id_ and _t6.status == _E10_TestStatus_passed
             for _t6 in rt.each(self, self.t_theory_tests)
         )
 
     def fn_expected_stage(self, p: Learner) -> LicenceStage:  # driving_school.world:239
         "The stage the learner's tests put them at."
         if any(  # driving_school.world:240
-            _t7.learner == p.key() and _t7.status == _E10_TestStatus_passed
+            _t7.learner == p.id_ and _t7.status == _E10_TestStatus_passed
             for _t7 in rt.each(self, self.t_road_tests)
         ):
             return _E12_LicenceStage_full_licence  # driving_school.world:241
         if any(  # driving_school.world:243
-            _t8.learner == p.key() and _t8.status == _E10_TestStatus_booked
+            _t8.learner == p.id_ and _t8.status == _E10_TestStatus_booked
             for _t8 in rt.each(self, self.t_road_tests)
         ):
             return _E12_LicenceStage_test_booked  # driving_school.world:244
@@ -767,7 +766,7 @@ class DrivingSchool(Episode):
     def tool_sign_in(self, staff_id: Staff) -> Staff:  # driving_school.world:361
         if not staff_id.active:  # driving_school.world:366
             raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
-        self.set_state('current_staff', staff_id.key())  # driving_school.world:367
+        self.set_state('current_staff', staff_id.id_)  # driving_school.world:367
         return staff_id  # driving_school.world:368
 
     def tool_get_staff(self, staff_id: Staff) -> Staff:  # driving_school.world:371
@@ -776,21 +775,21 @@ class DrivingSchool(Episode):
     def tool_find_staff(self, query: str) -> tuple[str, ...]:  # driving_school.world:379
         q: str = rt.built(self, query.lower())  # driving_school.world:382
         return tuple([  # driving_school.world:383
-            _s9.key() for _s9 in rt.each(self, self.t_staff)
+            _s9.id_ for _s9 in rt.each(self, self.t_staff)
             if rt.read(self, q) in rt.read(self, rt.built(self, _s9.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s9.email.lower()))
         ])
 
     def tool_get_learner(self, learner_id: Learner) -> LearnerInfo:  # driving_school.world:388
         return LearnerInfo(  # driving_school.world:393
-            learner_id.key(),
+            learner_id.id_,
             tuple([
-                _t10.key() for _t10 in rt.each(self, self.t_theory_tests)
-                if _t10.learner == learner_id.key()
+                _t10.id_ for _t10 in rt.each(self, self.t_theory_tests)
+                if _t10.learner == learner_id.id_
             ]),
             tuple([
-                _t11.key() for _t11 in rt.each(self, self.t_road_tests)
-                if _t11.learner == learner_id.key()
+                _t11.id_ for _t11 in rt.each(self, self.t_road_tests)
+                if _t11.learner == learner_id.id_
             ]),
         )
 
@@ -803,7 +802,7 @@ class DrivingSchool(Episode):
         # driving_school.world:409
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # driving_school.world:410
-            _p12.key() for _p12 in rt.each(self, self.t_learners)
+            _p12.id_ for _p12 in rt.each(self, self.t_learners)
             if (email is None or rt.built(self, _p12.email.lower()) == wanted)
             and (phone is None or _p12.phone == phone)
             and rt.read(self, q) in rt.read(self, rt.built(self, _p12.name.lower()))
@@ -843,7 +842,7 @@ class DrivingSchool(Episode):
                     )
                 ):
                     continue  # driving_school.world:442
-            found = rt.each(self, found) + (i.key(),)  # driving_school.world:445
+            found = rt.each(self, found) + (i.id_,)  # driving_school.world:445
         return found  # driving_school.world:447
 
     def tool_get_car(self, plate: Car) -> Car:  # driving_school.world:450
@@ -869,7 +868,7 @@ class DrivingSchool(Episode):
                     or not self.fn_car_free(c, free_at, self.fn_span_end(free_at, minutes), '')
                 ):
                     continue  # driving_school.world:476
-            found = rt.each(self, found) + (c.key(),)  # driving_school.world:479
+            found = rt.each(self, found) + (c.plate,)  # driving_school.world:479
         return found  # driving_school.world:481
 
     def tool_get_lesson(self, lesson_id: Lesson) -> Lesson:  # driving_school.world:486
@@ -884,10 +883,10 @@ class DrivingSchool(Episode):
         status: LessonStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # driving_school.world:503
-            _l14.key() for _l14 in rt.each(self, self.t_lessons)
-            if (learner_id is None or _l14.learner == learner_id.key())
-            and (instructor_id is None or _l14.instructor == instructor_id.key())
-            and (plate is None or _l14.car == plate.key())
+            _l14.id_ for _l14 in rt.each(self, self.t_lessons)
+            if (learner_id is None or _l14.learner == learner_id.id_)
+            and (instructor_id is None or _l14.instructor == instructor_id.id_)
+            and (plate is None or _l14.car == plate.plate)
             and (day is None or _l14.starts_at.date() == day)
             and (status is None or _l14.status == status)
         ])
@@ -949,8 +948,8 @@ class DrivingSchool(Episode):
                 self, f'Learner {learner.id_} already has a lesson at that time.'
             ))
         lesson: Lesson = Lesson(  # driving_school.world:529
-            id_=self.next_id('lesson_ids', 'LS{:04d}'), learner=learner.key(),
-            instructor=instructor_id.key(), car=plate.key(), starts_at=start,
+            id_=self.next_id('lesson_ids', 'LS{:04d}'), learner=learner.id_,
+            instructor=instructor_id.id_, car=plate.plate, starts_at=start,
             minutes=v.check_range(minutes, 'Lesson.minutes', 30, 180),
             status=_E12_LessonStatus_booked, skills_covered=(), instructor_notes='',
             cancel_reason=None,
@@ -1023,8 +1022,8 @@ class DrivingSchool(Episode):
         self, learner_id: Learner | None, day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # driving_school.world:602
-            _t16.key() for _t16 in rt.each(self, self.t_theory_tests)
-            if (learner_id is None or _t16.learner == learner_id.key())
+            _t16.id_ for _t16 in rt.each(self, self.t_theory_tests)
+            if (learner_id is None or _t16.learner == learner_id.id_)
             and (day is None or _t16.scheduled_at.date() == day)
         ])
 
@@ -1038,7 +1037,7 @@ class DrivingSchool(Episode):
         if self.fn_passed_theory(learner):  # driving_school.world:615
             raise ToolError(rt.built(self, f'Learner {learner.id_} has already passed theory.'))
         if any(  # driving_school.world:616
-            _t17.learner == learner.key() and _t17.status == _E10_TestStatus_booked
+            _t17.learner == learner.id_ and _t17.status == _E10_TestStatus_booked
             for _t17 in rt.each(self, self.t_theory_tests)
         ):
             raise ToolError(rt.built(
@@ -1047,7 +1046,7 @@ class DrivingSchool(Episode):
         if at <= self.clock:  # driving_school.world:617
             raise ToolError('The test must be in the future.')
         test: TheoryTest = TheoryTest(  # driving_school.world:618
-            id_=self.next_id('theory_ids', 'TH{:04d}'), learner=learner.key(),
+            id_=self.next_id('theory_ids', 'TH{:04d}'), learner=learner.id_,
             test_centre=v.check_length(test_centre, 'TheoryTest.test_centre', 1, 60),
             scheduled_at=at, status=_E10_TestStatus_booked, score_=None, recorded_by=None,
         )
@@ -1068,7 +1067,7 @@ class DrivingSchool(Episode):
             test, 'score_',
             rt.if_present(score_, lambda x: v.check_range(x, 'TheoryTest.score', 0, 50)),
         )
-        self.set_field(test, 'recorded_by', me.key())  # driving_school.world:634
+        self.set_field(test, 'recorded_by', me.id_)  # driving_school.world:634
         if score_ >= self.state.theory_pass_mark:  # driving_school.world:635
             self.set_field(test, 'status', _E10_TestStatus_passed)  # driving_school.world:636
         else:
@@ -1085,8 +1084,8 @@ class DrivingSchool(Episode):
         self, learner_id: Learner | None, day: dt.date | None, status: TestStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # driving_school.world:662
-            _t18.key() for _t18 in rt.each(self, self.t_road_tests)
-            if (learner_id is None or _t18.learner == learner_id.key())
+            _t18.id_ for _t18 in rt.each(self, self.t_road_tests)
+            if (learner_id is None or _t18.learner == learner_id.id_)
             and (day is None or _t18.scheduled_at.date() == day)
             and (status is None or _t18.status == status)
         ])
@@ -1115,7 +1114,7 @@ class DrivingSchool(Episode):
                 f'{self.state.min_lessons_for_test} are needed.',
             ))
         if any(  # driving_school.world:681
-            _t19.learner == learner.key() and _t19.status == _E10_TestStatus_booked
+            _t19.learner == learner.id_ and _t19.status == _E10_TestStatus_booked
             for _t19 in rt.each(self, self.t_road_tests)
         ):
             raise ToolError(rt.built(
@@ -1139,7 +1138,7 @@ class DrivingSchool(Episode):
                     self, f'Instructor {instructor_id.id_} is inactive or busy at that time.'
                 ))
         test: RoadTest = RoadTest(  # driving_school.world:687
-            id_=self.next_id('road_test_ids', 'RT{:04d}'), learner=learner.key(), car=plate.key(),
+            id_=self.next_id('road_test_ids', 'RT{:04d}'), learner=learner.id_, car=plate.plate,
             instructor=rt.key_of(instructor_id),
             test_centre=v.check_length(test_centre, 'RoadTest.test_centre', 1, 60),
             scheduled_at=at, status=_E10_TestStatus_booked, driving_faults=None,
@@ -1171,7 +1170,7 @@ class DrivingSchool(Episode):
                 serious_faults, lambda x: v.check_range(x, 'RoadTest.serious_faults', 0, 10)
             ),
         )
-        self.set_field(test, 'recorded_by', me.key())  # driving_school.world:713
+        self.set_field(test, 'recorded_by', me.id_)  # driving_school.world:713
         # driving_school.world:714
         if driving_faults <= self.state.max_driving_faults and serious_faults == 0:
             self.set_field(test, 'status', _E10_TestStatus_passed)  # driving_school.world:715

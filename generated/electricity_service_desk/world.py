@@ -382,7 +382,7 @@ class ElectricityServiceDesk(Episode):
     def _check_invariants(self) -> None:
         if not all(  # electricity_service_desk.world:249
             _a98.status != _E13_AccountStatus_open_ or len([
-                _b99.key() for _b99 in rt.each(self, self.t_accounts)
+                _b99.account_id for _b99 in rt.each(self, self.t_accounts)
                 if _b99.address == _a98.address and _b99.status == _E13_AccountStatus_open_
             ])
             == 1
@@ -403,7 +403,7 @@ class ElectricityServiceDesk(Episode):
                 )
         if not all(  # electricity_service_desk.world:255
             len([
-                _s103.key() for _s103 in rt.each(self, self.t_readings)
+                _s103.reading_id for _s103 in rt.each(self, self.t_readings)
                 if _s103.address == _r102.address and _s103.read_on == _r102.read_on
             ])
             == 1
@@ -478,7 +478,7 @@ class ElectricityServiceDesk(Episode):
         if not all(  # electricity_service_desk.world:279
             _o111.status == _E12_OutageStatus_restored
             or len([
-                _p112.key() for _p112 in rt.each(self, self.t_outages)
+                _p112.outage_id for _p112 in rt.each(self, self.t_outages)
                 if _p112.grid_zone == _o111.grid_zone
                 and _p112.status != _E12_OutageStatus_restored
             ])
@@ -491,7 +491,7 @@ class ElectricityServiceDesk(Episode):
             )
         if not all(  # electricity_service_desk.world:282
             len([
-                _d114.key() for _d114 in rt.each(self, self.t_customers)
+                _d114.customer_id for _d114 in rt.each(self, self.t_customers)
                 if rt.built(self, _d114.email.lower()) == rt.built(self, _c113.email.lower())
             ])
             == 1
@@ -502,7 +502,7 @@ class ElectricityServiceDesk(Episode):
             )
         if not all(  # electricity_service_desk.world:285
             len([
-                _b116.key() for _b116 in rt.each(self, self.t_addresses)
+                _b116.address_id for _b116 in rt.each(self, self.t_addresses)
                 if _b116.meter_number == _a115.meter_number
             ])
             == 1
@@ -542,7 +542,7 @@ class ElectricityServiceDesk(Episode):
         "An address's readings, oldest first."
         return rt.sorted_keys(  # electricity_service_desk.world:158
             rt.each(self, [
-                _r2 for _r2 in rt.each(self, self.t_readings) if _r2.address == a.key()
+                _r2 for _r2 in rt.each(self, self.t_readings) if _r2.address == a.address_id
             ]),
             key=lambda _r1: _r1.read_on,
         )
@@ -565,7 +565,7 @@ class ElectricityServiceDesk(Episode):
     def fn_read_today(self, a: ServiceAddress) -> bool:  # electricity_service_desk.world:177
         'Whether an address was read today.'
         return any(  # electricity_service_desk.world:178
-            _r3.address == a.key() and _r3.read_on == self.clock.date()
+            _r3.address == a.address_id and _r3.read_on == self.clock.date()
             for _r3 in rt.each(self, self.t_readings)
         )
 
@@ -574,7 +574,7 @@ class ElectricityServiceDesk(Episode):
         'The open account at an address, if any.'
         for acc in rt.each(self, self.t_accounts):  # electricity_service_desk.world:182
             # electricity_service_desk.world:183
-            if acc.address == a.key() and acc.status == _E13_AccountStatus_open_:
+            if acc.address == a.address_id and acc.status == _E13_AccountStatus_open_:
                 return acc  # electricity_service_desk.world:184
         return None  # electricity_service_desk.world:187
 
@@ -589,7 +589,7 @@ class ElectricityServiceDesk(Episode):
         return round(  # electricity_service_desk.world:197
             sum(rt.each(self, tuple([
                 _b4.amount for _b4 in rt.each(self, self.t_bills)
-                if _b4.account == a.key() and _b4.status != _E10_BillStatus_paid
+                if _b4.account == a.account_id and _b4.status != _E10_BillStatus_paid
             ]))),
             2,
         )
@@ -601,7 +601,7 @@ class ElectricityServiceDesk(Episode):
             return True  # electricity_service_desk.world:204
         # electricity_service_desk.world:206
         return a.status == _E13_AccountStatus_open_ and a.balance > 0.0 and all(
-            _b5.account != a.key() or _b5.status != _E10_BillStatus_issued
+            _b5.account != a.account_id or _b5.status != _E10_BillStatus_issued
             for _b5 in rt.each(self, self.t_bills)
         )
 
@@ -646,9 +646,9 @@ class ElectricityServiceDesk(Episode):
     # electricity_service_desk.world:290
     def tool_get_customer(self, customer: Customer) -> CustomerInfo:
         return CustomerInfo(  # electricity_service_desk.world:295
-            customer.key(), tuple([
-                _a6.key() for _a6 in rt.each(self, self.t_accounts)
-                if _a6.customer == customer.key()
+            customer.customer_id, tuple([
+                _a6.account_id for _a6 in rt.each(self, self.t_accounts)
+                if _a6.customer == customer.customer_id
             ]),
         )
 
@@ -678,13 +678,13 @@ class ElectricityServiceDesk(Episode):
                 )
             ):
                 continue  # electricity_service_desk.world:314
-            found = rt.each(self, found) + (c.key(),)  # electricity_service_desk.world:316
+            found = rt.each(self, found) + (c.customer_id,)  # electricity_service_desk.world:316
         return found  # electricity_service_desk.world:318
 
     # electricity_service_desk.world:323
     def tool_get_address(self, address: ServiceAddress) -> AddressInfo:
         return AddressInfo(  # electricity_service_desk.world:328
-            address.key(), rt.key_of(self.fn_open_account_at(address)),
+            address.address_id, rt.key_of(self.fn_open_account_at(address)),
             rt.key_of(self.fn_last_reading(address)),
         )
 
@@ -710,7 +710,7 @@ class ElectricityServiceDesk(Episode):
             # electricity_service_desk.world:350
             if meter_number is not None and a.meter_number != rt.built(self, meter_number.upper()):
                 continue  # electricity_service_desk.world:351
-            found = rt.each(self, found) + (a.key(),)  # electricity_service_desk.world:353
+            found = rt.each(self, found) + (a.address_id,)  # electricity_service_desk.world:353
         return found  # electricity_service_desk.world:355
 
     def tool_get_tariff(self, tariff: Tariff) -> Tariff:  # electricity_service_desk.world:358
@@ -724,7 +724,7 @@ class ElectricityServiceDesk(Episode):
                 continue  # electricity_service_desk.world:375
             if active_only and not t.active:  # electricity_service_desk.world:377
                 continue  # electricity_service_desk.world:378
-            found = rt.each(self, found) + (t.key(),)  # electricity_service_desk.world:380
+            found = rt.each(self, found) + (t.code,)  # electricity_service_desk.world:380
         return found  # electricity_service_desk.world:382
 
     def tool_get_account(self, account: Account) -> Account:  # electricity_service_desk.world:387
@@ -739,14 +739,14 @@ class ElectricityServiceDesk(Episode):
         found: tuple[str, ...] = ()  # electricity_service_desk.world:402
         for a in rt.each(self, self.t_accounts):  # electricity_service_desk.world:403
             # electricity_service_desk.world:404
-            if customer is not None and a.customer != customer.key():
+            if customer is not None and a.customer != customer.customer_id:
                 continue  # electricity_service_desk.world:405
             # electricity_service_desk.world:407
-            if address is not None and a.address != address.key():
+            if address is not None and a.address != address.address_id:
                 continue  # electricity_service_desk.world:408
             if status is not None and a.status != status:  # electricity_service_desk.world:410
                 continue  # electricity_service_desk.world:411
-            found = rt.each(self, found) + (a.key(),)  # electricity_service_desk.world:413
+            found = rt.each(self, found) + (a.account_id,)  # electricity_service_desk.world:413
         return found  # electricity_service_desk.world:415
 
     def tool_open_service(  # electricity_service_desk.world:418
@@ -769,15 +769,15 @@ class ElectricityServiceDesk(Episode):
                 self, f'Address {address.address_id} was already read today.'
             ))
         account: Account = Account(  # electricity_service_desk.world:430
-            account_id=self.next_id('account_ids', 'ACC{:04d}'), customer=customer.key(),
-            address=address.key(), tariff=tariff.key(), status=_E13_AccountStatus_open_,
+            account_id=self.next_id('account_ids', 'ACC{:04d}'), customer=customer.customer_id,
+            address=address.address_id, tariff=tariff.code, status=_E13_AccountStatus_open_,
             opened_on=self.clock.date(), closed_on=None, balance=0.0, payment_plan=None,
         )
         self.insert(self.t_accounts, account)  # electricity_service_desk.world:431
         self.insert(  # electricity_service_desk.world:432
             self.t_readings, MeterReading(
-                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.key(),
-                account=account.key(), read_on=self.clock.date(),
+                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
+                account=account.account_id, read_on=self.clock.date(),
                 kwh=v.check_range(opening_kwh, 'MeterReading.kwh', 0, 100000000),
                 kind=_E11_ReadingKind_actual, recorded_at=self.clock,
             ),
@@ -804,8 +804,8 @@ class ElectricityServiceDesk(Episode):
             ))
         self.insert(  # electricity_service_desk.world:454
             self.t_readings, MeterReading(
-                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.key(),
-                account=account.key(), read_on=self.clock.date(),
+                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
+                account=account.account_id, read_on=self.clock.date(),
                 kwh=v.check_range(final_kwh, 'MeterReading.kwh', 0, 100000000),
                 kind=_E11_ReadingKind_actual, recorded_at=self.clock,
             ),
@@ -816,7 +816,7 @@ class ElectricityServiceDesk(Episode):
         )
         self.insert(  # electricity_service_desk.world:462
             self.t_bills, Bill(
-                bill_id=self.next_id('bill_ids', 'B{:04d}'), account=account.key(),
+                bill_id=self.next_id('bill_ids', 'B{:04d}'), account=account.account_id,
                 period_start=last.read_on, period_end=self.clock.date(),
                 kwh_used=v.check_range(
                     rt.bounded(final_kwh - last.kwh), 'Bill.kwh_used', 0, 100000000
@@ -827,7 +827,7 @@ class ElectricityServiceDesk(Episode):
         )
         for b in rt.each(self, self.t_bills):  # electricity_service_desk.world:470
             # electricity_service_desk.world:471
-            if b.account == account.key() and b.status == _E10_BillStatus_in_plan:
+            if b.account == account.account_id and b.status == _E10_BillStatus_in_plan:
                 # electricity_service_desk.world:472
                 self.set_field(self.t_bills[b.bill_id], 'status', _E10_BillStatus_issued)
         self.set_fields(  # electricity_service_desk.world:475
@@ -845,7 +845,7 @@ class ElectricityServiceDesk(Episode):
     def tool_list_readings(self, address: ServiceAddress) -> tuple[str, ...]:
         return rt.sorted_keys(  # electricity_service_desk.world:497
             rt.each(self, [
-                _r8 for _r8 in rt.each(self, self.t_readings) if _r8.address == address.key()
+                _r8 for _r8 in rt.each(self, self.t_readings) if _r8.address == address.address_id
             ]),
             key=lambda _r7: _r7.read_on, reverse=True,
         )
@@ -869,8 +869,8 @@ class ElectricityServiceDesk(Episode):
                 self, f'Address {address.address_id} was already read today.'
             ))
         reading: MeterReading = MeterReading(  # electricity_service_desk.world:512
-            reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.key(),
-            account=account.key(), read_on=self.clock.date(),
+            reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
+            account=account.account_id, read_on=self.clock.date(),
             kwh=v.check_range(kwh, 'MeterReading.kwh', 0, 100000000), kind=kind,
             recorded_at=self.clock,
         )
@@ -883,8 +883,8 @@ class ElectricityServiceDesk(Episode):
     # electricity_service_desk.world:531
     def tool_list_bills(self, account: Account, status: BillStatus | None) -> tuple[str, ...]:
         return tuple([  # electricity_service_desk.world:537
-            _b9.key() for _b9 in rt.each(self, self.t_bills)
-            if _b9.account == account.key() and (status is None or _b9.status == status)
+            _b9.bill_id for _b9 in rt.each(self, self.t_bills)
+            if _b9.account == account.account_id and (status is None or _b9.status == status)
         ])
 
     def tool_estimate_bill(self, account: Account) -> Bill:  # electricity_service_desk.world:540
@@ -904,7 +904,7 @@ class ElectricityServiceDesk(Episode):
                 self, f'Address {address.address_id} was already read today.'
             ))
         if any(  # electricity_service_desk.world:552
-            _b10.account == account.key() and _b10.period_end >= self.clock.date()
+            _b10.account == account.account_id and _b10.period_end >= self.clock.date()
             for _b10 in rt.each(self, self.t_bills)
         ):
             raise ToolError(rt.built(
@@ -918,8 +918,8 @@ class ElectricityServiceDesk(Episode):
         used: int = round(per_day * days_since)  # electricity_service_desk.world:556
         self.insert(  # electricity_service_desk.world:557
             self.t_readings, MeterReading(
-                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.key(),
-                account=account.key(), read_on=self.clock.date(),
+                reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
+                account=account.account_id, read_on=self.clock.date(),
                 kwh=v.check_range(rt.bounded(last.kwh + used), 'MeterReading.kwh', 0, 100000000),
                 kind=_E11_ReadingKind_estimated, recorded_at=self.clock,
             ),
@@ -931,7 +931,7 @@ class ElectricityServiceDesk(Episode):
             _E10_BillStatus_in_plan if account.payment_plan is not None else _E10_BillStatus_issued
         )
         bill: Bill = Bill(  # electricity_service_desk.world:566
-            bill_id=self.next_id('bill_ids', 'B{:04d}'), account=account.key(),
+            bill_id=self.next_id('bill_ids', 'B{:04d}'), account=account.account_id,
             period_start=last.read_on, period_end=self.clock.date(),
             kwh_used=v.check_range(used, 'Bill.kwh_used', 0, 100000000),
             amount=v.check_range(amount, 'Bill.amount', 0.0, None), estimated=True, status=status,
@@ -972,7 +972,7 @@ class ElectricityServiceDesk(Episode):
         )
         for b in rt.each(self, self.t_bills):  # electricity_service_desk.world:596
             # electricity_service_desk.world:597
-            if b.account == account.key() and b.status == _E10_BillStatus_issued:
+            if b.account == account.account_id and b.status == _E10_BillStatus_issued:
                 # electricity_service_desk.world:598
                 self.set_field(self.t_bills[b.bill_id], 'status', _E10_BillStatus_in_plan)
         return account  # electricity_service_desk.world:601
@@ -1001,7 +1001,7 @@ class ElectricityServiceDesk(Episode):
                 self.set_field(self.t_accounts[account.account_id], 'payment_plan', None)
                 for b in rt.each(self, self.t_bills):  # electricity_service_desk.world:619
                     # electricity_service_desk.world:620
-                    if b.account == account.key() and b.status == _E10_BillStatus_in_plan:
+                    if b.account == account.account_id and b.status == _E10_BillStatus_in_plan:
                         # electricity_service_desk.world:621
                         self.set_field(self.t_bills[b.bill_id], 'status', _E10_BillStatus_issued)
             else:
@@ -1027,7 +1027,7 @@ class ElectricityServiceDesk(Episode):
         self, grid_zone: str | None, status: OutageStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # electricity_service_desk.world:651
-            _o11.key() for _o11 in rt.each(self, self.t_outages)
+            _o11.outage_id for _o11 in rt.each(self, self.t_outages)
             if (grid_zone is None or _o11.grid_zone == grid_zone)
             and (status is None or _o11.status == status)
         ])
@@ -1044,7 +1044,7 @@ class ElectricityServiceDesk(Episode):
         outage: OutageReport = OutageReport(  # electricity_service_desk.world:663
             outage_id=self.next_id('outage_ids', 'OUT{:03d}'),
             grid_zone=v.check_pattern(zone, 'OutageReport.grid_zone', '^Z[0-9]{2}$'),
-            reported_by=address.key(), cause=cause, status=_E12_OutageStatus_reported,
+            reported_by=address.address_id, cause=cause, status=_E12_OutageStatus_reported,
             reported_at=self.clock, restored_at=None,
             affected_addresses=v.check_range(
                 affected_addresses, 'OutageReport.affected_addresses', 1, 100000

@@ -410,7 +410,7 @@ class ExamRegistrationOffice(Episode):
             )
         if not all(  # exam_registration_office.world:216
             _r86.status != _E18_RegistrationStatus_completed or any(
-                _x87.registration == _r86.key() for _x87 in rt.each(self, self.t_results)
+                _x87.registration == _r86.registration_id for _x87 in rt.each(self, self.t_results)
             )
             for _r86 in rt.each(self, self.t_registrations)
         ):
@@ -537,7 +537,7 @@ class ExamRegistrationOffice(Episode):
         'Seats held in a session.'
         return len([  # exam_registration_office.world:148
             _r1 for _r1 in rt.each(self, self.t_registrations)
-            if _r1.session == s.key() and self.fn_holds_seat(_r1)
+            if _r1.session == s.session_id and self.fn_holds_seat(_r1)
         ])
 
     def fn_grade_for(self, exam: Exam, score_: int) -> Grade:  # exam_registration_office.world:151
@@ -572,8 +572,8 @@ class ExamRegistrationOffice(Episode):
         while more:  # exam_registration_office.world:175
             self.charge(1)
             earlier: tuple[str, ...] = tuple([  # exam_registration_office.world:176
-                _o2.key() for _o2 in rt.each(self, self.t_registrations)
-                if _o2.transferred_to == current.key()
+                _o2.registration_id for _o2 in rt.each(self, self.t_registrations)
+                if _o2.transferred_to == current.registration_id
             ])
             if len(earlier) == 0:  # exam_registration_office.world:177
                 more = False  # exam_registration_office.world:178
@@ -594,7 +594,8 @@ class ExamRegistrationOffice(Episode):
     def fn_needs_separate_room(self, r: Registration) -> bool:
         'Whether an approved separate room goes with the registration.'
         return any(  # exam_registration_office.world:196
-            _a3.registration == r.key() and _a3.kind == _E17_AccommodationKind_separate_room
+            _a3.registration == r.registration_id
+            and _a3.kind == _E17_AccommodationKind_separate_room
             and _a3.status == _E19_AccommodationStatus_approved
             for _a3 in rt.each(self, self.t_accommodations)
         )
@@ -613,7 +614,7 @@ class ExamRegistrationOffice(Episode):
         # exam_registration_office.world:256
         q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # exam_registration_office.world:257
-            _c4.key() for _c4 in rt.each(self, self.t_candidates)
+            _c4.candidate_id for _c4 in rt.each(self, self.t_candidates)
             if rt.read(self, q) in rt.read(self, rt.built(self, _c4.name.lower()))
             and (email is None or _c4.email == email)
             and (candidate_number is None or _c4.candidate_number == candidate_number)
@@ -652,7 +653,7 @@ class ExamRegistrationOffice(Episode):
         # exam_registration_office.world:298
         q: str = rt.built(self, (text if text is not None else '').lower())
         return tuple([  # exam_registration_office.world:299
-            _e7.key() for _e7 in rt.each(self, self.t_exams)
+            _e7.code for _e7 in rt.each(self, self.t_exams)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _e7.title.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _e7.code.lower())))
             and (level is None or _e7.level == level)
@@ -666,7 +667,7 @@ class ExamRegistrationOffice(Episode):
         # exam_registration_office.world:314
         q: str = rt.built(self, (city if city is not None else '').lower())
         return tuple([  # exam_registration_office.world:315
-            _c8.key() for _c8 in rt.each(self, self.t_centres)
+            _c8.centre_id for _c8 in rt.each(self, self.t_centres)
             if rt.read(self, q) in rt.read(self, rt.built(self, _c8.city.lower()))
             and (not accessible_only or _c8.accessible)
         ])
@@ -675,7 +676,7 @@ class ExamRegistrationOffice(Episode):
     def tool_get_session(self, session: ExamSession) -> SessionInfo:
         taken: int = self.fn_seats_taken(session)  # exam_registration_office.world:321
         return SessionInfo(  # exam_registration_office.world:322
-            session.key(), self.t_centres[session.centre].seats, taken,
+            session.session_id, self.t_centres[session.centre].seats, taken,
             rt.bounded(self.t_centres[session.centre].seats - taken),
         )
 
@@ -683,9 +684,9 @@ class ExamRegistrationOffice(Episode):
         self, exam: Exam | None, centre: Centre | None, day: dt.date | None, open_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # exam_registration_office.world:338
-            _s9.key() for _s9 in rt.each(self, self.t_sessions)
-            if (exam is None or _s9.exam == exam.key())
-            and (centre is None or _s9.centre == centre.key())
+            _s9.session_id for _s9 in rt.each(self, self.t_sessions)
+            if (exam is None or _s9.exam == exam.code)
+            and (centre is None or _s9.centre == centre.centre_id)
             and (day is None or _s9.starts_at.date() == day)
             and (not open_only or self.fn_open_for_entries(_s9))
         ])
@@ -701,9 +702,9 @@ class ExamRegistrationOffice(Episode):
         status: RegistrationStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # exam_registration_office.world:358
-            _r10.key() for _r10 in rt.each(self, self.t_registrations)
-            if (candidate is None or _r10.candidate == candidate.key())
-            and (session is None or _r10.session == session.key())
+            _r10.registration_id for _r10 in rt.each(self, self.t_registrations)
+            if (candidate is None or _r10.candidate == candidate.candidate_id)
+            and (session is None or _r10.session == session.session_id)
             and (status is None or _r10.status == status)
         ])
 
@@ -726,7 +727,7 @@ class ExamRegistrationOffice(Episode):
         if self.fn_seats_taken(session) >= self.t_centres[session.centre].seats:
             raise ToolError(rt.built(self, f'Session {session.session_id} is full.'))
         if any(  # exam_registration_office.world:371
-            _r11.candidate == candidate.key()
+            _r11.candidate == candidate.candidate_id
             and self.t_sessions[_r11.session].exam == session.exam
             and _r11.status == _E18_RegistrationStatus_registered
             for _r11 in rt.each(self, self.t_registrations)
@@ -737,8 +738,9 @@ class ExamRegistrationOffice(Episode):
                 f'{self.t_exams[session.exam].code}.',
             ))
         registration: Registration = Registration(  # exam_registration_office.world:372
-            registration_id=self.next_id('registration_ids', 'R{:04d}'), candidate=candidate.key(),
-            session=session.key(), status=_E18_RegistrationStatus_registered,
+            registration_id=self.next_id('registration_ids', 'R{:04d}'),
+            candidate=candidate.candidate_id, session=session.session_id,
+            status=_E18_RegistrationStatus_registered,
             fee_paid=v.check_range(
                 self.t_exams[session.exam].fee, 'Registration.fee_paid', 0.0, None
             ),
@@ -764,7 +766,7 @@ class ExamRegistrationOffice(Episode):
                 f'Session {new_session.session_id} is for {self.t_exams[new_session.exam].code}, '
                 f'not {self.t_exams[self.t_sessions[registration.session].exam].code}.',
             ))
-        if new_session.key() == registration.session:  # exam_registration_office.world:390
+        if new_session.session_id == registration.session:  # exam_registration_office.world:390
             raise ToolError(rt.built(
                 self,
                 f'Registration {registration.registration_id} is already in '
@@ -799,7 +801,7 @@ class ExamRegistrationOffice(Episode):
             ))
         fresh: Registration = Registration(  # exam_registration_office.world:395
             registration_id=self.next_id('registration_ids', 'R{:04d}'),
-            candidate=registration.candidate, session=new_session.key(),
+            candidate=registration.candidate, session=new_session.session_id,
             status=_E18_RegistrationStatus_registered,
             fee_paid=v.check_range(registration.fee_paid, 'Registration.fee_paid', 0.0, None),
             refund=0.0, transferred_to=None, registered_at=self.clock,
@@ -807,16 +809,17 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_registrations, fresh)  # exam_registration_office.world:401
         for a in rt.each(self, self.t_accommodations):  # exam_registration_office.world:402
             if (  # exam_registration_office.world:403
-                a.registration == registration.key()
+                a.registration == registration.registration_id
                 and a.status != _E19_AccommodationStatus_rejected
             ):
                 self.set_field(  # exam_registration_office.world:404
-                    self.t_accommodations[a.accommodation_id], 'registration', fresh.key()
+                    self.t_accommodations[a.accommodation_id], 'registration',
+                    fresh.registration_id,
                 )
         # exam_registration_office.world:407
         self.set_field(registration, 'status', _E18_RegistrationStatus_transferred)
         # exam_registration_office.world:408
-        self.set_field(registration, 'transferred_to', fresh.key())
+        self.set_field(registration, 'transferred_to', fresh.registration_id)
         return fresh  # exam_registration_office.world:409
 
     # exam_registration_office.world:412
@@ -874,10 +877,10 @@ class ExamRegistrationOffice(Episode):
         status: AccommodationStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # exam_registration_office.world:453
-            _a12.key() for _a12 in rt.each(self, self.t_accommodations)
-            if (registration is None or _a12.registration == registration.key())
+            _a12.accommodation_id for _a12 in rt.each(self, self.t_accommodations)
+            if (registration is None or _a12.registration == registration.registration_id)
             and (candidate is None
-            or self.t_registrations[_a12.registration].candidate == candidate.key())
+            or self.t_registrations[_a12.registration].candidate == candidate.candidate_id)
             and (status is None or _a12.status == status)
         ])
 
@@ -892,7 +895,7 @@ class ExamRegistrationOffice(Episode):
                 'registered.',
             ))
         if any(  # exam_registration_office.world:464
-            _a13.registration == registration.key() and _a13.kind == kind
+            _a13.registration == registration.registration_id and _a13.kind == kind
             for _a13 in rt.each(self, self.t_accommodations)
         ):
             raise ToolError(rt.built(
@@ -906,7 +909,7 @@ class ExamRegistrationOffice(Episode):
             )
         accommodation: Accommodation = Accommodation(  # exam_registration_office.world:466
             accommodation_id=self.next_id('accommodation_ids', 'AC{:03d}'),
-            registration=registration.key(), kind=kind,
+            registration=registration.registration_id, kind=kind,
             evidence=v.check_length(evidence, 'Accommodation.evidence', 1, 200),
             status=_E19_AccommodationStatus_requested, requested_on=self.clock.date(),
             decided_on=None,
@@ -944,9 +947,9 @@ class ExamRegistrationOffice(Episode):
         if not (candidate is not None or exam is not None):  # exam_registration_office.world:503
             raise ToolError('Give a candidate or an exam.')
         return tuple([  # exam_registration_office.world:504
-            _x14.key() for _x14 in rt.each(self, self.t_results)
-            if (candidate is None or _x14.candidate == candidate.key())
-            and (exam is None or _x14.exam == exam.key())
+            _x14.result_id for _x14 in rt.each(self, self.t_results)
+            if (candidate is None or _x14.candidate == candidate.candidate_id)
+            and (exam is None or _x14.exam == exam.code)
         ])
 
     # exam_registration_office.world:507
@@ -965,17 +968,19 @@ class ExamRegistrationOffice(Episode):
                 f'Session {self.t_sessions[registration.session].session_id} was not held long '
                 'enough ago.',
             ))
-        # exam_registration_office.world:515
-        if any(_x15.registration == registration.key() for _x15 in rt.each(self, self.t_results)):
+        if any(  # exam_registration_office.world:515
+            _x15.registration == registration.registration_id
+            for _x15 in rt.each(self, self.t_results)
+        ):
             raise ToolError(rt.built(
                 self, f'A result already exists for {registration.registration_id}.'
             ))
         # exam_registration_office.world:516
         exam: Exam = self.t_exams[self.t_sessions[registration.session].exam]
         result: Result = Result(  # exam_registration_office.world:517
-            result_id=self.next_id('result_ids', 'RS{:04d}'), registration=registration.key(),
-            candidate=registration.candidate, exam=exam.key(),
-            score_=v.check_range(score_, 'Result.score', 0, 100),
+            result_id=self.next_id('result_ids', 'RS{:04d}'),
+            registration=registration.registration_id, candidate=registration.candidate,
+            exam=exam.code, score_=v.check_range(score_, 'Result.score', 0, 100),
             grade=self.fn_grade_for(exam, score_), published_on=self.clock.date(),
         )
         self.insert(self.t_results, result)  # exam_registration_office.world:525

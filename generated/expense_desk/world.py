@@ -330,7 +330,7 @@ class ExpenseDesk(Episode):
 
     def _check_invariants(self) -> None:
         for _row69 in rt.changed_rows(self, self.t_employees):  # expense_desk.world:189
-            if not (_row69.manager != _row69.key()):
+            if not (_row69.manager != _row69.employee_id):
                 raise InvariantError(
                     'An employee is never their own manager.', 'expense_desk.world:189'
                 )
@@ -368,7 +368,8 @@ class ExpenseDesk(Episode):
                 )
         if not all(  # expense_desk.world:201
             len([
-                _b74 for _b74 in rt.each(self, self.t_reimbursements) if _b74.report == _r73.key()
+                _b74 for _b74 in rt.each(self, self.t_reimbursements)
+                if _b74.report == _r73.report_id
             ])
             == (1 if _r73.status == _E12_ReportStatus_reimbursed else 0)
             for _r73 in rt.each(self, self.t_reports)
@@ -432,7 +433,7 @@ class ExpenseDesk(Episode):
                 'expense_desk.world:216',
             )
         if not all(  # expense_desk.world:219
-            self.state.current_user != _e80.key() or _e80.active
+            self.state.current_user != _e80.employee_id or _e80.active
             for _e80 in rt.each(self, self.t_employees)
         ):
             raise InvariantError('The signed-in employee is active.', 'expense_desk.world:219')
@@ -484,14 +485,14 @@ class ExpenseDesk(Episode):
     def fn_lines_of(self, report: ExpenseReport) -> tuple[str, ...]:  # expense_desk.world:145
         'The lines of a report.'
         return tuple([  # expense_desk.world:146
-            _l1.key() for _l1 in rt.each(self, self.t_lines) if _l1.report == report.key()
+            _l1.line_id for _l1 in rt.each(self, self.t_lines) if _l1.report == report.report_id
         ])
 
     def fn_report_total(self, report: ExpenseReport) -> float:  # expense_desk.world:149
         "The sum of a report's line amounts, rounded to cents."
         return round(  # expense_desk.world:152
             0.0 + sum(rt.each(self, tuple([
-                _l2.amount for _l2 in rt.each(self, self.t_lines) if _l2.report == report.key()
+                _l2.amount for _l2 in rt.each(self, self.t_lines) if _l2.report == report.report_id
             ]))),
             2,
         )
@@ -526,7 +527,7 @@ class ExpenseDesk(Episode):
         return round(  # expense_desk.world:180
             0.0 + sum(rt.each(self, tuple([
                 _r3.amount for _r3 in rt.each(self, self.t_reimbursements)
-                if _r3.cost_centre == cc.key()
+                if _r3.cost_centre == cc.code
             ]))),
             2,
         )
@@ -541,7 +542,7 @@ class ExpenseDesk(Episode):
     def tool_sign_in(self, employee: Employee) -> Employee:  # expense_desk.world:227
         if not employee.active:  # expense_desk.world:232
             raise ToolError(rt.built(self, f'Employee {employee.employee_id} is inactive.'))
-        self.set_state('current_user', employee.key())  # expense_desk.world:233
+        self.set_state('current_user', employee.employee_id)  # expense_desk.world:233
         return employee  # expense_desk.world:234
 
     def tool_get_employee(self, employee: Employee) -> Employee:  # expense_desk.world:237
@@ -551,7 +552,7 @@ class ExpenseDesk(Episode):
     def tool_find_employees(self, query: str, role: EmployeeRole | None) -> tuple[str, ...]:
         q: str = rt.built(self, query.lower())  # expense_desk.world:251
         return tuple([  # expense_desk.world:252
-            _e4.key() for _e4 in rt.each(self, self.t_employees)
+            _e4.employee_id for _e4 in rt.each(self, self.t_employees)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _e4.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _e4.email.lower())))
             and (role is None or _e4.role == role)
@@ -560,14 +561,14 @@ class ExpenseDesk(Episode):
     # expense_desk.world:257
     def tool_get_cost_centre(self, cost_centre: CostCentre) -> CostCentreInfo:
         return CostCentreInfo(  # expense_desk.world:262
-            cost_centre.key(), round(cost_centre.annual_budget - cost_centre.reimbursed_total, 2)
+            cost_centre.code, round(cost_centre.annual_budget - cost_centre.reimbursed_total, 2)
         )
 
     # expense_desk.world:268
     def tool_list_cost_centres(self, name_contains: str) -> tuple[str, ...]:
         q: str = rt.built(self, name_contains.lower())  # expense_desk.world:273
         return tuple([  # expense_desk.world:274
-            _c5.key() for _c5 in rt.each(self, self.t_cost_centres)
+            _c5.code for _c5 in rt.each(self, self.t_cost_centres)
             if rt.read(self, q) in rt.read(self, rt.built(self, _c5.name.lower()))
         ])
 
@@ -578,17 +579,17 @@ class ExpenseDesk(Episode):
     def tool_list_policies(self, name_contains: str, active_only: bool) -> tuple[str, ...]:
         q: str = rt.built(self, name_contains.lower())  # expense_desk.world:289
         return tuple([  # expense_desk.world:290
-            _p6.key() for _p6 in rt.each(self, self.t_policies)
+            _p6.policy_id for _p6 in rt.each(self, self.t_policies)
             if rt.read(self, q) in rt.read(self, rt.built(self, _p6.name.lower()))
             and (not active_only or _p6.active)
         ])
 
     def tool_get_report(self, report: ExpenseReport) -> ReportDetails:  # expense_desk.world:295
         return ReportDetails(  # expense_desk.world:300
-            report.key(), self.fn_lines_of(report), self.fn_report_total(report),
+            report.report_id, self.fn_lines_of(report), self.fn_report_total(report),
             tuple([
-                _l7.key() for _l7 in rt.each(self, self.t_lines)
-                if _l7.report == report.key() and self.fn_over_limit(_l7)
+                _l7.line_id for _l7 in rt.each(self, self.t_lines)
+                if _l7.report == report.report_id and self.fn_over_limit(_l7)
             ]),
         )
 
@@ -601,8 +602,8 @@ class ExpenseDesk(Episode):
     ) -> tuple[str, ...]:
         q: str = rt.built(self, title_contains.lower())  # expense_desk.world:316
         return tuple([  # expense_desk.world:317
-            _r8.key() for _r8 in rt.each(self, self.t_reports)
-            if (employee is None or _r8.employee == employee.key())
+            _r8.report_id for _r8 in rt.each(self, self.t_reports)
+            if (employee is None or _r8.employee == employee.employee_id)
             and (status is None or _r8.status == status)
             and rt.read(self, q) in rt.read(self, rt.built(self, _r8.title.lower()))
             and (created_on is None or _r8.created_on == created_on)
@@ -614,7 +615,7 @@ class ExpenseDesk(Episode):
         if me is None:  # expense_desk.world:326
             raise ToolError('Not signed in.')
         report: ExpenseReport = ExpenseReport(  # expense_desk.world:327
-            report_id=self.next_id('report_ids', 'R{:04d}'), employee=me.key(),
+            report_id=self.next_id('report_ids', 'R{:04d}'), employee=me.employee_id,
             title=v.check_length(title, 'ExpenseReport.title', 1, 120),
             status=_E12_ReportStatus_draft, created_on=self.clock.date(), submitted_at=None,
             decided_by=None, decided_at=None, rejection_reason=None,
@@ -627,7 +628,7 @@ class ExpenseDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:338
             raise ToolError('Not signed in.')
-        if report.employee != me.key():  # expense_desk.world:339
+        if report.employee != me.employee_id:  # expense_desk.world:339
             raise ToolError('You can only submit your own reports.')
         if report.status != _E12_ReportStatus_draft:  # expense_desk.world:340
             raise ToolError(rt.built(
@@ -637,7 +638,7 @@ class ExpenseDesk(Episode):
         if len(self.fn_lines_of(report)) < 1:  # expense_desk.world:341
             raise ToolError('The report has no lines.')
         if any(  # expense_desk.world:342
-            _l9.report == report.key() and self.fn_needs_receipt(_l9)
+            _l9.report == report.report_id and self.fn_needs_receipt(_l9)
             for _l9 in rt.each(self, self.t_lines)
         ):
             raise ToolError(rt.built(
@@ -659,9 +660,9 @@ class ExpenseDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:355
             raise ToolError('Not signed in.')
-        if report.employee == me.key():  # expense_desk.world:356
+        if report.employee == me.employee_id:  # expense_desk.world:356
             raise ToolError('You cannot approve your own report.')
-        if self.t_employees[report.employee].manager != me.key():  # expense_desk.world:357
+        if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:357
             raise ToolError("Only the owner's manager can approve.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:358
             raise ToolError(rt.built(
@@ -669,13 +670,14 @@ class ExpenseDesk(Episode):
                 f'Only submitted reports can be approved; {report.report_id} is {report.status}.',
             ))
         if any(  # expense_desk.world:359
-            _l10.report == report.key() and self.fn_over_limit(_l10) and not _l10.over_limit_flag
+            _l10.report == report.report_id and self.fn_over_limit(_l10)
+            and not _l10.over_limit_flag
             for _l10 in rt.each(self, self.t_lines)
         ):
             raise ToolError('Flag the lines over their limit first.')
         self.set_field(report, 'status', _E12_ReportStatus_approved)  # expense_desk.world:360
         # expense_desk.world:361
-        self.set_fields(report, ('decided_by', 'decided_at'), me.key(), self.clock)
+        self.set_fields(report, ('decided_by', 'decided_at'), me.employee_id, self.clock)
         return report  # expense_desk.world:363
 
     # expense_desk.world:366
@@ -684,9 +686,9 @@ class ExpenseDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:373
             raise ToolError('Not signed in.')
-        if report.employee == me.key():  # expense_desk.world:374
+        if report.employee == me.employee_id:  # expense_desk.world:374
             raise ToolError('You cannot reject your own report.')
-        if self.t_employees[report.employee].manager != me.key():  # expense_desk.world:375
+        if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:375
             raise ToolError("Only the owner's manager can reject.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:376
             raise ToolError(rt.built(
@@ -695,7 +697,7 @@ class ExpenseDesk(Episode):
             ))
         self.set_field(report, 'status', _E12_ReportStatus_rejected)  # expense_desk.world:377
         self.set_fields(  # expense_desk.world:378
-            report, ('decided_by', 'decided_at', 'rejection_reason'), me.key(), self.clock,
+            report, ('decided_by', 'decided_at', 'rejection_reason'), me.employee_id, self.clock,
             rt.if_present(
                 reason, lambda x: v.check_length(x, 'ExpenseReport.rejection_reason', 1, 200)
             ),
@@ -710,7 +712,7 @@ class ExpenseDesk(Episode):
             raise ToolError('Not signed in.')
         if me.role != _E12_EmployeeRole_finance:  # expense_desk.world:392
             raise ToolError('Only finance can reimburse.')
-        if report.employee == me.key():  # expense_desk.world:393
+        if report.employee == me.employee_id:  # expense_desk.world:393
             raise ToolError('You cannot reimburse your own report.')
         if report.status != _E12_ReportStatus_approved:  # expense_desk.world:394
             raise ToolError(rt.built(
@@ -727,10 +729,10 @@ class ExpenseDesk(Episode):
                 f'{cc.annual_budget - cc.reimbursed_total:.2f} {self.state.currency} left.',
             ))
         payment: Reimbursement = Reimbursement(  # expense_desk.world:398
-            reimbursement_id=self.next_id('reimbursement_ids', 'RB{:03d}'), report=report.key(),
-            employee=report.employee,
+            reimbursement_id=self.next_id('reimbursement_ids', 'RB{:03d}'),
+            report=report.report_id, employee=report.employee,
             amount=v.check_range(amount, 'Reimbursement.amount', 0.0, None), method=method,
-            paid_on=self.clock.date(), processed_by=me.key(), cost_centre=cc.key(),
+            paid_on=self.clock.date(), processed_by=me.employee_id, cost_centre=cc.code,
         )
         self.insert(self.t_reimbursements, payment)  # expense_desk.world:407
         self.set_field(  # expense_desk.world:408
@@ -744,14 +746,14 @@ class ExpenseDesk(Episode):
 
     def tool_get_line(self, line: ExpenseLine) -> LineInfo:  # expense_desk.world:415
         # expense_desk.world:418
-        return LineInfo(line.key(), self.fn_limit_of(line), self.fn_over_limit(line))
+        return LineInfo(line.line_id, self.fn_limit_of(line), self.fn_over_limit(line))
 
     def tool_list_lines(  # expense_desk.world:421
         self, report: ExpenseReport, category: ExpenseCategory | None, over_limit_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # expense_desk.world:428
-            _l11.key() for _l11 in rt.each(self, self.t_lines)
-            if _l11.report == report.key() and (category is None or _l11.category == category)
+            _l11.line_id for _l11 in rt.each(self, self.t_lines)
+            if _l11.report == report.report_id and (category is None or _l11.category == category)
             and (not over_limit_only or self.fn_over_limit(_l11))
         ])
 
@@ -768,7 +770,7 @@ class ExpenseDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:442
             raise ToolError('Not signed in.')
-        if report.employee != me.key():  # expense_desk.world:443
+        if report.employee != me.employee_id:  # expense_desk.world:443
             raise ToolError('You can only change your own reports.')
         if report.status != _E12_ReportStatus_draft:  # expense_desk.world:444
             raise ToolError('Only draft reports can be changed.')
@@ -784,7 +786,8 @@ class ExpenseDesk(Episode):
                 f'The category {category} is not allowed by your cost centre\'s policy.'
             )
         line: ExpenseLine = ExpenseLine(  # expense_desk.world:448
-            line_id=self.next_id('line_ids', 'L{:04d}'), report=report.key(), category=category,
+            line_id=self.next_id('line_ids', 'L{:04d}'), report=report.report_id,
+            category=category,
             description=v.check_length(description, 'ExpenseLine.description', 1, 200),
             amount=v.check_range(round(amount, 2), 'ExpenseLine.amount', 0.01, 100000.0),
             spent_on=spent_on,
@@ -801,11 +804,11 @@ class ExpenseDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:466
             raise ToolError('Not signed in.')
-        if self.t_reports[line.report].employee != me.key():  # expense_desk.world:467
+        if self.t_reports[line.report].employee != me.employee_id:  # expense_desk.world:467
             raise ToolError('You can only change your own reports.')
         if self.t_reports[line.report].status != _E12_ReportStatus_draft:  # expense_desk.world:468
             raise ToolError('Only draft reports can be changed.')
-        self.delete(self.t_lines, line.key())  # expense_desk.world:469
+        self.delete(self.t_lines, line.line_id)  # expense_desk.world:469
         return line  # expense_desk.world:470
 
     # expense_desk.world:473
@@ -815,7 +818,7 @@ class ExpenseDesk(Episode):
         if me is None:  # expense_desk.world:480
             raise ToolError('Not signed in.')
         if not (  # expense_desk.world:481
-            self.t_employees[self.t_reports[line.report].employee].manager == me.key()
+            self.t_employees[self.t_reports[line.report].employee].manager == me.employee_id
             or me.role == _E12_EmployeeRole_finance
         ):
             raise ToolError("Only the owner's manager or finance can flag lines.")
@@ -840,8 +843,8 @@ class ExpenseDesk(Episode):
         self, employee: Employee | None, paid_on: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # expense_desk.world:506
-            _b12.key() for _b12 in rt.each(self, self.t_reimbursements)
-            if (employee is None or _b12.employee == employee.key())
+            _b12.reimbursement_id for _b12 in rt.each(self, self.t_reimbursements)
+            if (employee is None or _b12.employee == employee.employee_id)
             and (paid_on is None or _b12.paid_on == paid_on)
         ])
 

@@ -504,7 +504,7 @@ class FactoryPlanning(Episode):
                 )
         if not all(  # factory_planning.world:367
             len([
-                _q49.key() for _q49 in rt.each(self, self.t_planners)
+                _q49.id_ for _q49 in rt.each(self, self.t_planners)
                 if rt.built(self, _q49.email.lower()) == rt.built(self, _p48.email.lower())
             ])
             == 1
@@ -512,7 +512,7 @@ class FactoryPlanning(Episode):
         ):
             raise InvariantError('Planner emails are unique.', 'factory_planning.world:367')
         if not all(  # factory_planning.world:370
-            self.state.current_planner != _p50.key() or _p50.active
+            self.state.current_planner != _p50.id_ or _p50.active
             for _p50 in rt.each(self, self.t_planners)
         ):
             raise InvariantError('The signed-in planner is active.', 'factory_planning.world:370')
@@ -561,7 +561,7 @@ class FactoryPlanning(Episode):
         return round(  # factory_planning.world:195
             sum(rt.each(self, tuple([
                 _r1.quantity for _r1 in rt.each(self, self.t_reservations)
-                if _r1.material == m.key() and _r1.status == _E17_ReservationStatus_open_
+                if _r1.material == m.code and _r1.status == _E17_ReservationStatus_open_
             ]))),
             3,
         )
@@ -595,7 +595,7 @@ class FactoryPlanning(Episode):
             if s is not None:  # factory_planning.world:220
                 if e is not None:  # factory_planning.world:221
                     if (  # factory_planning.world:222
-                        o.id_ != skip and self.fn_runs(o) and o.machine == m.key() and s < end
+                        o.id_ != skip and self.fn_runs(o) and o.machine == m.id_ and s < end
                         and start < e
                     ):
                         return o  # factory_planning.world:223
@@ -648,8 +648,8 @@ class FactoryPlanning(Episode):
     def fn_reservations_ok(self, o: ProductionOrder) -> bool:  # factory_planning.world:270
         'Open reservations match the bill of materials while materials are held; none otherwise.'
         open_: tuple[str, ...] = tuple([  # factory_planning.world:273
-            _r2.key() for _r2 in rt.each(self, self.t_reservations)
-            if _r2.order == o.key() and _r2.status == _E17_ReservationStatus_open_
+            _r2.id_ for _r2 in rt.each(self, self.t_reservations)
+            if _r2.order == o.id_ and _r2.status == _E17_ReservationStatus_open_
         ])
         if (  # factory_planning.world:274
             o.status == _E11_OrderStatus_materials_reserved
@@ -657,7 +657,7 @@ class FactoryPlanning(Episode):
         ):
             matches: bool = all(  # factory_planning.world:275
                 len([
-                    _r4.key() for _r4 in rt.rows(self.t_reservations, rt.each(self, open_))
+                    _r4.id_ for _r4 in rt.rows(self.t_reservations, rt.each(self, open_))
                     if _r4.material == _l3.material
                     and abs(_r4.quantity - round(o.quantity * _l3.quantity_per_unit, 3)) < 0.0005
                 ])
@@ -690,16 +690,16 @@ class FactoryPlanning(Episode):
         if o.status == _E11_OrderStatus_released:  # factory_planning.world:300
             return (  # factory_planning.world:301
                 len([
-                    _i5.key() for _i5 in rt.each(self, self.t_inspections)
-                    if _i5.order == o.key() and _i5.result == _E16_InspectionResult_released
+                    _i5.id_ for _i5 in rt.each(self, self.t_inspections)
+                    if _i5.order == o.id_ and _i5.result == _E16_InspectionResult_released
                 ])
                 == 1
             )
         if o.status == _E11_OrderStatus_rejected:  # factory_planning.world:303
             return (  # factory_planning.world:304
                 len([
-                    _i6.key() for _i6 in rt.each(self, self.t_inspections)
-                    if _i6.order == o.key() and _i6.result == _E16_InspectionResult_rejected
+                    _i6.id_ for _i6 in rt.each(self, self.t_inspections)
+                    if _i6.order == o.id_ and _i6.result == _E16_InspectionResult_rejected
                 ])
                 == 1
             )
@@ -724,13 +724,11 @@ class FactoryPlanning(Episode):
     def fn_order_info(self, o: ProductionOrder) -> OrderInfo:  # factory_planning.world:327
         found: Inspection | None = None  # factory_planning.world:328
         for i in rt.each(self, self.t_inspections):  # factory_planning.world:329
-            if i.order == o.key():  # factory_planning.world:330
+            if i.order == o.id_:  # factory_planning.world:330
                 found = i  # factory_planning.world:331
         return OrderInfo(  # factory_planning.world:334
-            o.key(),
-            tuple([
-                _r7.key() for _r7 in rt.each(self, self.t_reservations) if _r7.order == o.key()
-            ]),
+            o.id_,
+            tuple([_r7.id_ for _r7 in rt.each(self, self.t_reservations) if _r7.order == o.id_]),
             rt.key_of(found),
         )
 
@@ -739,7 +737,7 @@ class FactoryPlanning(Episode):
             raise ToolError(rt.built(
                 self, f'Planner {planner_id.id_} ({planner_id.name}) is inactive.'
             ))
-        self.set_state('current_planner', planner_id.key())  # factory_planning.world:381
+        self.set_state('current_planner', planner_id.id_)  # factory_planning.world:381
         return planner_id  # factory_planning.world:382
 
     def tool_get_planner(self, planner_id: Planner) -> Planner:  # factory_planning.world:385
@@ -762,13 +760,13 @@ class FactoryPlanning(Episode):
                 continue  # factory_planning.world:402
             if role is not None and p.role != role:  # factory_planning.world:404
                 continue  # factory_planning.world:405
-            found = rt.each(self, found) + (p.key(),)  # factory_planning.world:407
+            found = rt.each(self, found) + (p.id_,)  # factory_planning.world:407
         return found  # factory_planning.world:409
 
     # factory_planning.world:414
     def tool_get_product(self, sku: Product, quantity: int) -> ProductInfo:
         # factory_planning.world:420
-        return ProductInfo(sku.key(), quantity, self.fn_needs_for(sku, quantity))
+        return ProductInfo(sku.sku, quantity, self.fn_needs_for(sku, quantity))
 
     def tool_find_products(  # factory_planning.world:423
         self, name: str | None, family: ProductFamily | None
@@ -784,12 +782,12 @@ class FactoryPlanning(Episode):
                 continue  # factory_planning.world:432
             if family is not None and p.family != family:  # factory_planning.world:434
                 continue  # factory_planning.world:435
-            found = rt.each(self, found) + (p.key(),)  # factory_planning.world:437
+            found = rt.each(self, found) + (p.sku,)  # factory_planning.world:437
         return found  # factory_planning.world:439
 
     def tool_get_material(self, code: Material) -> MaterialInfo:  # factory_planning.world:442
         return MaterialInfo(  # factory_planning.world:447
-            code.key(), self.fn_available_of(code), code.on_hand <= code.reorder_level
+            code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
     # factory_planning.world:454
@@ -805,7 +803,7 @@ class FactoryPlanning(Episode):
                 continue  # factory_planning.world:463
             if low_stock_only and m.on_hand > m.reorder_level:  # factory_planning.world:465
                 continue  # factory_planning.world:466
-            found = rt.each(self, found) + (m.key(),)  # factory_planning.world:468
+            found = rt.each(self, found) + (m.code,)  # factory_planning.world:468
         return found  # factory_planning.world:470
 
     # factory_planning.world:473
@@ -816,15 +814,15 @@ class FactoryPlanning(Episode):
             v.check_range(round(code.on_hand + quantity, 3), 'Material.on_hand', 0.0, 10000000.0),
         )
         return MaterialInfo(  # factory_planning.world:481
-            code.key(), self.fn_available_of(code), code.on_hand <= code.reorder_level
+            code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
     def tool_get_machine(self, machine_id: Machine) -> MachineInfo:  # factory_planning.world:490
         return MachineInfo(  # factory_planning.world:495
-            machine_id.key(), rt.sorted_keys(
+            machine_id.id_, rt.sorted_keys(
                 rt.each(self, [
                     _o9 for _o9 in rt.each(self, self.t_orders)
-                    if _o9.machine == machine_id.key() and self.fn_runs(_o9)
+                    if _o9.machine == machine_id.id_ and self.fn_runs(_o9)
                 ]),
                 key=lambda _o8: _o8.scheduled_start if _o8.scheduled_start is not None
                 else self.clock,
@@ -849,7 +847,7 @@ class FactoryPlanning(Episode):
                     # factory_planning.world:516
                     if rt.key_of(self.fn_machine_busy(m, free_from, free_until, '')) is not None:
                         continue  # factory_planning.world:517
-            found = rt.each(self, found) + (m.key(),)  # factory_planning.world:521
+            found = rt.each(self, found) + (m.id_,)  # factory_planning.world:521
         return found  # factory_planning.world:523
 
     def tool_get_order(self, order_id: ProductionOrder) -> OrderInfo:  # factory_planning.world:528
@@ -864,16 +862,16 @@ class FactoryPlanning(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:544
         for o in rt.each(self, self.t_orders):  # factory_planning.world:545
-            if sku is not None and o.product != sku.key():  # factory_planning.world:546
+            if sku is not None and o.product != sku.sku:  # factory_planning.world:546
                 continue  # factory_planning.world:547
             if status is not None and o.status != status:  # factory_planning.world:549
                 continue  # factory_planning.world:550
             # factory_planning.world:552
-            if machine_id is not None and o.machine != machine_id.key():
+            if machine_id is not None and o.machine != machine_id.id_:
                 continue  # factory_planning.world:553
             if due_by is not None and o.due_date > due_by:  # factory_planning.world:555
                 continue  # factory_planning.world:556
-            found = rt.each(self, found) + (o.key(),)  # factory_planning.world:558
+            found = rt.each(self, found) + (o.id_,)  # factory_planning.world:558
         return found  # factory_planning.world:560
 
     # factory_planning.world:563
@@ -884,7 +882,7 @@ class FactoryPlanning(Episode):
         if due_date < self.clock.date():  # factory_planning.world:572
             raise ToolError('The due date is in the past.')
         order: ProductionOrder = ProductionOrder(  # factory_planning.world:573
-            id_=self.next_id('order_ids', 'PO{:04d}'), product=sku.key(),
+            id_=self.next_id('order_ids', 'PO{:04d}'), product=sku.sku,
             quantity=v.check_range(quantity, 'ProductionOrder.quantity', 1, 100000),
             status=_E11_OrderStatus_planned, machine=None, scheduled_start=None,
             scheduled_end=None, produced_good=0, scrap=0, due_date=due_date,
@@ -916,7 +914,7 @@ class FactoryPlanning(Episode):
             amount: float = round(order_id.quantity * l.quantity_per_unit, 3)
             self.insert(  # factory_planning.world:590
                 self.t_reservations, Reservation(
-                    id_=self.next_id('reservation_ids', 'RS{:04d}'), order=order_id.key(),
+                    id_=self.next_id('reservation_ids', 'RS{:04d}'), order=order_id.id_,
                     material=l.material,
                     quantity=v.check_range(amount, 'Reservation.quantity', 0.001, 10000000.0),
                     status=_E17_ReservationStatus_open_, created_at=self.clock,
@@ -965,7 +963,7 @@ class FactoryPlanning(Episode):
         if other is not None:  # factory_planning.world:612
             raise ToolError(rt.built(self, f'Machine {machine_id.id_} is busy then.'))
         self.set_fields(  # factory_planning.world:613
-            order_id, ('machine', 'scheduled_start', 'scheduled_end', 'status'), machine_id.key(),
+            order_id, ('machine', 'scheduled_start', 'scheduled_end', 'status'), machine_id.id_,
             start, end, _E11_OrderStatus_scheduled,
         )
         return order_id  # factory_planning.world:617
@@ -1006,7 +1004,7 @@ class FactoryPlanning(Episode):
             self.set_field(order_id, 'status', _E11_OrderStatus_completed)
             for r in rt.each(self, self.t_reservations):  # factory_planning.world:638
                 # factory_planning.world:639
-                if r.order == order_id.key() and r.status == _E17_ReservationStatus_open_:
+                if r.order == order_id.id_ and r.status == _E17_ReservationStatus_open_:
                     code: str = self.t_materials[r.material].code  # factory_planning.world:640
                     self.set_field(  # factory_planning.world:641
                         self.t_materials[code], 'on_hand', v.check_range(
@@ -1042,7 +1040,7 @@ class FactoryPlanning(Episode):
         released: tuple[str, ...] = ()  # factory_planning.world:660
         for r in rt.each(self, self.t_reservations):  # factory_planning.world:661
             # factory_planning.world:662
-            if r.order == order_id.key() and r.status == _E17_ReservationStatus_open_:
+            if r.order == order_id.id_ and r.status == _E17_ReservationStatus_open_:
                 code: str = self.t_materials[r.material].code  # factory_planning.world:663
                 self.set_field(  # factory_planning.world:664
                     self.t_materials[code], 'reserved', v.check_range(
@@ -1053,12 +1051,12 @@ class FactoryPlanning(Episode):
                 self.set_field(  # factory_planning.world:665
                     self.t_reservations[r.id_], 'status', _E17_ReservationStatus_released
                 )
-                released = rt.each(self, released) + (r.key(),)  # factory_planning.world:666
+                released = rt.each(self, released) + (r.id_,)  # factory_planning.world:666
         self.set_fields(  # factory_planning.world:669
             order_id, ('status', 'machine', 'scheduled_start', 'scheduled_end'),
             _E11_OrderStatus_cancelled, None, None, None,
         )
-        return Cancellation(order_id.key(), released, reason)  # factory_planning.world:673
+        return Cancellation(order_id.id_, released, reason)  # factory_planning.world:673
 
     # factory_planning.world:678
     def tool_get_reservation(self, reservation_id: Reservation) -> Reservation:
@@ -1074,13 +1072,13 @@ class FactoryPlanning(Episode):
             raise ToolError('Give an order or a material.')
         found: tuple[str, ...] = ()  # factory_planning.world:694
         for r in rt.each(self, self.t_reservations):  # factory_planning.world:695
-            if order_id is not None and r.order != order_id.key():  # factory_planning.world:696
+            if order_id is not None and r.order != order_id.id_:  # factory_planning.world:696
                 continue  # factory_planning.world:697
-            if code is not None and r.material != code.key():  # factory_planning.world:699
+            if code is not None and r.material != code.code:  # factory_planning.world:699
                 continue  # factory_planning.world:700
             if status is not None and r.status != status:  # factory_planning.world:702
                 continue  # factory_planning.world:703
-            found = rt.each(self, found) + (r.key(),)  # factory_planning.world:705
+            found = rt.each(self, found) + (r.id_,)  # factory_planning.world:705
         return found  # factory_planning.world:707
 
     # factory_planning.world:712
@@ -1096,16 +1094,16 @@ class FactoryPlanning(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:728
         for i in rt.each(self, self.t_inspections):  # factory_planning.world:729
-            if order_id is not None and i.order != order_id.key():  # factory_planning.world:730
+            if order_id is not None and i.order != order_id.id_:  # factory_planning.world:730
                 continue  # factory_planning.world:731
             # factory_planning.world:733
-            if inspector_id is not None and i.inspector != inspector_id.key():
+            if inspector_id is not None and i.inspector != inspector_id.id_:
                 continue  # factory_planning.world:734
             if day is not None and i.inspected_at.date() != day:  # factory_planning.world:736
                 continue  # factory_planning.world:737
             if result is not None and i.result != result:  # factory_planning.world:739
                 continue  # factory_planning.world:740
-            found = rt.each(self, found) + (i.key(),)  # factory_planning.world:742
+            found = rt.each(self, found) + (i.id_,)  # factory_planning.world:742
         return found  # factory_planning.world:744
 
     def tool_inspect_batch(  # factory_planning.world:747
@@ -1131,8 +1129,8 @@ class FactoryPlanning(Episode):
             _E16_InspectionResult_rejected if rejected else _E16_InspectionResult_released
         )
         inspection: Inspection = Inspection(  # factory_planning.world:762
-            id_=self.next_id('inspection_ids', 'QI{:04d}'), order=order_id.key(),
-            inspector=inspector.key(),
+            id_=self.next_id('inspection_ids', 'QI{:04d}'), order=order_id.id_,
+            inspector=inspector.id_,
             sample_size=v.check_range(sample_size, 'Inspection.sample_size', 1, 1000),
             defects_found=v.check_range(defects_found, 'Inspection.defects_found', 0, 1000),
             result=result, notes=v.check_length(notes, 'Inspection.notes', 0, 300),
@@ -1502,7 +1500,7 @@ def _check_reserve_bracket_materials__bolts(ep: FactoryPlanning) -> rt.Verdict |
 def _check_reserve_bracket_materials__two_reservations(ep: FactoryPlanning) -> rt.Verdict | bool:
     return rt.expect(
         len([
-            _r10.key() for _r10 in rt.each(ep, ep.t_reservations)
+            _r10.id_ for _r10 in rt.each(ep, ep.t_reservations)
             if _r10.order == 'PO0001' and _r10.status == _E17_ReservationStatus_open_
         ]),
         '==', 2,

@@ -468,7 +468,8 @@ class FarmCoop(Episode):
     def fn_payment_ok(self, p: MemberPayment) -> bool:  # farm_coop.world:193
         'A payment covers exactly the value of the deliveries it pays.'
         paid: tuple[str, ...] = tuple([  # farm_coop.world:196
-            _d1.key() for _d1 in rt.each(self, self.t_deliveries) if _d1.payment == p.key()
+            _d1.delivery_id for _d1 in rt.each(self, self.t_deliveries)
+            if _d1.payment == p.payment_id
         ])
         return (  # farm_coop.world:197
             len(paid) == p.deliveries
@@ -487,7 +488,7 @@ class FarmCoop(Episode):
     def fn_contract_ok(self, c: Contract) -> bool:  # farm_coop.world:200
         'delivered_t is the tonnes sold, within the contract; fulfilled exactly when complete.'
         sold: float = sum(rt.each(self, tuple([  # farm_coop.world:203
-            _s4.tonnes for _s4 in rt.each(self, self.t_sales) if _s4.contract == c.key()
+            _s4.tonnes for _s4 in rt.each(self, self.t_sales) if _s4.contract == c.contract_id
         ])))
         return (  # farm_coop.world:204
             self.fn_close_to(c.delivered_t, sold) and c.delivered_t <= c.tonnes + 1e-06
@@ -507,7 +508,7 @@ class FarmCoop(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # farm_coop.world:249
-            _f5.key() for _f5 in rt.each(self, self.t_farms)
+            _f5.farm_id for _f5 in rt.each(self, self.t_farms)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _f5.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _f5.owner_name.lower())))
             and (email is None or rt.built(self, _f5.email.lower()) == wanted)
@@ -518,26 +519,26 @@ class FarmCoop(Episode):
 
     def tool_list_crops(self, in_season_only: bool) -> tuple[str, ...]:  # farm_coop.world:258
         return tuple([  # farm_coop.world:263
-            _c6.key() for _c6 in rt.each(self, self.t_crops)
+            _c6.code for _c6 in rt.each(self, self.t_crops)
             if not in_season_only or _c6.season_open
         ])
 
     def tool_get_silo(self, silo: Silo) -> SiloInfo:  # farm_coop.world:268
         # farm_coop.world:271
-        return SiloInfo(silo.key(), round(silo.capacity_t - silo.stock_t, 3))
+        return SiloInfo(silo.silo_id, round(silo.capacity_t - silo.stock_t, 3))
 
     # farm_coop.world:274
     def tool_list_silos(self, crop: Crop | None, min_free_t: float | None) -> tuple[SiloInfo, ...]:
         return tuple([  # farm_coop.world:280
-            SiloInfo(_s7.key(), round(_s7.capacity_t - _s7.stock_t, 3))
-            for _s7 in rt.each(self, self.t_silos) if (crop is None or _s7.crop == crop.key())
+            SiloInfo(_s7.silo_id, round(_s7.capacity_t - _s7.stock_t, 3))
+            for _s7 in rt.each(self, self.t_silos) if (crop is None or _s7.crop == crop.code)
             and (min_free_t is None or _s7.capacity_t - _s7.stock_t >= min_free_t)
         ])
 
     def tool_transfer_stock(  # farm_coop.world:283
         self, from_silo: Silo, to_silo: Silo, tonnes: float
     ) -> tuple[SiloInfo, ...]:
-        if from_silo.key() == to_silo.key():  # farm_coop.world:290
+        if from_silo.silo_id == to_silo.silo_id:  # farm_coop.world:290
             raise ToolError('Choose two different silos.')
         if not (from_silo.in_service and to_silo.in_service):  # farm_coop.world:291
             raise ToolError('Both silos must be in service.')
@@ -548,7 +549,7 @@ class FarmCoop(Episode):
         crop: Crop | None = self.t_crops.ref(from_silo.crop)  # farm_coop.world:293
         if crop is None:  # farm_coop.world:294
             raise ToolError(rt.built(self, f'Silo {from_silo.silo_id} is empty.'))
-        if not (to_silo.crop is None or to_silo.crop == crop.key()):  # farm_coop.world:295
+        if not (to_silo.crop is None or to_silo.crop == crop.code):  # farm_coop.world:295
             raise ToolError(rt.built(self, f'Silo {to_silo.silo_id} holds another crop.'))
         if not (to_silo.stock_t + tonnes <= to_silo.capacity_t):  # farm_coop.world:296
             raise ToolError(rt.built(
@@ -567,10 +568,10 @@ class FarmCoop(Episode):
         self.set_field(  # farm_coop.world:302
             to_silo, 'stock_t', v.check_range(to_silo.stock_t + tonnes, 'Silo.stock_t', 0.0, None)
         )
-        self.set_field(to_silo, 'crop', crop.key())  # farm_coop.world:303
+        self.set_field(to_silo, 'crop', crop.code)  # farm_coop.world:303
         return (  # farm_coop.world:304
-            SiloInfo(from_silo.key(), round(from_silo.capacity_t - from_silo.stock_t, 3)),
-            SiloInfo(to_silo.key(), round(to_silo.capacity_t - to_silo.stock_t, 3)),
+            SiloInfo(from_silo.silo_id, round(from_silo.capacity_t - from_silo.stock_t, 3)),
+            SiloInfo(to_silo.silo_id, round(to_silo.capacity_t - to_silo.stock_t, 3)),
         )
 
     def tool_get_delivery(self, delivery: Delivery) -> Delivery:  # farm_coop.world:312
@@ -585,10 +586,10 @@ class FarmCoop(Episode):
         day: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:329
-            _d8.key() for _d8 in rt.each(self, self.t_deliveries)
-            if (farm is None or _d8.farm == farm.key())
-            and (crop is None or _d8.crop == crop.key())
-            and (silo is None or _d8.silo == silo.key())
+            _d8.delivery_id for _d8 in rt.each(self, self.t_deliveries)
+            if (farm is None or _d8.farm == farm.farm_id)
+            and (crop is None or _d8.crop == crop.code)
+            and (silo is None or _d8.silo == silo.silo_id)
             and (status is None or _d8.status == status)
             and (day is None or _d8.delivered_at.date() == day)
         ])
@@ -602,7 +603,7 @@ class FarmCoop(Episode):
             raise ToolError(rt.built(self, f'The season for {crop.name} is closed.'))
         if not silo.in_service:  # farm_coop.world:342
             raise ToolError(rt.built(self, f'Silo {silo.silo_id} is out of service.'))
-        if not (silo.crop is None or silo.crop == crop.key()):  # farm_coop.world:343
+        if not (silo.crop is None or silo.crop == crop.code):  # farm_coop.world:343
             raise ToolError(rt.built(self, f'Silo {silo.silo_id} holds another crop.'))
         if not (silo.stock_t + weight_t <= silo.capacity_t):  # farm_coop.world:344
             raise ToolError(rt.built(
@@ -612,10 +613,10 @@ class FarmCoop(Episode):
         self.set_field(  # farm_coop.world:345
             silo, 'stock_t', v.check_range(silo.stock_t + weight_t, 'Silo.stock_t', 0.0, None)
         )
-        self.set_field(silo, 'crop', crop.key())  # farm_coop.world:346
+        self.set_field(silo, 'crop', crop.code)  # farm_coop.world:346
         delivery: Delivery = Delivery(  # farm_coop.world:347
-            delivery_id=self.next_id('delivery_ids', 'D{:04d}'), farm=farm.key(), crop=crop.key(),
-            silo=silo.key(), weight_t=v.check_range(weight_t, 'Delivery.weight_t', 0.1, 100.0),
+            delivery_id=self.next_id('delivery_ids', 'D{:04d}'), farm=farm.farm_id, crop=crop.code,
+            silo=silo.silo_id, weight_t=v.check_range(weight_t, 'Delivery.weight_t', 0.1, 100.0),
             moisture_pct=None, grade=None, status=_E14_DeliveryStatus_received,
             delivered_at=self.clock, payment=None,
         )
@@ -667,22 +668,22 @@ class FarmCoop(Episode):
         # farm_coop.world:391
         q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # farm_coop.world:392
-            _b9.key() for _b9 in rt.each(self, self.t_buyers)
+            _b9.buyer_id for _b9 in rt.each(self, self.t_buyers)
             if rt.read(self, q) in rt.read(self, rt.built(self, _b9.name.lower()))
             and (country is None or _b9.country == country)
         ])
 
     def tool_get_contract(self, contract: Contract) -> ContractInfo:  # farm_coop.world:395
         # farm_coop.world:400
-        return ContractInfo(contract.key(), round(contract.tonnes - contract.delivered_t, 3))
+        return ContractInfo(contract.contract_id, round(contract.tonnes - contract.delivered_t, 3))
 
     def tool_find_contracts(  # farm_coop.world:406
         self, buyer: Buyer | None, crop: Crop | None, status: ContractStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:413
-            _c10.key() for _c10 in rt.each(self, self.t_contracts)
-            if (buyer is None or _c10.buyer == buyer.key())
-            and (crop is None or _c10.crop == crop.key())
+            _c10.contract_id for _c10 in rt.each(self, self.t_contracts)
+            if (buyer is None or _c10.buyer == buyer.buyer_id)
+            and (crop is None or _c10.crop == crop.code)
             and (status is None or _c10.status == status)
         ])
 
@@ -702,8 +703,8 @@ class FarmCoop(Episode):
         if by < self.clock.date():  # farm_coop.world:427
             raise ToolError(f'The deliver-by day {by} is in the past.')
         contract: Contract = Contract(  # farm_coop.world:428
-            contract_id=self.next_id('contract_ids', 'K{:03d}'), buyer=buyer.key(),
-            crop=crop.key(), tonnes=v.check_range(tonnes, 'Contract.tonnes', 1.0, 100000.0),
+            contract_id=self.next_id('contract_ids', 'K{:03d}'), buyer=buyer.buyer_id,
+            crop=crop.code, tonnes=v.check_range(tonnes, 'Contract.tonnes', 1.0, 100000.0),
             price_per_t=v.check_range(price_per_t, 'Contract.price_per_t', 0.0, None),
             delivered_t=0.0, deliver_by=by, status=_E14_ContractStatus_open_,
         )
@@ -731,9 +732,9 @@ class FarmCoop(Episode):
         if not (contract is not None or silo is not None):  # farm_coop.world:462
             raise ToolError('Give a contract or a silo.')
         return tuple([  # farm_coop.world:463
-            _s11.key() for _s11 in rt.each(self, self.t_sales)
-            if (contract is None or _s11.contract == contract.key())
-            and (silo is None or _s11.silo == silo.key())
+            _s11.sale_id for _s11 in rt.each(self, self.t_sales)
+            if (contract is None or _s11.contract == contract.contract_id)
+            and (silo is None or _s11.silo == silo.silo_id)
         ])
 
     def tool_sell_from_stock(  # farm_coop.world:466
@@ -777,8 +778,8 @@ class FarmCoop(Episode):
             # farm_coop.world:487
             self.set_field(contract, 'status', _E14_ContractStatus_fulfilled)
         sale: Sale = Sale(  # farm_coop.world:489
-            sale_id=self.next_id('sale_ids', 'SL{:03d}'), contract=contract.key(), silo=silo.key(),
-            tonnes=v.check_range(tonnes, 'Sale.tonnes', 0.1, None),
+            sale_id=self.next_id('sale_ids', 'SL{:03d}'), contract=contract.contract_id,
+            silo=silo.silo_id, tonnes=v.check_range(tonnes, 'Sale.tonnes', 0.1, None),
             amount=v.check_range(
                 round(tonnes * contract.price_per_t, 2), 'Sale.amount', 0.0, None
             ),
@@ -792,14 +793,14 @@ class FarmCoop(Episode):
 
     def tool_list_payments(self, farm: Farm) -> tuple[str, ...]:  # farm_coop.world:510
         return tuple([  # farm_coop.world:515
-            _p12.key() for _p12 in rt.each(self, self.t_payments) if _p12.farm == farm.key()
+            _p12.payment_id for _p12 in rt.each(self, self.t_payments) if _p12.farm == farm.farm_id
         ])
 
     # farm_coop.world:518
     def tool_pay_member(self, farm: Farm, method: PayMethod) -> MemberPayment:
         due: tuple[str, ...] = tuple([  # farm_coop.world:524
-            _d13.key() for _d13 in rt.each(self, self.t_deliveries)
-            if _d13.farm == farm.key() and _d13.status == _E14_DeliveryStatus_graded
+            _d13.delivery_id for _d13 in rt.each(self, self.t_deliveries)
+            if _d13.farm == farm.farm_id and _d13.status == _E14_DeliveryStatus_graded
         ])
         if len(due) <= 0:  # farm_coop.world:525
             raise ToolError(rt.built(
@@ -818,7 +819,7 @@ class FarmCoop(Episode):
             )
         pid: str = self.next_id('payment_ids', 'MP{:03d}')  # farm_coop.world:528
         payment: MemberPayment = MemberPayment(  # farm_coop.world:529
-            payment_id=pid, farm=farm.key(),
+            payment_id=pid, farm=farm.farm_id,
             amount=v.check_range(total, 'MemberPayment.amount', 0.0, None),
             deliveries=v.check_range(len(due), 'MemberPayment.deliveries', 1, None),
             paid_on=self.clock.date(), method=method,
@@ -831,7 +832,7 @@ class FarmCoop(Episode):
             # farm_coop.world:540
             self.set_field(self.t_deliveries[d.delivery_id], 'status', _E14_DeliveryStatus_paid)
             # farm_coop.world:541
-            self.set_field(self.t_deliveries[d.delivery_id], 'payment', payment.key())
+            self.set_field(self.t_deliveries[d.delivery_id], 'payment', payment.payment_id)
         return payment  # farm_coop.world:543
 
 

@@ -396,7 +396,7 @@ class FleetMaintenanceShop(Episode):
         if not all(  # fleet_maintenance_shop.world:242
             len([
                 _o60 for _o60 in rt.each(self, self.t_work_orders)
-                if _o60.vehicle == _v59.key() and _o60.status != _E11_OrderStatus_closed
+                if _o60.vehicle == _v59.id_ and _o60.status != _E11_OrderStatus_closed
             ])
             <= self.state.max_open_orders_per_vehicle
             for _v59 in rt.each(self, self.t_vehicles)
@@ -427,7 +427,7 @@ class FleetMaintenanceShop(Episode):
                 'fleet_maintenance_shop.world:251',
             )
         if not all(  # fleet_maintenance_shop.world:254
-            len([_t65 for _t65 in rt.each(self, self.t_tasks) if _t65.work_order == _o64.key()])
+            len([_t65 for _t65 in rt.each(self, self.t_tasks) if _t65.work_order == _o64.id_])
             <= self.state.max_tasks_per_order
             for _o64 in rt.each(self, self.t_work_orders)
         ):
@@ -518,8 +518,8 @@ class FleetMaintenanceShop(Episode):
     def fn_open_order_of(self, v_: Vehicle) -> WorkOrder | None:
         "The vehicle's work order that is not closed, if any."
         found: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:173
-            _o1.key() for _o1 in rt.each(self, self.t_work_orders)
-            if _o1.vehicle == v_.key() and _o1.status != _E11_OrderStatus_closed
+            _o1.id_ for _o1 in rt.each(self, self.t_work_orders)
+            if _o1.vehicle == v_.id_ and _o1.status != _E11_OrderStatus_closed
         ])
         if len(found) == 0:  # fleet_maintenance_shop.world:174
             return None  # fleet_maintenance_shop.world:175
@@ -529,7 +529,7 @@ class FleetMaintenanceShop(Episode):
         'Orders in progress assigned to a mechanic.'
         return len([  # fleet_maintenance_shop.world:181
             _o2 for _o2 in rt.each(self, self.t_work_orders)
-            if _o2.mechanic == m.key() and _o2.status == _E11_OrderStatus_in_progress
+            if _o2.mechanic == m.id_ and _o2.status == _E11_OrderStatus_in_progress
         ])
 
     def fn_task_hours(self, t: Task) -> float:  # fleet_maintenance_shop.world:184
@@ -557,7 +557,7 @@ class FleetMaintenanceShop(Episode):
         if at is None:  # fleet_maintenance_shop.world:211
             return False  # fleet_maintenance_shop.world:212
         mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:214
-            _t3.key() for _t3 in rt.each(self, self.t_tasks) if _t3.work_order == o.key()
+            _t3.id_ for _t3 in rt.each(self, self.t_tasks) if _t3.work_order == o.id_
         ])
         return (  # fleet_maintenance_shop.world:215
             len(mine) > 0
@@ -566,7 +566,7 @@ class FleetMaintenanceShop(Episode):
                 for _t4 in rt.rows(self.t_tasks, rt.each(self, mine))
             )
             and all(
-                _u5.work_order != o.key() or _u5.used_at <= (at if at is not None else rt.absent())
+                _u5.work_order != o.id_ or _u5.used_at <= (at if at is not None else rt.absent())
                 for _u5 in rt.each(self, self.t_part_usages)
             )
         )
@@ -579,7 +579,7 @@ class FleetMaintenanceShop(Episode):
         if m is None:  # fleet_maintenance_shop.world:225
             return True  # fleet_maintenance_shop.world:226
         return all(  # fleet_maintenance_shop.world:228
-            _t6.work_order != o.key() or _t6.status != _E10_TaskStatus_pending
+            _t6.work_order != o.id_ or _t6.status != _E10_TaskStatus_pending
             or _t6.skill in rt.each(self, (m if m is not None else rt.absent()).skills)
             for _t6 in rt.each(self, self.t_tasks)
         )
@@ -587,7 +587,7 @@ class FleetMaintenanceShop(Episode):
     def tool_sign_in(self, advisor_id: Advisor) -> Advisor:  # fleet_maintenance_shop.world:274
         if not advisor_id.active:  # fleet_maintenance_shop.world:279
             raise ToolError(rt.built(self, f'Advisor {advisor_id.id_} is inactive.'))
-        self.set_state('current_advisor', advisor_id.key())  # fleet_maintenance_shop.world:280
+        self.set_state('current_advisor', advisor_id.id_)  # fleet_maintenance_shop.world:280
         return advisor_id  # fleet_maintenance_shop.world:281
 
     def tool_get_advisor(self, advisor_id: Advisor) -> Advisor:  # fleet_maintenance_shop.world:284
@@ -597,7 +597,7 @@ class FleetMaintenanceShop(Episode):
     def tool_find_advisors(self, query: str) -> tuple[str, ...]:
         q: str = rt.built(self, query.lower())  # fleet_maintenance_shop.world:297
         return tuple([  # fleet_maintenance_shop.world:298
-            _a7.key() for _a7 in rt.each(self, self.t_advisors)
+            _a7.id_ for _a7 in rt.each(self, self.t_advisors)
             if rt.read(self, q) in rt.read(self, rt.built(self, _a7.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _a7.email.lower()))
         ])
@@ -605,7 +605,7 @@ class FleetMaintenanceShop(Episode):
     # fleet_maintenance_shop.world:303
     def tool_get_vehicle(self, vehicle_id: Vehicle) -> VehicleInfo:
         return VehicleInfo(  # fleet_maintenance_shop.world:308
-            vehicle_id.key(), rt.key_of(self.fn_open_order_of(vehicle_id)),
+            vehicle_id.id_, rt.key_of(self.fn_open_order_of(vehicle_id)),
             self.fn_is_overdue(vehicle_id, self.clock.date()),
         )
 
@@ -618,7 +618,7 @@ class FleetMaintenanceShop(Episode):
         # fleet_maintenance_shop.world:323
         q: str = rt.built(self, (make_model if make_model is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:324
-            _v8.key() for _v8 in rt.each(self, self.t_vehicles)
+            _v8.id_ for _v8 in rt.each(self, self.t_vehicles)
             if (plate is None or _v8.plate == wanted)
             and rt.read(self, q) in rt.read(self, rt.built(self, _v8.make_model.lower()))
             and (kind is None or _v8.kind == kind)
@@ -629,7 +629,7 @@ class FleetMaintenanceShop(Episode):
         # fleet_maintenance_shop.world:332
         day: dt.date = as_of if as_of is not None else self.clock.date()
         return tuple([  # fleet_maintenance_shop.world:333
-            _v9.key() for _v9 in rt.each(self, self.t_vehicles) if self.fn_is_overdue(_v9, day)
+            _v9.id_ for _v9 in rt.each(self, self.t_vehicles) if self.fn_is_overdue(_v9, day)
         ])
 
     # fleet_maintenance_shop.world:336
@@ -649,10 +649,9 @@ class FleetMaintenanceShop(Episode):
     # fleet_maintenance_shop.world:350
     def tool_get_mechanic(self, mechanic_id: Mechanic) -> MechanicInfo:
         return MechanicInfo(  # fleet_maintenance_shop.world:355
-            mechanic_id.key(), tuple([
-                _o10.key() for _o10 in rt.each(self, self.t_work_orders)
-                if _o10.mechanic == mechanic_id.key()
-                and _o10.status == _E11_OrderStatus_in_progress
+            mechanic_id.id_, tuple([
+                _o10.id_ for _o10 in rt.each(self, self.t_work_orders)
+                if _o10.mechanic == mechanic_id.id_ and _o10.status == _E11_OrderStatus_in_progress
             ]),
         )
 
@@ -662,7 +661,7 @@ class FleetMaintenanceShop(Episode):
         # fleet_maintenance_shop.world:368
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:369
-            _m11.key() for _m11 in rt.each(self, self.t_mechanics)
+            _m11.id_ for _m11 in rt.each(self, self.t_mechanics)
             if rt.read(self, q) in rt.read(self, rt.built(self, _m11.name.lower()))
             and (skill is None or any(
                 _s12 == (skill if skill is not None else rt.absent())
@@ -681,7 +680,7 @@ class FleetMaintenanceShop(Episode):
         # fleet_maintenance_shop.world:387
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:388
-            _p13.key() for _p13 in rt.each(self, self.t_parts)
+            _p13.sku for _p13 in rt.each(self, self.t_parts)
             if rt.read(self, q) in rt.read(self, rt.built(self, _p13.name.lower()))
             and (category is None or _p13.category == category)
             and (not low_stock_only or _p13.stock <= _p13.reorder_level)
@@ -701,10 +700,10 @@ class FleetMaintenanceShop(Episode):
     def tool_get_work_order(self, work_order_id: WorkOrder) -> WorkOrderInfo:
         o: WorkOrder = work_order_id  # fleet_maintenance_shop.world:410
         mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:411
-            _t14.key() for _t14 in rt.each(self, self.t_tasks) if _t14.work_order == o.key()
+            _t14.id_ for _t14 in rt.each(self, self.t_tasks) if _t14.work_order == o.id_
         ])
         used: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:412
-            _u15.key() for _u15 in rt.each(self, self.t_part_usages) if _u15.work_order == o.key()
+            _u15.id_ for _u15 in rt.each(self, self.t_part_usages) if _u15.work_order == o.id_
         ])
         hours: float = sum(rt.each(self, tuple([  # fleet_maintenance_shop.world:413
             self.fn_task_hours(_t16) for _t16 in rt.rows(self.t_tasks, rt.each(self, mine))
@@ -723,7 +722,7 @@ class FleetMaintenanceShop(Episode):
             2,
         )
         return WorkOrderInfo(  # fleet_maintenance_shop.world:421
-            o.key(), mine, used, hours, labour, parts_cost, round(labour + parts_cost, 2)
+            o.id_, mine, used, hours, labour, parts_cost, round(labour + parts_cost, 2)
         )
 
     def tool_find_work_orders(  # fleet_maintenance_shop.world:432
@@ -738,10 +737,10 @@ class FleetMaintenanceShop(Episode):
             self, rt.built(self, (plate if plate is not None else '').strip()).upper()
         )
         return tuple([  # fleet_maintenance_shop.world:442
-            _o18.key() for _o18 in rt.each(self, self.t_work_orders)
-            if (vehicle_id is None or _o18.vehicle == vehicle_id.key())
+            _o18.id_ for _o18 in rt.each(self, self.t_work_orders)
+            if (vehicle_id is None or _o18.vehicle == vehicle_id.id_)
             and (plate is None or self.t_vehicles[_o18.vehicle].plate == wanted)
-            and (mechanic_id is None or _o18.mechanic == mechanic_id.key())
+            and (mechanic_id is None or _o18.mechanic == mechanic_id.id_)
             and (status is None or _o18.status == status)
             and (opened_on is None or _o18.opened_at.date() == opened_on)
         ])
@@ -767,10 +766,9 @@ class FleetMaintenanceShop(Episode):
             vehicle, 'mileage_km', v.check_range(reading, 'Vehicle.mileage_km', 0, None)
         )
         order: WorkOrder = WorkOrder(  # fleet_maintenance_shop.world:459
-            id_=self.next_id('work_order_ids', 'WO{:04d}'), vehicle=vehicle.key(),
-            opened_by=me.key(), mechanic=None, kind=kind, status=_E11_OrderStatus_open_,
-            opened_at=self.clock, closed_at=None,
-            odometer_km=v.check_range(reading, 'WorkOrder.odometer_km', 0, None),
+            id_=self.next_id('work_order_ids', 'WO{:04d}'), vehicle=vehicle.id_, opened_by=me.id_,
+            mechanic=None, kind=kind, status=_E11_OrderStatus_open_, opened_at=self.clock,
+            closed_at=None, odometer_km=v.check_range(reading, 'WorkOrder.odometer_km', 0, None),
             complaint=v.check_length(complaint, 'WorkOrder.complaint', 1, 200),
         )
         self.insert(self.t_work_orders, order)  # fleet_maintenance_shop.world:466
@@ -787,7 +785,7 @@ class FleetMaintenanceShop(Episode):
             raise ToolError(rt.built(self, f'Mechanic {m.id_} is inactive.'))
         load_: int = len([  # fleet_maintenance_shop.world:481
             _o19 for _o19 in rt.each(self, self.t_work_orders)
-            if _o19.mechanic == m.key() and _o19.status == _E11_OrderStatus_in_progress
+            if _o19.mechanic == m.id_ and _o19.status == _E11_OrderStatus_in_progress
             and _o19.id_ != order.id_
         ])
         if load_ >= m.max_open_orders:  # fleet_maintenance_shop.world:482
@@ -797,8 +795,8 @@ class FleetMaintenanceShop(Episode):
                 'take.',
             ))
         missing: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:483
-            _t20.key() for _t20 in rt.each(self, self.t_tasks)
-            if _t20.work_order == order.key() and _t20.status == _E10_TaskStatus_pending
+            _t20.id_ for _t20 in rt.each(self, self.t_tasks)
+            if _t20.work_order == order.id_ and _t20.status == _E10_TaskStatus_pending
             and not (_t20.skill in rt.each(self, m.skills))
         ])
         if len(missing) != 0:  # fleet_maintenance_shop.world:484
@@ -808,7 +806,7 @@ class FleetMaintenanceShop(Episode):
                 f'{self.t_tasks[missing[0]].id_}.',
             ))
         # fleet_maintenance_shop.world:485
-        self.set_fields(order, ('mechanic', 'status'), m.key(), _E11_OrderStatus_in_progress)
+        self.set_fields(order, ('mechanic', 'status'), m.id_, _E11_OrderStatus_in_progress)
         return order  # fleet_maintenance_shop.world:487
 
     # fleet_maintenance_shop.world:490
@@ -820,7 +818,7 @@ class FleetMaintenanceShop(Episode):
         if order.mechanic is None:  # fleet_maintenance_shop.world:498
             raise ToolError(rt.built(self, f'Work order {order.id_} has no mechanic assigned.'))
         mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:499
-            _t21.key() for _t21 in rt.each(self, self.t_tasks) if _t21.work_order == order.key()
+            _t21.id_ for _t21 in rt.each(self, self.t_tasks) if _t21.work_order == order.id_
         ])
         if len(mine) <= 0:  # fleet_maintenance_shop.world:500
             raise ToolError(rt.built(self, f'Work order {order.id_} has no tasks.'))
@@ -852,8 +850,8 @@ class FleetMaintenanceShop(Episode):
         self, work_order_id: WorkOrder, status: TaskStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # fleet_maintenance_shop.world:528
-            _t23.key() for _t23 in rt.each(self, self.t_tasks)
-            if _t23.work_order == work_order_id.key() and (status is None or _t23.status == status)
+            _t23.id_ for _t23 in rt.each(self, self.t_tasks)
+            if _t23.work_order == work_order_id.id_ and (status is None or _t23.status == status)
         ])
 
     def tool_add_task(  # fleet_maintenance_shop.world:531
@@ -864,7 +862,7 @@ class FleetMaintenanceShop(Episode):
         if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:541
             raise ToolError(rt.built(self, f'Work order {order.id_} is closed.'))
         if (  # fleet_maintenance_shop.world:542
-            len([_t24 for _t24 in rt.each(self, self.t_tasks) if _t24.work_order == order.key()])
+            len([_t24 for _t24 in rt.each(self, self.t_tasks) if _t24.work_order == order.id_])
             >= self.state.max_tasks_per_order
         ):
             raise ToolError(rt.built(
@@ -878,7 +876,7 @@ class FleetMaintenanceShop(Episode):
                     self, f'Mechanic {m.id_} of work order {order.id_} lacks the skill {skill}.'
                 ))
         task_: Task = Task(  # fleet_maintenance_shop.world:547
-            id_=self.next_id('task_ids', 'T{:04d}'), work_order=order.key(),
+            id_=self.next_id('task_ids', 'T{:04d}'), work_order=order.id_,
             description=v.check_length(description, 'Task.description', 1, 120), skill=skill,
             estimated_hours=v.check_range(estimated_hours, 'Task.estimated_hours', 0.1, 24.0),
             actual_hours=None, status=_E10_TaskStatus_pending,
@@ -921,9 +919,9 @@ class FleetMaintenanceShop(Episode):
         if not (work_order_id is not None or sku is not None):  # fleet_maintenance_shop.world:592
             raise ToolError('Give a work order or a part.')
         return tuple([  # fleet_maintenance_shop.world:593
-            _u25.key() for _u25 in rt.each(self, self.t_part_usages)
-            if (work_order_id is None or _u25.work_order == work_order_id.key())
-            and (sku is None or _u25.part == sku.key())
+            _u25.id_ for _u25 in rt.each(self, self.t_part_usages)
+            if (work_order_id is None or _u25.work_order == work_order_id.id_)
+            and (sku is None or _u25.part == sku.sku)
         ])
 
     # fleet_maintenance_shop.world:596
@@ -940,7 +938,7 @@ class FleetMaintenanceShop(Episode):
             sku, 'stock', v.check_range(rt.bounded(sku.stock - quantity), 'Part.stock', 0, None)
         )
         usage: PartUsage = PartUsage(  # fleet_maintenance_shop.world:608
-            id_=self.next_id('usage_ids', 'U{:04d}'), work_order=order.key(), part=sku.key(),
+            id_=self.next_id('usage_ids', 'U{:04d}'), work_order=order.id_, part=sku.sku,
             quantity=v.check_range(quantity, 'PartUsage.quantity', 1, 50),
             unit_cost=v.check_range(sku.unit_cost, 'PartUsage.unit_cost', 0.01, None),
             used_at=self.clock,

@@ -451,8 +451,8 @@ class FloristDesk(Episode):
                 )
         if not all(  # florist_desk.world:257
             len([
-                _d64.key() for _d64 in rt.each(self, self.t_deliveries)
-                if _d64.order == _o63.key() and _d64.status == _E14_DeliveryStatus_out
+                _d64.delivery_id for _d64 in rt.each(self, self.t_deliveries)
+                if _d64.order == _o63.order_id and _d64.status == _E14_DeliveryStatus_out
             ])
             <= 1
             for _o63 in rt.each(self, self.t_orders)
@@ -492,7 +492,7 @@ class FloristDesk(Episode):
                 or _o68.status == _E11_OrderStatus_reserved
                 or _o68.status == _E11_OrderStatus_cancelled
             )
-            or not any(_d69.order == _o68.key() for _d69 in rt.each(self, self.t_deliveries))
+            or not any(_d69.order == _o68.order_id for _d69 in rt.each(self, self.t_deliveries))
             for _o68 in rt.each(self, self.t_orders)
         ):
             raise InvariantError(
@@ -557,7 +557,7 @@ class FloristDesk(Episode):
             )
         if not all(  # florist_desk.world:290
             len([
-                _d77.key() for _d77 in rt.each(self, self.t_customers)
+                _d77.customer_id for _d77 in rt.each(self, self.t_customers)
                 if rt.built(self, _d77.email.lower()) == rt.built(self, _c76.email.lower())
             ])
             == 1
@@ -593,7 +593,7 @@ class FloristDesk(Episode):
         return sum(rt.each(self, tuple([  # florist_desk.world:190
             rt.bounded(_l1.count * o.quantity)
             for _l1 in rt.each(self, self.t_arrangements[o.arrangement].stems)
-            if _l1.variety == v_.key()
+            if _l1.variety == v_.code
         ])))
 
     def fn_reserved_need(self, v_: FlowerVariety) -> int:  # florist_desk.world:193
@@ -611,28 +611,29 @@ class FloristDesk(Episode):
         'The delivery of an order that is out, if any.'
         for d in rt.each(self, self.t_deliveries):  # florist_desk.world:204
             # florist_desk.world:205
-            if d.order == o.key() and d.status == _E14_DeliveryStatus_out:
+            if d.order == o.order_id and d.status == _E14_DeliveryStatus_out:
                 return d  # florist_desk.world:206
         return None  # florist_desk.world:209
 
     def fn_has_delivery(self, o: Order, status: DeliveryStatus) -> bool:  # florist_desk.world:212
         'Whether an order has a delivery with this status.'
         return any(  # florist_desk.world:215
-            _d3.order == o.key() and _d3.status == status
+            _d3.order == o.order_id and _d3.status == status
             for _d3 in rt.each(self, self.t_deliveries)
         )
 
     def fn_courier_load(self, c: Courier, day: dt.date) -> int:  # florist_desk.world:218
         'How many deliveries a courier has on a day.'
         return len([  # florist_desk.world:219
-            _d4.key() for _d4 in rt.each(self, self.t_deliveries)
-            if _d4.courier == c.key() and _d4.day == day
+            _d4.delivery_id for _d4 in rt.each(self, self.t_deliveries)
+            if _d4.courier == c.courier_id and _d4.day == day
         ])
 
     def fn_refund_count(self, o: Order) -> int:  # florist_desk.world:222
         'How many refunds an order has.'
-        # florist_desk.world:223
-        return len([_r5.key() for _r5 in rt.each(self, self.t_refunds) if _r5.order == o.key()])
+        return len([  # florist_desk.world:223
+            _r5.refund_id for _r5 in rt.each(self, self.t_refunds) if _r5.order == o.order_id
+        ])
 
     def fn_latest_day(self) -> dt.date:  # florist_desk.world:226
         'The last day orders may be delivered on.'
@@ -641,11 +642,11 @@ class FloristDesk(Episode):
 
     def fn_courier_day(self, c: Courier, day: dt.date) -> CourierDay:  # florist_desk.world:230
         mine: tuple[str, ...] = tuple([  # florist_desk.world:231
-            _d6.key() for _d6 in rt.each(self, self.t_deliveries)
-            if _d6.courier == c.key() and _d6.day == day
+            _d6.delivery_id for _d6 in rt.each(self, self.t_deliveries)
+            if _d6.courier == c.courier_id and _d6.day == day
         ])
         # florist_desk.world:232
-        return CourierDay(c.key(), day, mine, max(rt.bounded(c.max_per_day - len(mine)), 0))
+        return CourierDay(c.courier_id, day, mine, max(rt.bounded(c.max_per_day - len(mine)), 0))
 
     def tool_get_customer(self, customer: Customer) -> Customer:  # florist_desk.world:295
         return customer  # florist_desk.world:300
@@ -676,11 +677,11 @@ class FloristDesk(Episode):
                 )
             ):
                 continue  # florist_desk.world:319
-            found = rt.each(self, found) + (c.key(),)  # florist_desk.world:321
+            found = rt.each(self, found) + (c.customer_id,)  # florist_desk.world:321
         return found  # florist_desk.world:323
 
     def tool_get_variety(self, variety: FlowerVariety) -> VarietyInfo:  # florist_desk.world:328
-        return VarietyInfo(variety.key(), self.fn_free_of(variety))  # florist_desk.world:333
+        return VarietyInfo(variety.code, self.fn_free_of(variety))  # florist_desk.world:333
 
     def tool_list_varieties(  # florist_desk.world:336
         self, text: str | None, free_below: int | None
@@ -702,7 +703,7 @@ class FloristDesk(Episode):
             if free_below is not None and self.fn_free_of(v_) >= free_below:
                 continue  # florist_desk.world:348
             # florist_desk.world:350
-            found = rt.each(self, found) + (VarietyInfo(v_.key(), self.fn_free_of(v_)),)
+            found = rt.each(self, found) + (VarietyInfo(v_.code, self.fn_free_of(v_)),)
         return found  # florist_desk.world:352
 
     # florist_desk.world:355
@@ -744,7 +745,7 @@ class FloristDesk(Episode):
                 continue  # florist_desk.world:407
             if max_price is not None and a.price > max_price:  # florist_desk.world:409
                 continue  # florist_desk.world:410
-            found = rt.each(self, found) + (a.key(),)  # florist_desk.world:412
+            found = rt.each(self, found) + (a.arrangement_id,)  # florist_desk.world:412
         return found  # florist_desk.world:414
 
     def tool_get_courier(self, courier: Courier) -> Courier:  # florist_desk.world:419
@@ -773,7 +774,8 @@ class FloristDesk(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:460
         for o in rt.each(self, self.t_orders):  # florist_desk.world:461
-            if customer is not None and o.customer != customer.key():  # florist_desk.world:462
+            # florist_desk.world:462
+            if customer is not None and o.customer != customer.customer_id:
                 continue  # florist_desk.world:463
             # florist_desk.world:465
             if delivery_date is not None and o.delivery_date != delivery_date:
@@ -787,7 +789,7 @@ class FloristDesk(Episode):
                 )
             ):
                 continue  # florist_desk.world:472
-            found = rt.each(self, found) + (o.key(),)  # florist_desk.world:474
+            found = rt.each(self, found) + (o.order_id,)  # florist_desk.world:474
         return found  # florist_desk.world:476
 
     def tool_take_order(  # florist_desk.world:479
@@ -813,8 +815,8 @@ class FloristDesk(Episode):
                 f'{self.fn_latest_day()}.',
             )
         order: Order = Order(  # florist_desk.world:492
-            order_id=self.next_id('order_ids', 'O{:03d}'), customer=customer.key(),
-            arrangement=arrangement.key(),
+            order_id=self.next_id('order_ids', 'O{:03d}'), customer=customer.customer_id,
+            arrangement=arrangement.arrangement_id,
             quantity=v.check_range(quantity, 'Order.quantity', 1, 10), delivery_date=delivery_date,
             recipient=recipient,
             card_message=v.check_length(card_message, 'Order.card_message', None, 250),
@@ -909,12 +911,12 @@ class FloristDesk(Episode):
                 )
         self.set_field(order, 'status', _E11_OrderStatus_cancelled)  # florist_desk.world:549
         refund: Refund = Refund(  # florist_desk.world:550
-            refund_id=self.next_id('refund_ids', 'R{:03d}'), order=order.key(),
+            refund_id=self.next_id('refund_ids', 'R{:03d}'), order=order.order_id,
             amount=v.check_range(order.total, 'Refund.amount', 0.01, None),
             reason=_E12_RefundReason_cancelled, method=method, issued_at=self.clock,
         )
         self.insert(self.t_refunds, refund)  # florist_desk.world:556
-        return Cancellation(order.key(), refund.key())  # florist_desk.world:557
+        return Cancellation(order.order_id, refund.refund_id)  # florist_desk.world:557
 
     # florist_desk.world:562
     def tool_assign_courier(self, order: Order, courier: Courier) -> Delivery:
@@ -958,8 +960,8 @@ class FloristDesk(Episode):
                 ),
             )
         delivery: Delivery = Delivery(  # florist_desk.world:577
-            delivery_id=self.next_id('delivery_ids', 'D{:04d}'), order=order.key(),
-            courier=courier.key(), day=self.clock.date(), assigned_at=self.clock,
+            delivery_id=self.next_id('delivery_ids', 'D{:04d}'), order=order.order_id,
+            courier=courier.courier_id, day=self.clock.date(), assigned_at=self.clock,
             status=_E14_DeliveryStatus_out, completed_at=None, failure_reason=None,
         )
         self.insert(self.t_deliveries, delivery)  # florist_desk.world:578
@@ -1009,13 +1011,13 @@ class FloristDesk(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:628
         for d in rt.each(self, self.t_deliveries):  # florist_desk.world:629
-            if order is not None and d.order != order.key():  # florist_desk.world:630
+            if order is not None and d.order != order.order_id:  # florist_desk.world:630
                 continue  # florist_desk.world:631
-            if courier is not None and d.courier != courier.key():  # florist_desk.world:633
+            if courier is not None and d.courier != courier.courier_id:  # florist_desk.world:633
                 continue  # florist_desk.world:634
             if day is not None and d.day != day:  # florist_desk.world:636
                 continue  # florist_desk.world:637
-            found = rt.each(self, found) + (d.key(),)  # florist_desk.world:639
+            found = rt.each(self, found) + (d.delivery_id,)  # florist_desk.world:639
         return found  # florist_desk.world:641
 
     def tool_refund_failed_delivery(  # florist_desk.world:646
@@ -1040,7 +1042,7 @@ class FloristDesk(Episode):
         if not (value >= 0.01):  # florist_desk.world:658
             raise ToolError('The refund must be at least 0.01.')
         refund: Refund = Refund(  # florist_desk.world:659
-            refund_id=self.next_id('refund_ids', 'R{:03d}'), order=order.key(),
+            refund_id=self.next_id('refund_ids', 'R{:03d}'), order=order.order_id,
             amount=v.check_range(value, 'Refund.amount', 0.01, None),
             reason=_E12_RefundReason_failed_delivery, method=method, issued_at=self.clock,
         )
@@ -1056,11 +1058,11 @@ class FloristDesk(Episode):
         found: tuple[str, ...] = ()  # florist_desk.world:684
         for r in rt.each(self, self.t_refunds):  # florist_desk.world:685
             # florist_desk.world:686
-            if customer is not None and self.t_orders[r.order].customer != customer.key():
+            if customer is not None and self.t_orders[r.order].customer != customer.customer_id:
                 continue  # florist_desk.world:687
             if day is not None and r.issued_at.date() != day:  # florist_desk.world:689
                 continue  # florist_desk.world:690
-            found = rt.each(self, found) + (r.key(),)  # florist_desk.world:692
+            found = rt.each(self, found) + (r.refund_id,)  # florist_desk.world:692
         return found  # florist_desk.world:694
 
 

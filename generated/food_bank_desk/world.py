@@ -407,7 +407,7 @@ class DonationInfo(Record):
     lots: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_GET_quantity = rt.attrgetter('quantity')
+_GET_quantity = rt.getter('quantity', int)
 
 
 class _State(StateBase):
@@ -548,7 +548,7 @@ class FoodBankDesk(Episode):
                 )
         if not all(  # food_bank_desk.world:261
             _l72.donation is None or any(
-                _l72.donation == _d73.key() and _l72.received_on == _d73.received_at.date()
+                _l72.donation == _d73.id_ and _l72.received_on == _d73.received_at.date()
                 for _d73 in rt.each(self, self.t_donations)
             )
             for _l72 in rt.each(self, self.t_lots)
@@ -562,7 +562,7 @@ class FoodBankDesk(Episode):
         ):
             raise InvariantError('Staff emails are unique.', 'food_bank_desk.world:264')
         if not all(  # food_bank_desk.world:267
-            self.state.current_staff != _s76.key() or _s76.active
+            self.state.current_staff != _s76.id_ or _s76.active
             for _s76 in rt.each(self, self.t_staff)
         ):
             raise InvariantError(
@@ -627,7 +627,7 @@ class FoodBankDesk(Episode):
         return round(  # food_bank_desk.world:203
             0.0 + sum(rt.each(self, tuple([
                 _o2.weight_kg for _o2 in rt.each(self, self.t_orders)
-                if _o2.agency == a.key() and self.fn_live(_o2)
+                if _o2.agency == a.id_ and self.fn_live(_o2)
                 and self.fn_week_of(self.t_distribution_days[_o2.distribution_day].day) == week
             ]))),
             3,
@@ -637,7 +637,7 @@ class FoodBankDesk(Episode):
         'Units of an item in available lots expiring on or after a day.'
         return sum(rt.each(self, tuple([  # food_bank_desk.world:209
             _l3.quantity for _l3 in rt.each(self, self.t_lots)
-            if _l3.item == item.key() and _l3.status == _E9_LotStatus_available
+            if _l3.item == item.sku and _l3.status == _E9_LotStatus_available
             and _l3.expires_on >= cutoff
         ])))
 
@@ -667,7 +667,7 @@ class FoodBankDesk(Episode):
         return rt.bounded(  # food_bank_desk.world:235
             d.capacity - len([
                 _o6 for _o6 in rt.each(self, self.t_orders)
-                if _o6.distribution_day == d.key() and self.fn_live(_o6)
+                if _o6.distribution_day == d.id_ and self.fn_live(_o6)
             ]),
         )
 
@@ -675,13 +675,13 @@ class FoodBankDesk(Episode):
     def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
         # food_bank_desk.world:278
         found: Staff | None = staff_id if staff_id is not None else rt.attempt(
-            lambda: self.t_staff[tuple([_s7.key() for _s7 in rt.each(self, self.t_staff) if rt.built(self, _s7.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
+            lambda: self.t_staff[tuple([_s7.id_ for _s7 in rt.each(self, self.t_staff) if rt.built(self, _s7.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
         )
         if found is None:  # food_bank_desk.world:279
             raise ToolError('No staff member with that email.')
         if not found.active:  # food_bank_desk.world:280
             raise ToolError(rt.built(self, f'Staff member {found.id_} is inactive.'))
-        self.set_state('current_staff', found.key())  # food_bank_desk.world:281
+        self.set_state('current_staff', found.id_)  # food_bank_desk.world:281
         return found  # food_bank_desk.world:282
 
     def tool_get_staff(self, staff_id: Staff) -> Staff:  # food_bank_desk.world:285
@@ -692,7 +692,7 @@ class FoodBankDesk(Episode):
         # food_bank_desk.world:297
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # food_bank_desk.world:298
-            _s8.key() for _s8 in rt.each(self, self.t_staff)
+            _s8.id_ for _s8 in rt.each(self, self.t_staff)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _s8.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s8.email.lower())))
             and (role is None or _s8.role == role)
@@ -704,7 +704,7 @@ class FoodBankDesk(Episode):
         week: str = self.fn_week_of(week_of_day if week_of_day is not None else self.clock.date())
         used: float = self.fn_agency_week_kg(agency_id, week)  # food_bank_desk.world:310
         return AgencyInfo(  # food_bank_desk.world:311
-            agency_id.key(), week, used, round(agency_id.weekly_allocation_kg - used, 3)
+            agency_id.id_, week, used, round(agency_id.weekly_allocation_kg - used, 3)
         )
 
     def tool_find_agencies(  # food_bank_desk.world:319
@@ -713,7 +713,7 @@ class FoodBankDesk(Episode):
         # food_bank_desk.world:325
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # food_bank_desk.world:326
-            _a9.key() for _a9 in rt.each(self, self.t_agencies)
+            _a9.id_ for _a9 in rt.each(self, self.t_agencies)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _a9.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _a9.district.lower())))
             and (status is None or _a9.status == status)
@@ -722,9 +722,9 @@ class FoodBankDesk(Episode):
     # food_bank_desk.world:329
     def tool_get_household(self, household_id: Household) -> HouseholdInfo:
         return HouseholdInfo(  # food_bank_desk.world:334
-            household_id.key(), tuple([
-                _o10.key() for _o10 in rt.each(self, self.t_orders)
-                if _o10.household == household_id.key()
+            household_id.id_, tuple([
+                _o10.id_ for _o10 in rt.each(self, self.t_orders)
+                if _o10.household == household_id.id_
             ]),
         )
 
@@ -734,11 +734,11 @@ class FoodBankDesk(Episode):
         # food_bank_desk.world:348
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # food_bank_desk.world:349
-            _h11.key() for _h11 in rt.each(self, self.t_households)
+            _h11.id_ for _h11 in rt.each(self, self.t_households)
             if rt.read(self, q) in rt.read(self, rt.built(self, _h11.contact_name.lower()))
             and (phone is None or _h11.phone == phone)
             and (postcode is None or _h11.postcode == postcode)
-            and (agency_id is None or _h11.agency == agency_id.key())
+            and (agency_id is None or _h11.agency == agency_id.id_)
         ])
 
     def tool_register_household(  # food_bank_desk.world:352
@@ -756,14 +756,14 @@ class FoodBankDesk(Episode):
         if agency_id.status != _E12_AgencyStatus_active:  # food_bank_desk.world:364
             raise ToolError(rt.built(self, f'Agency {agency_id.id_} is suspended.'))
         if any(  # food_bank_desk.world:365
-            _h12.agency == agency_id.key() and _h12.phone == phone
+            _h12.agency == agency_id.id_ and _h12.phone == phone
             for _h12 in rt.each(self, self.t_households)
         ):
             raise ToolError(rt.built(
                 self, f'A household with phone {phone} is already registered with {agency_id.id_}.'
             ))
         household: Household = Household(  # food_bank_desk.world:366
-            id_=self.next_id('household_ids', 'HH{:04d}'), agency=agency_id.key(),
+            id_=self.next_id('household_ids', 'HH{:04d}'), agency=agency_id.id_,
             contact_name=v.check_length(contact_name, 'Household.contact_name', 1, 80),
             phone=v.check_pattern(phone, 'Household.phone', '^\\+?[0-9 ]{7,20}$'),
             size=v.check_range(size, 'Household.size', 1, 20),
@@ -776,7 +776,7 @@ class FoodBankDesk(Episode):
 
     def tool_get_item(self, sku: FoodItem) -> ItemInfo:  # food_bank_desk.world:381
         # food_bank_desk.world:384
-        return ItemInfo(sku.key(), self.fn_usable_units(sku, self.clock.date()))
+        return ItemInfo(sku.sku, self.fn_usable_units(sku, self.clock.date()))
 
     def tool_find_items(  # food_bank_desk.world:387
         self,
@@ -788,7 +788,7 @@ class FoodBankDesk(Episode):
         # food_bank_desk.world:395
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # food_bank_desk.world:396
-            _i13.key() for _i13 in rt.each(self, self.t_items)
+            _i13.sku for _i13 in rt.each(self, self.t_items)
             if rt.read(self, q) in rt.read(self, rt.built(self, _i13.name.lower()))
             and (category is None or _i13.category == category)
             and (tag is None or any(
@@ -808,7 +808,7 @@ class FoodBankDesk(Episode):
             rt.each(
                 self, [
                     _l16 for _l16 in rt.each(self, self.t_lots)
-                    if (sku is None or _l16.item == sku.key())
+                    if (sku is None or _l16.item == sku.sku)
                     and (expiring_by is None or _l16.expires_on
                     <= (expiring_by if expiring_by is not None else _l16.expires_on))
                     and (not available_only or _l16.status == _E9_LotStatus_available)
@@ -825,9 +825,9 @@ class FoodBankDesk(Episode):
             raise ToolError('Only coordinators write off stock.')
         today: dt.date = self.clock.date()  # food_bank_desk.world:423
         expired: tuple[str, ...] = tuple([  # food_bank_desk.world:424
-            _l17.key() for _l17 in rt.each(self, self.t_lots)
+            _l17.id_ for _l17 in rt.each(self, self.t_lots)
             if _l17.status == _E9_LotStatus_available and _l17.expires_on < today
-            and _l17.quantity > 0 and (sku is None or _l17.item == sku.key())
+            and _l17.quantity > 0 and (sku is None or _l17.item == sku.sku)
         ])
         if len(expired) <= 0:  # food_bank_desk.world:425
             raise ToolError('There is no expired stock to write off.')
@@ -845,9 +845,8 @@ class FoodBankDesk(Episode):
 
     def tool_get_donation(self, donation_id: Donation) -> DonationInfo:  # food_bank_desk.world:436
         return DonationInfo(  # food_bank_desk.world:441
-            donation_id.key(), tuple([
-                _l19.key() for _l19 in rt.each(self, self.t_lots)
-                if _l19.donation == donation_id.key()
+            donation_id.id_, tuple([
+                _l19.id_ for _l19 in rt.each(self, self.t_lots) if _l19.donation == donation_id.id_
             ]),
         )
 
@@ -864,7 +863,7 @@ class FoodBankDesk(Episode):
         donation: Donation = Donation(  # food_bank_desk.world:455
             id_=self.next_id('donation_ids', 'DN{:04d}'),
             donor_name=v.check_length(donor_name, 'Donation.donor_name', 1, 80),
-            donor_kind=donor_kind, received_at=self.clock, received_by=me.key(),
+            donor_kind=donor_kind, received_at=self.clock, received_by=me.id_,
             total_weight_kg=v.check_range(
                 round(
                     0.0 + sum(rt.each(self, tuple([
@@ -882,23 +881,22 @@ class FoodBankDesk(Episode):
                 self.t_lots, StockLot(
                     id_=self.next_id('lot_ids', 'LOT{:04d}'), item=l.item,
                     quantity=v.check_range(l.quantity, 'StockLot.quantity', 0, None),
-                    expires_on=l.expires_on, received_on=today, donation=donation.key(),
+                    expires_on=l.expires_on, received_on=today, donation=donation.id_,
                     status=_E9_LotStatus_available,
                 ),
             )
         return DonationInfo(  # food_bank_desk.world:472
-            donation.key(), tuple([
-                _x22.key() for _x22 in rt.each(self, self.t_lots)
-                if _x22.donation == donation.key()
+            donation.id_, tuple([
+                _x22.id_ for _x22 in rt.each(self, self.t_lots) if _x22.donation == donation.id_
             ]),
         )
 
     def tool_get_day(self, day_id: DistributionDay) -> DayInfo:  # food_bank_desk.world:477
         return DayInfo(  # food_bank_desk.world:482
-            day_id.key(),
+            day_id.id_,
             tuple([
-                _o23.key() for _o23 in rt.each(self, self.t_orders)
-                if _o23.distribution_day == day_id.key()
+                _o23.id_ for _o23 in rt.each(self, self.t_orders)
+                if _o23.distribution_day == day_id.id_
             ]),
             self.fn_places_left(day_id),
         )
@@ -928,10 +926,10 @@ class FoodBankDesk(Episode):
         status: OrderStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # food_bank_desk.world:515
-            _o26.key() for _o26 in rt.each(self, self.t_orders)
-            if (agency_id is None or _o26.agency == agency_id.key())
-            and (household_id is None or _o26.household == household_id.key())
-            and (day_id is None or _o26.distribution_day == day_id.key())
+            _o26.id_ for _o26 in rt.each(self, self.t_orders)
+            if (agency_id is None or _o26.agency == agency_id.id_)
+            and (household_id is None or _o26.household == household_id.id_)
+            and (day_id is None or _o26.distribution_day == day_id.id_)
             and (status is None or _o26.status == status)
         ])
 
@@ -947,7 +945,7 @@ class FoodBankDesk(Episode):
             raise ToolError('No staff member is signed in.')
         if agency_id.status != _E12_AgencyStatus_active:  # food_bank_desk.world:528
             raise ToolError(rt.built(self, f'Agency {agency_id.id_} is suspended.'))
-        if household_id.agency != agency_id.key():  # food_bank_desk.world:529
+        if household_id.agency != agency_id.id_:  # food_bank_desk.world:529
             raise ToolError(rt.built(
                 self, f'Household {household_id.id_} is not registered with {agency_id.id_}.'
             ))
@@ -960,7 +958,7 @@ class FoodBankDesk(Episode):
             ))
         week: str = self.fn_week_of(day_id.day)  # food_bank_desk.world:531
         if any(  # food_bank_desk.world:532
-            _o27.household == household_id.key() and self.fn_live(_o27)
+            _o27.household == household_id.id_ and self.fn_live(_o27)
             and self.fn_week_of(self.t_distribution_days[_o27.distribution_day].day) == week
             for _o27 in rt.each(self, self.t_orders)
         ):
@@ -1003,8 +1001,8 @@ class FoodBankDesk(Episode):
                     f'{self.fn_usable_units(self.t_items[l.item], cutoff)} units usable.',
                 ))
         order: Order = Order(  # food_bank_desk.world:543
-            id_=self.next_id('order_ids', 'OR{:04d}'), agency=agency_id.key(),
-            household=household_id.key(), distribution_day=day_id.key(),
+            id_=self.next_id('order_ids', 'OR{:04d}'), agency=agency_id.id_,
+            household=household_id.id_, distribution_day=day_id.id_,
             lines=v.check_length(order_lines, 'Order.lines', 1, 30),
             weight_kg=v.check_range(weight, 'Order.weight_kg', 0.0, None),
             status=_E11_OrderStatus_placed, placed_at=self.clock, released_at=None,
@@ -1040,7 +1038,7 @@ class FoodBankDesk(Episode):
                 if need > 0:  # food_bank_desk.world:570
                     take: int = min(need, lot.quantity)  # food_bank_desk.world:571
                     takes = rt.each(self, takes) + (  # food_bank_desk.world:572
-                        LotTake(lot.key(), v.check_range(take, 'LotTake.quantity', 1, None)),
+                        LotTake(lot.id_, v.check_range(take, 'LotTake.quantity', 1, None)),
                     )
                     self.set_field(  # food_bank_desk.world:573
                         self.t_lots[lot.id_], 'quantity', v.check_range(

@@ -395,11 +395,11 @@ class FreightDispatch(Episode):
         if not all(  # freight_dispatch.world:215
             len([
                 _t34 for _t34 in rt.each(self, self.t_trips)
-                if _t34.truck == _k33.key() and self.fn_live(_t34)
+                if _t34.truck == _k33.truck_id and self.fn_live(_t34)
             ])
             <= 1
             and (_k33.status == _E11_TruckStatus_on_trip) == any(
-                _t35.truck == _k33.key() and self.fn_live(_t35)
+                _t35.truck == _k33.truck_id and self.fn_live(_t35)
                 for _t35 in rt.each(self, self.t_trips)
             )
             for _k33 in rt.each(self, self.t_trucks)
@@ -411,11 +411,11 @@ class FreightDispatch(Episode):
         if not all(  # freight_dispatch.world:218
             len([
                 _t37 for _t37 in rt.each(self, self.t_trips)
-                if _t37.driver == _d36.key() and self.fn_live(_t37)
+                if _t37.driver == _d36.driver_id and self.fn_live(_t37)
             ])
             <= 1
             and (_d36.status == _E12_DriverStatus_on_trip) == any(
-                _t38.driver == _d36.key() and self.fn_live(_t38)
+                _t38.driver == _d36.driver_id and self.fn_live(_t38)
                 for _t38 in rt.each(self, self.t_trips)
             )
             for _d36 in rt.each(self, self.t_drivers)
@@ -452,8 +452,8 @@ class FreightDispatch(Episode):
             )
         if not all(  # freight_dispatch.world:230
             _t42.status != _E10_TripStatus_completed
-            or any(_l43.trip == _t42.key() for _l43 in rt.each(self, self.t_loads)) and all(
-                _l44.trip != _t42.key() or _l44.status == _E10_LoadStatus_delivered
+            or any(_l43.trip == _t42.trip_id for _l43 in rt.each(self, self.t_loads)) and all(
+                _l44.trip != _t42.trip_id or _l44.status == _E10_LoadStatus_delivered
                 for _l44 in rt.each(self, self.t_loads)
             )
             for _t42 in rt.each(self, self.t_trips)
@@ -520,20 +520,21 @@ class FreightDispatch(Episode):
     def fn_trip_weight(self, trip: Trip) -> int:  # freight_dispatch.world:153
         'The weight of the loads on a trip.'
         return sum(rt.each(self, tuple([  # freight_dispatch.world:154
-            _l1.weight_kg for _l1 in rt.each(self, self.t_loads) if _l1.trip == trip.key()
+            _l1.weight_kg for _l1 in rt.each(self, self.t_loads) if _l1.trip == trip.trip_id
         ])))
 
     def fn_trip_loads(self, trip: Trip) -> tuple[str, ...]:  # freight_dispatch.world:157
         'The loads on a trip.'
-        # freight_dispatch.world:158
-        return tuple([_l2.key() for _l2 in rt.each(self, self.t_loads) if _l2.trip == trip.key()])
+        return tuple([  # freight_dispatch.world:158
+            _l2.load_id for _l2 in rt.each(self, self.t_loads) if _l2.trip == trip.trip_id
+        ])
 
     # freight_dispatch.world:161
     def fn_daily_driving(self, driver: Driver, day: dt.date) -> float:
         'Driving hours a driver logged on a day.'
         return 0.0 + sum(rt.each(self, tuple([  # freight_dispatch.world:162
             _h3.hours for _h3 in rt.each(self, self.t_hours_logs)
-            if _h3.driver == driver.key() and _h3.logged_on == day
+            if _h3.driver == driver.driver_id and _h3.logged_on == day
             and _h3.activity == _E12_DutyActivity_driving
         ])))
 
@@ -561,8 +562,8 @@ class FreightDispatch(Episode):
     def fn_current_trip_of(self, truck: Truck) -> Trip | None:  # freight_dispatch.world:186
         'The planned or in-progress trip of a truck.'
         found: tuple[str, ...] = tuple([  # freight_dispatch.world:187
-            _t4.key() for _t4 in rt.each(self, self.t_trips)
-            if _t4.truck == truck.key() and self.fn_live(_t4)
+            _t4.trip_id for _t4 in rt.each(self, self.t_trips)
+            if _t4.truck == truck.truck_id and self.fn_live(_t4)
         ])
         if len(found) == 0:  # freight_dispatch.world:188
             return None  # freight_dispatch.world:189
@@ -572,7 +573,7 @@ class FreightDispatch(Episode):
         'A trip with its loads and weights.'
         weight: int = self.fn_trip_weight(trip)  # freight_dispatch.world:195
         return TripInfo(  # freight_dispatch.world:196
-            trip.key(), self.fn_trip_loads(trip), weight,
+            trip.trip_id, self.fn_trip_loads(trip), weight,
             rt.bounded(self.t_trucks[trip.truck].capacity_kg - weight),
         )
 
@@ -583,7 +584,7 @@ class FreightDispatch(Episode):
         # freight_dispatch.world:255
         q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # freight_dispatch.world:256
-            _s5.key() for _s5 in rt.each(self, self.t_shippers)
+            _s5.shipper_id for _s5 in rt.each(self, self.t_shippers)
             if rt.read(self, q) in rt.read(self, rt.built(self, _s5.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s5.contact_email.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s5.city.lower()))
@@ -594,7 +595,7 @@ class FreightDispatch(Episode):
         weight: int = 0  # freight_dispatch.world:265
         if current is not None:  # freight_dispatch.world:266
             weight = self.fn_trip_weight(current)  # freight_dispatch.world:267
-        return TruckInfo(truck.key(), rt.key_of(current), weight)  # freight_dispatch.world:269
+        return TruckInfo(truck.truck_id, rt.key_of(current), weight)  # freight_dispatch.world:269
 
     def tool_list_trucks(  # freight_dispatch.world:272
         self, status: TruckStatus | None, plate_contains: str | None, min_capacity_kg: int | None
@@ -606,7 +607,7 @@ class FreightDispatch(Episode):
         # freight_dispatch.world:280
         least: int = min_capacity_kg if min_capacity_kg is not None else 0
         return tuple([  # freight_dispatch.world:281
-            _k6.key() for _k6 in rt.each(self, self.t_trucks)
+            _k6.truck_id for _k6 in rt.each(self, self.t_trucks)
             if (status is None or _k6.status == status)
             and (p == '' or rt.read(self, p) in rt.read(self, _k6.plate))
             and _k6.capacity_kg >= least
@@ -623,7 +624,7 @@ class FreightDispatch(Episode):
         # freight_dispatch.world:300
         least: float = min_hours_left if min_hours_left is not None else 0.0
         return tuple([  # freight_dispatch.world:301
-            _d7.key() for _d7 in rt.each(self, self.t_drivers)
+            _d7.driver_id for _d7 in rt.each(self, self.t_drivers)
             if (q == '' or rt.read(self, q) in rt.read(self, rt.built(self, _d7.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _d7.email.lower())))
             and (status is None or _d7.status == status) and _d7.hours_left >= least
@@ -641,7 +642,7 @@ class FreightDispatch(Episode):
         if logged_on > self.clock.date():  # freight_dispatch.world:314
             raise ToolError('The day is in the future.')
         if trip is not None:  # freight_dispatch.world:315
-            if trip.driver != driver.key():  # freight_dispatch.world:316
+            if trip.driver != driver.driver_id:  # freight_dispatch.world:316
                 raise ToolError(rt.built(
                     self, f'Trip {trip.trip_id} is not {driver.name}\'s trip.'
                 ))
@@ -660,9 +661,10 @@ class FreightDispatch(Episode):
                     f'on {logged_on}.',
                 ))
         entry: HoursLog = HoursLog(  # freight_dispatch.world:324
-            log_id=self.next_id('log_ids', 'H{:04d}'), driver=driver.key(), trip=rt.key_of(trip),
-            activity=activity, hours=v.check_range(hours, 'HoursLog.hours', 0.25, 24.0),
-            logged_on=logged_on, note=v.check_length(note, 'HoursLog.note', None, 200),
+            log_id=self.next_id('log_ids', 'H{:04d}'), driver=driver.driver_id,
+            trip=rt.key_of(trip), activity=activity,
+            hours=v.check_range(hours, 'HoursLog.hours', 0.25, 24.0), logged_on=logged_on,
+            note=v.check_length(note, 'HoursLog.note', None, 200),
         )
         self.insert(self.t_hours_logs, entry)  # freight_dispatch.world:332
         if activity != _E12_DutyActivity_off_duty:  # freight_dispatch.world:333
@@ -679,11 +681,11 @@ class FreightDispatch(Episode):
     def tool_list_hours_logs(self, driver: Driver, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # freight_dispatch.world:351
         for h in rt.each(self, self.t_hours_logs):  # freight_dispatch.world:352
-            if h.driver != driver.key():  # freight_dispatch.world:353
+            if h.driver != driver.driver_id:  # freight_dispatch.world:353
                 continue  # freight_dispatch.world:354
             if since is not None and h.logged_on < since:  # freight_dispatch.world:356
                 continue  # freight_dispatch.world:357
-            result = rt.each(self, result) + (h.key(),)  # freight_dispatch.world:359
+            result = rt.each(self, result) + (h.log_id,)  # freight_dispatch.world:359
         return result  # freight_dispatch.world:361
 
     def tool_get_load(self, load_: Load) -> Load:  # freight_dispatch.world:366
@@ -700,7 +702,8 @@ class FreightDispatch(Episode):
         c: str = rt.built(self, rt.built(self, (city if city is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # freight_dispatch.world:381
         for l in rt.each(self, self.t_loads):  # freight_dispatch.world:382
-            if shipper is not None and l.shipper != shipper.key():  # freight_dispatch.world:383
+            # freight_dispatch.world:383
+            if shipper is not None and l.shipper != shipper.shipper_id:
                 continue  # freight_dispatch.world:384
             if status is not None and l.status != status:  # freight_dispatch.world:386
                 continue  # freight_dispatch.world:387
@@ -712,7 +715,7 @@ class FreightDispatch(Episode):
             # freight_dispatch.world:392
             if pickup_day is not None and l.pickup.window_start.date() != pickup_day:
                 continue  # freight_dispatch.world:393
-            result = rt.each(self, result) + (l.key(),)  # freight_dispatch.world:395
+            result = rt.each(self, result) + (l.load_id,)  # freight_dispatch.world:395
         return result  # freight_dispatch.world:397
 
     def tool_post_load(  # freight_dispatch.world:400
@@ -735,7 +738,7 @@ class FreightDispatch(Episode):
         if pickup.window_end <= self.clock:  # freight_dispatch.world:414
             raise ToolError('The pick-up window has already ended.')
         load_: Load = Load(  # freight_dispatch.world:415
-            load_id=self.next_id('load_ids', 'L{:04d}'), shipper=shipper.key(),
+            load_id=self.next_id('load_ids', 'L{:04d}'), shipper=shipper.shipper_id,
             description=v.check_length(description, 'Load.description', 1, 120),
             weight_kg=v.check_range(weight_kg, 'Load.weight_kg', 1, 40000), pickup=pickup,
             dropoff=dropoff, rate=v.check_range(rate, 'Load.rate', 0.0, None),
@@ -769,7 +772,7 @@ class FreightDispatch(Episode):
                 f'{load_.weight_kg} kg more, capacity {self.t_trucks[trip.truck].capacity_kg} kg.',
             )
         self.set_field(load_, 'status', _E10_LoadStatus_assigned)  # freight_dispatch.world:446
-        self.set_field(load_, 'trip', trip.key())  # freight_dispatch.world:447
+        self.set_field(load_, 'trip', trip.trip_id)  # freight_dispatch.world:447
         return self.fn_trip_info(trip)  # freight_dispatch.world:448
 
     def tool_remove_load_from_trip(self, load_: Load) -> Load:  # freight_dispatch.world:451
@@ -809,7 +812,7 @@ class FreightDispatch(Episode):
             raise ToolError(rt.built(self, f'Load {load_.load_id} has no trip.'))
         self.set_field(load_, 'status', _E10_LoadStatus_delivered)  # freight_dispatch.world:481
         all_delivered: bool = all(  # freight_dispatch.world:482
-            _l8.trip != (trip if trip is not None else rt.absent()).key()
+            _l8.trip != (trip if trip is not None else rt.absent()).trip_id
             or _l8.status == _E10_LoadStatus_delivered
             for _l8 in rt.each(self, self.t_loads)
         )
@@ -840,15 +843,15 @@ class FreightDispatch(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # freight_dispatch.world:508
         for t in rt.each(self, self.t_trips):  # freight_dispatch.world:509
-            if truck is not None and t.truck != truck.key():  # freight_dispatch.world:510
+            if truck is not None and t.truck != truck.truck_id:  # freight_dispatch.world:510
                 continue  # freight_dispatch.world:511
-            if driver is not None and t.driver != driver.key():  # freight_dispatch.world:513
+            if driver is not None and t.driver != driver.driver_id:  # freight_dispatch.world:513
                 continue  # freight_dispatch.world:514
             if status is not None and t.status != status:  # freight_dispatch.world:516
                 continue  # freight_dispatch.world:517
             if day is not None and t.planned_start.date() != day:  # freight_dispatch.world:519
                 continue  # freight_dispatch.world:520
-            result = rt.each(self, result) + (t.key(),)  # freight_dispatch.world:522
+            result = rt.each(self, result) + (t.trip_id,)  # freight_dispatch.world:522
         return result  # freight_dispatch.world:524
 
     def tool_create_trip(  # freight_dispatch.world:527
@@ -881,8 +884,8 @@ class FreightDispatch(Episode):
         if planned_start < self.clock:  # freight_dispatch.world:540
             raise ToolError('The planned start is in the past.')
         trip: Trip = Trip(  # freight_dispatch.world:541
-            trip_id=self.next_id('trip_ids', 'T{:04d}'), truck=truck.key(), driver=driver.key(),
-            planned_start=planned_start,
+            trip_id=self.next_id('trip_ids', 'T{:04d}'), truck=truck.truck_id,
+            driver=driver.driver_id, planned_start=planned_start,
             estimated_hours=v.check_range(estimated_hours, 'Trip.estimated_hours', 0.5, 14.0),
             status=_E10_TripStatus_planned, started_at=None, completed_at=None,
         )
@@ -1185,7 +1188,7 @@ def _check_plan_steel_beams_trip__trip_planned(ep: FreightDispatch) -> bool:  # 
 def _check_plan_steel_beams_trip__beams_on_trip(ep: FreightDispatch) -> rt.Verdict | bool:
     return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_assigned) and any(
         _t11.driver == 'DR03' and _t11.status == _E10_TripStatus_planned
-        and ep.t_loads['L0006'].trip == _t11.key()
+        and ep.t_loads['L0006'].trip == _t11.trip_id
         for _t11 in rt.each(ep, ep.t_trips)
     )
 

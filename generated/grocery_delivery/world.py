@@ -437,7 +437,7 @@ class GroceryDelivery(Episode):
             )
         if not all(  # grocery_delivery.world:222
             (_i48.status == _E10_ItemStatus_refunded) == any(
-                _r49.item == _i48.key() for _r49 in rt.each(self, self.t_refunds)
+                _r49.item == _i48.item_id for _r49 in rt.each(self, self.t_refunds)
             )
             for _i48 in rt.each(self, self.t_order_items)
         ):
@@ -470,7 +470,8 @@ class GroceryDelivery(Episode):
             )
         if not all(  # grocery_delivery.world:231
             0.0 + sum(rt.each(self, tuple([
-                _r54.amount for _r54 in rt.each(self, self.t_refunds) if _r54.order == _o53.key()
+                _r54.amount for _r54 in rt.each(self, self.t_refunds)
+                if _r54.order == _o53.order_id
             ])))
             <= _o53.items_total + 0.005
             for _o53 in rt.each(self, self.t_orders)
@@ -524,7 +525,7 @@ class GroceryDelivery(Episode):
         'Orders of a slot that are not cancelled.'
         return len([  # grocery_delivery.world:150
             _o1 for _o1 in rt.each(self, self.t_orders)
-            if _o1.slot == slot.key() and _o1.status != _E11_OrderStatus_cancelled
+            if _o1.slot == slot.slot_id and _o1.status != _E11_OrderStatus_cancelled
         ])
 
     def fn_order_total(self, order: Order) -> float:  # grocery_delivery.world:153
@@ -532,7 +533,7 @@ class GroceryDelivery(Episode):
         return round(  # grocery_delivery.world:156
             0.0 + sum(rt.each(self, tuple([
                 _i2.quantity * _i2.unit_price for _i2 in rt.each(self, self.t_order_items)
-                if _i2.order == order.key()
+                if _i2.order == order.order_id
             ]))),
             2,
         )
@@ -540,14 +541,14 @@ class GroceryDelivery(Episode):
     def fn_items_of(self, order: Order) -> tuple[str, ...]:  # grocery_delivery.world:159
         "An order's items."
         return tuple([  # grocery_delivery.world:160
-            _i3.key() for _i3 in rt.each(self, self.t_order_items) if _i3.order == order.key()
+            _i3.item_id for _i3 in rt.each(self, self.t_order_items) if _i3.order == order.order_id
         ])
 
     def fn_slot_info(self, slot: DeliverySlot) -> SlotInfo:  # grocery_delivery.world:163
         'A slot with its booked and free places.'
         n: int = self.fn_booked(slot)  # grocery_delivery.world:164
         return SlotInfo(  # grocery_delivery.world:165
-            slot.key(), n, rt.bounded(slot.capacity - n),
+            slot.slot_id, n, rt.bounded(slot.capacity - n),
             self.clock <= slot.cutoff and n < slot.capacity,
         )
 
@@ -558,7 +559,7 @@ class GroceryDelivery(Episode):
         if original is None:  # grocery_delivery.world:177
             return True  # grocery_delivery.world:178
         return (  # grocery_delivery.world:180
-            (original if original is not None else rt.absent()).key() != item.product
+            (original if original is not None else rt.absent()).sku != item.product
             and (original if original is not None else rt.absent()).category
             == self.t_products[item.product].category
         )
@@ -570,7 +571,7 @@ class GroceryDelivery(Episode):
         if other is None:  # grocery_delivery.world:187
             return True  # grocery_delivery.world:188
         return (  # grocery_delivery.world:190
-            (other if other is not None else rt.absent()).key() != product.key()
+            (other if other is not None else rt.absent()).sku != product.sku
             and (other if other is not None else rt.absent()).category == product.category
         )
 
@@ -600,7 +601,7 @@ class GroceryDelivery(Episode):
             # grocery_delivery.world:263
             if ph != '' and rt.built(self, rt.replace(rt.read(self, c.phone), ' ', '')) != ph:
                 continue  # grocery_delivery.world:264
-            result = rt.each(self, result) + (c.key(),)  # grocery_delivery.world:266
+            result = rt.each(self, result) + (c.customer_id,)  # grocery_delivery.world:266
         return result  # grocery_delivery.world:268
 
     def tool_get_product(self, product: Product) -> Product:  # grocery_delivery.world:273
@@ -620,7 +621,7 @@ class GroceryDelivery(Episode):
                 continue  # grocery_delivery.world:293
             if in_stock_only and p.stock <= 0:  # grocery_delivery.world:295
                 continue  # grocery_delivery.world:296
-            result = rt.each(self, result) + (p.key(),)  # grocery_delivery.world:298
+            result = rt.each(self, result) + (p.sku,)  # grocery_delivery.world:298
         return result  # grocery_delivery.world:300
 
     def tool_get_slot(self, slot: DeliverySlot) -> SlotInfo:  # grocery_delivery.world:305
@@ -649,7 +650,7 @@ class GroceryDelivery(Episode):
             rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
         )
         return tuple([  # grocery_delivery.world:347
-            _d4.key() for _d4 in rt.each(self, self.t_drivers)
+            _d4.driver_id for _d4 in rt.each(self, self.t_drivers)
             if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _d4.name.lower())))
             and (vehicle is None or _d4.vehicle == vehicle) and (not active_only or _d4.active)
         ])
@@ -666,16 +667,17 @@ class GroceryDelivery(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # grocery_delivery.world:366
         for o in rt.each(self, self.t_orders):  # grocery_delivery.world:367
-            if customer is not None and o.customer != customer.key():  # grocery_delivery.world:368
+            # grocery_delivery.world:368
+            if customer is not None and o.customer != customer.customer_id:
                 continue  # grocery_delivery.world:369
-            if slot is not None and o.slot != slot.key():  # grocery_delivery.world:371
+            if slot is not None and o.slot != slot.slot_id:  # grocery_delivery.world:371
                 continue  # grocery_delivery.world:372
             # grocery_delivery.world:374
             if day is not None and self.t_slots[o.slot].starts_at.date() != day:
                 continue  # grocery_delivery.world:375
             if status is not None and o.status != status:  # grocery_delivery.world:377
                 continue  # grocery_delivery.world:378
-            result = rt.each(self, result) + (o.key(),)  # grocery_delivery.world:380
+            result = rt.each(self, result) + (o.order_id,)  # grocery_delivery.world:380
         return result  # grocery_delivery.world:382
 
     def tool_get_order_item(self, item: OrderItem) -> OrderItem:  # grocery_delivery.world:385
@@ -722,8 +724,8 @@ class GroceryDelivery(Episode):
                 f'{self.state.min_order_total:.2f}.',
             )
         order: Order = Order(  # grocery_delivery.world:419
-            order_id=self.next_id('order_ids', 'O{:04d}'), customer=customer.key(),
-            slot=slot.key(), status=_E11_OrderStatus_placed,
+            order_id=self.next_id('order_ids', 'O{:04d}'), customer=customer.customer_id,
+            slot=slot.slot_id, status=_E11_OrderStatus_placed,
             delivery_address=delivery_address if delivery_address is not None else customer.address,
             placed_at=self.clock, driver=None,
             items_total=v.check_range(total, 'Order.items_total', 0.0, None), delivered_at=None,
@@ -732,7 +734,7 @@ class GroceryDelivery(Episode):
         for _line5 in rt.each(self, items):  # grocery_delivery.world:426
             self.insert(  # grocery_delivery.world:427
                 self.t_order_items, OrderItem(
-                    item_id=self.next_id('item_ids', 'I{:04d}'), order=order.key(),
+                    item_id=self.next_id('item_ids', 'I{:04d}'), order=order.order_id,
                     product=_line5.product, original_product=None,
                     quantity=v.check_range(_line5.quantity, 'OrderItem.quantity', 1, 50),
                     unit_price=v.check_range(
@@ -754,8 +756,8 @@ class GroceryDelivery(Episode):
                 self, f'The cut-off of slot {self.t_slots[order.slot].slot_id} has passed.'
             ))
         replaced: tuple[str, ...] = tuple([  # grocery_delivery.world:446
-            _i6.key() for _i6 in rt.each(self, self.t_order_items)
-            if _i6.order == order.key() and _i6.original_product == product.key()
+            _i6.item_id for _i6 in rt.each(self, self.t_order_items)
+            if _i6.order == order.order_id and _i6.original_product == product.sku
         ])
         if len(replaced) > 0:  # grocery_delivery.world:447
             raise ToolError(rt.built(  # grocery_delivery.world:448
@@ -764,8 +766,8 @@ class GroceryDelivery(Episode):
                 f'{self.t_products[self.t_order_items[replaced[0]].product].sku} instead.',
             ))
         matches: tuple[str, ...] = tuple([  # grocery_delivery.world:450
-            _i7.key() for _i7 in rt.each(self, self.t_order_items)
-            if _i7.order == order.key() and _i7.product == product.key()
+            _i7.item_id for _i7 in rt.each(self, self.t_order_items)
+            if _i7.order == order.order_id and _i7.product == product.sku
         ])
         if quantity == 0:  # grocery_delivery.world:451
             if len(matches) <= 0:  # grocery_delivery.world:452
@@ -790,8 +792,8 @@ class GroceryDelivery(Episode):
                     ))
                 self.insert(  # grocery_delivery.world:460
                     self.t_order_items, OrderItem(
-                        item_id=self.next_id('item_ids', 'I{:04d}'), order=order.key(),
-                        product=product.key(), original_product=None,
+                        item_id=self.next_id('item_ids', 'I{:04d}'), order=order.order_id,
+                        product=product.sku, original_product=None,
                         quantity=v.check_range(quantity, 'OrderItem.quantity', 1, 50),
                         unit_price=v.check_range(
                             product.price, 'OrderItem.unit_price', 0.01, None
@@ -816,7 +818,7 @@ class GroceryDelivery(Episode):
             raise ToolError(rt.built(
                 self, f'Order {order.order_id} is {order.status}: only placed orders can move.'
             ))
-        if slot.key() == order.slot:  # grocery_delivery.world:481
+        if slot.slot_id == order.slot:  # grocery_delivery.world:481
             raise ToolError(rt.built(
                 self, f'Order {order.order_id} is already in slot {slot.slot_id}.'
             ))
@@ -828,7 +830,7 @@ class GroceryDelivery(Episode):
             raise ToolError(rt.built(self, f'The cut-off of slot {slot.slot_id} has passed.'))
         if self.fn_booked(slot) >= slot.capacity:  # grocery_delivery.world:484
             raise ToolError(rt.built(self, f'Slot {slot.slot_id} is full.'))
-        self.set_field(order, 'slot', slot.key())  # grocery_delivery.world:485
+        self.set_field(order, 'slot', slot.slot_id)  # grocery_delivery.world:485
         return order  # grocery_delivery.world:486
 
     # grocery_delivery.world:489
@@ -862,7 +864,7 @@ class GroceryDelivery(Episode):
                 f'No substitute given and {self.t_products[item.product].name} has no usual '
                 'substitute.',
             ))
-        if chosen.key() == item.product:  # grocery_delivery.world:502
+        if chosen.sku == item.product:  # grocery_delivery.world:502
             raise ToolError('The substitute must be another product.')
         if not chosen.active:  # grocery_delivery.world:503
             raise ToolError(rt.built(
@@ -879,13 +881,13 @@ class GroceryDelivery(Episode):
                 self, f'Only {chosen.stock} of {chosen.sku} ({chosen.name}) in stock.'
             ))
         if any(  # grocery_delivery.world:506
-            _i8.order == order.key()
-            and _i8.product == (chosen if chosen is not None else rt.absent()).key()
+            _i8.order == order.order_id
+            and _i8.product == (chosen if chosen is not None else rt.absent()).sku
             for _i8 in rt.each(self, self.t_order_items)
         ):
             raise ToolError(rt.built(self, f'{chosen.name} is already in the order.'))
         self.set_field(item, 'original_product', item.product)  # grocery_delivery.world:507
-        self.set_field(item, 'product', chosen.key())  # grocery_delivery.world:508
+        self.set_field(item, 'product', chosen.sku)  # grocery_delivery.world:508
         self.set_fields(  # grocery_delivery.world:509
             item, ('unit_price', 'status'),
             v.check_range(min(item.unit_price, chosen.price), 'OrderItem.unit_price', 0.01, None),
@@ -924,7 +926,7 @@ class GroceryDelivery(Episode):
         if (  # grocery_delivery.world:533
             len([
                 _o9 for _o9 in rt.each(self, self.t_orders)
-                if _o9.slot == order.slot and _o9.driver == driver.key()
+                if _o9.slot == order.slot and _o9.driver == driver.driver_id
             ])
             >= self.state.driver_orders_per_slot
         ):
@@ -949,7 +951,7 @@ class GroceryDelivery(Episode):
                 ),
             )
         self.set_fields(  # grocery_delivery.world:538
-            order, ('driver', 'status'), driver.key(), _E11_OrderStatus_out_for_delivery
+            order, ('driver', 'status'), driver.driver_id, _E11_OrderStatus_out_for_delivery
         )
         return order  # grocery_delivery.world:540
 
@@ -970,9 +972,9 @@ class GroceryDelivery(Episode):
         if not (order is not None or customer is not None):  # grocery_delivery.world:566
             raise ToolError('Give an order or a customer.')
         return tuple([  # grocery_delivery.world:567
-            _r10.key() for _r10 in rt.each(self, self.t_refunds)
-            if (order is None or _r10.order == order.key())
-            and (customer is None or self.t_orders[_r10.order].customer == customer.key())
+            _r10.refund_id for _r10 in rt.each(self, self.t_refunds)
+            if (order is None or _r10.order == order.order_id)
+            and (customer is None or self.t_orders[_r10.order].customer == customer.customer_id)
         ])
 
     # grocery_delivery.world:570
@@ -992,7 +994,8 @@ class GroceryDelivery(Episode):
                 self, f'The refund window of order {order.order_id} has passed.'
             ))
         refund: Refund = Refund(  # grocery_delivery.world:582
-            refund_id=self.next_id('refund_ids', 'R{:04d}'), order=order.key(), item=item.key(),
+            refund_id=self.next_id('refund_ids', 'R{:04d}'), order=order.order_id,
+            item=item.item_id,
             amount=v.check_range(
                 round(item.quantity * item.unit_price, 2), 'Refund.amount', 0.01, None
             ),

@@ -420,7 +420,7 @@ class GymFrontDesk(Episode):
         if not all(  # gym_front_desk.world:221
             _b61.status == _E13_BookingStatus_cancelled
             or len([
-                _o62.key() for _o62 in rt.each(self, self.t_bookings)
+                _o62.booking_id for _o62 in rt.each(self, self.t_bookings)
                 if _o62.gym_class == _b61.gym_class and _o62.member == _b61.member
                 and _o62.status != _E13_BookingStatus_cancelled
             ])
@@ -491,7 +491,8 @@ class GymFrontDesk(Episode):
         if not all(  # gym_front_desk.world:242
             _b70.status != _E13_BookingStatus_attended
             or len([
-                _c71.key() for _c71 in rt.each(self, self.t_checkins) if _c71.booking == _b70.key()
+                _c71.checkin_id for _c71 in rt.each(self, self.t_checkins)
+                if _c71.booking == _b70.booking_id
             ])
             == 1
             for _b70 in rt.each(self, self.t_bookings)
@@ -511,7 +512,7 @@ class GymFrontDesk(Episode):
             )
         if not all(  # gym_front_desk.world:248
             len([
-                _n74.key() for _n74 in rt.each(self, self.t_members)
+                _n74.member_id for _n74 in rt.each(self, self.t_members)
                 if rt.built(self, _n74.email.lower()) == rt.built(self, _m73.email.lower())
             ])
             == 1
@@ -560,16 +561,16 @@ class GymFrontDesk(Episode):
     def fn_taken(self, c: GymClass) -> int:  # gym_front_desk.world:155
         'Places of a class that are booked or attended.'
         return len([  # gym_front_desk.world:156
-            _b1.key() for _b1 in rt.each(self, self.t_bookings)
-            if _b1.gym_class == c.key() and (_b1.status == _E13_BookingStatus_booked
+            _b1.booking_id for _b1 in rt.each(self, self.t_bookings)
+            if _b1.gym_class == c.class_id and (_b1.status == _E13_BookingStatus_booked
             or _b1.status == _E13_BookingStatus_attended)
         ])
 
     def fn_waiting(self, c: GymClass) -> int:  # gym_front_desk.world:159
         "How many are on a class's waitlist."
         return len([  # gym_front_desk.world:160
-            _b2.key() for _b2 in rt.each(self, self.t_bookings)
-            if _b2.gym_class == c.key() and _b2.status == _E13_BookingStatus_waitlisted
+            _b2.booking_id for _b2 in rt.each(self, self.t_bookings)
+            if _b2.gym_class == c.class_id and _b2.status == _E13_BookingStatus_waitlisted
         ])
 
     def fn_waitlist_ok(self, b: ClassBooking) -> bool:  # gym_front_desk.world:163
@@ -586,7 +587,7 @@ class GymFrontDesk(Episode):
                 self.t_classes[b.gym_class]
             )
             and len([
-                _o3.key() for _o3 in rt.each(self, self.t_bookings)
+                _o3.booking_id for _o3 in rt.each(self, self.t_bookings)
                 if _o3.gym_class == b.gym_class and _o3.status == _E13_BookingStatus_waitlisted
                 and _o3.waitlist_position == (pos if pos is not None else rt.absent())
             ])
@@ -596,7 +597,7 @@ class GymFrontDesk(Episode):
     def fn_overlaps(self, a: GymClass, b: GymClass) -> bool:  # gym_front_desk.world:176
         'Two different scheduled classes overlap in time.'
         return (  # gym_front_desk.world:177
-            a.key() != b.key() and a.status == _E11_ClassStatus_scheduled
+            a.class_id != b.class_id and a.status == _E11_ClassStatus_scheduled
             and b.status == _E11_ClassStatus_scheduled and a.starts_at < self.fn_class_end(b)
             and b.starts_at < self.fn_class_end(a)
         )
@@ -653,7 +654,7 @@ class GymFrontDesk(Episode):
                 continue  # gym_front_desk.world:274
             if status is not None and m.status != status:  # gym_front_desk.world:276
                 continue  # gym_front_desk.world:277
-            found = rt.each(self, found) + (m.key(),)  # gym_front_desk.world:279
+            found = rt.each(self, found) + (m.member_id,)  # gym_front_desk.world:279
         return found  # gym_front_desk.world:281
 
     # gym_front_desk.world:284
@@ -683,7 +684,7 @@ class GymFrontDesk(Episode):
         touched: tuple[str, ...] = ()  # gym_front_desk.world:297
         for b in rt.each(self, self.t_bookings):  # gym_front_desk.world:298
             if (  # gym_front_desk.world:299
-                b.member == member.key()
+                b.member == member.member_id
                 and (b.status == _E13_BookingStatus_booked
                 or b.status == _E13_BookingStatus_waitlisted)
                 and self.t_classes[b.gym_class].starts_at > self.clock
@@ -703,7 +704,7 @@ class GymFrontDesk(Episode):
             queue: tuple[str, ...] = rt.sorted_keys(  # gym_front_desk.world:306
                 rt.each(self, [
                     _w5 for _w5 in rt.each(self, self.t_bookings)
-                    if _w5.gym_class == c.key() and _w5.status == _E13_BookingStatus_waitlisted
+                    if _w5.gym_class == c.class_id and _w5.status == _E13_BookingStatus_waitlisted
                 ]),
                 key=lambda _w4: _w4.waitlist_position if _w4.waitlist_position is not None else 0,
             )
@@ -759,10 +760,10 @@ class GymFrontDesk(Episode):
     # gym_front_desk.world:343
     def tool_get_instructor(self, instructor: Instructor) -> InstructorInfo:
         return InstructorInfo(  # gym_front_desk.world:348
-            instructor.key(), rt.sorted_keys(
+            instructor.instructor_id, rt.sorted_keys(
                 rt.each(self, [
                     _c7 for _c7 in rt.each(self, self.t_classes)
-                    if _c7.instructor == instructor.key()
+                    if _c7.instructor == instructor.instructor_id
                     and _c7.status == _E11_ClassStatus_scheduled and _c7.starts_at > self.clock
                 ]),
                 key=lambda _c6: _c6.starts_at,
@@ -786,7 +787,7 @@ class GymFrontDesk(Episode):
                 continue  # gym_front_desk.world:367
             if trainers_only and not i.personal_trainer:  # gym_front_desk.world:369
                 continue  # gym_front_desk.world:370
-            found = rt.each(self, found) + (i.key(),)  # gym_front_desk.world:372
+            found = rt.each(self, found) + (i.instructor_id,)  # gym_front_desk.world:372
         return found  # gym_front_desk.world:374
 
     def tool_get_room(self, room: Room) -> Room:  # gym_front_desk.world:377
@@ -799,13 +800,13 @@ class GymFrontDesk(Episode):
             # gym_front_desk.world:390
             if class_type is not None and not (class_type in rt.each(self, r.suited_for)):
                 continue  # gym_front_desk.world:391
-            found = rt.each(self, found) + (r.key(),)  # gym_front_desk.world:393
+            found = rt.each(self, found) + (r.room_id,)  # gym_front_desk.world:393
         return found  # gym_front_desk.world:395
 
     def tool_get_class(self, gym_class: GymClass) -> ClassInfo:  # gym_front_desk.world:400
         used: int = self.fn_taken(gym_class)  # gym_front_desk.world:405
         return ClassInfo(  # gym_front_desk.world:406
-            gym_class.key(), used, max(rt.bounded(gym_class.capacity - used), 0),
+            gym_class.class_id, used, max(rt.bounded(gym_class.capacity - used), 0),
             self.fn_waiting(gym_class),
         )
 
@@ -820,9 +821,9 @@ class GymFrontDesk(Episode):
             if class_type is not None and c.class_type != class_type:  # gym_front_desk.world:426
                 continue  # gym_front_desk.world:427
             # gym_front_desk.world:429
-            if instructor is not None and c.instructor != instructor.key():
+            if instructor is not None and c.instructor != instructor.instructor_id:
                 continue  # gym_front_desk.world:430
-            found = rt.each(self, found) + (c.key(),)  # gym_front_desk.world:432
+            found = rt.each(self, found) + (c.class_id,)  # gym_front_desk.world:432
         return rt.sorted_keys(  # gym_front_desk.world:434
             rt.rows(self.t_classes, rt.each(self, found)), key=lambda _x8: _x8.starts_at
         )
@@ -839,7 +840,7 @@ class GymFrontDesk(Episode):
         )
         for b in rt.each(self, self.t_bookings):  # gym_front_desk.world:447
             if (  # gym_front_desk.world:448
-                b.gym_class == gym_class.key() and (b.status == _E13_BookingStatus_booked
+                b.gym_class == gym_class.class_id and (b.status == _E13_BookingStatus_booked
                 or b.status == _E13_BookingStatus_waitlisted)
             ):
                 self.set_field(  # gym_front_desk.world:449
@@ -863,14 +864,14 @@ class GymFrontDesk(Episode):
             raise ToolError('Give a member or a class.')
         found: tuple[str, ...] = ()  # gym_front_desk.world:474
         for b in rt.each(self, self.t_bookings):  # gym_front_desk.world:475
-            if member is not None and b.member != member.key():  # gym_front_desk.world:476
+            if member is not None and b.member != member.member_id:  # gym_front_desk.world:476
                 continue  # gym_front_desk.world:477
             # gym_front_desk.world:479
-            if gym_class is not None and b.gym_class != gym_class.key():
+            if gym_class is not None and b.gym_class != gym_class.class_id:
                 continue  # gym_front_desk.world:480
             if status is not None and b.status != status:  # gym_front_desk.world:482
                 continue  # gym_front_desk.world:483
-            found = rt.each(self, found) + (b.key(),)  # gym_front_desk.world:485
+            found = rt.each(self, found) + (b.booking_id,)  # gym_front_desk.world:485
         return rt.sorted_keys(  # gym_front_desk.world:487
             rt.rows(self.t_bookings, rt.each(self, found)),
             key=lambda _x9: _x9.waitlist_position if _x9.waitlist_position is not None else 0,
@@ -889,7 +890,7 @@ class GymFrontDesk(Episode):
         if gym_class.starts_at <= self.clock:  # gym_front_desk.world:499
             raise ToolError(rt.built(self, f'Class {gym_class.class_id} has started.'))
         if any(  # gym_front_desk.world:500
-            _b10.gym_class == gym_class.key() and _b10.member == member.key()
+            _b10.gym_class == gym_class.class_id and _b10.member == member.member_id
             and _b10.status != _E13_BookingStatus_cancelled
             for _b10 in rt.each(self, self.t_bookings)
         ):
@@ -898,7 +899,7 @@ class GymFrontDesk(Episode):
                 f'Member {member.member_id} already has a booking for class {gym_class.class_id}.',
             ))
         if any(  # gym_front_desk.world:501
-            _b11.member == member.key() and _b11.status == _E13_BookingStatus_booked
+            _b11.member == member.member_id and _b11.status == _E13_BookingStatus_booked
             and self.fn_overlaps(self.t_classes[_b11.gym_class], gym_class)
             for _b11 in rt.each(self, self.t_bookings)
         ):
@@ -916,8 +917,8 @@ class GymFrontDesk(Episode):
         )
         position: int | None = queue + 1 if full else None  # gym_front_desk.world:506
         booking: ClassBooking = ClassBooking(  # gym_front_desk.world:507
-            booking_id=self.next_id('booking_ids', 'B{:05d}'), gym_class=gym_class.key(),
-            member=member.key(), status=status,
+            booking_id=self.next_id('booking_ids', 'B{:05d}'), gym_class=gym_class.class_id,
+            member=member.member_id, status=status,
             waitlist_position=rt.if_present(
                 position, lambda x: v.check_range(x, 'ClassBooking.waitlist_position', 1, 30)
             ),
@@ -945,7 +946,7 @@ class GymFrontDesk(Episode):
         queue: tuple[str, ...] = rt.sorted_keys(  # gym_front_desk.world:527
             rt.each(self, [
                 _w13 for _w13 in rt.each(self, self.t_bookings)
-                if _w13.gym_class == c.key() and _w13.status == _E13_BookingStatus_waitlisted
+                if _w13.gym_class == c.class_id and _w13.status == _E13_BookingStatus_waitlisted
             ]),
             key=lambda _w12: _w12.waitlist_position if _w12.waitlist_position is not None else 0,
         )
@@ -977,14 +978,14 @@ class GymFrontDesk(Episode):
     # gym_front_desk.world:546
     def tool_get_package(self, package: TrainingPackage) -> PackageInfo:
         return PackageInfo(  # gym_front_desk.world:551
-            package.key(), rt.bounded(package.sessions_total - package.sessions_used)
+            package.package_id, rt.bounded(package.sessions_total - package.sessions_used)
         )
 
     # gym_front_desk.world:557
     def tool_list_packages(self, member: Member, active_only: bool) -> tuple[str, ...]:
         return tuple([  # gym_front_desk.world:563
-            _p14.key() for _p14 in rt.each(self, self.t_packages)
-            if _p14.member == member.key()
+            _p14.package_id for _p14 in rt.each(self, self.t_packages)
+            if _p14.member == member.member_id
             and (_p14.status == _E13_PackageStatus_active or not active_only)
         ])
 
@@ -998,8 +999,8 @@ class GymFrontDesk(Episode):
         if not (trainer.personal_trainer and trainer.active):  # gym_front_desk.world:574
             raise ToolError(rt.built(self, f'{trainer.name} is not an active personal trainer.'))
         package: TrainingPackage = TrainingPackage(  # gym_front_desk.world:575
-            package_id=self.next_id('package_ids', 'PT{:04d}'), member=member.key(),
-            trainer=trainer.key(),
+            package_id=self.next_id('package_ids', 'PT{:04d}'), member=member.member_id,
+            trainer=trainer.instructor_id,
             sessions_total=v.check_range(sessions, 'TrainingPackage.sessions_total', 1, 50),
             sessions_used=0,
             price=v.check_range(
@@ -1021,11 +1022,11 @@ class GymFrontDesk(Episode):
             raise ToolError('Give a member or a day.')
         found: tuple[str, ...] = ()  # gym_front_desk.world:604
         for c in rt.each(self, self.t_checkins):  # gym_front_desk.world:605
-            if member is not None and c.member != member.key():  # gym_front_desk.world:606
+            if member is not None and c.member != member.member_id:  # gym_front_desk.world:606
                 continue  # gym_front_desk.world:607
             if day is not None and c.at.date() != day:  # gym_front_desk.world:609
                 continue  # gym_front_desk.world:610
-            found = rt.each(self, found) + (c.key(),)  # gym_front_desk.world:612
+            found = rt.each(self, found) + (c.checkin_id,)  # gym_front_desk.world:612
         return found  # gym_front_desk.world:614
 
     def tool_check_in(  # gym_front_desk.world:617
@@ -1047,7 +1048,7 @@ class GymFrontDesk(Episode):
             if b is None:  # gym_front_desk.world:630
                 raise ToolError("A class check-in needs the member's booking.")
             # gym_front_desk.world:631
-            if not (b.member == member.key() and b.status == _E13_BookingStatus_booked):
+            if not (b.member == member.member_id and b.status == _E13_BookingStatus_booked):
                 raise ToolError(rt.built(
                     self,
                     f'Booking {b.booking_id} is not a booked place of member {member.member_id}.',
@@ -1069,7 +1070,7 @@ class GymFrontDesk(Episode):
                 raise ToolError('A training check-in takes a package, not a booking.')
             if p is None:  # gym_front_desk.world:637
                 raise ToolError("A training check-in needs the member's package.")
-            if p.member != member.key():  # gym_front_desk.world:638
+            if p.member != member.member_id:  # gym_front_desk.world:638
                 raise ToolError(rt.built(
                     self, f'Package {p.package_id} belongs to another member.'
                 ))
@@ -1094,8 +1095,8 @@ class GymFrontDesk(Episode):
         elif not (b is None and p is None):  # gym_front_desk.world:645
             raise ToolError('A gym floor check-in takes no booking or package.')
         entry: CheckIn = CheckIn(  # gym_front_desk.world:647
-            checkin_id=self.next_id('checkin_ids', 'CI{:05d}'), member=member.key(), at=self.clock,
-            kind=kind, booking=rt.key_of(booking), package=rt.key_of(package),
+            checkin_id=self.next_id('checkin_ids', 'CI{:05d}'), member=member.member_id,
+            at=self.clock, kind=kind, booking=rt.key_of(booking), package=rt.key_of(package),
         )
         self.insert(self.t_checkins, entry)  # gym_front_desk.world:648
         return entry  # gym_front_desk.world:649

@@ -299,7 +299,7 @@ class HotelFrontDesk(Episode):
     ) -> bool:
         'No booking that holds the room (other than the one named ignore) overlaps the nights.'
         return not any(  # hotel_front_desk.world:113
-            _b1.room == room.key() and _b1.id_ != ignore and self.fn_holds_room(_b1)
+            _b1.room == room.number and _b1.id_ != ignore and self.fn_holds_room(_b1)
             and _b1.check_in < check_out and check_in < _b1.check_out
             for _b1 in rt.each(self, self.t_bookings)
         )
@@ -326,7 +326,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:166
         q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # hotel_front_desk.world:167
-            _g3.key() for _g3 in rt.each(self, self.t_guests)
+            _g3.id_ for _g3 in rt.each(self, self.t_guests)
             if rt.built(self, _g3.email.lower()) == q
             or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
         ])
@@ -338,9 +338,9 @@ class HotelFrontDesk(Episode):
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # hotel_front_desk.world:185
-            _b4.key() for _b4 in rt.each(self, self.t_bookings)
-            if (guest is None or _b4.guest == guest.key())
-            and (room is None or _b4.room == room.key())
+            _b4.id_ for _b4 in rt.each(self, self.t_bookings)
+            if (guest is None or _b4.guest == guest.id_)
+            and (room is None or _b4.room == room.number)
             and (status is None or _b4.status == status)
         ])
 
@@ -365,7 +365,7 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:215
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:216
-            _b7.key() for _b7 in rt.each(self, self.t_bookings)
+            _b7.id_ for _b7 in rt.each(self, self.t_bookings)
             if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
         ])
 
@@ -374,13 +374,13 @@ class HotelFrontDesk(Episode):
         # hotel_front_desk.world:224
         wanted: dt.date = day if day is not None else self.clock.date()
         return tuple([  # hotel_front_desk.world:225
-            _b8.key() for _b8 in rt.each(self, self.t_bookings)
+            _b8.id_ for _b8 in rt.each(self, self.t_bookings)
             if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
         ])
 
     def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
         return tuple([  # hotel_front_desk.world:231
-            _b9.key() for _b9 in rt.each(self, self.t_bookings)
+            _b9.id_ for _b9 in rt.each(self, self.t_bookings)
             if _b9.status == _E13_BookingStatus_checked_in
         ])
 
@@ -424,7 +424,7 @@ class HotelFrontDesk(Episode):
                 f'{check_out}.',
             ))
         booking: Booking = Booking(  # hotel_front_desk.world:263
-            id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(),
+            id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.id_, room=room.number,
             check_in=check_in, check_out=check_out,
             guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
             status=_E13_BookingStatus_reserved,
@@ -526,7 +526,7 @@ class HotelFrontDesk(Episode):
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
         )
         return CheckoutReceipt(  # hotel_front_desk.world:328
-            booking.key(), self.fn_nights(booking.check_in, booking.check_out), booking.total
+            booking.id_, self.fn_nights(booking.check_in, booking.check_out), booking.total
         )
 
 

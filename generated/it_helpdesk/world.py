@@ -332,7 +332,7 @@ class ITHelpdesk(Episode):
         return t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
 
     def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
-        self.set_state('current_agent', agent.key())  # ithelpdesk.world:178
+        self.set_state('current_agent', agent.id_)  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
     def tool_list_tickets(  # ithelpdesk.world:182
@@ -344,12 +344,12 @@ class ITHelpdesk(Episode):
         reporter: Employee | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
-            _t1.key() for _t1 in rt.each(self, self.t_tickets)
+            _t1.id_ for _t1 in rt.each(self, self.t_tickets)
             if (status is None or _t1.status == status)
             and (priority is None or _t1.priority == priority)
             and (category is None or _t1.category == category)
-            and (assignee is None or _t1.assignee == assignee.key())
-            and (reporter is None or _t1.reporter == reporter.key())
+            and (assignee is None or _t1.assignee == assignee.id_)
+            and (reporter is None or _t1.reporter == reporter.id_)
         ])
         return rt.sorted_keys(  # ithelpdesk.world:192
             rt.rows(self.t_tickets, rt.each(self, found)),
@@ -368,9 +368,9 @@ class ITHelpdesk(Episode):
 
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
         return TicketView(  # ithelpdesk.world:209
-            ticket.key(), rt.sorted_keys(
+            ticket.id_, rt.sorted_keys(
                 rt.each(self, [
-                    _c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.key()
+                    _c6 for _c6 in rt.each(self, self.t_comments) if _c6.ticket == ticket.id_
                 ]),
                 key=lambda _c5: _c5.at,
             ),
@@ -380,7 +380,7 @@ class ITHelpdesk(Episode):
         self, skill: Category | None, tier: int | None, active_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # ithelpdesk.world:222
-            _a7.key() for _a7 in rt.each(self, self.t_agents)
+            _a7.id_ for _a7 in rt.each(self, self.t_agents)
             if (skill is None or skill in rt.each(self, _a7.skills))
             and (tier is None or _a7.tier == tier) and (not active_only or _a7.active)
         ])
@@ -394,7 +394,7 @@ class ITHelpdesk(Episode):
     def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
-            _e8.key() for _e8 in rt.each(self, self.t_employees)
+            _e8.id_ for _e8 in rt.each(self, self.t_employees)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
@@ -409,7 +409,7 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:264
             raise ToolError('Not signed in.')
         ticket: Ticket = Ticket(  # ithelpdesk.world:265
-            id_=self.next_id('ticket_ids', 'TK{:04d}'), reporter=reporter.key(),
+            id_=self.next_id('ticket_ids', 'TK{:04d}'), reporter=reporter.id_,
             title=v.check_length(title, 'Ticket.title', 1, 120), category=category,
             priority=priority, status=_E12_TicketStatus_open_, assignee=None, escalated=False,
             resolution_note='', opened_at=self.clock, resolved_at=None, reopen_count=0,
@@ -443,7 +443,7 @@ class ITHelpdesk(Episode):
                 f'tier {agent.tier}.',
             ))
         # ithelpdesk.world:281
-        self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
+        self.set_fields(ticket, ('assignee', 'status'), agent.id_, _E12_TicketStatus_assigned)
         return ticket  # ithelpdesk.world:283
 
     # ithelpdesk.world:286
@@ -453,7 +453,7 @@ class ITHelpdesk(Episode):
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
             raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
         comment: Comment = Comment(  # ithelpdesk.world:295
-            id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
+            id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
             author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000),
             internal=internal, at=self.clock,
         )
@@ -494,10 +494,10 @@ class ITHelpdesk(Episode):
         # ithelpdesk.world:316
         self.set_fields(ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True)
         # ithelpdesk.world:318
-        self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
+        self.set_fields(ticket, ('assignee', 'status'), agent.id_, _E12_TicketStatus_assigned)
         self.insert(  # ithelpdesk.world:320
             self.t_comments, Comment(
-                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
+                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
                 author=self.state.current_agent,
                 body=v.check_length(
                     rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
@@ -555,7 +555,7 @@ class ITHelpdesk(Episode):
         )
         self.insert(  # ithelpdesk.world:358
             self.t_comments, Comment(
-                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
+                id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
                 author=self.state.current_agent,
                 body=v.check_length(
                     rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000

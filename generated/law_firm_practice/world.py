@@ -341,8 +341,8 @@ class InvoiceInfo(Record):
     balance_due: float = field(load=v.want_float, text=v.float_text)
 
 
-_GET_amount = rt.attrgetter('amount')
-_GET_hours = rt.attrgetter('hours')
+_GET_amount = rt.getter('amount', float)
+_GET_hours = rt.getter('hours', float)
 
 
 class _State(StateBase):
@@ -519,7 +519,7 @@ class LawFirmPractice(Episode):
                 'Client and attorney emails are unique.', 'law_firm_practice.world:310'
             )
         if not all(  # law_firm_practice.world:313
-            _a101.key() != self.state.current_attorney or _a101.active
+            _a101.attorney_id != self.state.current_attorney or _a101.active
             for _a101 in rt.each(self, self.t_attorneys)
         ):
             raise InvariantError(
@@ -592,7 +592,7 @@ class LawFirmPractice(Episode):
         return round(  # law_firm_practice.world:185
             0.0 + sum(rt.each(self, tuple([
                 self.fn_fee(_t1) for _t1 in rt.each(self, self.t_time_entries)
-                if _t1.invoice == i.key()
+                if _t1.invoice == i.invoice_id
             ]))),
             2,
         )
@@ -601,7 +601,7 @@ class LawFirmPractice(Episode):
         "The amounts of an invoice's expenses, rounded to cents."
         return round(  # law_firm_practice.world:189
             0.0 + sum(rt.each(self, tuple([
-                _e2.amount for _e2 in rt.each(self, self.t_expenses) if _e2.invoice == i.key()
+                _e2.amount for _e2 in rt.each(self, self.t_expenses) if _e2.invoice == i.invoice_id
             ]))),
             2,
         )
@@ -609,14 +609,14 @@ class LawFirmPractice(Episode):
     def fn_paid_of(self, i: Invoice) -> float:  # law_firm_practice.world:192
         'The payments of an invoice.'
         return 0.0 + sum(rt.each(self, tuple([  # law_firm_practice.world:193
-            _p3.amount for _p3 in rt.each(self, self.t_payments) if _p3.invoice == i.key()
+            _p3.amount for _p3 in rt.each(self, self.t_payments) if _p3.invoice == i.invoice_id
         ])))
 
     def fn_hours_on(self, a: Attorney, day: dt.date) -> float:  # law_firm_practice.world:196
         "An attorney's hours on a day."
         return 0.0 + sum(rt.each(self, tuple([  # law_firm_practice.world:197
             _t4.hours for _t4 in rt.each(self, self.t_time_entries)
-            if _t4.attorney == a.key() and _t4.work_date == day
+            if _t4.attorney == a.attorney_id and _t4.work_date == day
         ])))
 
     def fn_entry_billed_ok(self, t: TimeEntry) -> bool:  # law_firm_practice.world:200
@@ -642,15 +642,15 @@ class LawFirmPractice(Episode):
     def fn_unbilled_entries(self, m: Matter) -> tuple[str, ...]:  # law_firm_practice.world:220
         "A matter's billable time not yet invoiced."
         return tuple([  # law_firm_practice.world:221
-            _t5.key() for _t5 in rt.each(self, self.t_time_entries)
-            if _t5.matter == m.key() and _t5.billable and _t5.invoice is None
+            _t5.entry_id for _t5 in rt.each(self, self.t_time_entries)
+            if _t5.matter == m.matter_id and _t5.billable and _t5.invoice is None
         ])
 
     def fn_unbilled_expenses(self, m: Matter) -> tuple[str, ...]:  # law_firm_practice.world:224
         "A matter's billable expenses not yet invoiced."
         return tuple([  # law_firm_practice.world:225
-            _e6.key() for _e6 in rt.each(self, self.t_expenses)
-            if _e6.matter == m.key() and _e6.billable and _e6.invoice is None
+            _e6.expense_id for _e6 in rt.each(self, self.t_expenses)
+            if _e6.matter == m.matter_id and _e6.billable and _e6.invoice is None
         ])
 
     def fn_closed_ok(self, m: Matter) -> bool:  # law_firm_practice.world:228
@@ -664,16 +664,17 @@ class LawFirmPractice(Episode):
         return (  # law_firm_practice.world:238
             len(self.fn_unbilled_entries(m)) == 0 and len(self.fn_unbilled_expenses(m)) == 0
             and all(
-                _i7.matter != m.key() or _i7.status == _E13_InvoiceStatus_paid
+                _i7.matter != m.matter_id or _i7.status == _E13_InvoiceStatus_paid
                 or _i7.status == _E13_InvoiceStatus_void
                 for _i7 in rt.each(self, self.t_invoices)
             )
             and all(
-                _t8.matter != m.key() or _t8.work_date <= (day if day is not None else rt.absent())
+                _t8.matter != m.matter_id
+                or _t8.work_date <= (day if day is not None else rt.absent())
                 for _t8 in rt.each(self, self.t_time_entries)
             )
             and all(
-                _e9.matter != m.key()
+                _e9.matter != m.matter_id
                 or _e9.incurred_on <= (day if day is not None else rt.absent())
                 for _e9 in rt.each(self, self.t_expenses)
             )
@@ -703,7 +704,7 @@ class LawFirmPractice(Episode):
         'A matter with its unbilled work and balance due.'
         ue: tuple[str, ...] = self.fn_unbilled_entries(m)  # law_firm_practice.world:262
         return MatterInfo(  # law_firm_practice.world:263
-            m.key(),
+            m.matter_id,
             round(
                 0.0 + sum(rt.each(self, tuple(map(_GET_hours, rt.rows(
                     self.t_time_entries, rt.each(self, ue)
@@ -725,7 +726,7 @@ class LawFirmPractice(Episode):
             round(
                 0.0 + sum(rt.each(self, tuple([
                     _i13.total - _i13.amount_paid for _i13 in rt.each(self, self.t_invoices)
-                    if _i13.matter == m.key() and _i13.status == _E13_InvoiceStatus_issued
+                    if _i13.matter == m.matter_id and _i13.status == _E13_InvoiceStatus_issued
                 ]))),
                 2,
             ),
@@ -734,13 +735,14 @@ class LawFirmPractice(Episode):
     def fn_invoice_info(self, i: Invoice) -> InvoiceInfo:  # law_firm_practice.world:272
         'An invoice with its entries and expenses.'
         return InvoiceInfo(  # law_firm_practice.world:273
-            i.key(),
+            i.invoice_id,
             tuple([
-                _t14.key() for _t14 in rt.each(self, self.t_time_entries)
-                if _t14.invoice == i.key()
+                _t14.entry_id for _t14 in rt.each(self, self.t_time_entries)
+                if _t14.invoice == i.invoice_id
             ]),
             tuple([
-                _e15.key() for _e15 in rt.each(self, self.t_expenses) if _e15.invoice == i.key()
+                _e15.expense_id for _e15 in rt.each(self, self.t_expenses)
+                if _e15.invoice == i.invoice_id
             ]),
             round(i.total - i.amount_paid, 2),
         )
@@ -758,7 +760,7 @@ class LawFirmPractice(Episode):
             rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
         )
         return tuple([  # law_firm_practice.world:332
-            _c16.key() for _c16 in rt.each(self, self.t_clients)
+            _c16.client_id for _c16 in rt.each(self, self.t_clients)
             if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _c16.name.lower())))
             and (e == '' or rt.built(self, _c16.email.lower()) == e)
         ])
@@ -774,7 +776,7 @@ class LawFirmPractice(Episode):
             rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
         )
         return tuple([  # law_firm_practice.world:348
-            _a17.key() for _a17 in rt.each(self, self.t_attorneys)
+            _a17.attorney_id for _a17 in rt.each(self, self.t_attorneys)
             if (role is None or _a17.role == role)
             and (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _a17.name.lower())))
         ])
@@ -782,7 +784,7 @@ class LawFirmPractice(Episode):
     def tool_sign_in(self, attorney: Attorney) -> Attorney:  # law_firm_practice.world:351
         if not attorney.active:  # law_firm_practice.world:354
             raise ToolError(rt.built(self, f'Attorney {attorney.attorney_id} is inactive.'))
-        self.set_state('current_attorney', attorney.key())  # law_firm_practice.world:355
+        self.set_state('current_attorney', attorney.attorney_id)  # law_firm_practice.world:355
         return attorney  # law_firm_practice.world:356
 
     def tool_get_matter(self, matter: Matter) -> MatterInfo:  # law_firm_practice.world:361
@@ -800,9 +802,9 @@ class LawFirmPractice(Episode):
             rt.built(self, (title_contains if title_contains is not None else '').strip()).lower(),
         )
         return tuple([  # law_firm_practice.world:376
-            _m18.key() for _m18 in rt.each(self, self.t_matters)
-            if (client is None or _m18.client == client.key())
-            and (responsible is None or _m18.responsible == responsible.key())
+            _m18.matter_id for _m18 in rt.each(self, self.t_matters)
+            if (client is None or _m18.client == client.client_id)
+            and (responsible is None or _m18.responsible == responsible.attorney_id)
             and (status is None or _m18.status == status)
             and (t == '' or rt.read(self, t) in rt.read(self, rt.built(self, _m18.title.lower())))
         ])
@@ -826,9 +828,9 @@ class LawFirmPractice(Episode):
                 self, f'The responsible attorney {lead.attorney_id} must be an active partner.'
             ))
         created: Matter = Matter(  # law_firm_practice.world:392
-            matter_id=self.next_id('matter_ids', 'MT{:04d}'), client=client.key(),
+            matter_id=self.next_id('matter_ids', 'MT{:04d}'), client=client.client_id,
             title=v.check_length(title, 'Matter.title', 1, 120), practice_area=practice_area,
-            responsible=lead.key(), rates=rates, status=_E12_MatterStatus_open_,
+            responsible=lead.attorney_id, rates=rates, status=_E12_MatterStatus_open_,
             opened_on=self.clock.date(), closed_on=None,
         )
         self.insert(self.t_matters, created)  # law_firm_practice.world:400
@@ -860,7 +862,7 @@ class LawFirmPractice(Episode):
                 self, f'Matter {matter.matter_id} has unbilled billable time or expenses.'
             ))
         if any(  # law_firm_practice.world:425
-            _i19.matter == matter.key() and (_i19.status == _E13_InvoiceStatus_draft
+            _i19.matter == matter.matter_id and (_i19.status == _E13_InvoiceStatus_draft
             or _i19.status == _E13_InvoiceStatus_issued)
             for _i19 in rt.each(self, self.t_invoices)
         ):
@@ -868,7 +870,7 @@ class LawFirmPractice(Episode):
                 self, f'Matter {matter.matter_id} has an invoice that is not paid.'
             ))
         if any(  # law_firm_practice.world:426
-            _t20.matter == matter.key() and _t20.work_date > self.clock.date()
+            _t20.matter == matter.matter_id and _t20.work_date > self.clock.date()
             for _t20 in rt.each(self, self.t_time_entries)
         ):
             raise ToolError('The matter has time dated after today.')
@@ -884,10 +886,10 @@ class LawFirmPractice(Episode):
         self, matter: Matter, unbilled_only: bool, attorney: Attorney | None
     ) -> tuple[str, ...]:
         return tuple([  # law_firm_practice.world:447
-            _t21.key() for _t21 in rt.each(self, self.t_time_entries)
-            if _t21.matter == matter.key()
+            _t21.entry_id for _t21 in rt.each(self, self.t_time_entries)
+            if _t21.matter == matter.matter_id
             and (not unbilled_only or _t21.billable and _t21.invoice is None)
-            and (attorney is None or _t21.attorney == attorney.key())
+            and (attorney is None or _t21.attorney == attorney.attorney_id)
         ])
 
     def tool_log_time(  # law_firm_practice.world:450
@@ -912,8 +914,8 @@ class LawFirmPractice(Episode):
                 f'That would be more than {self.state.max_hours_per_day} hours on {work_date}.'
             )
         entry: TimeEntry = TimeEntry(  # law_firm_practice.world:465
-            entry_id=self.next_id('entry_ids', 'TE{:05d}'), matter=matter.key(),
-            attorney=who.key(), work_date=work_date,
+            entry_id=self.next_id('entry_ids', 'TE{:05d}'), matter=matter.matter_id,
+            attorney=who.attorney_id, work_date=work_date,
             hours=v.check_range(hours, 'TimeEntry.hours', 0.1, 24.0),
             rate=v.check_range(self.fn_rate_for(matter, who.role), 'TimeEntry.rate', 0.0, None),
             narrative=v.check_length(narrative, 'TimeEntry.narrative', 1, 300), billable=billable,
@@ -928,8 +930,8 @@ class LawFirmPractice(Episode):
     # law_firm_practice.world:484
     def tool_list_expenses(self, matter: Matter, unbilled_only: bool) -> tuple[str, ...]:
         return tuple([  # law_firm_practice.world:490
-            _e22.key() for _e22 in rt.each(self, self.t_expenses)
-            if _e22.matter == matter.key()
+            _e22.expense_id for _e22 in rt.each(self, self.t_expenses)
+            if _e22.matter == matter.matter_id
             and (not unbilled_only or _e22.billable and _e22.invoice is None)
         ])
 
@@ -950,7 +952,7 @@ class LawFirmPractice(Episode):
         if incurred_on < matter.opened_on:  # law_firm_practice.world:506
             raise ToolError(f'The day is before the matter opened on {matter.opened_on}.')
         created: Expense = Expense(  # law_firm_practice.world:507
-            expense_id=self.next_id('expense_ids', 'EX{:05d}'), matter=matter.key(),
+            expense_id=self.next_id('expense_ids', 'EX{:05d}'), matter=matter.matter_id,
             incurred_on=incurred_on, category=category,
             amount=v.check_range(round(amount, 2), 'Expense.amount', 0.01, None),
             description=v.check_length(description, 'Expense.description', 1, 200),
@@ -968,9 +970,9 @@ class LawFirmPractice(Episode):
         if not (matter is not None or client is not None):  # law_firm_practice.world:534
             raise ToolError('Give a matter or a client.')
         return tuple([  # law_firm_practice.world:535
-            _i23.key() for _i23 in rt.each(self, self.t_invoices)
-            if (matter is None or _i23.matter == matter.key())
-            and (client is None or self.t_matters[_i23.matter].client == client.key())
+            _i23.invoice_id for _i23 in rt.each(self, self.t_invoices)
+            if (matter is None or _i23.matter == matter.matter_id)
+            and (client is None or self.t_matters[_i23.matter].client == client.client_id)
             and (status is None or _i23.status == status)
         ])
 
@@ -979,7 +981,7 @@ class LawFirmPractice(Episode):
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:542
             raise ToolError(rt.built(self, f'Matter {matter.matter_id} is closed.'))
         if any(  # law_firm_practice.world:543
-            _i24.matter == matter.key() and _i24.status == _E13_InvoiceStatus_draft
+            _i24.matter == matter.matter_id and _i24.status == _E13_InvoiceStatus_draft
             for _i24 in rt.each(self, self.t_invoices)
         ):
             raise ToolError(rt.built(
@@ -1004,7 +1006,7 @@ class LawFirmPractice(Episode):
             2,
         )
         invoice: Invoice = Invoice(  # law_firm_practice.world:549
-            invoice_id=self.next_id('invoice_ids', 'INV{:05d}'), matter=matter.key(),
+            invoice_id=self.next_id('invoice_ids', 'INV{:05d}'), matter=matter.matter_id,
             status=_E13_InvoiceStatus_draft, created_on=self.clock.date(), issued_on=None,
             due_on=None, fees_total=v.check_range(fees_total, 'Invoice.fees_total', 0.0, None),
             expenses_total=v.check_range(expenses_total, 'Invoice.expenses_total', 0.0, None),
@@ -1015,10 +1017,10 @@ class LawFirmPractice(Episode):
         # law_firm_practice.world:557
         for t in rt.rows(self.t_time_entries, rt.each(self, entries)):
             # law_firm_practice.world:558
-            self.set_field(self.t_time_entries[t.entry_id], 'invoice', invoice.key())
+            self.set_field(self.t_time_entries[t.entry_id], 'invoice', invoice.invoice_id)
         for e in rt.rows(self.t_expenses, rt.each(self, costs)):  # law_firm_practice.world:560
             # law_firm_practice.world:561
-            self.set_field(self.t_expenses[e.expense_id], 'invoice', invoice.key())
+            self.set_field(self.t_expenses[e.expense_id], 'invoice', invoice.invoice_id)
         return self.fn_invoice_info(invoice)  # law_firm_practice.world:563
 
     def tool_issue_invoice(self, invoice: Invoice) -> Invoice:  # law_firm_practice.world:566
@@ -1051,11 +1053,11 @@ class LawFirmPractice(Episode):
         if invoice.amount_paid != 0.0:  # law_firm_practice.world:584
             raise ToolError(rt.built(self, f'Invoice {invoice.invoice_id} has payments.'))
         for t in rt.each(self, self.t_time_entries):  # law_firm_practice.world:585
-            if t.invoice == invoice.key():  # law_firm_practice.world:586
+            if t.invoice == invoice.invoice_id:  # law_firm_practice.world:586
                 # law_firm_practice.world:587
                 self.set_field(self.t_time_entries[t.entry_id], 'invoice', None)
         for e in rt.each(self, self.t_expenses):  # law_firm_practice.world:590
-            if e.invoice == invoice.key():  # law_firm_practice.world:591
+            if e.invoice == invoice.invoice_id:  # law_firm_practice.world:591
                 # law_firm_practice.world:592
                 self.set_field(self.t_expenses[e.expense_id], 'invoice', None)
         self.set_fields(  # law_firm_practice.world:595
@@ -1076,16 +1078,17 @@ class LawFirmPractice(Episode):
             raise ToolError('Give an invoice or a client.')
         result: tuple[str, ...] = ()  # law_firm_practice.world:618
         for p in rt.each(self, self.t_payments):  # law_firm_practice.world:619
-            if invoice is not None and p.invoice != invoice.key():  # law_firm_practice.world:620
+            # law_firm_practice.world:620
+            if invoice is not None and p.invoice != invoice.invoice_id:
                 continue  # law_firm_practice.world:621
             if (  # law_firm_practice.world:623
                 client is not None
-                and self.t_matters[self.t_invoices[p.invoice].matter].client != client.key()
+                and self.t_matters[self.t_invoices[p.invoice].matter].client != client.client_id
             ):
                 continue  # law_firm_practice.world:624
             if since is not None and p.received_on < since:  # law_firm_practice.world:626
                 continue  # law_firm_practice.world:627
-            result = rt.each(self, result) + (p.key(),)  # law_firm_practice.world:629
+            result = rt.each(self, result) + (p.payment_id,)  # law_firm_practice.world:629
         return result  # law_firm_practice.world:631
 
     def tool_record_payment(  # law_firm_practice.world:634
@@ -1102,7 +1105,7 @@ class LawFirmPractice(Episode):
             raise ToolError(f'The amount exceeds the balance due of {due:.2f}.')
         self.insert(  # law_firm_practice.world:647
             self.t_payments, Payment(
-                payment_id=self.next_id('payment_ids', 'PAY{:05d}'), invoice=invoice.key(),
+                payment_id=self.next_id('payment_ids', 'PAY{:05d}'), invoice=invoice.invoice_id,
                 amount=v.check_range(amt, 'Payment.amount', 0.01, None),
                 received_on=self.clock.date(), method=method,
                 reference=v.check_length(reference, 'Payment.reference', None, 60),

@@ -277,7 +277,7 @@ class LeaseInfo(Record):
     refund_due: float = field(load=v.want_float, text=v.float_text)
 
 
-_GET_amount = rt.attrgetter('amount')
+_GET_amount = rt.getter('amount', float)
 
 
 class _State(StateBase):
@@ -353,8 +353,8 @@ class LeasingOffice(Episode):
     def _check_invariants(self) -> None:
         if not all(  # leasing_office.world:224
             len([
-                _l33.key() for _l33 in rt.each(self, self.t_leases)
-                if _l33.unit == _u32.key() and _l33.status == _E11_LeaseStatus_active
+                _l33.lease_id for _l33 in rt.each(self, self.t_leases)
+                if _l33.unit == _u32.unit_id and _l33.status == _E11_LeaseStatus_active
             ])
             == (1 if _u32.status == _E10_UnitStatus_leased else 0)
             for _u32 in rt.each(self, self.t_units)
@@ -367,7 +367,7 @@ class LeasingOffice(Episode):
             self.t_applications[_l34.application].status == _E15_ScreeningStatus_approved
             and self.t_applications[_l34.application].unit == _l34.unit
             and len([
-                _m35.key() for _m35 in rt.each(self, self.t_leases)
+                _m35.lease_id for _m35 in rt.each(self, self.t_leases)
                 if _m35.application == _l34.application
             ])
             == 1
@@ -387,7 +387,7 @@ class LeasingOffice(Episode):
         if not all(  # leasing_office.world:233
             _a37.status != _E15_ScreeningStatus_pending
             or len([
-                _b38.key() for _b38 in rt.each(self, self.t_applications)
+                _b38.application_id for _b38 in rt.each(self, self.t_applications)
                 if _b38.prospect == _a37.prospect and _b38.unit == _a37.unit
                 and _b38.status == _E15_ScreeningStatus_pending
             ])
@@ -428,7 +428,7 @@ class LeasingOffice(Episode):
             )
         if not all(  # leasing_office.world:245
             len([
-                _b43.key() for _b43 in rt.each(self, self.t_agents)
+                _b43.agent_id for _b43 in rt.each(self, self.t_agents)
                 if rt.built(self, _b43.email.lower()) == rt.built(self, _a42.email.lower())
             ])
             == 1
@@ -437,7 +437,7 @@ class LeasingOffice(Episode):
             raise InvariantError('Agent emails are unique.', 'leasing_office.world:245')
         if not all(  # leasing_office.world:248
             len([
-                _q45.key() for _q45 in rt.each(self, self.t_prospects)
+                _q45.prospect_id for _q45 in rt.each(self, self.t_prospects)
                 if rt.built(self, _q45.email.lower()) == rt.built(self, _p44.email.lower())
             ])
             == 1
@@ -445,7 +445,7 @@ class LeasingOffice(Episode):
         ):
             raise InvariantError('Prospect emails are unique.', 'leasing_office.world:248')
         if not all(  # leasing_office.world:251
-            self.state.current_agent != _a46.key() or _a46.active
+            self.state.current_agent != _a46.agent_id or _a46.active
             for _a46 in rt.each(self, self.t_agents)
         ):
             raise InvariantError('The signed-in agent is active.', 'leasing_office.world:251')
@@ -503,7 +503,7 @@ class LeasingOffice(Episode):
         "A unit's active lease, if any."
         for l in rt.each(self, self.t_leases):  # leasing_office.world:169
             # leasing_office.world:170
-            if l.unit == u.key() and l.status == _E11_LeaseStatus_active:
+            if l.unit == u.unit_id and l.status == _E11_LeaseStatus_active:
                 return l  # leasing_office.world:171
         return None  # leasing_office.world:174
 
@@ -557,7 +557,7 @@ class LeasingOffice(Episode):
     def fn_tour_clash(self, agent: Agent, start: dt.datetime, skip: str) -> bool:
         'Whether an agent has another scheduled tour overlapping a tour starting then.'
         return any(  # leasing_office.world:219
-            _t2.tour_id != skip and _t2.agent == agent.key()
+            _t2.tour_id != skip and _t2.agent == agent.agent_id
             and _t2.status == _E10_TourStatus_scheduled
             and _t2.scheduled_at < start + self.state.tour_length
             and start < _t2.scheduled_at + self.state.tour_length
@@ -567,7 +567,7 @@ class LeasingOffice(Episode):
     def tool_sign_in(self, agent: Agent) -> Agent:  # leasing_office.world:256
         if not agent.active:  # leasing_office.world:261
             raise ToolError(rt.built(self, f'Agent {agent.agent_id} ({agent.name}) is inactive.'))
-        self.set_state('current_agent', agent.key())  # leasing_office.world:262
+        self.set_state('current_agent', agent.agent_id)  # leasing_office.world:262
         return agent  # leasing_office.world:263
 
     def tool_get_agent(self, agent: Agent) -> Agent:  # leasing_office.world:266
@@ -587,12 +587,12 @@ class LeasingOffice(Episode):
                 continue  # leasing_office.world:281
             if role is not None and a.role != role:  # leasing_office.world:283
                 continue  # leasing_office.world:284
-            found = rt.each(self, found) + (a.key(),)  # leasing_office.world:286
+            found = rt.each(self, found) + (a.agent_id,)  # leasing_office.world:286
         return found  # leasing_office.world:288
 
     def tool_get_unit(self, unit: Unit) -> UnitInfo:  # leasing_office.world:293
         # leasing_office.world:296
-        return UnitInfo(unit.key(), rt.key_of(self.fn_active_lease_of(unit)))
+        return UnitInfo(unit.unit_id, rt.key_of(self.fn_active_lease_of(unit)))
 
     def tool_search_units(  # leasing_office.world:299
         self,
@@ -613,7 +613,7 @@ class LeasingOffice(Episode):
             # leasing_office.world:318
             if available_only and u.status != _E10_UnitStatus_available:
                 continue  # leasing_office.world:319
-            found = rt.each(self, found) + (u.key(),)  # leasing_office.world:321
+            found = rt.each(self, found) + (u.unit_id,)  # leasing_office.world:321
         return found  # leasing_office.world:323
 
     def tool_get_prospect(self, prospect: Prospect) -> Prospect:  # leasing_office.world:328
@@ -643,7 +643,7 @@ class LeasingOffice(Episode):
                 )
             ):
                 continue  # leasing_office.world:352
-            found = rt.each(self, found) + (p.key(),)  # leasing_office.world:354
+            found = rt.each(self, found) + (p.prospect_id,)  # leasing_office.world:354
         return found  # leasing_office.world:356
 
     def tool_get_tour(self, tour: Tour) -> Tour:  # leasing_office.world:361
@@ -659,17 +659,18 @@ class LeasingOffice(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:376
         for t in rt.each(self, self.t_tours):  # leasing_office.world:377
-            if prospect is not None and t.prospect != prospect.key():  # leasing_office.world:378
+            # leasing_office.world:378
+            if prospect is not None and t.prospect != prospect.prospect_id:
                 continue  # leasing_office.world:379
-            if unit is not None and t.unit != unit.key():  # leasing_office.world:381
+            if unit is not None and t.unit != unit.unit_id:  # leasing_office.world:381
                 continue  # leasing_office.world:382
-            if agent is not None and t.agent != agent.key():  # leasing_office.world:384
+            if agent is not None and t.agent != agent.agent_id:  # leasing_office.world:384
                 continue  # leasing_office.world:385
             if day is not None and t.scheduled_at.date() != day:  # leasing_office.world:387
                 continue  # leasing_office.world:388
             if status is not None and t.status != status:  # leasing_office.world:390
                 continue  # leasing_office.world:391
-            found = rt.each(self, found) + (t.key(),)  # leasing_office.world:393
+            found = rt.each(self, found) + (t.tour_id,)  # leasing_office.world:393
         return rt.sorted_keys(  # leasing_office.world:395
             rt.rows(self.t_tours, rt.each(self, found)), key=lambda _x3: _x3.scheduled_at
         )
@@ -688,9 +689,9 @@ class LeasingOffice(Episode):
         if self.fn_tour_clash(guide, scheduled_at, ''):  # leasing_office.world:411
             raise ToolError(rt.built(self, f'{guide.name} already has a tour at that time.'))
         tour: Tour = Tour(  # leasing_office.world:412
-            tour_id=self.next_id('tour_ids', 'TR{:04d}'), prospect=prospect.key(), unit=unit.key(),
-            agent=guide.key(), scheduled_at=scheduled_at, status=_E10_TourStatus_scheduled,
-            notes='',
+            tour_id=self.next_id('tour_ids', 'TR{:04d}'), prospect=prospect.prospect_id,
+            unit=unit.unit_id, agent=guide.agent_id, scheduled_at=scheduled_at,
+            status=_E10_TourStatus_scheduled, notes='',
         )
         self.insert(self.t_tours, tour)  # leasing_office.world:413
         return tour  # leasing_office.world:414
@@ -717,7 +718,8 @@ class LeasingOffice(Episode):
     # leasing_office.world:435
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # leasing_office.world:440
-            application.key(), self.fn_income_ratio(application), self.fn_passes(application)
+            application.application_id, self.fn_income_ratio(application),
+            self.fn_passes(application),
         )
 
     def tool_list_applications(  # leasing_office.world:447
@@ -725,13 +727,14 @@ class LeasingOffice(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:454
         for a in rt.each(self, self.t_applications):  # leasing_office.world:455
-            if prospect is not None and a.prospect != prospect.key():  # leasing_office.world:456
+            # leasing_office.world:456
+            if prospect is not None and a.prospect != prospect.prospect_id:
                 continue  # leasing_office.world:457
-            if unit is not None and a.unit != unit.key():  # leasing_office.world:459
+            if unit is not None and a.unit != unit.unit_id:  # leasing_office.world:459
                 continue  # leasing_office.world:460
             if status is not None and a.status != status:  # leasing_office.world:462
                 continue  # leasing_office.world:463
-            found = rt.each(self, found) + (a.key(),)  # leasing_office.world:465
+            found = rt.each(self, found) + (a.application_id,)  # leasing_office.world:465
         return found  # leasing_office.world:467
 
     def tool_submit_application(  # leasing_office.world:470
@@ -747,7 +750,7 @@ class LeasingOffice(Episode):
                 self, f'Unit {unit.unit_id} is available from {unit.available_from}.'
             ))
         if any(  # leasing_office.world:482
-            _a4.prospect == prospect.key() and _a4.unit == unit.key()
+            _a4.prospect == prospect.prospect_id and _a4.unit == unit.unit_id
             and _a4.status == _E15_ScreeningStatus_pending
             for _a4 in rt.each(self, self.t_applications)
         ):
@@ -757,8 +760,9 @@ class LeasingOffice(Episode):
                 f'{unit.unit_id}.',
             ))
         application: Application = Application(  # leasing_office.world:483
-            application_id=self.next_id('application_ids', 'APP{:04d}'), prospect=prospect.key(),
-            unit=unit.key(), submitted_on=self.clock.date(), move_in_date=move_in_date,
+            application_id=self.next_id('application_ids', 'APP{:04d}'),
+            prospect=prospect.prospect_id, unit=unit.unit_id, submitted_on=self.clock.date(),
+            move_in_date=move_in_date,
             credit_score=v.check_range(credit_score, 'Application.credit_score', 300, 850),
             status=_E15_ScreeningStatus_pending, decided_by=None, decline_reason=None,
         )
@@ -797,7 +801,7 @@ class LeasingOffice(Episode):
                 ))
         # leasing_office.world:507
         self.set_field(application, 'status', _E15_ScreeningStatus_approved)
-        self.set_field(application, 'decided_by', boss.key())  # leasing_office.world:508
+        self.set_field(application, 'decided_by', boss.agent_id)  # leasing_office.world:508
         return application  # leasing_office.world:509
 
     # leasing_office.world:512
@@ -811,7 +815,7 @@ class LeasingOffice(Episode):
         # leasing_office.world:520
         self.set_field(application, 'status', _E15_ScreeningStatus_declined)
         self.set_fields(  # leasing_office.world:521
-            application, ('decided_by', 'decline_reason'), boss.key(),
+            application, ('decided_by', 'decline_reason'), boss.agent_id,
             rt.if_present(
                 reason, lambda x: v.check_length(x, 'Application.decline_reason', 1, 200)
             ),
@@ -821,7 +825,7 @@ class LeasingOffice(Episode):
     def tool_get_lease(self, lease: Lease) -> LeaseInfo:  # leasing_office.world:528
         kept: float = self.fn_deductions_total(lease)  # leasing_office.world:533
         # leasing_office.world:534
-        return LeaseInfo(lease.key(), kept, round(lease.deposit - kept, 2))
+        return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
     def tool_list_leases(  # leasing_office.world:537
         self,
@@ -832,17 +836,19 @@ class LeasingOffice(Episode):
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:545
         for l in rt.each(self, self.t_leases):  # leasing_office.world:546
-            if unit is not None and l.unit != unit.key():  # leasing_office.world:547
+            if unit is not None and l.unit != unit.unit_id:  # leasing_office.world:547
                 continue  # leasing_office.world:548
-            # leasing_office.world:550
-            if tenant is not None and self.t_applications[l.application].prospect != tenant.key():
+            if (  # leasing_office.world:550
+                tenant is not None
+                and self.t_applications[l.application].prospect != tenant.prospect_id
+            ):
                 continue  # leasing_office.world:551
             if status is not None and l.status != status:  # leasing_office.world:553
                 continue  # leasing_office.world:554
             # leasing_office.world:556
             if ending_before is not None and l.end_date >= ending_before:
                 continue  # leasing_office.world:557
-            found = rt.each(self, found) + (l.key(),)  # leasing_office.world:559
+            found = rt.each(self, found) + (l.lease_id,)  # leasing_office.world:559
         return found  # leasing_office.world:561
 
     # leasing_office.world:564
@@ -853,8 +859,9 @@ class LeasingOffice(Episode):
                 self,
                 f'Application {application.application_id} is {application.status}, not approved.',
             ))
-        # leasing_office.world:573
-        if any(_l5.application == application.key() for _l5 in rt.each(self, self.t_leases)):
+        if any(  # leasing_office.world:573
+            _l5.application == application.application_id for _l5 in rt.each(self, self.t_leases)
+        ):
             raise ToolError(rt.built(
                 self, f'Application {application.application_id} already has a lease.'
             ))
@@ -872,8 +879,8 @@ class LeasingOffice(Episode):
             )
         start: dt.date = application.move_in_date  # leasing_office.world:579
         lease: Lease = Lease(  # leasing_office.world:580
-            lease_id=self.next_id('lease_ids', 'LS{:04d}'), application=application.key(),
-            unit=unit.key(), start_date=start,
+            lease_id=self.next_id('lease_ids', 'LS{:04d}'), application=application.application_id,
+            unit=unit.unit_id, start_date=start,
             end_date=self.fn_add_months(start, months) - dt.timedelta(days=1),
             monthly_rent=v.check_range(rent, 'Lease.monthly_rent', 0.01, 100000.0),
             deposit=v.check_range(round(deposit, 2), 'Lease.deposit', 0.0, None),
@@ -947,7 +954,7 @@ class LeasingOffice(Episode):
         self.set_field(lease, 'deposit_returned_on', self.clock.date())  # leasing_office.world:638
         kept: float = self.fn_deductions_total(lease)  # leasing_office.world:639
         # leasing_office.world:640
-        return LeaseInfo(lease.key(), kept, round(lease.deposit - kept, 2))
+        return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
 
 _RESULT_Deduction = js.closed({

@@ -357,7 +357,7 @@ class LeaveDesk(Episode):
                 'leave_desk.world:228',
             )
         if not all(  # leave_desk.world:231
-            _e26.manager != _e26.key() and self.fn_chain_ok(_e26)
+            _e26.manager != _e26.id_ and self.fn_chain_ok(_e26)
             for _e26 in rt.each(self, self.t_employees)
         ):
             raise InvariantError(
@@ -393,7 +393,7 @@ class LeaveDesk(Episode):
         ):
             raise InvariantError('Employee emails are unique.', 'leave_desk.world:240')
         if not all(  # leave_desk.world:243
-            self.state.current_employee != _e32.key() or _e32.active
+            self.state.current_employee != _e32.id_ or _e32.active
             for _e32 in rt.each(self, self.t_employees)
         ):
             raise InvariantError('The signed-in employee is active.', 'leave_desk.world:243')
@@ -476,7 +476,7 @@ class LeaveDesk(Episode):
         return len([  # leave_desk.world:173
             _r3 for _r3 in rt.each(self, self.t_requests)
             if _r3.status == _E13_RequestStatus_approved
-            and self.t_employees[_r3.employee].department == dept.key() and _r3.start_date <= d
+            and self.t_employees[_r3.employee].department == dept.code and _r3.start_date <= d
             and d <= _r3.end_date
         ])
 
@@ -489,7 +489,7 @@ class LeaveDesk(Episode):
             c: Employee | None = cur  # leave_desk.world:182
             if c is None:  # leave_desk.world:183
                 return True  # leave_desk.world:184
-            if (c if c is not None else rt.absent()).key() == e.key():  # leave_desk.world:186
+            if (c if c is not None else rt.absent()).id_ == e.id_:  # leave_desk.world:186
                 return False  # leave_desk.world:187
             # leave_desk.world:189
             cur = self.t_employees.ref((c if c is not None else rt.absent()).manager)
@@ -516,13 +516,13 @@ class LeaveDesk(Episode):
     def tool_sign_in(self, email: str | None, employee_id: Employee | None) -> Employee:
         # leave_desk.world:254
         found: Employee | None = employee_id if employee_id is not None else rt.attempt(
-            lambda: self.t_employees[tuple([_e4.key() for _e4 in rt.each(self, self.t_employees) if rt.built(self, _e4.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
+            lambda: self.t_employees[tuple([_e4.id_ for _e4 in rt.each(self, self.t_employees) if rt.built(self, _e4.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
         )
         if found is None:  # leave_desk.world:255
             raise ToolError('No employee with that email.')
         if not found.active:  # leave_desk.world:256
             raise ToolError(rt.built(self, f'Employee {found.id_} is inactive.'))
-        self.set_state('current_employee', found.key())  # leave_desk.world:257
+        self.set_state('current_employee', found.id_)  # leave_desk.world:257
         return found  # leave_desk.world:258
 
     def tool_get_employee(self, employee_id: Employee) -> Employee:  # leave_desk.world:261
@@ -537,11 +537,11 @@ class LeaveDesk(Episode):
     ) -> tuple[str, ...]:
         q: str = rt.built(self, (name if name is not None else '').lower())  # leave_desk.world:277
         return tuple([  # leave_desk.world:278
-            _e5.key() for _e5 in rt.each(self, self.t_employees)
+            _e5.id_ for _e5 in rt.each(self, self.t_employees)
             if (email is None or _e5.email == email)
             and rt.read(self, q) in rt.read(self, rt.built(self, _e5.name.lower()))
-            and (department is None or _e5.department == department.key())
-            and (manager_id is None or _e5.manager == manager_id.key())
+            and (department is None or _e5.department == department.code)
+            and (manager_id is None or _e5.manager == manager_id.id_)
         ])
 
     def tool_get_department(self, code: Department) -> Department:  # leave_desk.world:281
@@ -551,14 +551,14 @@ class LeaveDesk(Episode):
         # leave_desk.world:294
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # leave_desk.world:295
-            _d6.key() for _d6 in rt.each(self, self.t_departments)
+            _d6.code for _d6 in rt.each(self, self.t_departments)
             if rt.read(self, q) in rt.read(self, rt.built(self, _d6.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _d6.location.lower()))
         ])
 
     def tool_get_balance(self, balance_id: LeaveBalance) -> BalanceInfo:  # leave_desk.world:300
         return BalanceInfo(  # leave_desk.world:305
-            balance_id.key(),
+            balance_id.id_,
             balance_id.entitled_days - balance_id.used_days - balance_id.pending_days,
         )
 
@@ -566,8 +566,8 @@ class LeaveDesk(Episode):
         self, employee_id: Employee, year: int | None, leave_type: LeaveType | None
     ) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:318
-            _b7.key() for _b7 in rt.each(self, self.t_balances)
-            if _b7.employee == employee_id.key() and (year is None or _b7.year == year)
+            _b7.id_ for _b7 in rt.each(self, self.t_balances)
+            if _b7.employee == employee_id.id_ and (year is None or _b7.year == year)
             and (leave_type is None or _b7.leave_type == leave_type)
         ])
 
@@ -595,9 +595,9 @@ class LeaveDesk(Episode):
             v.check_range(entitled, 'LeaveBalance.entitled_days', 0.0, 365.0),
         )
         adjustment: BalanceAdjustment = BalanceAdjustment(  # leave_desk.world:335
-            id_=self.next_id('adjustment_ids', 'ADJ{:03d}'), balance=balance_id.key(),
+            id_=self.next_id('adjustment_ids', 'ADJ{:03d}'), balance=balance_id.id_,
             delta_days=v.check_range(delta_days, 'BalanceAdjustment.delta_days', -365.0, 365.0),
-            reason=v.check_length(reason, 'BalanceAdjustment.reason', 1, 200), made_by=me.key(),
+            reason=v.check_length(reason, 'BalanceAdjustment.reason', 1, 200), made_by=me.id_,
             made_at=self.clock,
         )
         self.insert(self.t_adjustments, adjustment)  # leave_desk.world:342
@@ -610,8 +610,8 @@ class LeaveDesk(Episode):
     # leave_desk.world:354
     def tool_list_adjustments(self, employee_id: Employee, year: int | None) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:360
-            _a8.key() for _a8 in rt.each(self, self.t_adjustments)
-            if self.t_balances[_a8.balance].employee == employee_id.key()
+            _a8.id_ for _a8 in rt.each(self, self.t_adjustments)
+            if self.t_balances[_a8.balance].employee == employee_id.id_
             and (year is None or self.t_balances[_a8.balance].year == year)
         ])
 
@@ -655,7 +655,7 @@ class LeaveDesk(Episode):
                 day.isoformat(), 'PublicHoliday.id', '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
             ),
             day=day, name=v.check_length(name, 'PublicHoliday.name', 1, 60),
-            region=v.check_length(region, 'PublicHoliday.region', 1, 40), added_by=me.key(),
+            region=v.check_length(region, 'PublicHoliday.region', 1, 40), added_by=me.id_,
             added_at=self.clock,
         )
         self.insert(self.t_holidays, holiday)  # leave_desk.world:404
@@ -673,9 +673,9 @@ class LeaveDesk(Episode):
         to_day: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:427
-            _r12.key() for _r12 in rt.each(self, self.t_requests)
-            if (employee_id is None or _r12.employee == employee_id.key())
-            and (manager_id is None or self.t_employees[_r12.employee].manager == manager_id.key())
+            _r12.id_ for _r12 in rt.each(self, self.t_requests)
+            if (employee_id is None or _r12.employee == employee_id.id_)
+            and (manager_id is None or self.t_employees[_r12.employee].manager == manager_id.id_)
             and (status is None or _r12.status == status)
             and (from_day is None or _r12.end_date >= from_day)
             and (to_day is None or _r12.start_date <= to_day)
@@ -686,12 +686,12 @@ class LeaveDesk(Episode):
         return tuple([  # leave_desk.world:436
             OffEntry(
                 _r13.employee, self.t_employees[_r13.employee].name,
-                self.t_employees[_r13.employee].department, _r13.leave_type, _r13.key(),
+                self.t_employees[_r13.employee].department, _r13.leave_type, _r13.id_,
             )
             for _r13 in rt.each(self, self.t_requests)
             if _r13.status == _E13_RequestStatus_approved and _r13.start_date <= day
             and day <= _r13.end_date and (department is None
-            or self.t_employees[_r13.employee].department == department.key())
+            or self.t_employees[_r13.employee].department == department.code)
         ])
 
     def tool_request_leave(  # leave_desk.world:439
@@ -708,8 +708,7 @@ class LeaveDesk(Episode):
         if me is None:  # leave_desk.world:450
             raise ToolError('No employee is signed in.')
         target: Employee = employee_id if employee_id is not None else me  # leave_desk.world:451
-        # leave_desk.world:452
-        if not (target.key() == me.key() or me.role == _E12_EmployeeRole_hr):
+        if not (target.id_ == me.id_ or me.role == _E12_EmployeeRole_hr):  # leave_desk.world:452
             raise ToolError('Only HR can request leave for someone else.')
         if not target.active:  # leave_desk.world:453
             raise ToolError(rt.built(self, f'Employee {target.id_} is inactive.'))
@@ -746,13 +745,13 @@ class LeaveDesk(Episode):
                 f'{days_taken} requested.',
             )
         if any(  # leave_desk.world:469
-            _o14.employee == target.key() and self.fn_is_live(_o14) and _o14.start_date <= end_date
+            _o14.employee == target.id_ and self.fn_is_live(_o14) and _o14.start_date <= end_date
             and start_date <= _o14.end_date
             for _o14 in rt.each(self, self.t_requests)
         ):
             raise ToolError('The dates overlap another pending or approved request.')
         request: LeaveRequest = LeaveRequest(  # leave_desk.world:470
-            id_=self.next_id('request_ids', 'LR{:04d}'), employee=target.key(),
+            id_=self.next_id('request_ids', 'LR{:04d}'), employee=target.id_,
             leave_type=leave_type, start_date=start_date, end_date=end_date,
             working_days=v.check_range(days_taken, 'LeaveRequest.working_days', 0.5, 365.0),
             half_day=half_day, status=_E13_RequestStatus_pending, decided_by=None,
@@ -775,9 +774,9 @@ class LeaveDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
         if me is None:  # leave_desk.world:490
             raise ToolError('No employee is signed in.')
-        if request_id.employee == me.key():  # leave_desk.world:491
+        if request_id.employee == me.id_:  # leave_desk.world:491
             raise ToolError('Nobody approves their own request.')
-        if self.t_employees[request_id.employee].manager != me.key():  # leave_desk.world:492
+        if self.t_employees[request_id.employee].manager != me.id_:  # leave_desk.world:492
             raise ToolError("Only the employee's manager can decide.")
         if request_id.status != _E13_RequestStatus_pending:  # leave_desk.world:493
             raise ToolError(rt.built(
@@ -817,7 +816,7 @@ class LeaveDesk(Episode):
             ),
         )
         self.set_field(request_id, 'status', _E13_RequestStatus_approved)  # leave_desk.world:500
-        self.set_field(request_id, 'decided_by', me.key())  # leave_desk.world:501
+        self.set_field(request_id, 'decided_by', me.id_)  # leave_desk.world:501
         return request_id  # leave_desk.world:502
 
     # leave_desk.world:505
@@ -826,9 +825,9 @@ class LeaveDesk(Episode):
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
         if me is None:  # leave_desk.world:512
             raise ToolError('No employee is signed in.')
-        if request_id.employee == me.key():  # leave_desk.world:513
+        if request_id.employee == me.id_:  # leave_desk.world:513
             raise ToolError('Nobody rejects their own request.')
-        if self.t_employees[request_id.employee].manager != me.key():  # leave_desk.world:514
+        if self.t_employees[request_id.employee].manager != me.id_:  # leave_desk.world:514
             raise ToolError("Only the employee's manager can decide.")
         if request_id.status != _E13_RequestStatus_pending:  # leave_desk.world:515
             raise ToolError(rt.built(
@@ -850,7 +849,7 @@ class LeaveDesk(Episode):
         )
         self.set_field(request_id, 'status', _E13_RequestStatus_rejected)  # leave_desk.world:519
         self.set_fields(  # leave_desk.world:520
-            request_id, ('decided_by', 'reason'), me.key(),
+            request_id, ('decided_by', 'reason'), me.id_,
             v.check_length(reason, 'LeaveRequest.reason', None, 200),
         )
         return request_id  # leave_desk.world:522
@@ -862,8 +861,8 @@ class LeaveDesk(Episode):
         if me is None:  # leave_desk.world:531
             raise ToolError('No employee is signed in.')
         if not (  # leave_desk.world:532
-            me.key() == request_id.employee
-            or self.t_employees[request_id.employee].manager == me.key()
+            me.id_ == request_id.employee
+            or self.t_employees[request_id.employee].manager == me.id_
             or me.role == _E12_EmployeeRole_hr
         ):
             raise ToolError('Only the employee, their manager or HR can cancel.')

@@ -308,7 +308,7 @@ class LoanDetails(Record):
         load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_GET_amount_due = rt.attrgetter('amount_due')
+_GET_amount_due = rt.getter('amount_due', float)
 
 
 class _State(StateBase):
@@ -403,14 +403,14 @@ class LoanServicing(Episode):
                 )
         if not all(  # loan_servicing.world:191
             len([
-                _i155 for _i155 in rt.each(self, self.t_instalments) if _i155.loan == _l154.key()
+                _i155 for _i155 in rt.each(self, self.t_instalments) if _i155.loan == _l154.loan_id
             ])
             == _l154.term_months
             and all(
-                _i156.loan != _l154.key() or _i156.number >= 1
+                _i156.loan != _l154.loan_id or _i156.number >= 1
                 and _i156.number <= _l154.term_months and len([
                     _j157 for _j157 in rt.each(self, self.t_instalments)
-                    if _j157.loan == _l154.key() and _j157.number == _i156.number
+                    if _j157.loan == _l154.loan_id and _j157.number == _i156.number
                 ])
                 == 1
                 for _i156 in rt.each(self, self.t_instalments)
@@ -464,7 +464,7 @@ class LoanServicing(Episode):
             _l164.deferrals_used <= self.state.max_deferrals
             and _l164.deferrals_used == len([
                 _m165 for _m165 in rt.each(self, self.t_modifications)
-                if _m165.loan == _l164.key() and _m165.kind == _E7_ModKind_deferral
+                if _m165.loan == _l164.loan_id and _m165.kind == _E7_ModKind_deferral
             ])
             for _l164 in rt.each(self, self.t_loans)
         ):
@@ -497,7 +497,7 @@ class LoanServicing(Episode):
         ):
             raise InvariantError('No two borrowers share an email.', 'loan_servicing.world:215')
         if not all(  # loan_servicing.world:218
-            _o171.key() != self.state.current_officer or _o171.active
+            _o171.officer_id != self.state.current_officer or _o171.active
             for _o171 in rt.each(self, self.t_officers)
         ):
             raise InvariantError(
@@ -552,11 +552,11 @@ class LoanServicing(Episode):
         'Unpaid instalment amounts plus open late fees, rounded to cents.'
         due: float = 0.0 + sum(rt.each(self, tuple([  # loan_servicing.world:158
             _i1.amount_due - _i1.amount_paid for _i1 in rt.each(self, self.t_instalments)
-            if _i1.loan == loan.key()
+            if _i1.loan == loan.loan_id
         ])))
         fees: float = 0.0 + sum(rt.each(self, tuple([  # loan_servicing.world:159
             _f2.amount for _f2 in rt.each(self, self.t_late_fees)
-            if _f2.loan == loan.key() and _f2.status == _E9_FeeStatus_open_
+            if _f2.loan == loan.loan_id and _f2.status == _E9_FeeStatus_open_
         ])))
         return round(due + fees, 2)  # loan_servicing.world:160
 
@@ -574,7 +574,7 @@ class LoanServicing(Episode):
         return rt.sorted_keys(  # loan_servicing.world:176
             rt.each(self, [
                 _i4 for _i4 in rt.each(self, self.t_instalments)
-                if _i4.loan == loan.key() and _i4.status != _E16_InstalmentStatus_paid
+                if _i4.loan == loan.loan_id and _i4.status != _E16_InstalmentStatus_paid
             ]),
             key=lambda _i3: _i3.number,
         )
@@ -582,7 +582,7 @@ class LoanServicing(Episode):
     def fn_has_open_fee(self, loan: Loan) -> bool:  # loan_servicing.world:179
         'Whether a late fee of the loan is open.'
         return any(  # loan_servicing.world:180
-            _f5.loan == loan.key() and _f5.status == _E9_FeeStatus_open_
+            _f5.loan == loan.loan_id and _f5.status == _E9_FeeStatus_open_
             for _f5 in rt.each(self, self.t_late_fees)
         )
 
@@ -591,7 +591,7 @@ class LoanServicing(Episode):
             raise ToolError(rt.built(
                 self, f'Officer {officer.officer_id} is inactive and cannot sign in.'
             ))
-        self.set_state('current_officer', officer.key())  # loan_servicing.world:227
+        self.set_state('current_officer', officer.officer_id)  # loan_servicing.world:227
         return officer  # loan_servicing.world:228
 
     def tool_get_officer(self, officer: Officer) -> Officer:  # loan_servicing.world:231
@@ -605,7 +605,7 @@ class LoanServicing(Episode):
             rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
         )
         return tuple([  # loan_servicing.world:244
-            _o6.key() for _o6 in rt.each(self, self.t_officers)
+            _o6.officer_id for _o6 in rt.each(self, self.t_officers)
             if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _o6.name.lower())))
             and (role is None or _o6.role == role)
         ])
@@ -636,7 +636,7 @@ class LoanServicing(Episode):
             # loan_servicing.world:273
             if ph != '' and rt.built(self, rt.replace(rt.read(self, b.phone), ' ', '')) != ph:
                 continue  # loan_servicing.world:274
-            result = rt.each(self, result) + (b.key(),)  # loan_servicing.world:276
+            result = rt.each(self, result) + (b.borrower_id,)  # loan_servicing.world:276
         return result  # loan_servicing.world:278
 
     def tool_update_borrower_contact(  # loan_servicing.world:281
@@ -649,9 +649,8 @@ class LoanServicing(Episode):
             raise ToolError('Nothing to change: give an email, a phone or an address.')
         if email is not None:  # loan_servicing.world:291
             if any(  # loan_servicing.world:292
-                _b7.key() != borrower.key() and rt.built(self, _b7.email.lower()) == rt.built(
-                    self, (email if email is not None else rt.absent()).lower()
-                )
+                _b7.borrower_id != borrower.borrower_id and rt.built(self, _b7.email.lower())
+                == rt.built(self, (email if email is not None else rt.absent()).lower())
                 for _b7 in rt.each(self, self.t_borrowers)
             ):
                 raise ToolError(rt.built(self, f'Another borrower has the email {email}.'))
@@ -673,10 +672,10 @@ class LoanServicing(Episode):
         if len(unpaid) > 0:  # loan_servicing.world:311
             first = self.t_instalments[unpaid[0]]  # loan_servicing.world:312
         return LoanDetails(  # loan_servicing.world:314
-            loan.key(), rt.key_of(first), len(unpaid),
+            loan.loan_id, rt.key_of(first), len(unpaid),
             tuple([
-                _f8.key() for _f8 in rt.each(self, self.t_late_fees)
-                if _f8.loan == loan.key() and _f8.status == _E9_FeeStatus_open_
+                _f8.fee_id for _f8 in rt.each(self, self.t_late_fees)
+                if _f8.loan == loan.loan_id and _f8.status == _E9_FeeStatus_open_
             ]),
         )
 
@@ -689,14 +688,15 @@ class LoanServicing(Episode):
         )
         result: tuple[str, ...] = ()  # loan_servicing.world:330
         for l in rt.each(self, self.t_loans):  # loan_servicing.world:331
-            if borrower is not None and l.borrower != borrower.key():  # loan_servicing.world:332
+            # loan_servicing.world:332
+            if borrower is not None and l.borrower != borrower.borrower_id:
                 continue  # loan_servicing.world:333
             # loan_servicing.world:335
             if e != '' and rt.built(self, self.t_borrowers[l.borrower].email.lower()) != e:
                 continue  # loan_servicing.world:336
             if status is not None and l.status != status:  # loan_servicing.world:338
                 continue  # loan_servicing.world:339
-            result = rt.each(self, result) + (l.key(),)  # loan_servicing.world:341
+            result = rt.each(self, result) + (l.loan_id,)  # loan_servicing.world:341
         return result  # loan_servicing.world:343
 
     # loan_servicing.world:346
@@ -709,7 +709,7 @@ class LoanServicing(Episode):
         result: tuple[str, ...] = ()  # loan_servicing.world:359
         for i in rt.each(self, sorted(  # loan_servicing.world:360
             rt.each(self, [
-                _j10 for _j10 in rt.each(self, self.t_instalments) if _j10.loan == loan.key()
+                _j10 for _j10 in rt.each(self, self.t_instalments) if _j10.loan == loan.loan_id
             ]),
             key=lambda _j9: _j9.number,
         )):
@@ -717,7 +717,7 @@ class LoanServicing(Episode):
                 continue  # loan_servicing.world:362
             if due_by is not None and i.due_date > due_by:  # loan_servicing.world:364
                 continue  # loan_servicing.world:365
-            result = rt.each(self, result) + (i.key(),)  # loan_servicing.world:367
+            result = rt.each(self, result) + (i.instalment_id,)  # loan_servicing.world:367
         return result  # loan_servicing.world:369
 
     def tool_get_payment(self, payment: Payment) -> Payment:  # loan_servicing.world:374
@@ -727,11 +727,11 @@ class LoanServicing(Episode):
     def tool_list_payments(self, loan: Loan, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # loan_servicing.world:386
         for p in rt.each(self, self.t_payments):  # loan_servicing.world:387
-            if p.loan != loan.key():  # loan_servicing.world:388
+            if p.loan != loan.loan_id:  # loan_servicing.world:388
                 continue  # loan_servicing.world:389
             if since is not None and p.received_at.date() < since:  # loan_servicing.world:391
                 continue  # loan_servicing.world:392
-            result = rt.each(self, result) + (p.key(),)  # loan_servicing.world:394
+            result = rt.each(self, result) + (p.payment_id,)  # loan_servicing.world:394
         return result  # loan_servicing.world:396
 
     # loan_servicing.world:399
@@ -749,8 +749,8 @@ class LoanServicing(Episode):
             raise ToolError(f'Payment exceeds the balance of {loan.balance:.2f}.')
         unpaid: tuple[str, ...] = self.fn_unpaid_of(loan)  # loan_servicing.world:414
         fees_open: tuple[str, ...] = tuple([  # loan_servicing.world:415
-            _f11.key() for _f11 in rt.each(self, self.t_late_fees)
-            if _f11.loan == loan.key() and _f11.status == _E9_FeeStatus_open_
+            _f11.fee_id for _f11 in rt.each(self, self.t_late_fees)
+            if _f11.loan == loan.loan_id and _f11.status == _E9_FeeStatus_open_
         ])
         target: Instalment | None = None  # loan_servicing.world:416
         if len(unpaid) > 0:  # loan_servicing.world:417
@@ -790,9 +790,10 @@ class LoanServicing(Episode):
             self.set_field(self.t_late_fees[f.fee_id], 'status', _E9_FeeStatus_paid)
             remaining = round(remaining - f.amount, 2)  # loan_servicing.world:441
         payment: Payment = Payment(  # loan_servicing.world:443
-            payment_id=self.next_id('payment_ids', 'PM{:04d}'), loan=loan.key(),
-            instalment=target.key(), amount=v.check_range(amt, 'Payment.amount', 0.01, None),
-            method=method, received_at=self.clock, recorded_by=self.state.current_officer,
+            payment_id=self.next_id('payment_ids', 'PM{:04d}'), loan=loan.loan_id,
+            instalment=target.instalment_id,
+            amount=v.check_range(amt, 'Payment.amount', 0.01, None), method=method,
+            received_at=self.clock, recorded_by=self.state.current_officer,
         )
         self.insert(self.t_payments, payment)  # loan_servicing.world:450
         self.set_field(  # loan_servicing.world:451
@@ -813,8 +814,8 @@ class LoanServicing(Episode):
     # loan_servicing.world:469
     def tool_list_late_fees(self, loan: Loan, status: FeeStatus | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:475
-            _f12.key() for _f12 in rt.each(self, self.t_late_fees)
-            if _f12.loan == loan.key() and (status is None or _f12.status == status)
+            _f12.fee_id for _f12 in rt.each(self, self.t_late_fees)
+            if _f12.loan == loan.loan_id and (status is None or _f12.status == status)
         ])
 
     def tool_apply_late_fee(self, instalment: Instalment) -> LateFee:  # loan_servicing.world:478
@@ -835,14 +836,15 @@ class LoanServicing(Episode):
                 f'Instalment {instalment.instalment_id} is still within its grace period of '
                 f'{self.state.grace_days} days.',
             ))
-        # loan_servicing.world:488
-        if any(_f13.instalment == instalment.key() for _f13 in rt.each(self, self.t_late_fees)):
+        if any(  # loan_servicing.world:488
+            _f13.instalment == instalment.instalment_id for _f13 in rt.each(self, self.t_late_fees)
+        ):
             raise ToolError(rt.built(
                 self, f'A late fee was already applied to instalment {instalment.instalment_id}.'
             ))
         fee: LateFee = LateFee(  # loan_servicing.world:489
-            fee_id=self.next_id('fee_ids', 'F{:04d}'), loan=loan.key(),
-            instalment=instalment.key(),
+            fee_id=self.next_id('fee_ids', 'F{:04d}'), loan=loan.loan_id,
+            instalment=instalment.instalment_id,
             amount=v.check_range(self.state.late_fee_amount, 'LateFee.amount', 0.01, None),
             assessed_on=self.clock.date(), status=_E9_FeeStatus_open_,
             assessed_by=self.state.current_officer,
@@ -884,7 +886,7 @@ class LoanServicing(Episode):
             self.set_field(self.t_loans[id_], 'status', _E10_LoanStatus_active)
         self.insert(  # loan_servicing.world:521
             self.t_modifications, LoanModification(
-                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.key(),
+                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.loan_id,
                 kind=_E7_ModKind_fee_waiver, effective_on=self.clock.date(),
                 old_term=v.check_range(loan.term_months, 'LoanModification.old_term', 1, 60),
                 new_term=v.check_range(loan.term_months, 'LoanModification.new_term', 1, 60),
@@ -901,8 +903,8 @@ class LoanServicing(Episode):
     # loan_servicing.world:543
     def tool_list_modifications(self, loan: Loan, kind: ModKind | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:549
-            _m14.key() for _m14 in rt.each(self, self.t_modifications)
-            if _m14.loan == loan.key() and (kind is None or _m14.kind == kind)
+            _m14.mod_id for _m14 in rt.each(self, self.t_modifications)
+            if _m14.loan == loan.loan_id and (kind is None or _m14.kind == kind)
         ])
 
     def tool_grant_deferral(self, loan: Loan, note: str) -> Loan:  # loan_servicing.world:552
@@ -932,7 +934,7 @@ class LoanServicing(Episode):
         )
         self.insert(  # loan_servicing.world:567
             self.t_modifications, LoanModification(
-                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.key(),
+                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.loan_id,
                 kind=_E7_ModKind_deferral, effective_on=self.clock.date(),
                 old_term=v.check_range(loan.term_months, 'LoanModification.old_term', 1, 60),
                 new_term=v.check_range(loan.term_months, 'LoanModification.new_term', 1, 60),
@@ -961,12 +963,12 @@ class LoanServicing(Episode):
                 f'The new term exceeds the maximum of {self.state.max_term_months} months.'
             )
         if any(  # loan_servicing.world:594
-            _i15.loan == loan.key() and _i15.status == _E16_InstalmentStatus_partially_paid
+            _i15.loan == loan.loan_id and _i15.status == _E16_InstalmentStatus_partially_paid
             for _i15 in rt.each(self, self.t_instalments)
         ):
             raise ToolError('A partially paid instalment must be settled first.')
         if any(  # loan_servicing.world:595
-            _f16.loan == loan.key()
+            _f16.loan == loan.loan_id
             and self.t_instalments[_f16.instalment].status != _E16_InstalmentStatus_paid
             for _f16 in rt.each(self, self.t_late_fees)
         ):
@@ -974,7 +976,7 @@ class LoanServicing(Episode):
         paid_list: tuple[str, ...] = rt.sorted_keys(  # loan_servicing.world:596
             rt.each(self, [
                 _i18 for _i18 in rt.each(self, self.t_instalments)
-                if _i18.loan == loan.key() and _i18.status == _E16_InstalmentStatus_paid
+                if _i18.loan == loan.loan_id and _i18.status == _E16_InstalmentStatus_paid
             ]),
             key=lambda _i17: _i17.number,
         )
@@ -985,8 +987,8 @@ class LoanServicing(Episode):
                 'ones.',
             )
         open_list: tuple[str, ...] = tuple([  # loan_servicing.world:599
-            _i19.key() for _i19 in rt.each(self, self.t_instalments)
-            if _i19.loan == loan.key() and _i19.status != _E16_InstalmentStatus_paid
+            _i19.instalment_id for _i19 in rt.each(self, self.t_instalments)
+            if _i19.loan == loan.loan_id and _i19.status != _E16_InstalmentStatus_paid
         ])
         cents: int = rt.to_int(round(  # loan_servicing.world:600
             (0.0 + sum(rt.each(self, tuple(map(_GET_amount_due, rt.rows(
@@ -1003,13 +1005,13 @@ class LoanServicing(Episode):
             # loan_servicing.world:606
             base = self.t_instalments[paid_list[paid_count - 1]].due_date
         for i in rt.rows(self.t_instalments, rt.each(self, open_list)):  # loan_servicing.world:608
-            self.delete(self.t_instalments, i.key())  # loan_servicing.world:609
+            self.delete(self.t_instalments, i.instalment_id)  # loan_servicing.world:609
         for k in rt.each(self, rt.int_range(1, n + 1)):  # loan_servicing.world:611
             # loan_servicing.world:612
             amount_c: int = rt.bounded(cents - rt.bounded(each_c * (n - 1))) if k == n else each_c
             self.insert(  # loan_servicing.world:613
                 self.t_instalments, Instalment(
-                    instalment_id=self.next_id('instalment_ids', 'I{:04d}'), loan=loan.key(),
+                    instalment_id=self.next_id('instalment_ids', 'I{:04d}'), loan=loan.loan_id,
                     number=v.check_range(rt.bounded(paid_count + k), 'Instalment.number', 1, 60),
                     due_date=base + dt.timedelta(days=rt.bounded(30 * k)),
                     amount_due=v.check_range(amount_c / 100, 'Instalment.amount_due', 0.0, None),
@@ -1026,7 +1028,7 @@ class LoanServicing(Episode):
         )
         self.insert(  # loan_servicing.world:625
             self.t_modifications, LoanModification(
-                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.key(),
+                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.loan_id,
                 kind=_E7_ModKind_restructure, effective_on=self.clock.date(),
                 old_term=v.check_range(old_term, 'LoanModification.old_term', 1, 60),
                 new_term=v.check_range(new_term_months, 'LoanModification.new_term', 1, 60),
@@ -1048,7 +1050,7 @@ class LoanServicing(Episode):
         self.set_field(loan, 'status', _E10_LoanStatus_closed)  # loan_servicing.world:642
         self.insert(  # loan_servicing.world:643
             self.t_modifications, LoanModification(
-                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.key(),
+                mod_id=self.next_id('mod_ids', 'M{:03d}'), loan=loan.loan_id,
                 kind=_E7_ModKind_closure, effective_on=self.clock.date(),
                 old_term=v.check_range(loan.term_months, 'LoanModification.old_term', 1, 60),
                 new_term=v.check_range(loan.term_months, 'LoanModification.new_term', 1, 60),

@@ -194,7 +194,7 @@ class UnreadSummary(Record):
         load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
 
 
-_GET_id_ = rt.attrgetter('id_')
+_GET_id_ = rt.getter('id_', str)
 
 
 class _State(StateBase):
@@ -314,7 +314,7 @@ class MobileMessaging(Episode):
                 )
         if not all(  # messaging.world:167
             all(
-                _u65.key() in rt.each(self, _c64.participants)
+                _u65.id_ in rt.each(self, _c64.participants)
                 for _u65 in rt.rows(self.t_users, rt.each(self, _c64.archived_by))
             )
             for _c64 in rt.each(self, self.t_conversations)
@@ -335,7 +335,7 @@ class MobileMessaging(Episode):
             raise InvariantError('The sender of a message has read it.', 'messaging.world:173')
         if not all(  # messaging.world:176
             all(
-                _u69.key() in rt.each(self, self.t_conversations[_m68.conversation].participants)
+                _u69.id_ in rt.each(self, self.t_conversations[_m68.conversation].participants)
                 for _u69 in rt.rows(self.t_users, rt.each(self, _m68.read_by))
             )
             for _m68 in rt.each(self, self.t_messages)
@@ -386,8 +386,8 @@ class MobileMessaging(Episode):
         'The one-to-one chat between two users, if any.'
         for c in rt.each(self, self.t_conversations):  # messaging.world:206
             if (  # messaging.world:207
-                c.kind == _E16_ConversationKind_direct and a.key() in rt.each(self, c.participants)
-                and b.key() in rt.each(self, c.participants)
+                c.kind == _E16_ConversationKind_direct and a.id_ in rt.each(self, c.participants)
+                and b.id_ in rt.each(self, c.participants)
             ):
                 return c  # messaging.world:208
         return None  # messaging.world:211
@@ -395,16 +395,16 @@ class MobileMessaging(Episode):
     def fn_unread_in(self, conversation: Conversation, reader: User) -> int:  # messaging.world:214
         return len([  # messaging.world:215
             _m1 for _m1 in rt.each(self, self.t_messages)
-            if _m1.conversation == conversation.key()
-            and reader.key() not in rt.each(self, _m1.read_by)
+            if _m1.conversation == conversation.id_
+            and reader.id_ not in rt.each(self, _m1.read_by)
         ])
 
     # messaging.world:218
     def fn_delivery_for(self, conversation: Conversation, sender: User) -> Delivery:
         'Delivered when every other participant is connected.'
         others: tuple[str, ...] = tuple([  # messaging.world:221
-            _u2.key() for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
-            if _u2.key() != sender.key()
+            _u2.id_ for _u2 in rt.rows(self.t_users, rt.each(self, conversation.participants))
+            if _u2.id_ != sender.id_
         ])
         if all(  # messaging.world:222
             _u3.presence != _E8_Presence_offline
@@ -422,7 +422,7 @@ class MobileMessaging(Episode):
                     ', ', rt.each(self, tuple([
                         _u4.name
                         for _u4 in rt.rows(self.t_users, rt.each(self, conversation.participants))
-                        if _u4.key() != viewer.key()
+                        if _u4.id_ != viewer.id_
                     ])),
                 ))
             case ConversationKind.group:  # messaging.world:235
@@ -431,7 +431,7 @@ class MobileMessaging(Episode):
         history: tuple[str, ...] = rt.sorted_keys(  # messaging.world:239
             rt.each(self, [
                 _m6 for _m6 in rt.each(self, self.t_messages)
-                if _m6.conversation == conversation.key()
+                if _m6.conversation == conversation.id_
             ]),
             key=lambda _m5: _m5.sent_at,
         )
@@ -442,12 +442,12 @@ class MobileMessaging(Episode):
             conversation.id_, conversation.kind, title,
             tuple(map(_GET_id_, rt.rows(self.t_users, rt.each(self, conversation.participants)))),
             self.fn_unread_in(conversation, viewer), last, conversation.last_activity,
-            viewer.key() in rt.each(self, conversation.archived_by),
+            viewer.id_ in rt.each(self, conversation.archived_by),
         )
 
     def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
         matches: tuple[str, ...] = tuple([  # messaging.world:267
-            _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
+            _u8.id_ for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:268
             raise ToolError(rt.built(
@@ -467,7 +467,7 @@ class MobileMessaging(Episode):
                 },
             )
         self.set_field(user, 'presence', _E8_Presence_online)  # messaging.world:275
-        self.set_state('current_user', user.key())  # messaging.world:276
+        self.set_state('current_user', user.id_)  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
     def tool_logout(self) -> str:  # messaging.world:280
@@ -498,8 +498,8 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:304
         mine: tuple[str, ...] = tuple([  # messaging.world:305
-            _c9.key() for _c9 in rt.each(self, self.t_contacts)
-            if _c9.owner == me.key() and (_c9.favorite or not favorites_only)
+            _c9.id_ for _c9 in rt.each(self, self.t_contacts)
+            if _c9.owner == me.id_ and (_c9.favorite or not favorites_only)
         ])
         return tuple([  # messaging.world:306
             self.fn_card(_c10) for _c10 in rt.each(self, sorted(
@@ -514,8 +514,8 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
-            _c12.key() for _c12 in rt.each(self, self.t_contacts)
-            if _c12.owner == me.key()
+            _c12.id_ for _c12 in rt.each(self, self.t_contacts)
+            if _c12.owner == me.id_
             and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
@@ -532,7 +532,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:329
         matches: tuple[str, ...] = tuple([  # messaging.world:330
-            _u15.key() for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
+            _u15.id_ for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:331
             raise ToolError(rt.built(
@@ -541,17 +541,17 @@ class MobileMessaging(Episode):
                 'added.',
             ))
         person: User = self.t_users[matches[0]]  # messaging.world:332
-        if person.key() == me.key():  # messaging.world:333
+        if person.id_ == me.id_:  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
         if any(  # messaging.world:334
-            _c16.owner == me.key() and _c16.user == person.key()
+            _c16.owner == me.id_ and _c16.user == person.id_
             for _c16 in rt.each(self, self.t_contacts)
         ):
             raise ToolError(rt.built(
                 self, f'{person.name} ({phone}) is already in your contacts.'
             ))
         contact: Contact = Contact(  # messaging.world:335
-            id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(),
+            id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.id_, user=person.id_,
             name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
             favorite=favorite, added_at=self.clock,
         )
@@ -564,7 +564,7 @@ class MobileMessaging(Episode):
         if contact.owner != self.state.current_user:  # messaging.world:346
             raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
         name: str = contact.name  # messaging.world:347
-        self.delete(self.t_contacts, contact.key())  # messaging.world:348
+        self.delete(self.t_contacts, contact.id_)  # messaging.world:348
         return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
 
     # messaging.world:352
@@ -582,9 +582,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:372
         mine: tuple[str, ...] = tuple([  # messaging.world:373
-            _c17.key() for _c17 in rt.each(self, self.t_conversations)
-            if me.key() in rt.each(self, _c17.participants)
-            and (include_archived or me.key() not in rt.each(self, _c17.archived_by))
+            _c17.id_ for _c17 in rt.each(self, self.t_conversations)
+            if me.id_ in rt.each(self, _c17.participants)
+            and (include_archived or me.id_ not in rt.each(self, _c17.archived_by))
         ])
         return tuple([  # messaging.world:374
             self.fn_summary(_c18, me) for _c18 in rt.each(self, sorted(
@@ -606,14 +606,14 @@ class MobileMessaging(Episode):
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
             rt.each(self, [
                 _m21 for _m21 in rt.each(self, self.t_messages)
-                if _m21.conversation == conversation.key()
+                if _m21.conversation == conversation.id_
             ]),
             key=lambda _m20: _m20.sent_at, reverse=True,
         )
         page: tuple[str, ...] = ()  # messaging.world:386
         for m in rt.rows(self.t_messages, rt.each(self, newest_first)):  # messaging.world:387
             if len(page) < limit:  # messaging.world:388
-                page = rt.each(self, page) + (m.key(),)  # messaging.world:389
+                page = rt.each(self, page) + (m.id_,)  # messaging.world:389
         return rt.sorted_keys(  # messaging.world:392
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
@@ -638,7 +638,7 @@ class MobileMessaging(Episode):
             id_=self.next_id('conversation_ids', 'CONV{:03d}'), kind=_E16_ConversationKind_group,
             title=rt.if_present(title, lambda x: v.check_length(x, 'Conversation.title', 1, 60)),
             participants=rt.each(
-                self, (me.key(),) + tuple([_id24 for _id24 in rt.each(self, members)])
+                self, (me.id_,) + tuple([_id24 for _id24 in rt.each(self, members)])
             ),
             archived_by=(), last_activity=self.clock,
         )
@@ -650,16 +650,16 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
-        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:424
+        if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:424
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
-        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:425
+        if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:425
             raise ToolError(rt.built(
                 self, f'Conversation {conversation.id_} is already archived.'
             ))
         # messaging.world:426
-        self.set_field(conversation, 'archived_by', conversation.archived_by + (me.key(),))
+        self.set_field(conversation, 'archived_by', conversation.archived_by + (me.id_,))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
     # messaging.world:430
@@ -667,21 +667,21 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
-        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:437
+        if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:437
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
-        if me.key() not in rt.each(self, conversation.archived_by):  # messaging.world:438
+        if me.id_ not in rt.each(self, conversation.archived_by):  # messaging.world:438
             raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
         # messaging.world:439
-        self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))
+        self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.id_))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
-        if recipient.key() == me.key():  # messaging.world:458
+        if recipient.id_ == me.id_:  # messaging.world:458
             raise ToolError('You cannot send a message to yourself.')
         # messaging.world:459
         existing: Conversation | None = self.fn_direct_conversation(me, recipient)
@@ -692,22 +692,22 @@ class MobileMessaging(Episode):
             created: Conversation = Conversation(  # messaging.world:464
                 id_=self.next_id('conversation_ids', 'CONV{:03d}'),
                 kind=_E16_ConversationKind_direct, title=None,
-                participants=(me.key(), recipient.key()), archived_by=(), last_activity=self.clock,
+                participants=(me.id_, recipient.id_), archived_by=(), last_activity=self.clock,
             )
             self.insert(self.t_conversations, created)  # messaging.world:465
             conversation_id = created.id_  # messaging.world:466
         conversation: Conversation = self.t_conversations[conversation_id]  # messaging.world:468
         message: Message = Message(  # messaging.world:469
-            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
-            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
-            read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.id_,
+            sender=me.id_, body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock,
+            delivery=self.fn_delivery_for(conversation, me),
+            read_by=v.unique(tuple(rt.each(self, (me.id_,)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:476
         self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:477
-        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:478
+        if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:478
             self.set_field(  # messaging.world:479
-                conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
+                conversation, 'archived_by', rt.without(conversation.archived_by, me.id_)
             )
         return message  # messaging.world:481
 
@@ -716,21 +716,21 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
-        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:492
+        if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:492
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         message: Message = Message(  # messaging.world:493
-            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
-            sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
-            sent_at=self.clock, delivery=self.fn_delivery_for(conversation, me),
-            read_by=v.unique(tuple(rt.each(self, (me.key(),)))),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.id_,
+            sender=me.id_, body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock,
+            delivery=self.fn_delivery_for(conversation, me),
+            read_by=v.unique(tuple(rt.each(self, (me.id_,)))),
         )
         self.insert(self.t_messages, message)  # messaging.world:500
         self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:501
-        if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:502
+        if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:502
             self.set_field(  # messaging.world:503
-                conversation, 'archived_by', rt.without(conversation.archived_by, me.key())
+                conversation, 'archived_by', rt.without(conversation.archived_by, me.id_)
             )
         return message  # messaging.world:505
 
@@ -739,13 +739,13 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
         # messaging.world:515
-        if me.key() not in rt.each(self, self.t_conversations[message.conversation].participants):
+        if me.id_ not in rt.each(self, self.t_conversations[message.conversation].participants):
             raise ToolError(rt.built(
                 self, f'Message {message.id_} is not in one of your conversations.'
             ))
-        if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
+        if me.id_ not in rt.each(self, message.read_by):  # messaging.world:516
             # messaging.world:517
-            self.set_field(message, 'read_by', rt.add(message.read_by, me.key()))
+            self.set_field(message, 'read_by', rt.add(message.read_by, me.id_))
         if message.delivery == _E8_Delivery_sent:  # messaging.world:520
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
@@ -755,18 +755,17 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
-        if me.key() not in rt.each(self, conversation.participants):  # messaging.world:533
+        if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:533
             raise ToolError(rt.built(
                 self, f'You are not a participant of conversation {conversation.id_}.'
             ))
         unread: tuple[str, ...] = tuple([  # messaging.world:534
-            _m25.key() for _m25 in rt.each(self, self.t_messages)
-            if _m25.conversation == conversation.key()
-            and me.key() not in rt.each(self, _m25.read_by)
+            _m25.id_ for _m25 in rt.each(self, self.t_messages)
+            if _m25.conversation == conversation.id_ and me.id_ not in rt.each(self, _m25.read_by)
         ])
         for m in rt.rows(self.t_messages, rt.each(self, unread)):  # messaging.world:535
             # messaging.world:536
-            self.set_field(m, 'read_by', rt.add(rt.each(self, m.read_by), me.key()))
+            self.set_field(m, 'read_by', rt.add(rt.each(self, m.read_by), me.id_))
             if m.delivery == _E8_Delivery_sent:  # messaging.world:537
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
@@ -777,9 +776,9 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
         counts: dict[str, int] = {}  # messaging.world:549
         visible: tuple[str, ...] = tuple([  # messaging.world:550
-            _c26.key() for _c26 in rt.each(self, self.t_conversations)
-            if me.key() in rt.each(self, _c26.participants)
-            and me.key() not in rt.each(self, _c26.archived_by)
+            _c26.id_ for _c26 in rt.each(self, self.t_conversations)
+            if me.id_ in rt.each(self, _c26.participants)
+            and me.id_ not in rt.each(self, _c26.archived_by)
         ])
         for c in rt.each(self, sorted(  # messaging.world:551
             rt.rows(self.t_conversations, rt.each(self, visible)),
@@ -801,7 +800,7 @@ class MobileMessaging(Episode):
                 'only delete messages you sent.',
             ))
         id_: str = message.id_  # messaging.world:567
-        self.delete(self.t_messages, message.key())  # messaging.world:568
+        self.delete(self.t_messages, message.id_)  # messaging.world:568
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
     def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
@@ -811,7 +810,7 @@ class MobileMessaging(Episode):
         stuck: tuple[str, ...] = rt.sorted_keys(  # messaging.world:577
             rt.each(self, [
                 _m29 for _m29 in rt.each(self, self.t_messages)
-                if _m29.sender == me.key() and _m29.delivery == _E8_Delivery_failed
+                if _m29.sender == me.id_ and _m29.delivery == _E8_Delivery_failed
             ]),
             key=lambda _m28: _m28.sent_at,
         )

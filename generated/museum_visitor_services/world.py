@@ -342,7 +342,7 @@ class MuseumVisitorServices(Episode):
         if not all(  # museum_visitor_services.world:237
             self.fn_tour_taken(_tr26) <= _tr26.capacity
             if _tr26.status == _E10_TourStatus_scheduled
-            else not any(_t27.tour == _tr26.key() for _t27 in rt.each(self, self.t_tickets))
+            else not any(_t27.tour == _tr26.tour_id for _t27 in rt.each(self, self.t_tickets))
             for _tr26 in rt.each(self, self.t_tours)
         ):
             raise InvariantError(
@@ -455,14 +455,14 @@ class MuseumVisitorServices(Episode):
         'People holding places in a slot.'
         return sum(rt.each(self, tuple([  # museum_visitor_services.world:148
             self.fn_party(_t1) for _t1 in rt.each(self, self.t_tickets)
-            if _t1.slot == s.key() and self.fn_holds_place(_t1)
+            if _t1.slot == s.slot_id and self.fn_holds_place(_t1)
         ])))
 
     def fn_tour_taken(self, tr: Tour) -> int:  # museum_visitor_services.world:151
         'People holding places on a tour.'
         return sum(rt.each(self, tuple([  # museum_visitor_services.world:152
             self.fn_party(_t2) for _t2 in rt.each(self, self.t_tickets)
-            if _t2.tour == tr.key() and self.fn_holds_place(_t2)
+            if _t2.tour == tr.tour_id and self.fn_holds_place(_t2)
         ])))
 
     def fn_tour_end(self, tr: Tour) -> dt.datetime:  # museum_visitor_services.world:155
@@ -519,7 +519,7 @@ class MuseumVisitorServices(Episode):
     def fn_guide_busy(self, g: Guide, tr: Tour) -> bool:  # museum_visitor_services.world:196
         'Whether the guide leads another scheduled tour overlapping this one.'
         return any(  # museum_visitor_services.world:199
-            _o3.tour_id != tr.tour_id and _o3.guide == g.key()
+            _o3.tour_id != tr.tour_id and _o3.guide == g.guide_id
             and _o3.status == _E10_TourStatus_scheduled and _o3.starts_at < self.fn_tour_end(tr)
             and tr.starts_at < self.fn_tour_end(_o3)
             for _o3 in rt.each(self, self.t_tours)
@@ -530,7 +530,7 @@ class MuseumVisitorServices(Episode):
         'Scheduled tours a guide leads on a day.'
         return len([  # museum_visitor_services.world:203
             _o4 for _o4 in rt.each(self, self.t_tours)
-            if _o4.guide == g.key() and _o4.status == _E10_TourStatus_scheduled
+            if _o4.guide == g.guide_id and _o4.status == _E10_TourStatus_scheduled
             and _o4.starts_at.date() == day
         ])
 
@@ -569,27 +569,27 @@ class MuseumVisitorServices(Episode):
         # museum_visitor_services.world:280
         q: str = rt.built(self, (title_contains if title_contains is not None else '').lower())
         return tuple([  # museum_visitor_services.world:281
-            _e5.key() for _e5 in rt.each(self, self.t_exhibitions)
+            _e5.exhibition_id for _e5 in rt.each(self, self.t_exhibitions)
             if rt.read(self, q) in rt.read(self, rt.built(self, _e5.title.lower()))
             and (on_day is None or _e5.opens_on <= on_day and on_day <= _e5.closes_on)
         ])
 
     def tool_get_slot(self, slot: EntrySlot) -> SlotInfo:  # museum_visitor_services.world:284
         # museum_visitor_services.world:289
-        return SlotInfo(slot.key(), rt.bounded(slot.capacity - self.fn_slot_taken(slot)))
+        return SlotInfo(slot.slot_id, rt.bounded(slot.capacity - self.fn_slot_taken(slot)))
 
     def tool_find_slots(  # museum_visitor_services.world:292
         self, day: dt.date, exhibition: Exhibition | None, party_size: int
     ) -> tuple[SlotInfo, ...]:
         found: tuple[str, ...] = tuple([  # museum_visitor_services.world:299
-            _s6.key() for _s6 in rt.each(self, self.t_slots)
+            _s6.slot_id for _s6 in rt.each(self, self.t_slots)
             if _s6.status == _E10_SlotStatus_open_ and _s6.starts_at.date() == day
             and _s6.starts_at > self.clock
-            and (exhibition is None or _s6.exhibition == exhibition.key())
+            and (exhibition is None or _s6.exhibition == exhibition.exhibition_id)
             and rt.bounded(_s6.capacity - self.fn_slot_taken(_s6)) >= party_size
         ])
         return tuple([  # museum_visitor_services.world:300
-            SlotInfo(_s7.key(), rt.bounded(_s7.capacity - self.fn_slot_taken(_s7)))
+            SlotInfo(_s7.slot_id, rt.bounded(_s7.capacity - self.fn_slot_taken(_s7)))
             for _s7 in rt.each(self, sorted(
                 rt.rows(self.t_slots, rt.each(self, found)), key=lambda _x8: _x8.starts_at
             ))
@@ -597,9 +597,9 @@ class MuseumVisitorServices(Episode):
 
     def tool_get_guide(self, guide: Guide) -> GuideInfo:  # museum_visitor_services.world:305
         return GuideInfo(  # museum_visitor_services.world:310
-            guide.key(), tuple([
-                _tr9.key() for _tr9 in rt.each(self, self.t_tours)
-                if _tr9.guide == guide.key() and _tr9.status == _E10_TourStatus_scheduled
+            guide.guide_id, tuple([
+                _tr9.tour_id for _tr9 in rt.each(self, self.t_tours)
+                if _tr9.guide == guide.guide_id and _tr9.status == _E10_TourStatus_scheduled
             ]),
         )
 
@@ -628,31 +628,31 @@ class MuseumVisitorServices(Episode):
                 # museum_visitor_services.world:334
                 end: dt.datetime = free_at + dt.timedelta(seconds=rt.bounded(60 * duration_min))
                 if not g.active or any(  # museum_visitor_services.world:335
-                    _o11.guide == g.key() and _o11.status == _E10_TourStatus_scheduled
+                    _o11.guide == g.guide_id and _o11.status == _E10_TourStatus_scheduled
                     and _o11.starts_at < end
                     and (free_at if free_at is not None else rt.absent()) < self.fn_tour_end(_o11)
                     for _o11 in rt.each(self, self.t_tours)
                 ):
                     continue  # museum_visitor_services.world:336
-            found = rt.each(self, found) + (g.key(),)  # museum_visitor_services.world:339
+            found = rt.each(self, found) + (g.guide_id,)  # museum_visitor_services.world:339
         return found  # museum_visitor_services.world:341
 
     def tool_get_tour(self, tour: Tour) -> TourInfo:  # museum_visitor_services.world:344
         # museum_visitor_services.world:347
-        return TourInfo(tour.key(), rt.bounded(tour.capacity - self.fn_tour_taken(tour)))
+        return TourInfo(tour.tour_id, rt.bounded(tour.capacity - self.fn_tour_taken(tour)))
 
     def tool_find_tours(  # museum_visitor_services.world:350
         self, exhibition: Exhibition | None, day: dt.date | None, language: Language | None
     ) -> tuple[TourInfo, ...]:
         found: tuple[str, ...] = tuple([  # museum_visitor_services.world:357
-            _tr12.key() for _tr12 in rt.each(self, self.t_tours)
+            _tr12.tour_id for _tr12 in rt.each(self, self.t_tours)
             if _tr12.status == _E10_TourStatus_scheduled
-            and (exhibition is None or _tr12.exhibition == exhibition.key())
+            and (exhibition is None or _tr12.exhibition == exhibition.exhibition_id)
             and (day is None or _tr12.starts_at.date() == day)
             and (language is None or _tr12.language == language)
         ])
         return tuple([  # museum_visitor_services.world:358
-            TourInfo(_tr13.key(), rt.bounded(_tr13.capacity - self.fn_tour_taken(_tr13)))
+            TourInfo(_tr13.tour_id, rt.bounded(_tr13.capacity - self.fn_tour_taken(_tr13)))
             for _tr13 in rt.each(self, sorted(
                 rt.rows(self.t_tours, rt.each(self, found)), key=lambda _x14: _x14.starts_at
             ))
@@ -677,7 +677,7 @@ class MuseumVisitorServices(Episode):
             ))
         others: int = len([  # museum_visitor_services.world:372
             _o15 for _o15 in rt.each(self, self.t_tours)
-            if _o15.tour_id != tour.tour_id and _o15.guide == guide.key()
+            if _o15.tour_id != tour.tour_id and _o15.guide == guide.guide_id
             and _o15.status == _E10_TourStatus_scheduled
             and _o15.starts_at.date() == tour.starts_at.date()
         ])
@@ -686,7 +686,7 @@ class MuseumVisitorServices(Episode):
                 self,
                 f'Guide {guide.guide_id} already leads {guide.max_tours_per_day} tours that day.',
             ))
-        self.set_field(tour, 'guide', guide.key())  # museum_visitor_services.world:374
+        self.set_field(tour, 'guide', guide.guide_id)  # museum_visitor_services.world:374
         return tour  # museum_visitor_services.world:375
 
     # museum_visitor_services.world:378
@@ -698,7 +698,7 @@ class MuseumVisitorServices(Episode):
         # museum_visitor_services.world:386
         self.set_field(tour, 'status', _E10_TourStatus_cancelled)
         for t in rt.each(self, self.t_tickets):  # museum_visitor_services.world:387
-            if t.tour == tour.key():  # museum_visitor_services.world:388
+            if t.tour == tour.tour_id:  # museum_visitor_services.world:388
                 # museum_visitor_services.world:389
                 self.set_field(self.t_tickets[t.ticket_id], 'tour', None)
                 self.set_field(  # museum_visitor_services.world:390
@@ -723,7 +723,7 @@ class MuseumVisitorServices(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # museum_visitor_services.world:414
-            _v16.key() for _v16 in rt.each(self, self.t_visitors)
+            _v16.visitor_id for _v16 in rt.each(self, self.t_visitors)
             if rt.read(self, q) in rt.read(self, rt.built(self, _v16.name.lower()))
             and (email is None or rt.built(self, _v16.email.lower()) == wanted)
         ])
@@ -761,10 +761,10 @@ class MuseumVisitorServices(Episode):
         if not (visitor is not None or slot is not None or tour is not None):
             raise ToolError('Give a visitor, a slot or a tour.')
         return tuple([  # museum_visitor_services.world:457
-            _t17.key() for _t17 in rt.each(self, self.t_tickets)
-            if (visitor is None or _t17.visitor == visitor.key())
-            and (slot is None or _t17.slot == slot.key())
-            and (tour is None or _t17.tour == tour.key())
+            _t17.ticket_id for _t17 in rt.each(self, self.t_tickets)
+            if (visitor is None or _t17.visitor == visitor.visitor_id)
+            and (slot is None or _t17.slot == slot.slot_id)
+            and (tour is None or _t17.tour == tour.tour_id)
             and (status is None or _t17.status == status)
         ])
 
@@ -808,8 +808,8 @@ class MuseumVisitorServices(Episode):
             ),
         )
         ticket: Ticket = Ticket(  # museum_visitor_services.world:481
-            ticket_id=self.next_id('ticket_ids', 'T{:05d}'), visitor=visitor.key(),
-            slot=slot.key(), tour=None, adults=v.check_range(adults, 'Ticket.adults', 0, 10),
+            ticket_id=self.next_id('ticket_ids', 'T{:05d}'), visitor=visitor.visitor_id,
+            slot=slot.slot_id, tour=None, adults=v.check_range(adults, 'Ticket.adults', 0, 10),
             children=v.check_range(children, 'Ticket.children', 0, 10),
             passes_used=v.check_range(use_passes, 'Ticket.passes_used', 0, 10),
             price=v.check_range(
@@ -848,7 +848,7 @@ class MuseumVisitorServices(Episode):
                 f'Tour {tour.tour_id} has only '
                 f'{rt.bounded(tour.capacity - self.fn_tour_taken(tour))} places left.',
             ))
-        self.set_field(ticket, 'tour', tour.key())  # museum_visitor_services.world:504
+        self.set_field(ticket, 'tour', tour.tour_id)  # museum_visitor_services.world:504
         self.set_field(  # museum_visitor_services.world:505
             ticket, 'price', v.check_range(self.fn_price_of(ticket), 'Ticket.price', 0.0, None)
         )
@@ -860,7 +860,7 @@ class MuseumVisitorServices(Episode):
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).'
             ))
-        if new_slot.key() == ticket.slot:  # museum_visitor_services.world:516
+        if new_slot.slot_id == ticket.slot:  # museum_visitor_services.world:516
             raise ToolError(rt.built(
                 self, f'Ticket {ticket.ticket_id} is already for slot {new_slot.slot_id}.'
             ))
@@ -894,7 +894,7 @@ class MuseumVisitorServices(Episode):
             raise ToolError(rt.built(
                 self, f'The member passes on ticket {ticket.ticket_id} are not valid on {day}.'
             ))
-        self.set_field(ticket, 'slot', new_slot.key())  # museum_visitor_services.world:524
+        self.set_field(ticket, 'slot', new_slot.slot_id)  # museum_visitor_services.world:524
         tr: Tour | None = self.t_tours.ref(ticket.tour)  # museum_visitor_services.world:525
         if tr is not None:  # museum_visitor_services.world:526
             if not self.fn_tour_fits(tr, new_slot):  # museum_visitor_services.world:527
@@ -928,7 +928,7 @@ class MuseumVisitorServices(Episode):
         )
         # museum_visitor_services.world:546
         self.set_field(ticket, 'status', _E12_TicketStatus_cancelled)
-        return CancelResult(ticket.key(), refund, passes)  # museum_visitor_services.world:547
+        return CancelResult(ticket.ticket_id, refund, passes)  # museum_visitor_services.world:547
 
     def tool_check_in(self, ticket: Ticket) -> Ticket:  # museum_visitor_services.world:550
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:555

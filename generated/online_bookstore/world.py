@@ -303,7 +303,7 @@ class CartView(Record):
     total: float = field(load=v.want_float, text=v.float_text)
 
 
-_GET_subtotal = rt.attrgetter('subtotal')
+_GET_subtotal = rt.getter('subtotal', float)
 
 
 class _State(StateBase):
@@ -366,7 +366,7 @@ class OnlineBookstore(Episode):
                     "A book's stock never goes below zero.", 'online_bookstore.world:193'
                 )
         if not all(  # online_bookstore.world:196
-            len([_s65 for _s65 in rt.each(self, self.t_shipments) if _s65.order == _o64.key()])
+            len([_s65 for _s65 in rt.each(self, self.t_shipments) if _s65.order == _o64.order_id])
             == (0
             if _o64.status == _E11_OrderStatus_placed or _o64.status == _E11_OrderStatus_cancelled
             else 1)
@@ -508,20 +508,20 @@ class OnlineBookstore(Episode):
     def fn_ordered_qty(self, o: Order, b: Book) -> int:  # online_bookstore.world:149
         'Copies of a book in an order.'
         return sum(rt.each(self, tuple([  # online_bookstore.world:150
-            _l2.quantity for _l2 in rt.each(self, o.lines) if _l2.book == b.key()
+            _l2.quantity for _l2 in rt.each(self, o.lines) if _l2.book == b.isbn
         ])))
 
     def fn_returned_qty(self, o: Order, b: Book) -> int:  # online_bookstore.world:153
         'Copies of a book already returned from an order.'
         return sum(rt.each(self, tuple([  # online_bookstore.world:154
             _r3.quantity for _r3 in rt.each(self, self.t_returns)
-            if _r3.order == o.key() and _r3.book == b.key()
+            if _r3.order == o.order_id and _r3.book == b.isbn
         ])))
 
     def fn_line_price(self, o: Order, b: Book) -> float:  # online_bookstore.world:157
         'The price paid per copy of a book in an order (0.0 if not in it).'
         found: tuple[float, ...] = tuple([  # online_bookstore.world:160
-            _l4.unit_price for _l4 in rt.each(self, o.lines) if _l4.book == b.key()
+            _l4.unit_price for _l4 in rt.each(self, o.lines) if _l4.book == b.isbn
         ])
         if len(found) == 0:  # online_bookstore.world:161
             return 0.0  # online_bookstore.world:162
@@ -530,7 +530,7 @@ class OnlineBookstore(Episode):
     def fn_delivery_day(self, o: Order) -> dt.date | None:  # online_bookstore.world:167
         "The day an order's shipment was delivered, if it was."
         found: tuple[str, ...] = tuple([  # online_bookstore.world:168
-            _s5.key() for _s5 in rt.each(self, self.t_shipments) if _s5.order == o.key()
+            _s5.shipment_id for _s5 in rt.each(self, self.t_shipments) if _s5.order == o.order_id
         ])
         if len(found) == 0:  # online_bookstore.world:169
             return None  # online_bookstore.world:170
@@ -564,7 +564,7 @@ class OnlineBookstore(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # online_bookstore.world:250
-            _c6.key() for _c6 in rt.each(self, self.t_customers)
+            _c6.customer_id for _c6 in rt.each(self, self.t_customers)
             if rt.read(self, q) in rt.read(self, rt.built(self, _c6.name.lower()))
             and (email is None or rt.built(self, _c6.email.lower()) == wanted)
         ])
@@ -590,7 +590,7 @@ class OnlineBookstore(Episode):
     ) -> tuple[str, ...]:
         q: str = rt.built(self, text.lower())  # online_bookstore.world:283
         return tuple([  # online_bookstore.world:284
-            _b7.key() for _b7 in rt.each(self, self.t_books)
+            _b7.isbn for _b7 in rt.each(self, self.t_books)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _b7.title.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _b7.author.lower())))
             and (book_format is None or _b7.format_ == book_format)
@@ -608,17 +608,18 @@ class OnlineBookstore(Episode):
 
     def tool_view_cart(self, customer: Customer) -> CartView:  # online_bookstore.world:307
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:312
-            _i8.key() for _i8 in rt.each(self, self.t_cart_items) if _i8.customer == customer.key()
+            _i8.cart_item_id for _i8 in rt.each(self, self.t_cart_items)
+            if _i8.customer == customer.customer_id
         ])
         lines: tuple[CartLine, ...] = tuple([  # online_bookstore.world:313
             CartLine(
-                _i9.key(), self.t_books[_i9.book].title, self.t_books[_i9.book].price,
+                _i9.cart_item_id, self.t_books[_i9.book].title, self.t_books[_i9.book].price,
                 round(self.t_books[_i9.book].price * _i9.quantity, 2),
             )
             for _i9 in rt.rows(self.t_cart_items, rt.each(self, mine))
         ])
         return CartView(  # online_bookstore.world:314
-            customer.key(), lines,
+            customer.customer_id, lines,
             round(sum(rt.each(self, tuple(map(_GET_subtotal, rt.each(self, lines))))), 2),
         )
 
@@ -627,8 +628,8 @@ class OnlineBookstore(Episode):
         if book.stock <= 0:  # online_bookstore.world:328
             raise ToolError(rt.built(self, f'{book.title} ({book.isbn}) is out of stock.'))
         existing: tuple[str, ...] = tuple([  # online_bookstore.world:329
-            _i11.key() for _i11 in rt.each(self, self.t_cart_items)
-            if _i11.customer == customer.key() and _i11.book == book.key()
+            _i11.cart_item_id for _i11 in rt.each(self, self.t_cart_items)
+            if _i11.customer == customer.customer_id and _i11.book == book.isbn
         ])
         if len(existing) > 0:  # online_bookstore.world:330
             id_: str = self.t_cart_items[existing[0]].cart_item_id  # online_bookstore.world:331
@@ -648,15 +649,15 @@ class OnlineBookstore(Episode):
             )
             return self.t_cart_items[id_]  # online_bookstore.world:334
         item: CartItem = CartItem(  # online_bookstore.world:336
-            cart_item_id=self.next_id('cart_item_ids', 'CI{:04d}'), customer=customer.key(),
-            book=book.key(), quantity=v.check_range(quantity, 'CartItem.quantity', 1, 10),
+            cart_item_id=self.next_id('cart_item_ids', 'CI{:04d}'), customer=customer.customer_id,
+            book=book.isbn, quantity=v.check_range(quantity, 'CartItem.quantity', 1, 10),
             added_at=self.clock,
         )
         self.insert(self.t_cart_items, item)  # online_bookstore.world:337
         return item  # online_bookstore.world:338
 
     def tool_remove_from_cart(self, cart_item: CartItem) -> CartItem:  # online_bookstore.world:341
-        self.delete(self.t_cart_items, cart_item.key())  # online_bookstore.world:346
+        self.delete(self.t_cart_items, cart_item.cart_item_id)  # online_bookstore.world:346
         return cart_item  # online_bookstore.world:347
 
     def tool_get_order(self, order: Order) -> Order:  # online_bookstore.world:352
@@ -666,16 +667,16 @@ class OnlineBookstore(Episode):
         self, customer: Customer, status: OrderStatus | None, placed_on: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # online_bookstore.world:367
-            _o12.key() for _o12 in rt.each(self, self.t_orders)
-            if _o12.customer == customer.key() and (status is None or _o12.status == status)
+            _o12.order_id for _o12 in rt.each(self, self.t_orders)
+            if _o12.customer == customer.customer_id and (status is None or _o12.status == status)
             and (placed_on is None or _o12.placed_at.date() == placed_on)
         ])
 
     # online_bookstore.world:370
     def tool_checkout(self, customer: Customer, address_label: str | None) -> Order:
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:376
-            _i13.key() for _i13 in rt.each(self, self.t_cart_items)
-            if _i13.customer == customer.key()
+            _i13.cart_item_id for _i13 in rt.each(self, self.t_cart_items)
+            if _i13.customer == customer.customer_id
         ])
         if len(mine) <= 0:  # online_bookstore.world:377
             raise ToolError(rt.built(
@@ -709,7 +710,7 @@ class OnlineBookstore(Episode):
             for _i14 in rt.rows(self.t_cart_items, rt.each(self, mine))
         ])
         order: Order = Order(  # online_bookstore.world:387
-            order_id=self.next_id('order_ids', 'O{:05d}'), customer=customer.key(),
+            order_id=self.next_id('order_ids', 'O{:05d}'), customer=customer.customer_id,
             lines=v.check_length(lines, 'Order.lines', 1, 20), ship_to=address,
             total=v.check_range(self.fn_lines_total(lines), 'Order.total', 0.0, None),
             status=_E11_OrderStatus_placed, placed_at=self.clock, cancelled_at=None,
@@ -722,7 +723,7 @@ class OnlineBookstore(Episode):
                     'Book.stock', 0, None,
                 ),
             )
-            self.delete(self.t_cart_items, _i15.key())  # online_bookstore.world:390
+            self.delete(self.t_cart_items, _i15.cart_item_id)  # online_bookstore.world:390
         self.insert(self.t_orders, order)  # online_bookstore.world:392
         return order  # online_bookstore.world:393
 
@@ -754,8 +755,8 @@ class OnlineBookstore(Episode):
         if not (order is not None or tracking_number is not None):  # online_bookstore.world:427
             raise ToolError('Give an order or a tracking number.')
         return tuple([  # online_bookstore.world:428
-            _s16.key() for _s16 in rt.each(self, self.t_shipments)
-            if (order is None or _s16.order == order.key())
+            _s16.shipment_id for _s16 in rt.each(self, self.t_shipments)
+            if (order is None or _s16.order == order.order_id)
             and (tracking_number is None or _s16.tracking_number == tracking_number)
         ])
 
@@ -768,7 +769,7 @@ class OnlineBookstore(Episode):
                 self, f'Order {order.order_id} has already shipped (it is {order.status}).'
             ))
         shipment: Shipment = Shipment(  # online_bookstore.world:439
-            shipment_id=self.next_id('shipment_ids', 'SH{:04d}'), order=order.key(),
+            shipment_id=self.next_id('shipment_ids', 'SH{:04d}'), order=order.order_id,
             carrier=carrier,
             tracking_number=v.check_pattern(
                 self.next_id('tracking_numbers', 'TRK{:09d}'), 'Shipment.tracking_number',
@@ -800,9 +801,9 @@ class OnlineBookstore(Episode):
     # online_bookstore.world:467
     def tool_list_returns(self, customer: Customer, order: Order | None) -> tuple[str, ...]:
         return tuple([  # online_bookstore.world:473
-            _r17.key() for _r17 in rt.each(self, self.t_returns)
-            if self.t_orders[_r17.order].customer == customer.key()
-            and (order is None or _r17.order == order.key())
+            _r17.return_id for _r17 in rt.each(self, self.t_returns)
+            if self.t_orders[_r17.order].customer == customer.customer_id
+            and (order is None or _r17.order == order.order_id)
         ])
 
     def tool_return_book(  # online_bookstore.world:476
@@ -838,7 +839,7 @@ class OnlineBookstore(Episode):
         credit: float = round(quantity * self.fn_line_price(order, book), 2)
         restock: bool = reason != _E12_ReturnReason_damaged  # online_bookstore.world:494
         book_return: BookReturn = BookReturn(  # online_bookstore.world:495
-            return_id=self.next_id('return_ids', 'RT{:04d}'), order=order.key(), book=book.key(),
+            return_id=self.next_id('return_ids', 'RT{:04d}'), order=order.order_id, book=book.isbn,
             quantity=v.check_range(quantity, 'BookReturn.quantity', 1, 10), reason=reason,
             requested_on=today,
             credit_amount=v.check_range(credit, 'BookReturn.credit_amount', 0.0, None),

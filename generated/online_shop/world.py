@@ -294,10 +294,10 @@ _UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
 )
 
 
-_GET_price = rt.attrgetter('price')
-_GET_quantity = rt.attrgetter('quantity')
-_GET_stock = rt.attrgetter('stock')
-_GET_variant = rt.attrgetter('variant')
+_GET_price = rt.getter('price', float)
+_GET_quantity = rt.getter('quantity', int)
+_GET_stock = rt.getter('stock', int)
+_GET_variant = rt.getter('variant', str)
 
 
 class _State(StateBase):
@@ -345,7 +345,7 @@ class OnlineShop(Episode):
             if not (_row36.stock >= 0):
                 raise InvariantError('Stock cannot go below zero.', 'shop.world:253')
         if not all(  # shop.world:256
-            any(_v38.product == _p37.key() for _v38 in rt.each(self, self.t_variants))
+            any(_v38.product == _p37.id_ for _v38 in rt.each(self, self.t_variants))
             for _p37 in rt.each(self, self.t_products)
         ):
             raise InvariantError(
@@ -391,7 +391,7 @@ class OnlineShop(Episode):
             or self.t_orders[_r46.order].status == _E11_OrderStatus_returned)
             and all(
                 any(
-                    _i48.variant == _v47.key()
+                    _i48.variant == _v47.id_
                     for _i48 in rt.each(self, self.t_orders[_r46.order].items)
                 )
                 for _v47 in rt.rows(self.t_variants, rt.each(self, _r46.items))
@@ -486,7 +486,7 @@ class OnlineShop(Episode):
     def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
-            _c5.key() for _c5 in rt.each(self, self.t_customers)
+            _c5.id_ for _c5 in rt.each(self, self.t_customers)
             if rt.built(self, _c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
@@ -500,8 +500,8 @@ class OnlineShop(Episode):
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
         theirs: tuple[str, ...] = tuple([  # shop.world:304
-            _o6.key() for _o6 in rt.each(self, self.t_orders)
-            if _o6.customer == customer.key() and (status is None or _o6.status == status)
+            _o6.id_ for _o6 in rt.each(self, self.t_orders)
+            if _o6.customer == customer.id_ and (status is None or _o6.status == status)
         ])
         return tuple([  # shop.world:305
             self.fn_summarize(_o7) for _o7 in rt.each(self, sorted(
@@ -527,8 +527,7 @@ class OnlineShop(Episode):
             key=lambda _p9: _p9.name,
         )):
             options: tuple[str, ...] = tuple([  # shop.world:326
-                _v11.key() for _v11 in rt.each(self, self.t_variants)
-                if _v11.product == product.key()
+                _v11.id_ for _v11 in rt.each(self, self.t_variants) if _v11.product == product.id_
             ])
             stock: int = sum(rt.each(self, tuple(map(_GET_stock, rt.rows(  # shop.world:327
                 self.t_variants, rt.each(self, options)
@@ -554,8 +553,7 @@ class OnlineShop(Episode):
         return ProductDetails(  # shop.world:347
             product.id_, product.name, product.category,
             tuple([
-                _v14.key() for _v14 in rt.each(self, self.t_variants)
-                if _v14.product == product.key()
+                _v14.id_ for _v14 in rt.each(self, self.t_variants) if _v14.product == product.id_
             ]),
         )
 
@@ -616,7 +614,7 @@ class OnlineShop(Episode):
                 rt.bounded(self.t_variants[_id_17].stock - items[_id_17]),
             )
         order: Order = Order(  # shop.world:382
-            id_=self.next_id('order_ids', '#W{:07d}'), customer=customer.key(),
+            id_=self.next_id('order_ids', '#W{:07d}'), customer=customer.id_,
             address=ship_to if ship_to is not None else customer.address,
             items=v.check_length(lines, 'Order.items', 1, None), status=_E11_OrderStatus_pending,
             payment_method_id=payment_method_id,
@@ -689,11 +687,11 @@ class OnlineShop(Episode):
                 'can be changed.',
             ))
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
-            _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.key()
+            _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.id_
         ])
         if len(matching) <= 0:  # shop.world:441
             raise ToolError(rt.built(self, f'Order {order.id_} has no item {old_item.id_}.'))
-        if new_item.key() == old_item.key():  # shop.world:442
+        if new_item.id_ == old_item.id_:  # shop.world:442
             raise ToolError(rt.built(
                 self, f'Item {new_item.id_} is already in order {order.id_}.'
             ))
@@ -748,10 +746,10 @@ class OnlineShop(Episode):
         )
         updated: tuple[OrderItem, ...] = ()  # shop.world:466
         for line in rt.each(self, order.items):  # shop.world:467
-            if line.variant == old_item.key():  # shop.world:468
+            if line.variant == old_item.id_:  # shop.world:468
                 updated = rt.each(self, updated) + (  # shop.world:469
                     OrderItem(
-                        new_item.key(), line.name, new_item.options,
+                        new_item.id_, line.name, new_item.options,
                         v.check_range(new_item.price, 'OrderItem.price', 0.0, None),
                         v.check_range(line.quantity, 'OrderItem.quantity', 1, 10),
                     ),
@@ -831,7 +829,7 @@ class OnlineShop(Episode):
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
         ])
         request: ReturnRequest = ReturnRequest(  # shop.world:529
-            id_=self.next_id('return_ids', 'RET{:04d}'), order=order.key(),
+            id_=self.next_id('return_ids', 'RET{:04d}'), order=order.id_,
             items=v.check_length(
                 tuple(map(_GET_variant, rt.each(self, returned_lines))), 'ReturnRequest.items', 1,
                 None,

@@ -410,7 +410,7 @@ class ParcelLockers(Episode):
         # parcel_lockers.world:225
         for _row133, _row134 in rt.changed_pairs(self, self.t_parcels, self.t_compartments):
             if not (
-                _row133.compartment != _row134.key()
+                _row133.compartment != _row134.compartment_id
                 or _row134.site == _row133.destination and self.fn_fits(_row133.size, _row134.size)
             ):
                 raise InvariantError(
@@ -447,7 +447,7 @@ class ParcelLockers(Episode):
             )
         if not all(  # parcel_lockers.world:237
             _p139.status != _E12_ParcelStatus_collected or any(
-                _k140.parcel == _p139.key() and _k140.status == _E10_CodeStatus_used
+                _k140.parcel == _p139.parcel_id and _k140.status == _E10_CodeStatus_used
                 for _k140 in rt.each(self, self.t_codes)
             )
             for _p139 in rt.each(self, self.t_parcels)
@@ -469,7 +469,7 @@ class ParcelLockers(Episode):
         ):
             raise InvariantError('Recipient emails are unique.', 'parcel_lockers.world:243')
         if not all(  # parcel_lockers.world:246
-            self.state.current_courier != _c144.key() or _c144.active
+            self.state.current_courier != _c144.courier_id or _c144.active
             for _c144 in rt.each(self, self.t_couriers)
         ):
             raise InvariantError('The signed-in courier is active.', 'parcel_lockers.world:246')
@@ -529,14 +529,14 @@ class ParcelLockers(Episode):
         'The parcel in a compartment, if any.'
         for p in rt.each(self, self.t_parcels):  # parcel_lockers.world:169
             # parcel_lockers.world:170
-            if p.status == _E12_ParcelStatus_in_locker and p.compartment == c.key():
+            if p.status == _E12_ParcelStatus_in_locker and p.compartment == c.compartment_id:
                 return p  # parcel_lockers.world:171
         return None  # parcel_lockers.world:174
 
     def fn_is_taken(self, c: Compartment) -> bool:  # parcel_lockers.world:177
         'Whether a parcel is in the compartment.'
         return any(  # parcel_lockers.world:178
-            _p1.status == _E12_ParcelStatus_in_locker and _p1.compartment == c.key()
+            _p1.status == _E12_ParcelStatus_in_locker and _p1.compartment == c.compartment_id
             for _p1 in rt.each(self, self.t_parcels)
         )
 
@@ -546,7 +546,7 @@ class ParcelLockers(Episode):
         return rt.sorted_keys(  # parcel_lockers.world:184
             rt.each(self, [
                 _c3 for _c3 in rt.each(self, self.t_compartments)
-                if _c3.site == site.key() and _c3.in_service and self.fn_fits(size, _c3.size)
+                if _c3.site == site.site_id and _c3.in_service and self.fn_fits(size, _c3.size)
                 and not self.fn_is_taken(_c3)
             ]),
             key=lambda _c2: self.fn_size_rank(_c2.size),
@@ -574,7 +574,7 @@ class ParcelLockers(Episode):
         "The parcel's active pick-up code, if any."
         for k in rt.each(self, self.t_codes):  # parcel_lockers.world:204
             # parcel_lockers.world:205
-            if k.parcel == parcel.key() and k.status == _E10_CodeStatus_active:
+            if k.parcel == parcel.parcel_id and k.status == _E10_CodeStatus_active:
                 return k  # parcel_lockers.world:206
         return None  # parcel_lockers.world:209
 
@@ -593,16 +593,16 @@ class ParcelLockers(Episode):
             free = {  # parcel_lockers.world:256
                 **rt.each(self, free), s: len([
                     _c4 for _c4 in rt.each(self, self.t_compartments)
-                    if _c4.site == site.key() and _c4.size == s and _c4.in_service
+                    if _c4.site == site.site_id and _c4.size == s and _c4.in_service
                     and not self.fn_is_taken(_c4)
                 ]),
             }
-        return SiteInfo(site.key(), free)  # parcel_lockers.world:258
+        return SiteInfo(site.site_id, free)  # parcel_lockers.world:258
 
     def tool_find_sites(self, text: str) -> tuple[str, ...]:  # parcel_lockers.world:261
         q: str = rt.built(self, text.lower())  # parcel_lockers.world:266
         return tuple([  # parcel_lockers.world:267
-            _s5.key() for _s5 in rt.each(self, self.t_sites)
+            _s5.site_id for _s5 in rt.each(self, self.t_sites)
             if rt.read(self, q) in rt.read(self, rt.built(self, _s5.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s5.address.city.lower()))
             or rt.read(self, q) in rt.read(self, _s5.address.postcode)
@@ -613,7 +613,7 @@ class ParcelLockers(Episode):
         # parcel_lockers.world:276
         town: str = rt.built(self, (city if city is not None else '').lower())
         return tuple([  # parcel_lockers.world:277
-            FreeSite(_s6.key(), len(self.fn_free_fitting(_s6, size)))
+            FreeSite(_s6.site_id, len(self.fn_free_fitting(_s6, size)))
             for _s6 in rt.each(self, self.t_sites) if _s6.status == _E10_SiteStatus_active
             and rt.read(self, town) in rt.read(self, rt.built(self, _s6.address.city.lower()))
             and len(self.fn_free_fitting(_s6, size)) > 0
@@ -621,15 +621,16 @@ class ParcelLockers(Episode):
 
     # parcel_lockers.world:280
     def tool_get_compartment(self, compartment: Compartment) -> CompartmentInfo:
-        # parcel_lockers.world:285
-        return CompartmentInfo(compartment.key(), rt.key_of(self.fn_occupant(compartment)))
+        return CompartmentInfo(  # parcel_lockers.world:285
+            compartment.compartment_id, rt.key_of(self.fn_occupant(compartment))
+        )
 
     def tool_list_compartments(  # parcel_lockers.world:288
         self, site: LockerSite, size: Size | None, free_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:295
-            _c7.key() for _c7 in rt.each(self, self.t_compartments)
-            if _c7.site == site.key() and (size is None or _c7.size == size)
+            _c7.compartment_id for _c7 in rt.each(self, self.t_compartments)
+            if _c7.site == site.site_id and (size is None or _c7.size == size)
             and (not free_only or _c7.in_service and not self.fn_is_taken(_c7))
         ])
 
@@ -663,7 +664,7 @@ class ParcelLockers(Episode):
         # parcel_lockers.world:328
         q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # parcel_lockers.world:329
-            _r8.key() for _r8 in rt.each(self, self.t_recipients)
+            _r8.recipient_id for _r8 in rt.each(self, self.t_recipients)
             if rt.read(self, q) in rt.read(self, rt.built(self, _r8.name.lower()))
             and (email is None or _r8.email == email) and (phone is None or _r8.phone == phone)
         ])
@@ -674,14 +675,14 @@ class ParcelLockers(Episode):
     # parcel_lockers.world:338
     def tool_list_couriers(self, depot: str | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:344
-            _c9.key() for _c9 in rt.each(self, self.t_couriers)
+            _c9.courier_id for _c9 in rt.each(self, self.t_couriers)
             if (depot is None or _c9.depot == depot) and (not active_only or _c9.active)
         ])
 
     def tool_sign_in(self, courier: Courier) -> Courier:  # parcel_lockers.world:347
         if not courier.active:  # parcel_lockers.world:350
             raise ToolError(rt.built(self, f'Courier {courier.courier_id} is inactive.'))
-        self.set_state('current_courier', courier.key())  # parcel_lockers.world:351
+        self.set_state('current_courier', courier.courier_id)  # parcel_lockers.world:351
         return courier  # parcel_lockers.world:352
 
     def tool_get_parcel(self, parcel: Parcel) -> Parcel:  # parcel_lockers.world:357
@@ -695,9 +696,9 @@ class ParcelLockers(Episode):
         overdue_only: bool,
     ) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:371
-            _p10.key() for _p10 in rt.each(self, self.t_parcels)
-            if (recipient is None or _p10.recipient == recipient.key())
-            and (site is None or _p10.destination == site.key())
+            _p10.parcel_id for _p10 in rt.each(self, self.t_parcels)
+            if (recipient is None or _p10.recipient == recipient.recipient_id)
+            and (site is None or _p10.destination == site.site_id)
             and (status is None or _p10.status == status)
             and (not overdue_only or self.fn_is_overdue(_p10))
         ])
@@ -722,16 +723,17 @@ class ParcelLockers(Episode):
                 f'No destination given and recipient {recipient.recipient_id} has no home site.',
             ))
         parcel: Parcel = Parcel(  # parcel_lockers.world:388
-            parcel_id=self.next_id('parcel_ids', 'PCL{:04d}'), recipient=recipient.key(),
+            parcel_id=self.next_id('parcel_ids', 'PCL{:04d}'), recipient=recipient.recipient_id,
             size=size, weight_kg=v.check_range(weight_kg, 'Parcel.weight_kg', 0.01, 30.0),
-            destination=dest.key(), status=_E12_ParcelStatus_at_depot, compartment=None,
+            destination=dest.site_id, status=_E12_ParcelStatus_at_depot, compartment=None,
             deposited_at=None, pickup_deadline=None, extended=False,
         )
         self.insert(self.t_parcels, parcel)  # parcel_lockers.world:389
         self.insert(  # parcel_lockers.world:390
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
-                kind=_E9_EventKind_registered, at=self.clock, courier=me.key(), site=None, note='',
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
+                kind=_E9_EventKind_registered, at=self.clock, courier=me.courier_id, site=None,
+                note='',
             ),
         )
         return parcel  # parcel_lockers.world:391
@@ -760,7 +762,7 @@ class ParcelLockers(Episode):
             raise ToolError(rt.built(
                 self, f'No free compartment at {site.site_id} fits a {parcel.size} parcel.'
             ))
-        if target.site != site.key():  # parcel_lockers.world:412
+        if target.site != site.site_id:  # parcel_lockers.world:412
             raise ToolError(rt.built(
                 self, f'Compartment {target.compartment_id} is not at site {site.site_id}.'
             ))
@@ -778,7 +780,7 @@ class ParcelLockers(Episode):
             ))
         self.set_field(parcel, 'status', _E12_ParcelStatus_in_locker)  # parcel_lockers.world:416
         # parcel_lockers.world:417
-        self.set_fields(parcel, ('compartment', 'deposited_at'), target.key(), self.clock)
+        self.set_fields(parcel, ('compartment', 'deposited_at'), target.compartment_id, self.clock)
         self.set_fields(  # parcel_lockers.world:419
             parcel, ('pickup_deadline', 'extended'), self.clock + self.state.pickup_window, False
         )
@@ -786,9 +788,9 @@ class ParcelLockers(Episode):
         self.set_field(self.t_compartments[target.compartment_id], 'last_opened_at', self.clock)
         self.insert(  # parcel_lockers.world:422
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
-                kind=_E9_EventKind_deposited, at=self.clock, courier=me.key(), site=site.key(),
-                note='',
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
+                kind=_E9_EventKind_deposited, at=self.clock, courier=me.courier_id,
+                site=site.site_id, note='',
             ),
         )
         return parcel  # parcel_lockers.world:429
@@ -812,7 +814,7 @@ class ParcelLockers(Episode):
         )
         self.insert(  # parcel_lockers.world:442
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
                 kind=_E9_EventKind_extended, at=self.clock, courier=None, site=parcel.destination,
                 note='',
             ),
@@ -844,8 +846,8 @@ class ParcelLockers(Episode):
         self.set_fields(parcel, ('status', 'compartment'), _E12_ParcelStatus_returned, None)
         self.insert(  # parcel_lockers.world:471
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
-                kind=_E9_EventKind_returned, at=self.clock, courier=me.key(),
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
+                kind=_E9_EventKind_returned, at=self.clock, courier=me.courier_id,
                 site=parcel.destination, note='',
             ),
         )
@@ -856,7 +858,7 @@ class ParcelLockers(Episode):
 
     def tool_list_codes(self, parcel: Parcel) -> tuple[str, ...]:  # parcel_lockers.world:489
         return tuple([  # parcel_lockers.world:492
-            _k11.key() for _k11 in rt.each(self, self.t_codes) if _k11.parcel == parcel.key()
+            _k11.code_id for _k11 in rt.each(self, self.t_codes) if _k11.parcel == parcel.parcel_id
         ])
 
     # parcel_lockers.world:495
@@ -877,7 +879,7 @@ class ParcelLockers(Episode):
         if ch == _E7_Channel_sms:  # parcel_lockers.world:509
             address = self.t_recipients[parcel.recipient].phone  # parcel_lockers.world:510
         k: PickupCode = PickupCode(  # parcel_lockers.world:512
-            code_id=self.next_id('code_ids', 'K{:04d}'), parcel=parcel.key(),
+            code_id=self.next_id('code_ids', 'K{:04d}'), parcel=parcel.parcel_id,
             code=v.check_pattern(digits, 'PickupCode.code', '^[0-9]{6}$'), channel=ch,
             sent_to=v.check_length(address, 'PickupCode.sent_to', 1, 80), sent_at=self.clock,
             status=_E10_CodeStatus_active,
@@ -885,7 +887,7 @@ class ParcelLockers(Episode):
         self.insert(self.t_codes, k)  # parcel_lockers.world:513
         self.insert(  # parcel_lockers.world:514
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
                 kind=_E9_EventKind_code_sent, at=self.clock, courier=None, site=parcel.destination,
                 note='',
             ),
@@ -916,7 +918,7 @@ class ParcelLockers(Episode):
         self.set_fields(parcel, ('status', 'compartment'), _E12_ParcelStatus_collected, None)
         self.insert(  # parcel_lockers.world:542
             self.t_events, ParcelEvent(
-                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.key(),
+                event_id=self.next_id('event_ids', 'EV{:04d}'), parcel=parcel.parcel_id,
                 kind=_E9_EventKind_collected, at=self.clock, courier=None, site=parcel.destination,
                 note='',
             ),
@@ -933,7 +935,7 @@ class ParcelLockers(Episode):
         return rt.sorted_keys(  # parcel_lockers.world:566
             rt.each(self, [
                 _e13 for _e13 in rt.each(self, self.t_events)
-                if (parcel is None or _e13.parcel == parcel.key())
+                if (parcel is None or _e13.parcel == parcel.parcel_id)
                 and (day is None or _e13.at.date() == day)
             ]),
             key=lambda _e12: _e12.at,

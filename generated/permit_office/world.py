@@ -441,11 +441,11 @@ class PermitOffice(Episode):
             _a100.status != _E17_ApplicationStatus_issued
             or _a100.decision is not None
             and any(
-                _f101.application == _a100.key() and _f101.status == _E9_FeeStatus_paid
+                _f101.application == _a100.id_ and _f101.status == _E9_FeeStatus_paid
                 for _f101 in rt.each(self, self.t_fees)
             )
             and any(
-                _i102.application == _a100.key() and _i102.status == _E16_InspectionStatus_passed
+                _i102.application == _a100.id_ and _i102.status == _E16_InspectionStatus_passed
                 for _i102 in rt.each(self, self.t_inspections)
             )
             for _a100 in rt.each(self, self.t_applications)
@@ -455,9 +455,7 @@ class PermitOffice(Episode):
                 'permit_office.world:263',
             )
         if not all(  # permit_office.world:266
-            len([
-                _f104 for _f104 in rt.each(self, self.t_fees) if _f104.application == _a103.key()
-            ])
+            len([_f104 for _f104 in rt.each(self, self.t_fees) if _f104.application == _a103.id_])
             == 1
             for _a103 in rt.each(self, self.t_applications)
         ):
@@ -521,7 +519,7 @@ class PermitOffice(Episode):
         if not all(  # permit_office.world:284
             len([
                 _i112 for _i112 in rt.each(self, self.t_inspections)
-                if _i112.application == _a111.key()
+                if _i112.application == _a111.id_
                 and _i112.status == _E16_InspectionStatus_scheduled
             ])
             <= 1
@@ -570,7 +568,7 @@ class PermitOffice(Episode):
                 'Staff and applicant emails are unique.', 'permit_office.world:293'
             )
         if not all(  # permit_office.world:296
-            self.state.current_staff != _s119.key() or _s119.active
+            self.state.current_staff != _s119.id_ or _s119.active
             for _s119 in rt.each(self, self.t_staff)
         ):
             raise InvariantError(
@@ -613,7 +611,7 @@ class PermitOffice(Episode):
     def fn_fee_of(self, a: Application) -> Fee | None:  # permit_office.world:162
         'The fee of an application.'
         for f in rt.each(self, self.t_fees):  # permit_office.world:163
-            if f.application == a.key():  # permit_office.world:164
+            if f.application == a.id_:  # permit_office.world:164
                 return f  # permit_office.world:165
         return None  # permit_office.world:168
 
@@ -668,14 +666,14 @@ class PermitOffice(Episode):
         'Inspections an inspector has on a day.'
         return len([  # permit_office.world:212
             _i1 for _i1 in rt.each(self, self.t_inspections)
-            if _i1.inspector == inspector.key() and self.fn_counts(_i1)
+            if _i1.inspector == inspector.id_ and self.fn_counts(_i1)
             and _i1.scheduled_for.date() == day
         ])
 
     def fn_busy_at(self, inspector: Inspector, t: dt.datetime) -> bool:  # permit_office.world:215
         'Whether an inspector already has an inspection at that time.'
         return any(  # permit_office.world:218
-            _i2.inspector == inspector.key() and self.fn_counts(_i2) and _i2.scheduled_for == t
+            _i2.inspector == inspector.id_ and self.fn_counts(_i2) and _i2.scheduled_for == t
             for _i2 in rt.each(self, self.t_inspections)
         )
 
@@ -725,13 +723,13 @@ class PermitOffice(Episode):
     def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
         # permit_office.world:307
         found: Staff | None = staff_id if staff_id is not None else rt.attempt(
-            lambda: self.t_staff[tuple([_s3.key() for _s3 in rt.each(self, self.t_staff) if rt.built(self, _s3.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
+            lambda: self.t_staff[tuple([_s3.id_ for _s3 in rt.each(self, self.t_staff) if rt.built(self, _s3.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
         )
         if found is None:  # permit_office.world:308
             raise ToolError('No staff member with that email.')
         if not found.active:  # permit_office.world:309
             raise ToolError(rt.built(self, f'Staff member {found.id_} is inactive.'))
-        self.set_state('current_staff', found.key())  # permit_office.world:310
+        self.set_state('current_staff', found.id_)  # permit_office.world:310
         return found  # permit_office.world:311
 
     def tool_get_staff(self, staff_id: Staff) -> Staff:  # permit_office.world:314
@@ -742,7 +740,7 @@ class PermitOffice(Episode):
         # permit_office.world:326
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # permit_office.world:327
-            _s4.key() for _s4 in rt.each(self, self.t_staff)
+            _s4.id_ for _s4 in rt.each(self, self.t_staff)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _s4.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s4.email.lower())))
             and (role is None or _s4.role == role)
@@ -762,7 +760,7 @@ class PermitOffice(Episode):
         # permit_office.world:349
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # permit_office.world:350
-            _p5.key() for _p5 in rt.each(self, self.t_applicants)
+            _p5.id_ for _p5 in rt.each(self, self.t_applicants)
             if (email is None or _p5.email == email) and (phone is None or _p5.phone == phone)
             and rt.read(self, q) in rt.read(self, rt.built(self, _p5.name.lower()))
             and (license_number is None or _p5.license_number == license_number)
@@ -777,19 +775,19 @@ class PermitOffice(Episode):
         # permit_office.world:368
         q: str = rt.built(self, (street if street is not None else '').lower())
         return tuple([  # permit_office.world:369
-            _p6.key() for _p6 in rt.each(self, self.t_properties)
+            _p6.parcel_number for _p6 in rt.each(self, self.t_properties)
             if rt.read(self, q) in rt.read(self, rt.built(self, _p6.address.street.lower()))
             and (zoning is None or _p6.zoning == zoning)
-            and (owner_id is None or _p6.owner == owner_id.key())
+            and (owner_id is None or _p6.owner == owner_id.id_)
         ])
 
     # permit_office.world:374
     def tool_get_application(self, application_id: Application) -> ApplicationInfo:
         return ApplicationInfo(  # permit_office.world:379
-            application_id.key(), rt.key_of(self.fn_fee_of(application_id)),
+            application_id.id_, rt.key_of(self.fn_fee_of(application_id)),
             tuple([
-                _i7.key() for _i7 in rt.each(self, self.t_inspections)
-                if _i7.application == application_id.key()
+                _i7.id_ for _i7 in rt.each(self, self.t_inspections)
+                if _i7.application == application_id.id_
             ]),
         )
 
@@ -802,9 +800,9 @@ class PermitOffice(Episode):
         submitted_on: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # permit_office.world:395
-            _a8.key() for _a8 in rt.each(self, self.t_applications)
-            if (applicant_id is None or _a8.applicant == applicant_id.key())
-            and (parcel_number is None or _a8.property_ == parcel_number.key())
+            _a8.id_ for _a8 in rt.each(self, self.t_applications)
+            if (applicant_id is None or _a8.applicant == applicant_id.id_)
+            and (parcel_number is None or _a8.property_ == parcel_number.parcel_number)
             and (status is None or _a8.status == status)
             and (permit_type is None or _a8.permit_type == permit_type)
             and (submitted_on is None or _a8.submitted_at.date() == submitted_on)
@@ -831,7 +829,7 @@ class PermitOffice(Episode):
                 'A contractor needs a license number for electrical or plumbing permits.'
             )
         if any(  # permit_office.world:410
-            _a9.applicant == applicant_id.key() and _a9.property_ == parcel_number.key()
+            _a9.applicant == applicant_id.id_ and _a9.property_ == parcel_number.parcel_number
             and _a9.permit_type == permit_type and (_a9.status == _E17_ApplicationStatus_submitted
             or _a9.status == _E17_ApplicationStatus_approved)
             for _a9 in rt.each(self, self.t_applications)
@@ -844,23 +842,23 @@ class PermitOffice(Episode):
         # permit_office.world:411
         base: float = rt.coalesce(self.state.base_fees.get(f'{permit_type}'), lambda: 0.0)
         application: Application = Application(  # permit_office.world:412
-            id_=self.next_id('application_ids', 'PA{:04d}'), applicant=applicant_id.key(),
-            property_=parcel_number.key(), permit_type=permit_type,
+            id_=self.next_id('application_ids', 'PA{:04d}'), applicant=applicant_id.id_,
+            property_=parcel_number.parcel_number, permit_type=permit_type,
             description=v.check_length(description, 'Application.description', 1, 300),
             project_value=v.check_range(project_value, 'Application.project_value', 0.0, None),
-            status=_E17_ApplicationStatus_submitted, submitted_at=self.clock, received_by=me.key(),
+            status=_E17_ApplicationStatus_submitted, submitted_at=self.clock, received_by=me.id_,
             decision=None,
         )
         self.insert(self.t_applications, application)  # permit_office.world:421
         fee: Fee = Fee(  # permit_office.world:422
-            id_=self.next_id('fee_ids', 'FE{:04d}'), application=application.key(),
+            id_=self.next_id('fee_ids', 'FE{:04d}'), application=application.id_,
             amount=v.check_range(
                 round(base + self.state.value_rate * project_value, 2), 'Fee.amount', 0.0, None
             ),
             amount_paid=0.0, status=_E9_FeeStatus_unpaid, last_payment_method=None, paid_at=None,
         )
         self.insert(self.t_fees, fee)  # permit_office.world:423
-        return ApplicationInfo(application.key(), fee.key(), ())  # permit_office.world:424
+        return ApplicationInfo(application.id_, fee.id_, ())  # permit_office.world:424
 
     def tool_approve_application(  # permit_office.world:427
         self, application_id: Application, conditions: str | None
@@ -871,7 +869,7 @@ class PermitOffice(Episode):
         # permit_office.world:435
         if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
             raise ToolError('Only plan reviewers and supervisors decide.')
-        if application_id.received_by == me.key():  # permit_office.world:436
+        if application_id.received_by == me.id_:  # permit_office.world:436
             raise ToolError('Nobody reviews an application they received.')
         if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:437
             raise ToolError(rt.built(
@@ -889,7 +887,7 @@ class PermitOffice(Episode):
         self.set_field(application_id, 'status', _E17_ApplicationStatus_approved)
         self.set_field(  # permit_office.world:441
             application_id, 'decision', Decision(
-                me.key(),
+                me.id_,
                 v.check_length(
                     conditions if conditions is not None else '', 'Decision.note', None, 300
                 ),
@@ -906,7 +904,7 @@ class PermitOffice(Episode):
         # permit_office.world:453
         if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
             raise ToolError('Only plan reviewers and supervisors decide.')
-        if application_id.received_by == me.key():  # permit_office.world:454
+        if application_id.received_by == me.id_:  # permit_office.world:454
             raise ToolError('Nobody reviews an application they received.')
         if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:455
             raise ToolError(rt.built(
@@ -917,7 +915,7 @@ class PermitOffice(Episode):
         self.set_field(application_id, 'status', _E17_ApplicationStatus_rejected)
         self.set_field(  # permit_office.world:457
             application_id, 'decision',
-            Decision(me.key(), v.check_length(reason, 'Decision.note', None, 300), self.clock),
+            Decision(me.id_, v.check_length(reason, 'Decision.note', None, 300), self.clock),
         )
         fee: Fee | None = self.fn_fee_of(application_id)  # permit_office.world:458
         if fee is not None and fee.amount_paid > 0.0:  # permit_office.world:459
@@ -941,13 +939,12 @@ class PermitOffice(Episode):
                 self, f'Application {application_id.id_} is {application_id.status}, not approved.'
             ))
         if not any(  # permit_office.world:475
-            _f10.application == application_id.key() and _f10.status == _E9_FeeStatus_paid
+            _f10.application == application_id.id_ and _f10.status == _E9_FeeStatus_paid
             for _f10 in rt.each(self, self.t_fees)
         ):
             raise ToolError('The fee is not fully paid.')
         if not any(  # permit_office.world:476
-            _i11.application == application_id.key()
-            and _i11.status == _E16_InspectionStatus_passed
+            _i11.application == application_id.id_ and _i11.status == _E16_InspectionStatus_passed
             for _i11 in rt.each(self, self.t_inspections)
         ):
             raise ToolError('No passed inspection yet.')
@@ -962,10 +959,10 @@ class PermitOffice(Episode):
         self, status: FeeStatus | None, applicant_id: Applicant | None
     ) -> tuple[str, ...]:
         return tuple([  # permit_office.world:495
-            _f12.key() for _f12 in rt.each(self, self.t_fees)
+            _f12.id_ for _f12 in rt.each(self, self.t_fees)
             if (status is None or _f12.status == status)
             and (applicant_id is None
-            or self.t_applications[_f12.application].applicant == applicant_id.key())
+            or self.t_applications[_f12.application].applicant == applicant_id.id_)
         ])
 
     # permit_office.world:498
@@ -1007,9 +1004,9 @@ class PermitOffice(Episode):
     # permit_office.world:527
     def tool_get_inspector(self, inspector_id: Inspector, day: dt.date | None) -> InspectorInfo:
         return InspectorInfo(  # permit_office.world:533
-            inspector_id.key(), tuple([
-                _i13.key() for _i13 in rt.each(self, self.t_inspections)
-                if _i13.inspector == inspector_id.key()
+            inspector_id.id_, tuple([
+                _i13.id_ for _i13 in rt.each(self, self.t_inspections)
+                if _i13.inspector == inspector_id.id_
                 and (day is None or _i13.scheduled_for.date() == day)
             ]),
         )
@@ -1020,7 +1017,7 @@ class PermitOffice(Episode):
         # permit_office.world:546
         q: str = rt.built(self, (name if name is not None else '').lower())
         return tuple([  # permit_office.world:547
-            _n14.key() for _n14 in rt.each(self, self.t_inspectors)
+            _n14.id_ for _n14 in rt.each(self, self.t_inspectors)
             if _n14.active and rt.read(self, q) in rt.read(self, rt.built(self, _n14.name.lower()))
             and (permit_type is None or any(
                 _c15 == (permit_type if permit_type is not None else rt.absent())
@@ -1043,9 +1040,9 @@ class PermitOffice(Episode):
         status: InspectionStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # permit_office.world:566
-            _i16.key() for _i16 in rt.each(self, self.t_inspections)
-            if (application_id is None or _i16.application == application_id.key())
-            and (inspector_id is None or _i16.inspector == inspector_id.key())
+            _i16.id_ for _i16 in rt.each(self, self.t_inspections)
+            if (application_id is None or _i16.application == application_id.id_)
+            and (inspector_id is None or _i16.inspector == inspector_id.id_)
             and (day is None or _i16.scheduled_for.date() == day)
             and (status is None or _i16.status == status)
         ])
@@ -1064,7 +1061,7 @@ class PermitOffice(Episode):
                 self, f'Application {application_id.id_} is {application_id.status}, not approved.'
             ))
         if any(  # permit_office.world:579
-            _i17.application == application_id.key()
+            _i17.application == application_id.id_
             and _i17.status == _E16_InspectionStatus_scheduled
             for _i17 in rt.each(self, self.t_inspections)
         ):
@@ -1100,9 +1097,9 @@ class PermitOffice(Episode):
                 f'Inspector {inspector_id.id_} is fully booked that day or busy at that time.',
             ))
         inspection: Inspection = Inspection(  # permit_office.world:586
-            id_=self.next_id('inspection_ids', 'IS{:04d}'), application=application_id.key(),
-            inspector=inspector_id.key(), scheduled_for=when,
-            status=_E16_InspectionStatus_scheduled, result_notes='', recorded_at=None,
+            id_=self.next_id('inspection_ids', 'IS{:04d}'), application=application_id.id_,
+            inspector=inspector_id.id_, scheduled_for=when, status=_E16_InspectionStatus_scheduled,
+            result_notes='', recorded_at=None,
         )
         self.insert(self.t_inspections, inspection)  # permit_office.world:591
         return inspection  # permit_office.world:592

@@ -367,7 +367,7 @@ class PharmacyDispensary(Episode):
         if not all(  # pharmacy_dispensary.world:178
             len([
                 _d36 for _d36 in rt.each(self, self.t_dispensings)
-                if _d36.prescription == _rx35.key() and _d36.kind == _E8_FillKind_first_fill
+                if _d36.prescription == _rx35.rx_id and _d36.kind == _E8_FillKind_first_fill
             ])
             <= 1
             for _rx35 in rt.each(self, self.t_prescriptions)
@@ -406,7 +406,7 @@ class PharmacyDispensary(Episode):
         if not all(  # pharmacy_dispensary.world:190
             _rx41.status != _E8_RxStatus_completed or len([
                 _d42 for _d42 in rt.each(self, self.t_dispensings)
-                if _d42.prescription == _rx41.key()
+                if _d42.prescription == _rx41.rx_id
             ])
             == 1 + _rx41.refills_allowed
             for _rx41 in rt.each(self, self.t_prescriptions)
@@ -455,7 +455,7 @@ class PharmacyDispensary(Episode):
                 'pharmacy_dispensary.world:202',
             )
         if not all(  # pharmacy_dispensary.world:205
-            self.state.current_staff != _s47.key() or _s47.active
+            self.state.current_staff != _s47.staff_id or _s47.active
             for _s47 in rt.each(self, self.t_pharmacists)
         ):
             raise InvariantError(
@@ -511,13 +511,13 @@ class PharmacyDispensary(Episode):
         'Refill dispensings of a prescription.'
         return len([  # pharmacy_dispensary.world:140
             _d1 for _d1 in rt.each(self, self.t_dispensings)
-            if _d1.prescription == rx.key() and _d1.kind == _E8_FillKind_refill
+            if _d1.prescription == rx.rx_id and _d1.kind == _E8_FillKind_refill
         ])
 
     def fn_first_filled(self, rx: Prescription) -> bool:  # pharmacy_dispensary.world:143
         'Whether the first fill was dispensed.'
         return any(  # pharmacy_dispensary.world:144
-            _d2.prescription == rx.key() and _d2.kind == _E8_FillKind_first_fill
+            _d2.prescription == rx.rx_id and _d2.kind == _E8_FillKind_first_fill
             for _d2 in rt.each(self, self.t_dispensings)
         )
 
@@ -529,9 +529,9 @@ class PharmacyDispensary(Episode):
     def fn_info(self, rx: Prescription) -> PrescriptionInfo:  # pharmacy_dispensary.world:151
         used: int = self.fn_refills_used(rx)  # pharmacy_dispensary.world:152
         return PrescriptionInfo(  # pharmacy_dispensary.world:153
-            rx.key(),
+            rx.rx_id,
             len([
-                _d3 for _d3 in rt.each(self, self.t_dispensings) if _d3.prescription == rx.key()
+                _d3 for _d3 in rt.each(self, self.t_dispensings) if _d3.prescription == rx.rx_id
             ]),
             used, rt.bounded(rx.refills_allowed - used),
         )
@@ -545,7 +545,7 @@ class PharmacyDispensary(Episode):
         # pharmacy_dispensary.world:225
         text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # pharmacy_dispensary.world:226
-            _s4.key() for _s4 in rt.each(self, self.t_pharmacists)
+            _s4.staff_id for _s4 in rt.each(self, self.t_pharmacists)
             if rt.read(self, text) in rt.read(self, rt.built(self, _s4.name.lower()))
             and (role is None or _s4.role == role)
         ])
@@ -555,7 +555,7 @@ class PharmacyDispensary(Episode):
             raise ToolError(rt.built(
                 self, f'Staff member {staff.staff_id} is inactive and cannot sign in.'
             ))
-        self.set_state('current_staff', staff.key())  # pharmacy_dispensary.world:233
+        self.set_state('current_staff', staff.staff_id)  # pharmacy_dispensary.world:233
         return staff  # pharmacy_dispensary.world:234
 
     def tool_get_patient(self, patient: Patient) -> Patient:  # pharmacy_dispensary.world:239
@@ -568,7 +568,7 @@ class PharmacyDispensary(Episode):
         text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         digits: str = phone if phone is not None else ''  # pharmacy_dispensary.world:253
         return tuple([  # pharmacy_dispensary.world:254
-            _p5.key() for _p5 in rt.each(self, self.t_patients)
+            _p5.patient_id for _p5 in rt.each(self, self.t_patients)
             if rt.read(self, text) in rt.read(self, rt.built(self, _p5.name.lower()))
             and (date_of_birth is None or _p5.date_of_birth == date_of_birth)
             and rt.read(self, digits) in rt.read(self, _p5.phone)
@@ -593,7 +593,7 @@ class PharmacyDispensary(Episode):
                 self, f'Patient {patient.patient_id} already has 20 recorded allergies.'
             ))
         if any(  # pharmacy_dispensary.world:269
-            _rx6.patient == patient.key() and self.fn_is_open(_rx6)
+            _rx6.patient == patient.patient_id and self.fn_is_open(_rx6)
             and self.t_medicines[_rx6.dispense_as].active_ingredient == ing
             for _rx6 in rt.each(self, self.t_prescriptions)
         ):
@@ -621,7 +621,7 @@ class PharmacyDispensary(Episode):
             self, (clinic_contains if clinic_contains is not None else '').lower()
         )
         return tuple([  # pharmacy_dispensary.world:290
-            _p7.key() for _p7 in rt.each(self, self.t_prescribers)
+            _p7.prescriber_id for _p7 in rt.each(self, self.t_prescribers)
             if rt.read(self, text) in rt.read(self, rt.built(self, _p7.name.lower()))
             and rt.read(self, clinic) in rt.read(self, rt.built(self, _p7.clinic.lower()))
         ])
@@ -633,7 +633,7 @@ class PharmacyDispensary(Episode):
     def tool_search_medicines(self, text: str, generic_only: bool) -> tuple[str, ...]:
         t: str = rt.built(self, text.lower())  # pharmacy_dispensary.world:307
         return tuple([  # pharmacy_dispensary.world:308
-            _m8.key() for _m8 in rt.each(self, self.t_medicines)
+            _m8.code for _m8 in rt.each(self, self.t_medicines)
             if (rt.read(self, t) in rt.read(self, rt.built(self, _m8.name.lower()))
             or rt.read(self, t) in rt.read(self, _m8.active_ingredient))
             and (not generic_only or _m8.is_generic)
@@ -670,8 +670,8 @@ class PharmacyDispensary(Episode):
         self, patient: Patient, status: RxStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # pharmacy_dispensary.world:346
-            _rx11.key() for _rx11 in rt.each(self, self.t_prescriptions)
-            if _rx11.patient == patient.key() and (status is None or _rx11.status == status)
+            _rx11.rx_id for _rx11 in rt.each(self, self.t_prescriptions)
+            if _rx11.patient == patient.patient_id and (status is None or _rx11.status == status)
         ])
 
     # pharmacy_dispensary.world:349
@@ -766,10 +766,10 @@ class PharmacyDispensary(Episode):
         )
         disp: Dispensing = Dispensing(  # pharmacy_dispensary.world:382
             dispensing_id=self.next_id('dispensing_ids', 'DS{:05d}'),
-            prescription=prescription.key(), medicine=med.key(),
+            prescription=prescription.rx_id, medicine=med.code,
             quantity=v.check_range(prescription.quantity, 'Dispensing.quantity', 1, 1000),
-            kind=_E8_FillKind_first_fill, dispensed_at=self.clock, pharmacist=me.key(),
-            substituted=med.key() != prescription.medicine,
+            kind=_E8_FillKind_first_fill, dispensed_at=self.clock, pharmacist=me.staff_id,
+            substituted=med.code != prescription.medicine,
             price=v.check_range(
                 round(prescription.quantity * med.unit_price, 2), 'Dispensing.price', 0.0, None
             ),
@@ -809,7 +809,7 @@ class PharmacyDispensary(Episode):
             ))
         last: dt.datetime = rt.maximum(rt.each(self, tuple([  # pharmacy_dispensary.world:411
             _d12.dispensed_at for _d12 in rt.each(self, self.t_dispensings)
-            if _d12.prescription == prescription.key()
+            if _d12.prescription == prescription.rx_id
         ])))
         # pharmacy_dispensary.world:412
         if self.clock - last < dt.timedelta(days=self.state.refill_too_soon_days):
@@ -842,10 +842,10 @@ class PharmacyDispensary(Episode):
         )
         disp: Dispensing = Dispensing(  # pharmacy_dispensary.world:418
             dispensing_id=self.next_id('dispensing_ids', 'DS{:05d}'),
-            prescription=prescription.key(), medicine=med.key(),
+            prescription=prescription.rx_id, medicine=med.code,
             quantity=v.check_range(prescription.quantity, 'Dispensing.quantity', 1, 1000),
-            kind=_E8_FillKind_refill, dispensed_at=self.clock, pharmacist=me.key(),
-            substituted=med.key() != prescription.medicine,
+            kind=_E8_FillKind_refill, dispensed_at=self.clock, pharmacist=me.staff_id,
+            substituted=med.code != prescription.medicine,
             price=v.check_range(
                 round(prescription.quantity * med.unit_price, 2), 'Dispensing.price', 0.0, None
             ),
@@ -932,7 +932,7 @@ class PharmacyDispensary(Episode):
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{generic.active_ingredient}.',
             ))
-        self.set_field(prescription, 'dispense_as', generic.key())  # pharmacy_dispensary.world:479
+        self.set_field(prescription, 'dispense_as', generic.code)  # pharmacy_dispensary.world:479
         return prescription  # pharmacy_dispensary.world:480
 
     # pharmacy_dispensary.world:485
@@ -945,8 +945,8 @@ class PharmacyDispensary(Episode):
         if not (prescription is not None or on_date is not None):  # pharmacy_dispensary.world:497
             raise ToolError('Give a prescription or a day.')
         return tuple([  # pharmacy_dispensary.world:498
-            _d13.key() for _d13 in rt.each(self, self.t_dispensings)
-            if (prescription is None or _d13.prescription == prescription.key())
+            _d13.dispensing_id for _d13 in rt.each(self, self.t_dispensings)
+            if (prescription is None or _d13.prescription == prescription.rx_id)
             and (on_date is None or _d13.dispensed_at.date() == on_date)
         ])
 

@@ -432,7 +432,8 @@ class PropertyMaintenanceDesk(Episode):
             and (_r40.status != _E13_RequestStatus_closed
             or len([
                 _w41 for _w41 in rt.each(self, self.t_work_orders)
-                if _w41.request == _r40.key() and _w41.status == _E15_WorkOrderStatus_completed
+                if _w41.request == _r40.request_id
+                and _w41.status == _E15_WorkOrderStatus_completed
             ])
             == 1)
             for _r40 in rt.each(self, self.t_requests)
@@ -491,7 +492,7 @@ class PropertyMaintenanceDesk(Episode):
         if not all(  # property_maintenance_desk.world:283
             len([
                 _l49 for _l49 in rt.each(self, self.t_leases)
-                if _l49.unit == _u48.key() and _l49.status == _E11_LeaseStatus_active
+                if _l49.unit == _u48.unit_id and _l49.status == _E11_LeaseStatus_active
             ])
             <= 1
             and (_u48.status == _E10_UnitStatus_occupied)
@@ -573,8 +574,8 @@ class PropertyMaintenanceDesk(Episode):
     def fn_live_orders(self, r: MaintenanceRequest) -> tuple[str, ...]:
         "A request's work orders that are not cancelled."
         return tuple([  # property_maintenance_desk.world:167
-            _w1.key() for _w1 in rt.each(self, self.t_work_orders)
-            if _w1.request == r.key() and _w1.status != _E15_WorkOrderStatus_cancelled
+            _w1.work_order_id for _w1 in rt.each(self, self.t_work_orders)
+            if _w1.request == r.request_id and _w1.status != _E15_WorkOrderStatus_cancelled
         ])
 
     # property_maintenance_desk.world:170
@@ -589,15 +590,15 @@ class PropertyMaintenanceDesk(Episode):
     def fn_open_orders_of(self, v_: Vendor) -> tuple[str, ...]:
         "A vendor's assigned or scheduled work orders."
         return tuple([  # property_maintenance_desk.world:177
-            _w2.key() for _w2 in rt.each(self, self.t_work_orders)
-            if _w2.vendor == v_.key() and self.fn_is_open_order(_w2)
+            _w2.work_order_id for _w2 in rt.each(self, self.t_work_orders)
+            if _w2.vendor == v_.vendor_id and self.fn_is_open_order(_w2)
         ])
 
     def fn_active_lease_of(self, u: Unit) -> Lease | None:  # property_maintenance_desk.world:180
         "A unit's active lease."
         found: tuple[str, ...] = tuple([  # property_maintenance_desk.world:181
-            _l3.key() for _l3 in rt.each(self, self.t_leases)
-            if _l3.unit == u.key() and _l3.status == _E11_LeaseStatus_active
+            _l3.lease_id for _l3 in rt.each(self, self.t_leases)
+            if _l3.unit == u.unit_id and _l3.status == _E11_LeaseStatus_active
         ])
         if len(found) == 0:  # property_maintenance_desk.world:182
             return None  # property_maintenance_desk.world:183
@@ -610,7 +611,7 @@ class PropertyMaintenanceDesk(Episode):
         if r.priority != _E8_Priority_urgent or not self.fn_has_vendor_stage(r):
             return True  # property_maintenance_desk.world:192
         return any(  # property_maintenance_desk.world:194
-            _w4.request == r.key() and _w4.status != _E15_WorkOrderStatus_cancelled
+            _w4.request == r.request_id and _w4.status != _E15_WorkOrderStatus_cancelled
             and _w4.assigned_at.date() == r.reported_at.date()
             and self.t_vendors[_w4.vendor].emergency_service and self.fn_visit_ok(_w4, r)
             for _w4 in rt.each(self, self.t_work_orders)
@@ -678,10 +679,10 @@ class PropertyMaintenanceDesk(Episode):
     def fn_unit_info(self, u: Unit) -> UnitInfo:  # property_maintenance_desk.world:249
         'A unit with its active lease and open requests.'
         return UnitInfo(  # property_maintenance_desk.world:250
-            u.key(), rt.key_of(self.fn_active_lease_of(u)),
+            u.unit_id, rt.key_of(self.fn_active_lease_of(u)),
             tuple([
-                _r5.key() for _r5 in rt.each(self, self.t_requests)
-                if _r5.unit == u.key() and _r5.status != _E13_RequestStatus_closed
+                _r5.request_id for _r5 in rt.each(self, self.t_requests)
+                if _r5.unit == u.unit_id and _r5.status != _E13_RequestStatus_closed
                 and _r5.status != _E13_RequestStatus_cancelled
             ]),
         )
@@ -696,7 +697,7 @@ class PropertyMaintenanceDesk(Episode):
             rt.built(self, rt.built(self, (query if query is not None else '').strip()).lower())
         )
         return tuple([  # property_maintenance_desk.world:312
-            _b6.key() for _b6 in rt.each(self, self.t_buildings)
+            _b6.code for _b6 in rt.each(self, self.t_buildings)
             if q == '' or rt.read(self, q) in rt.read(self, rt.built(self, _b6.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _b6.address.city.lower()))
         ])
@@ -708,8 +709,8 @@ class PropertyMaintenanceDesk(Episode):
         self, building: Building, status: UnitStatus | None, bedrooms: int | None
     ) -> tuple[str, ...]:
         return tuple([  # property_maintenance_desk.world:328
-            _u7.key() for _u7 in rt.each(self, self.t_units)
-            if _u7.building == building.key() and (status is None or _u7.status == status)
+            _u7.unit_id for _u7 in rt.each(self, self.t_units)
+            if _u7.building == building.code and (status is None or _u7.status == status)
             and (bedrooms is None or _u7.bedrooms == bedrooms)
         ])
 
@@ -736,14 +737,14 @@ class PropertyMaintenanceDesk(Episode):
                 continue  # property_maintenance_desk.world:354
             if (  # property_maintenance_desk.world:356
                 unit is not None and not any(
-                    _l8.tenant == t.key()
-                    and _l8.unit == (unit if unit is not None else rt.absent()).key()
+                    _l8.tenant == t.tenant_id
+                    and _l8.unit == (unit if unit is not None else rt.absent()).unit_id
                     and _l8.status == _E11_LeaseStatus_active
                     for _l8 in rt.each(self, self.t_leases)
                 )
             ):
                 continue  # property_maintenance_desk.world:357
-            result = rt.each(self, result) + (t.key(),)  # property_maintenance_desk.world:359
+            result = rt.each(self, result) + (t.tenant_id,)  # property_maintenance_desk.world:359
         return result  # property_maintenance_desk.world:361
 
     def tool_get_lease(self, lease: Lease) -> Lease:  # property_maintenance_desk.world:364
@@ -755,18 +756,18 @@ class PropertyMaintenanceDesk(Episode):
         if not (tenant is not None or unit is not None):  # property_maintenance_desk.world:377
             raise ToolError('Give a tenant or a unit.')
         return tuple([  # property_maintenance_desk.world:378
-            _l9.key() for _l9 in rt.each(self, self.t_leases)
-            if (tenant is None or _l9.tenant == tenant.key())
-            and (unit is None or _l9.unit == unit.key())
+            _l9.lease_id for _l9 in rt.each(self, self.t_leases)
+            if (tenant is None or _l9.tenant == tenant.tenant_id)
+            and (unit is None or _l9.unit == unit.unit_id)
             and (status is None or _l9.status == status)
         ])
 
     # property_maintenance_desk.world:383
     def tool_get_request(self, request: MaintenanceRequest) -> RequestInfo:
         return RequestInfo(  # property_maintenance_desk.world:386
-            request.key(), tuple([
-                _w10.key() for _w10 in rt.each(self, self.t_work_orders)
-                if _w10.request == request.key()
+            request.request_id, tuple([
+                _w10.work_order_id for _w10 in rt.each(self, self.t_work_orders)
+                if _w10.request == request.request_id
             ]),
         )
 
@@ -780,10 +781,10 @@ class PropertyMaintenanceDesk(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:401
         for r in rt.each(self, self.t_requests):  # property_maintenance_desk.world:402
-            if unit is not None and r.unit != unit.key():  # property_maintenance_desk.world:403
+            if unit is not None and r.unit != unit.unit_id:  # property_maintenance_desk.world:403
                 continue  # property_maintenance_desk.world:404
             # property_maintenance_desk.world:406
-            if building is not None and self.t_units[r.unit].building != building.key():
+            if building is not None and self.t_units[r.unit].building != building.code:
                 continue  # property_maintenance_desk.world:407
             if status is not None and r.status != status:  # property_maintenance_desk.world:409
                 continue  # property_maintenance_desk.world:410
@@ -793,7 +794,7 @@ class PropertyMaintenanceDesk(Episode):
             # property_maintenance_desk.world:415
             if reported_on is not None and r.reported_at.date() != reported_on:
                 continue  # property_maintenance_desk.world:416
-            result = rt.each(self, result) + (r.key(),)  # property_maintenance_desk.world:418
+            result = rt.each(self, result) + (r.request_id,)  # property_maintenance_desk.world:418
         return result  # property_maintenance_desk.world:420
 
     def tool_log_request(  # property_maintenance_desk.world:423
@@ -803,8 +804,8 @@ class PropertyMaintenanceDesk(Episode):
             raise ToolError(rt.built(self, f'Unit {unit.unit_id} is offline.'))
         if reported_by is not None:  # property_maintenance_desk.world:432
             if not any(  # property_maintenance_desk.world:433
-                _l11.tenant == (reported_by if reported_by is not None else rt.absent()).key()
-                and _l11.unit == unit.key() and _l11.status == _E11_LeaseStatus_active
+                _l11.tenant == (reported_by if reported_by is not None else rt.absent()).tenant_id
+                and _l11.unit == unit.unit_id and _l11.status == _E11_LeaseStatus_active
                 for _l11 in rt.each(self, self.t_leases)
             ):
                 raise ToolError(rt.built(
@@ -812,7 +813,7 @@ class PropertyMaintenanceDesk(Episode):
                     f'Tenant {reported_by.tenant_id} has no active lease on unit {unit.unit_id}.',
                 ))
         created: MaintenanceRequest = MaintenanceRequest(  # property_maintenance_desk.world:435
-            request_id=self.next_id('request_ids', 'MR{:05d}'), unit=unit.key(),
+            request_id=self.next_id('request_ids', 'MR{:05d}'), unit=unit.unit_id,
             reported_by=rt.key_of(reported_by), category=category,
             description=v.check_length(description, 'MaintenanceRequest.description', 1, 500),
             priority=None, tenant_caused=False, status=_E13_RequestStatus_new,
@@ -870,8 +871,8 @@ class PropertyMaintenanceDesk(Episode):
                 'orders.',
             ))
         order: WorkOrder = WorkOrder(  # property_maintenance_desk.world:474
-            work_order_id=self.next_id('work_order_ids', 'WO{:05d}'), request=request.key(),
-            vendor=vendor.key(), status=_E15_WorkOrderStatus_assigned, assigned_at=self.clock,
+            work_order_id=self.next_id('work_order_ids', 'WO{:05d}'), request=request.request_id,
+            vendor=vendor.vendor_id, status=_E15_WorkOrderStatus_assigned, assigned_at=self.clock,
             scheduled_for=None, labor_hours=None, materials_cost=None, total_cost=None,
             billed_to_tenant=0.0,
         )
@@ -902,7 +903,7 @@ class PropertyMaintenanceDesk(Episode):
             ))
         for w in rt.each(self, self.t_work_orders):  # property_maintenance_desk.world:497
             # property_maintenance_desk.world:498
-            if w.request == request.key() and self.fn_is_open_order(w):
+            if w.request == request.request_id and self.fn_is_open_order(w):
                 self.set_field(  # property_maintenance_desk.world:499
                     self.t_work_orders[w.work_order_id], 'status', _E15_WorkOrderStatus_cancelled
                 )
@@ -912,7 +913,7 @@ class PropertyMaintenanceDesk(Episode):
 
     def tool_get_vendor(self, vendor: Vendor) -> VendorInfo:  # property_maintenance_desk.world:509
         # property_maintenance_desk.world:512
-        return VendorInfo(vendor.key(), self.fn_open_orders_of(vendor))
+        return VendorInfo(vendor.vendor_id, self.fn_open_orders_of(vendor))
 
     def tool_find_vendors(  # property_maintenance_desk.world:515
         self, trade: Trade | None, name_contains: str | None, emergency_only: bool
@@ -934,7 +935,7 @@ class PropertyMaintenanceDesk(Episode):
             # property_maintenance_desk.world:531
             if emergency_only and not (v_.active and v_.emergency_service):
                 continue  # property_maintenance_desk.world:532
-            result = rt.each(self, result) + (v_.key(),)  # property_maintenance_desk.world:534
+            result = rt.each(self, result) + (v_.vendor_id,)  # property_maintenance_desk.world:534
         return result  # property_maintenance_desk.world:536
 
     # property_maintenance_desk.world:539
@@ -951,10 +952,10 @@ class PropertyMaintenanceDesk(Episode):
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:553
         for w in rt.each(self, self.t_work_orders):  # property_maintenance_desk.world:554
             # property_maintenance_desk.world:555
-            if vendor is not None and w.vendor != vendor.key():
+            if vendor is not None and w.vendor != vendor.vendor_id:
                 continue  # property_maintenance_desk.world:556
             # property_maintenance_desk.world:558
-            if request is not None and w.request != request.key():
+            if request is not None and w.request != request.request_id:
                 continue  # property_maintenance_desk.world:559
             if status is not None and w.status != status:  # property_maintenance_desk.world:561
                 continue  # property_maintenance_desk.world:562
@@ -965,7 +966,8 @@ class PropertyMaintenanceDesk(Episode):
                 # property_maintenance_desk.world:569
                 if (visit if visit is not None else rt.absent()).date() != visit_on:
                     continue  # property_maintenance_desk.world:570
-            result = rt.each(self, result) + (w.key(),)  # property_maintenance_desk.world:573
+            # property_maintenance_desk.world:573
+            result = rt.each(self, result) + (w.work_order_id,)
         return result  # property_maintenance_desk.world:575
 
     # property_maintenance_desk.world:578
@@ -1411,7 +1413,7 @@ def _check_ben_ac_and_fridge__fridge_assigned(ep: PropertyMaintenanceDesk) -> bo
         and _r14.reported_by == 'T0004' and _r14.priority == _E8_Priority_normal
         and not _r14.tenant_caused and _r14.status == _E13_RequestStatus_assigned
         and any(
-            _w15.request == _r14.key() and _w15.vendor == 'V03'
+            _w15.request == _r14.request_id and _w15.vendor == 'V03'
             and _w15.status == _E15_WorkOrderStatus_assigned
             for _w15 in rt.each(ep, ep.t_work_orders)
         )

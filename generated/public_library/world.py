@@ -275,7 +275,7 @@ class PublicLibrary(Episode):
         if not all(  # public_library.world:211
             len([
                 _l79 for _l79 in rt.each(self, self.t_loans)
-                if _l79.copy_ == _c78.key() and _l79.returned_on is None
+                if _l79.copy_ == _c78.barcode and _l79.returned_on is None
             ])
             == (1 if _c78.status == _E10_CopyStatus_on_loan else 0)
             for _c78 in rt.each(self, self.t_copies)
@@ -391,15 +391,15 @@ class PublicLibrary(Episode):
     def fn_open_loans_of(self, member: Member) -> tuple[str, ...]:  # public_library.world:165
         "A member's loans not yet returned."
         return tuple([  # public_library.world:166
-            _l1.key() for _l1 in rt.each(self, self.t_loans)
-            if _l1.member == member.key() and _l1.returned_on is None
+            _l1.id_ for _l1 in rt.each(self, self.t_loans)
+            if _l1.member == member.id_ and _l1.returned_on is None
         ])
 
     def fn_has_book_on_loan(self, member: Member, book: Book) -> bool:  # public_library.world:169
         'Whether the member has a copy of the book on loan.'
         return any(  # public_library.world:172
-            _l2.member == member.key() and _l2.returned_on is None
-            and self.t_copies[_l2.copy_].book == book.key()
+            _l2.member == member.id_ and _l2.returned_on is None
+            and self.t_copies[_l2.copy_].book == book.isbn
             for _l2 in rt.each(self, self.t_loans)
         )
 
@@ -408,7 +408,7 @@ class PublicLibrary(Episode):
         return rt.sorted_keys(  # public_library.world:176
             rt.each(self, [
                 _h4 for _h4 in rt.each(self, self.t_holds)
-                if _h4.book == book.key() and _h4.status == _E10_HoldStatus_active
+                if _h4.book == book.isbn and _h4.status == _E10_HoldStatus_active
             ]),
             key=lambda _h3: _h3.placed_at,
         )
@@ -417,17 +417,17 @@ class PublicLibrary(Episode):
         'A book with its copies and holds counted.'
         return BookInfo(  # public_library.world:180
             b.isbn, b.title, b.author, b.genre,
-            len([_c5 for _c5 in rt.each(self, self.t_copies) if _c5.book == b.key()]),
+            len([_c5 for _c5 in rt.each(self, self.t_copies) if _c5.book == b.isbn]),
             tuple([
                 _c6.barcode for _c6 in rt.each(self, self.t_copies)
-                if _c6.book == b.key() and _c6.status == _E10_CopyStatus_available
+                if _c6.book == b.isbn and _c6.status == _E10_CopyStatus_available
             ]),
             len(self.fn_hold_queue(b)),
         )
 
     def fn_loan_line(self, loan: Loan) -> LoanLine:  # public_library.world:191
         'A loan shown with its book.'
-        return LoanLine(loan.key(), self.t_copies[loan.copy_].book)  # public_library.world:192
+        return LoanLine(loan.id_, self.t_copies[loan.copy_].book)  # public_library.world:192
 
     def fn_queue_position(self, hold: Hold) -> int:  # public_library.world:195
         "A hold's place in its book's queue (1 = first); 0 when not active."
@@ -443,7 +443,7 @@ class PublicLibrary(Episode):
     def fn_hold_line(self, hold: Hold) -> HoldLine:  # public_library.world:205
         'A hold shown with its book and queue position.'
         # public_library.world:206
-        return HoldLine(hold.key(), hold.book, self.fn_queue_position(hold))
+        return HoldLine(hold.id_, hold.book, self.fn_queue_position(hold))
 
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
         q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
@@ -468,39 +468,40 @@ class PublicLibrary(Episode):
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
         return rt.sorted_keys(  # public_library.world:267
             rt.each(self, [
-                _c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.key()
+                _c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.isbn
             ]),
             key=lambda _c11: _c11.barcode,
         )
 
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
         open_: tuple[str, ...] = tuple([  # public_library.world:275
-            _l13.key() for _l13 in rt.each(self, self.t_loans)
-            if _l13.copy_ == copy_.key() and _l13.returned_on is None
+            _l13.id_ for _l13 in rt.each(self, self.t_loans)
+            if _l13.copy_ == copy_.barcode and _l13.returned_on is None
         ])
         return CopyInfo(  # public_library.world:276
-            copy_.key(), copy_.book, rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None)
+            copy_.barcode, copy_.book,
+            rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None),
         )
 
     def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
         # public_library.world:284
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # public_library.world:285
-            _m14.key() for _m14 in rt.each(self, self.t_members)
+            _m14.id_ for _m14 in rt.each(self, self.t_members)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
         ])
 
     def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
         return MemberInfo(  # public_library.world:293
-            member.key(), member.fees_due <= _C_FEE_LIMIT,
+            member.id_, member.fees_due <= _C_FEE_LIMIT,
             tuple([
                 self.fn_loan_line(_l15)
                 for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))
             ]),
             tuple([
                 self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds)
-                if _h16.member == member.key() and _h16.status == _E10_HoldStatus_active
+                if _h16.member == member.id_ and _h16.status == _E10_HoldStatus_active
             ]),
         )
 
@@ -508,7 +509,7 @@ class PublicLibrary(Episode):
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
         return tuple([  # public_library.world:307
             self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
-            if _l17.member == member.key() and (not open_only or _l17.returned_on is None)
+            if _l17.member == member.id_ and (not open_only or _l17.returned_on is None)
         ])
 
     def tool_get_loan(self, loan: Loan) -> LoanLine:  # public_library.world:310
@@ -552,7 +553,7 @@ class PublicLibrary(Episode):
         # public_library.world:351
         queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
         if len(queue) > 0:  # public_library.world:352
-            if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
+            if self.t_holds[queue[0]].member != member.id_:  # public_library.world:353
                 raise ToolError(rt.built(
                     self,
                     f'{self.t_books[copy_.book].title} is on hold for another member who comes '
@@ -563,7 +564,7 @@ class PublicLibrary(Episode):
             )
         today: dt.date = self.clock.date()  # public_library.world:356
         loan: Loan = Loan(  # public_library.world:357
-            id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(),
+            id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.barcode, member=member.id_,
             borrowed_on=today, due_on=today + dt.timedelta(days=_C_LOAN_DAYS), renewed=False,
             returned_on=None, late_fee=0.0,
         )
@@ -575,8 +576,8 @@ class PublicLibrary(Episode):
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
             raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
         open_: tuple[str, ...] = tuple([  # public_library.world:369
-            _l22.key() for _l22 in rt.each(self, self.t_loans)
-            if _l22.copy_ == copy_.key() and _l22.returned_on is None
+            _l22.id_ for _l22 in rt.each(self, self.t_loans)
+            if _l22.copy_ == copy_.barcode and _l22.returned_on is None
         ])
         if len(open_) != 1:  # public_library.world:370
             raise ToolError(rt.built(self, f'Copy {copy_.barcode} has no open loan.'))
@@ -620,7 +621,7 @@ class PublicLibrary(Episode):
 
     def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
         if any(  # public_library.world:400
-            _h23.member == member.key() and _h23.book == book.key()
+            _h23.member == member.id_ and _h23.book == book.isbn
             and _h23.status == _E10_HoldStatus_active
             for _h23 in rt.each(self, self.t_holds)
         ):
@@ -632,7 +633,7 @@ class PublicLibrary(Episode):
                 self, f'{member.name} already has a copy of {book.title} on loan.'
             ))
         hold: Hold = Hold(  # public_library.world:402
-            id_=self.next_id('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(),
+            id_=self.next_id('hold_ids', 'H{:03d}'), book=book.isbn, member=member.id_,
             placed_at=self.clock, status=_E10_HoldStatus_active,
         )
         self.insert(self.t_holds, hold)  # public_library.world:403

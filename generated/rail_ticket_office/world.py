@@ -567,7 +567,7 @@ class RailTicketOffice(Episode):
         "The position of a station among a train's stops, or -1."
         found: tuple[int, ...] = tuple([  # rail_ticket_office.world:191
             _i1 for _i1 in rt.each(self, rt.int_range(0, len(t.stops)))
-            if t.stops[_i1].station == s.key()
+            if t.stops[_i1].station == s.code
         ])
         if len(found) == 0:  # rail_ticket_office.world:192
             return -1  # rail_ticket_office.world:193
@@ -597,7 +597,7 @@ class RailTicketOffice(Episode):
     def fn_seat_taken(self, c: Coach, seat: int, oi: int, di: int) -> bool:
         'Whether a booked ticket holds the seat on any leg between stops oi and di.'
         return any(  # rail_ticket_office.world:221
-            _tk2.status == _E12_TicketStatus_booked and _tk2.coach == c.key() and _tk2.seat == seat
+            _tk2.status == _E12_TicketStatus_booked and _tk2.coach == c.id_ and _tk2.seat == seat
             and self.fn_overlaps(_tk2, oi, di)
             for _tk2 in rt.each(self, self.t_tickets)
         )
@@ -615,7 +615,7 @@ class RailTicketOffice(Episode):
         'Free seats of one class on a train between stops oi and di.'
         return sum(rt.each(self, tuple([  # rail_ticket_office.world:233
             len(self.fn_free_seats(_c4, oi, di)) for _c4 in rt.each(self, self.t_coaches)
-            if _c4.train == t.key() and _c4.travel_class == cls
+            if _c4.train == t.id_ and _c4.travel_class == cls
         ])))
 
     def fn_first_coach_with_room(  # rail_ticket_office.world:236
@@ -624,7 +624,7 @@ class RailTicketOffice(Episode):
         'The first coach of a class with a free seat for the journey.'
         for c in rt.each(self, self.t_coaches):  # rail_ticket_office.world:239
             if (  # rail_ticket_office.world:240
-                c.train == t.key() and c.travel_class == cls
+                c.train == t.id_ and c.travel_class == cls
                 and len(self.fn_free_seats(c, oi, di)) > 0
             ):
                 return c  # rail_ticket_office.world:241
@@ -634,15 +634,15 @@ class RailTicketOffice(Episode):
     def fn_fare_connects(self, f: Fare, a: Station, b: Station) -> bool:
         'Whether a fare is between two stations, in either direction.'
         return (  # rail_ticket_office.world:250
-            f.origin == a.key() and f.destination == b.key()
-            or f.origin == b.key() and f.destination == a.key()
+            f.origin == a.code and f.destination == b.code
+            or f.origin == b.code and f.destination == a.code
         )
 
     # rail_ticket_office.world:253
     def fn_find_fare(self, a: Station, b: Station, cls: TravelClass) -> Fare | None:
         'The fare between two stations in a class.'
         found: tuple[str, ...] = tuple([  # rail_ticket_office.world:256
-            _f5.key() for _f5 in rt.each(self, self.t_fares)
+            _f5.id_ for _f5 in rt.each(self, self.t_fares)
             if _f5.travel_class == cls and self.fn_fare_connects(_f5, a, b)
         ])
         if len(found) == 0:  # rail_ticket_office.world:257
@@ -653,7 +653,7 @@ class RailTicketOffice(Episode):
     def fn_railcard_valid(self, r: Railcard, p: Passenger, day: dt.date) -> bool:
         "Whether a railcard is the passenger's and valid on a day."
         # rail_ticket_office.world:266
-        return r.passenger == p.key() and r.valid_from <= day and day <= r.valid_until
+        return r.passenger == p.id_ and r.valid_from <= day and day <= r.valid_until
 
     def fn_discounted(self, price: float, has_card: bool) -> float:  # rail_ticket_office.world:269
         'A fare price, less the railcard discount when a railcard applies.'
@@ -726,7 +726,7 @@ class RailTicketOffice(Episode):
     def tool_sign_in(self, clerk_id: Clerk) -> Clerk:  # rail_ticket_office.world:381
         if not clerk_id.active:  # rail_ticket_office.world:386
             raise ToolError(rt.built(self, f'Clerk {clerk_id.id_} is inactive.'))
-        self.set_state('current_clerk', clerk_id.key())  # rail_ticket_office.world:387
+        self.set_state('current_clerk', clerk_id.id_)  # rail_ticket_office.world:387
         return clerk_id  # rail_ticket_office.world:388
 
     def tool_get_clerk(self, clerk_id: Clerk) -> Clerk:  # rail_ticket_office.world:391
@@ -737,10 +737,10 @@ class RailTicketOffice(Episode):
         # rail_ticket_office.world:405
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # rail_ticket_office.world:406
-            _c8.key() for _c8 in rt.each(self, self.t_clerks)
+            _c8.id_ for _c8 in rt.each(self, self.t_clerks)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _c8.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _c8.email.lower())))
-            and (station is None or _c8.station == station.key())
+            and (station is None or _c8.station == station.code)
         ])
 
     def tool_get_station(self, code: Station) -> Station:  # rail_ticket_office.world:409
@@ -749,16 +749,15 @@ class RailTicketOffice(Episode):
     def tool_find_stations(self, query: str) -> tuple[str, ...]:  # rail_ticket_office.world:417
         q: str = rt.built(self, query.lower())  # rail_ticket_office.world:422
         return tuple([  # rail_ticket_office.world:423
-            _s9.key() for _s9 in rt.each(self, self.t_stations)
+            _s9.code for _s9 in rt.each(self, self.t_stations)
             if rt.read(self, q) in rt.read(self, rt.built(self, _s9.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _s9.city.lower()))
         ])
 
     def tool_get_train(self, train_id: Train) -> TrainInfo:  # rail_ticket_office.world:428
         return TrainInfo(  # rail_ticket_office.world:433
-            train_id.key(), tuple([
-                _c10.key() for _c10 in rt.each(self, self.t_coaches)
-                if _c10.train == train_id.key()
+            train_id.id_, tuple([
+                _c10.id_ for _c10 in rt.each(self, self.t_coaches) if _c10.train == train_id.id_
             ]),
         )
 
@@ -769,7 +768,7 @@ class RailTicketOffice(Episode):
         run_date: dt.date,
         travel_class: TravelClass | None,
     ) -> tuple[TrainOption, ...]:
-        if origin.key() == destination.key():  # rail_ticket_office.world:444
+        if origin.code == destination.code:  # rail_ticket_office.world:444
             raise ToolError('Origin and destination are the same.')
         found: tuple[TrainOption, ...] = ()  # rail_ticket_office.world:445
         for t in rt.each(self, sorted(  # rail_ticket_office.world:446
@@ -784,7 +783,7 @@ class RailTicketOffice(Episode):
                 continue  # rail_ticket_office.world:450
             if (  # rail_ticket_office.world:452
                 travel_class is not None and not any(
-                    _c13.train == t.key() and _c13.travel_class
+                    _c13.train == t.id_ and _c13.travel_class
                     == (travel_class if travel_class is not None else rt.absent())
                     for _c13 in rt.each(self, self.t_coaches)
                 )
@@ -792,7 +791,7 @@ class RailTicketOffice(Episode):
                 continue  # rail_ticket_office.world:453
             found = rt.each(self, found) + (  # rail_ticket_office.world:455
                 TrainOption(
-                    t.key(), t.stops[oi].departs, t.stops[di].arrives,
+                    t.id_, t.stops[oi].departs, t.stops[di].arrives,
                     self.fn_free_in_class(t, _E11_TravelClass_first, oi, di),
                     self.fn_free_in_class(t, _E11_TravelClass_standard, oi, di),
                 ),
@@ -818,14 +817,14 @@ class RailTicketOffice(Episode):
         if di <= oi:  # rail_ticket_office.world:484
             raise ToolError('The destination must come after the origin.')
         # rail_ticket_office.world:485
-        return CoachInfo(coach_id.key(), self.fn_free_seats(coach_id, oi, di))
+        return CoachInfo(coach_id.id_, self.fn_free_seats(coach_id, oi, di))
 
     def tool_list_coaches(  # rail_ticket_office.world:488
         self, train_id: Train, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
         return tuple([  # rail_ticket_office.world:494
-            _c14.key() for _c14 in rt.each(self, self.t_coaches)
-            if _c14.train == train_id.key()
+            _c14.id_ for _c14 in rt.each(self, self.t_coaches)
+            if _c14.train == train_id.id_
             and (travel_class is None or _c14.travel_class == travel_class)
         ])
 
@@ -836,7 +835,7 @@ class RailTicketOffice(Episode):
         self, origin: Station, destination: Station, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
         return tuple([  # rail_ticket_office.world:512
-            _f15.key() for _f15 in rt.each(self, self.t_fares)
+            _f15.id_ for _f15 in rt.each(self, self.t_fares)
             if self.fn_fare_connects(_f15, origin, destination)
             and (travel_class is None or _f15.travel_class == travel_class)
         ])
@@ -855,7 +854,7 @@ class RailTicketOffice(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # rail_ticket_office.world:534
-            _p16.key() for _p16 in rt.each(self, self.t_passengers)
+            _p16.id_ for _p16 in rt.each(self, self.t_passengers)
             if (email is None or rt.built(self, _p16.email.lower()) == wanted)
             and rt.read(self, q) in rt.read(self, rt.built(self, _p16.name.lower()))
         ])
@@ -894,8 +893,8 @@ class RailTicketOffice(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # rail_ticket_office.world:575
-            _r18.key() for _r18 in rt.each(self, self.t_railcards)
-            if (passenger_id is None or _r18.passenger == passenger_id.key())
+            _r18.number for _r18 in rt.each(self, self.t_railcards)
+            if (passenger_id is None or _r18.passenger == passenger_id.id_)
             and (email is None
             or rt.built(self, self.t_passengers[_r18.passenger].email.lower()) == wanted)
         ])
@@ -906,7 +905,7 @@ class RailTicketOffice(Episode):
         today: dt.date = self.clock.date()  # rail_ticket_office.world:585
         passenger: Passenger = passenger_id  # rail_ticket_office.world:586
         if any(  # rail_ticket_office.world:587
-            _r19.passenger == passenger.key() and _r19.kind == kind
+            _r19.passenger == passenger.id_ and _r19.kind == kind
             and _r19.status == _E14_RailcardStatus_active and _r19.valid_until >= today
             for _r19 in rt.each(self, self.t_railcards)
         ):
@@ -928,15 +927,15 @@ class RailTicketOffice(Episode):
             if me.role != _E9_ClerkRole_supervisor:  # rail_ticket_office.world:596
                 raise ToolError('Only supervisors issue disabled railcards.')
         expired: tuple[str, ...] = tuple([  # rail_ticket_office.world:598
-            _r20.key() for _r20 in rt.each(self, self.t_railcards)
-            if _r20.passenger == passenger.key() and _r20.kind == kind
+            _r20.number for _r20 in rt.each(self, self.t_railcards)
+            if _r20.passenger == passenger.id_ and _r20.kind == kind
             and _r20.status == _E14_RailcardStatus_active
         ])
         for r in rt.rows(self.t_railcards, rt.each(self, expired)):  # rail_ticket_office.world:599
             # rail_ticket_office.world:600
             self.set_field(self.t_railcards[r.number], 'status', _E14_RailcardStatus_cancelled)
         card: Railcard = Railcard(  # rail_ticket_office.world:602
-            number=self.next_id('railcard_numbers', 'RC{:05d}'), passenger=passenger.key(),
+            number=self.next_id('railcard_numbers', 'RC{:05d}'), passenger=passenger.id_,
             kind=kind, valid_from=today, valid_until=today + self.state.railcard_validity,
             status=_E14_RailcardStatus_active,
         )
@@ -958,11 +957,11 @@ class RailTicketOffice(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # rail_ticket_office.world:632
-            _t21.key() for _t21 in rt.each(self, self.t_tickets)
-            if (passenger_id is None or _t21.passenger == passenger_id.key())
+            _t21.id_ for _t21 in rt.each(self, self.t_tickets)
+            if (passenger_id is None or _t21.passenger == passenger_id.id_)
             and (email is None
             or rt.built(self, self.t_passengers[_t21.passenger].email.lower()) == wanted)
-            and (train_id is None or _t21.train == train_id.key())
+            and (train_id is None or _t21.train == train_id.id_)
             and (run_date is None or self.t_trains[_t21.train].run_date == run_date)
             and (status is None or _t21.status == status)
         ])
@@ -998,7 +997,7 @@ class RailTicketOffice(Episode):
         # rail_ticket_office.world:655
         cls: TravelClass = travel_class if travel_class is not None else _E11_TravelClass_standard
         if coach_id is not None:  # rail_ticket_office.world:656
-            if coach_id.train != train.key():  # rail_ticket_office.world:657
+            if coach_id.train != train.id_:  # rail_ticket_office.world:657
                 raise ToolError(rt.built(
                     self, f'Coach {coach_id.id_} is not on train {train.id_}.'
                 ))
@@ -1035,7 +1034,7 @@ class RailTicketOffice(Episode):
                 'journey.',
             ))
         if railcard is not None:  # rail_ticket_office.world:669
-            if railcard.passenger != passenger_id.key():  # rail_ticket_office.world:670
+            if railcard.passenger != passenger_id.id_:  # rail_ticket_office.world:670
                 raise ToolError(rt.built(
                     self, f'Railcard {railcard.number} is not passenger {passenger_id.id_}\'s.'
                 ))
@@ -1047,9 +1046,9 @@ class RailTicketOffice(Episode):
                     self, f'Railcard {railcard.number} is not valid on {train.run_date}.'
                 ))
         ticket: Ticket = Ticket(  # rail_ticket_office.world:674
-            id_=self.next_id('ticket_ids', 'TK{:04d}'), passenger=passenger_id.key(),
-            train=train.key(), origin=origin.key(), destination=destination.key(),
-            coach=chosen.key(), seat=v.check_range(seat_no, 'Ticket.seat', 1, 80), fare=fare.key(),
+            id_=self.next_id('ticket_ids', 'TK{:04d}'), passenger=passenger_id.id_,
+            train=train.id_, origin=origin.code, destination=destination.code, coach=chosen.id_,
+            seat=v.check_range(seat_no, 'Ticket.seat', 1, 80), fare=fare.id_,
             railcard=rt.key_of(railcard),
             price=v.check_range(
                 self.fn_discounted(fare.price, railcard is not None), 'Ticket.price', 0.0, None
@@ -1078,7 +1077,7 @@ class RailTicketOffice(Episode):
                 f'{self.t_stations[ticket.origin].code}.',
             ))
         own: tuple[str, ...] = tuple([  # rail_ticket_office.world:701
-            _r22.key() for _r22 in rt.each(self, self.t_railcards)
+            _r22.number for _r22 in rt.each(self, self.t_railcards)
             if _r22.status == _E14_RailcardStatus_active and self.fn_railcard_valid(
                 _r22, self.t_passengers[ticket.passenger], day
             )
@@ -1106,7 +1105,7 @@ class RailTicketOffice(Episode):
             raise ToolError(rt.built(
                 self, f'Railcard {card.number} is not active or not valid on {day}.'
             ))
-        self.set_field(ticket, 'railcard', card.key())  # rail_ticket_office.world:706
+        self.set_field(ticket, 'railcard', card.number)  # rail_ticket_office.world:706
         self.set_field(  # rail_ticket_office.world:707
             ticket, 'price', v.check_range(
                 self.fn_discounted(self.t_fares[ticket.fare].price, True), 'Ticket.price', 0.0,
@@ -1136,7 +1135,7 @@ class RailTicketOffice(Episode):
                 f'Train {self.t_trains[old.train].id_} has already left '
                 f'{self.t_stations[old.origin].code}.',
             ))
-        if train.key() == old.train:  # rail_ticket_office.world:725
+        if train.id_ == old.train:  # rail_ticket_office.world:725
             raise ToolError(rt.built(self, f'Ticket {old.id_} is already on train {train.id_}.'))
         if train.status == _E11_TrainStatus_cancelled:  # rail_ticket_office.world:726
             raise ToolError(rt.built(self, f'Train {train.id_} is cancelled.'))
@@ -1157,7 +1156,7 @@ class RailTicketOffice(Episode):
         cls: TravelClass = self.t_coaches[old.coach].travel_class  # rail_ticket_office.world:731
         if coach_id is not None:  # rail_ticket_office.world:732
             # rail_ticket_office.world:733
-            if not (coach_id.train == train.key() and coach_id.travel_class == cls):
+            if not (coach_id.train == train.id_ and coach_id.travel_class == cls):
                 raise ToolError(rt.built(
                     self, f'Coach {coach_id.id_} is not a {cls} coach of train {train.id_}.'
                 ))
@@ -1198,15 +1197,15 @@ class RailTicketOffice(Episode):
         )
         self.set_field(old, 'status', _E12_TicketStatus_exchanged)  # rail_ticket_office.world:751
         ticket: Ticket = Ticket(  # rail_ticket_office.world:752
-            id_=self.next_id('ticket_ids', 'TK{:04d}'), passenger=old.passenger, train=train.key(),
-            origin=old.origin, destination=old.destination, coach=chosen.key(),
+            id_=self.next_id('ticket_ids', 'TK{:04d}'), passenger=old.passenger, train=train.id_,
+            origin=old.origin, destination=old.destination, coach=chosen.id_,
             seat=v.check_range(seat_no, 'Ticket.seat', 1, 80), fare=old.fare,
             railcard=rt.key_of(keep_card),
             price=v.check_range(new_price, 'Ticket.price', 0.0, None),
             status=_E12_TicketStatus_booked, refund_amount=0.0,
         )
         self.insert(self.t_tickets, ticket)  # rail_ticket_office.world:763
-        return ExchangeResult(ticket.key(), old.key(), due)  # rail_ticket_office.world:764
+        return ExchangeResult(ticket.id_, old.id_, due)  # rail_ticket_office.world:764
 
     def tool_refund_ticket(self, ticket_id: Ticket) -> Ticket:  # rail_ticket_office.world:767
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:772

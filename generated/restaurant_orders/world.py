@@ -233,6 +233,9 @@ class SettleReceipt(Record):
         text=enum_text(OrderStatus))
 
 
+_GET_id_ = rt.getter('id_', str)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -309,7 +312,7 @@ class RestaurantOrders(Episode):
             )
         if not all(  # restaurant_orders.world:167
             _o72.status == _E11_OrderStatus_open_ or any(
-                _l73.order == _o72.key() for _l73 in rt.each(self, self.t_order_lines)
+                _l73.order == _o72.id_ for _l73 in rt.each(self, self.t_order_lines)
             )
             for _o72 in rt.each(self, self.t_orders)
         ):
@@ -398,7 +401,7 @@ class RestaurantOrders(Episode):
         "The bill total: quantity times unit price over the order's lines."
         return sum(rt.each(self, tuple([  # restaurant_orders.world:127
             rt.bounded(_l1.quantity * _l1.unit_price_cents)
-            for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.key()
+            for _l1 in rt.each(self, self.t_order_lines) if _l1.order == order.id_
         ])))
 
     # restaurant_orders.world:130
@@ -410,14 +413,13 @@ class RestaurantOrders(Episode):
 
     def fn_payments_of(self, order: Order) -> tuple[str, ...]:  # restaurant_orders.world:137
         'The payments made on an order.'
-        return tuple([  # restaurant_orders.world:138
-            _p2.key() for _p2 in rt.each(self, self.t_payments) if _p2.order == order.key()
-        ])
+        # restaurant_orders.world:138
+        return tuple([_p2.id_ for _p2 in rt.each(self, self.t_payments) if _p2.order == order.id_])
 
     def fn_paid_so_far(self, order: Order) -> int:  # restaurant_orders.world:141
         'The amount (without tips) paid on an order.'
         return sum(rt.each(self, tuple([  # restaurant_orders.world:142
-            _p3.amount_cents for _p3 in rt.each(self, self.t_payments) if _p3.order == order.key()
+            _p3.amount_cents for _p3 in rt.each(self, self.t_payments) if _p3.order == order.id_
         ])))
 
     def fn_unpaid_order(self, table: DiningTable) -> Order | None:  # restaurant_orders.world:145
@@ -425,23 +427,23 @@ class RestaurantOrders(Episode):
         found: Order | None = None  # restaurant_orders.world:146
         for o in rt.each(self, self.t_orders):  # restaurant_orders.world:147
             # restaurant_orders.world:148
-            if o.table == table.key() and o.status != _E11_OrderStatus_paid:
+            if o.table == table.number and o.status != _E11_OrderStatus_paid:
                 found = o  # restaurant_orders.world:149
         return found  # restaurant_orders.world:152
 
     def fn_table_status(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:155
         'A table with its unpaid order.'
         # restaurant_orders.world:156
-        return TableStatus(table.key(), rt.key_of(self.fn_unpaid_order(table)))
+        return TableStatus(table.number, rt.key_of(self.fn_unpaid_order(table)))
 
     def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
-        self.set_state('current_server', server.key())  # restaurant_orders.world:195
+        self.set_state('current_server', server.id_)  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
     # restaurant_orders.world:199
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # restaurant_orders.world:205
-            _m4.key() for _m4 in rt.each(self, self.t_menu)
+            _m4.code for _m4 in rt.each(self, self.t_menu)
             if (category is None or _m4.category == category)
             and (not available_only or _m4.available)
         ])
@@ -450,7 +452,7 @@ class RestaurantOrders(Episode):
         # restaurant_orders.world:213
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # restaurant_orders.world:214
-            _m5.key() for _m5 in rt.each(self, self.t_menu)
+            _m5.code for _m5 in rt.each(self, self.t_menu)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
         ])
 
@@ -475,24 +477,22 @@ class RestaurantOrders(Episode):
             rt.each(self, [
                 _o8 for _o8 in rt.each(self, self.t_orders)
                 if (status is None or _o8.status == status)
-                and (table is None or _o8.table == table.key())
-                and (server is None or _o8.server == server.key())
+                and (table is None or _o8.table == table.number)
+                and (server is None or _o8.server == server.id_)
             ]),
             key=lambda _o7: _o7.opened_at, reverse=True,
         )
 
     def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
-        # restaurant_orders.world:253
-        return tuple([_s9.key() for _s9 in rt.each(self, self.t_servers)])
+        return tuple(map(_GET_id_, rt.each(self, self.t_servers)))  # restaurant_orders.world:253
 
     def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
-            order.key(),
+            order.id_,
             tuple([
-                _l10.key() for _l10 in rt.each(self, self.t_order_lines)
-                if _l10.order == order.key()
+                _l10.id_ for _l10 in rt.each(self, self.t_order_lines) if _l10.order == order.id_
             ]),
             total, order.split_ways,
             tuple([
@@ -507,7 +507,7 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
         if any(  # restaurant_orders.world:284
-            _o12.table == table.key() and _o12.status != _E11_OrderStatus_paid
+            _o12.table == table.number and _o12.status != _E11_OrderStatus_paid
             for _o12 in rt.each(self, self.t_orders)
         ):
             raise ToolError(rt.built(self, f'Table {table.number} already has an unpaid order.'))
@@ -516,7 +516,7 @@ class RestaurantOrders(Episode):
                 self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
             ))
         order: Order = Order(  # restaurant_orders.world:286
-            id_=self.next_id('order_ids', 'O{:03d}'), table=table.key(),
+            id_=self.next_id('order_ids', 'O{:03d}'), table=table.number,
             server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12),
             status=_E11_OrderStatus_open_, opened_at=self.clock, sent_at=None, served_at=None,
             split_ways=1, paid_at=None,
@@ -536,7 +536,7 @@ class RestaurantOrders(Episode):
         if not item.available:  # restaurant_orders.world:301
             raise ToolError(rt.built(self, f'{item.name} is not available.'))
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
-            id_=self.next_id('line_ids', 'L{:04d}'), order=order.key(), item=item.key(),
+            id_=self.next_id('line_ids', 'L{:04d}'), order=order.id_, item=item.code,
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
             unit_price_cents=v.check_range(
                 item.price_cents, 'OrderLine.unit_price_cents', 1, 100000
@@ -556,13 +556,12 @@ class RestaurantOrders(Episode):
                 f'Order {order.id_} is {order.status}; lines can only be removed before it is '
                 'sent to the kitchen.',
             ))
-        self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
+        self.delete(self.t_order_lines, line.id_)  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
-            order.key(),
+            order.id_,
             tuple([
-                _l13.key() for _l13 in rt.each(self, self.t_order_lines)
-                if _l13.order == order.key()
+                _l13.id_ for _l13 in rt.each(self, self.t_order_lines) if _l13.order == order.id_
             ]),
             total, order.split_ways,
             tuple([
@@ -578,7 +577,7 @@ class RestaurantOrders(Episode):
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
             raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
         # restaurant_orders.world:342
-        if not any(_l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)):
+        if not any(_l15.order == order.id_ for _l15 in rt.each(self, self.t_order_lines)):
             raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
         # restaurant_orders.world:343
         self.set_fields(order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock)
@@ -635,7 +634,7 @@ class RestaurantOrders(Episode):
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
         payment: Payment = Payment(  # restaurant_orders.world:389
-            id_=self.next_id('payment_ids', 'PAY{:03d}'), order=order.key(),
+            id_=self.next_id('payment_ids', 'PAY{:03d}'), order=order.id_,
             share=v.check_range(share, 'Payment.share', 1, 12),
             amount_cents=v.check_range(
                 self.fn_share_amount(total, order.split_ways, share), 'Payment.amount_cents', 0,
@@ -649,7 +648,7 @@ class RestaurantOrders(Episode):
             # restaurant_orders.world:398
             self.set_fields(order, ('status', 'paid_at'), _E11_OrderStatus_paid, self.clock)
         return SettleReceipt(  # restaurant_orders.world:401
-            payment.key(), share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)),
+            payment.id_, share, order.split_ways, rt.bounded(total - self.fn_paid_so_far(order)),
             order.status,
         )
 
@@ -877,18 +876,18 @@ def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_or
 def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:558
     return any(
         _o18.table == 'T1' and _o18.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.key()]) == 3
+        and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.id_]) == 3
         and any(
-            _l20.order == _o18.key() and _l20.item == 'PZ01' and _l20.quantity == 1
+            _l20.order == _o18.id_ and _l20.item == 'PZ01' and _l20.quantity == 1
             and _l20.note == 'extra basil'
             for _l20 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l21.order == _o18.key() and _l21.item == 'PS01' and _l21.quantity == 1
+            _l21.order == _o18.id_ and _l21.item == 'PS01' and _l21.quantity == 1
             for _l21 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l22.order == _o18.key() and _l22.item == 'DR01' and _l22.quantity == 2
+            _l22.order == _o18.id_ and _l22.item == 'DR01' and _l22.quantity == 2
             for _l22 in rt.each(ep, ep.t_order_lines)
         )
         for _o18 in rt.each(ep, ep.t_orders)
@@ -1035,13 +1034,13 @@ def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders) -> bool
 def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:440
     return any(
         _o35.table == 'T4' and _o35.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.key()]) == 2
+        and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.id_]) == 2
         and any(
-            _l37.order == _o35.key() and _l37.item == 'DR02' and _l37.quantity == 4
+            _l37.order == _o35.id_ and _l37.item == 'DR02' and _l37.quantity == 4
             for _l37 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l38.order == _o35.key() and _l38.item == 'ST01' and _l38.quantity == 1
+            _l38.order == _o35.id_ and _l38.item == 'ST01' and _l38.quantity == 1
             for _l38 in rt.each(ep, ep.t_order_lines)
         )
         and ep.fn_order_total(_o35) == 3150
@@ -1111,17 +1110,17 @@ def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders) -> bool:  # tasks
 def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:759
     return any(
         _o47.table == 'T4' and _o47.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.key()]) == 3
+        and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.id_]) == 3
         and any(
-            _l49.order == _o47.key() and _l49.item == 'ST01' and _l49.quantity == 1
+            _l49.order == _o47.id_ and _l49.item == 'ST01' and _l49.quantity == 1
             for _l49 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l50.order == _o47.key() and _l50.item == 'PS01' and _l50.quantity == 3
+            _l50.order == _o47.id_ and _l50.item == 'PS01' and _l50.quantity == 3
             for _l50 in rt.each(ep, ep.t_order_lines)
         )
         and any(
-            _l51.order == _o47.key() and _l51.item == 'DR01' and _l51.quantity == 3
+            _l51.order == _o47.id_ and _l51.item == 'DR01' and _l51.quantity == 3
             for _l51 in rt.each(ep, ep.t_order_lines)
         )
         and ep.fn_order_total(_o47) == 6150

@@ -163,7 +163,8 @@ class AccountView(Record):
         load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
-_GET_balance_cents = rt.attrgetter('balance_cents')
+_GET_balance_cents = rt.getter('balance_cents', int)
+_GET_id_ = rt.getter('id_', str)
 
 
 class _State(StateBase):
@@ -306,7 +307,7 @@ class RetailBank(Episode):
         return rt.sorted_keys(  # retail_bank.world:102
             rt.each(self, [
                 _t2 for _t2 in rt.each(self, self.t_transactions)
-                if _t2.from_account == account.key() or _t2.to_account == account.key()
+                if _t2.from_account == account.number or _t2.to_account == account.number
             ]),
             key=lambda _t1: _t1.at, reverse=True,
         )
@@ -316,15 +317,15 @@ class RetailBank(Episode):
         return format(cents / 100, '.2f')  # retail_bank.world:106
 
     def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
-        self.set_state('current_teller', teller.key())  # retail_bank.world:140
+        self.set_state('current_teller', teller.id_)  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
     def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
-            _a3.key() for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.key()
+            _a3.number for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.id_
         ])
         return CustomerView(  # retail_bank.world:150
-            customer.key(), customer.name, customer.email, owned,
+            customer.id_, customer.name, customer.email, owned,
             sum(rt.each(self, tuple(map(_GET_balance_cents, rt.rows(
                 self.t_accounts, rt.each(self, owned)
             ))))),
@@ -336,8 +337,8 @@ class RetailBank(Episode):
         for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):
             if len(recent) >= 5:  # retail_bank.world:166
                 break  # retail_bank.world:167
-            recent = rt.each(self, recent) + (t.key(),)  # retail_bank.world:169
-        return AccountView(account.key(), recent)  # retail_bank.world:171
+            recent = rt.each(self, recent) + (t.id_,)  # retail_bank.world:169
+        return AccountView(account.number, recent)  # retail_bank.world:171
 
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
         return self.fn_touching(account)  # retail_bank.world:179
@@ -345,7 +346,7 @@ class RetailBank(Episode):
     def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
-            _c5.key() for _c5 in rt.each(self, self.t_customers)
+            _c5.id_ for _c5 in rt.each(self, self.t_customers)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
         ])
@@ -354,8 +355,8 @@ class RetailBank(Episode):
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # retail_bank.world:198
-            _a6.key() for _a6 in rt.each(self, self.t_accounts)
-            if (customer is None or _a6.owner == customer.key())
+            _a6.number for _a6 in rt.each(self, self.t_accounts)
+            if (customer is None or _a6.owner == customer.id_)
             and (kind is None or _a6.kind == kind) and (status is None or _a6.status == status)
         ])
 
@@ -364,7 +365,7 @@ class RetailBank(Episode):
         return transaction  # retail_bank.world:206
 
     def tool_list_tellers(self) -> tuple[str, ...]:  # retail_bank.world:209
-        return tuple([_t7.key() for _t7 in rt.each(self, self.t_tellers)])  # retail_bank.world:212
+        return tuple(map(_GET_id_, rt.each(self, self.t_tellers)))  # retail_bank.world:212
 
     def tool_get_withdrawal_limit(self) -> int:  # retail_bank.world:215
         return self.state.max_withdrawal_cents  # retail_bank.world:216
@@ -375,7 +376,7 @@ class RetailBank(Episode):
         if self.state.current_teller is None:  # retail_bank.world:226
             raise ToolError('Not signed in. Call sign_in first.')
         if any(  # retail_bank.world:227
-            _a8.owner == customer.key() and _a8.kind == kind
+            _a8.owner == customer.id_ and _a8.kind == kind
             and _a8.status != _E13_AccountStatus_closed
             for _a8 in rt.each(self, self.t_accounts)
         ):
@@ -383,7 +384,7 @@ class RetailBank(Episode):
                 self, f'Customer {customer.id_} already has an open {kind} account.'
             ))
         account: Account = Account(  # retail_bank.world:228
-            number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind,
+            number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.id_, kind=kind,
             status=_E13_AccountStatus_active,
             balance_cents=v.check_range(initial_deposit_cents, 'Account.balance_cents', 0, None),
             opened_on=self.clock.date(), closed_on=None, freeze_reason='',
@@ -393,7 +394,7 @@ class RetailBank(Episode):
             self.insert(  # retail_bank.world:236
                 self.t_transactions, Transaction(
                     id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit,
-                    from_account=None, to_account=account.key(),
+                    from_account=None, to_account=account.number,
                     amount_cents=v.check_range(
                         initial_deposit_cents, 'Transaction.amount_cents', 1, None
                     ),
@@ -441,7 +442,7 @@ class RetailBank(Episode):
         self.insert(  # retail_bank.world:272
             self.t_transactions, Transaction(
                 id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_deposit,
-                from_account=None, to_account=account.key(),
+                from_account=None, to_account=account.number,
                 amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
                 memo=v.check_length(memo, 'Transaction.memo', None, 120),
                 teller=self.state.current_teller, at=self.clock,
@@ -479,7 +480,7 @@ class RetailBank(Episode):
         self.insert(  # retail_bank.world:295
             self.t_transactions, Transaction(
                 id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_withdrawal,
-                from_account=account.key(), to_account=None,
+                from_account=account.number, to_account=None,
                 amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
                 memo=v.check_length(memo, 'Transaction.memo', None, 120),
                 teller=self.state.current_teller, at=self.clock,
@@ -492,7 +493,7 @@ class RetailBank(Episode):
     ) -> Transaction:
         if self.state.current_teller is None:  # retail_bank.world:313
             raise ToolError('Not signed in. Call sign_in first.')
-        if from_account.key() == to_account.key():  # retail_bank.world:314
+        if from_account.number == to_account.number:  # retail_bank.world:314
             raise ToolError('Cannot transfer to the same account.')
         if from_account.status == _E13_AccountStatus_closed:  # retail_bank.world:315
             raise ToolError(rt.built(self, f'Source account {from_account.number} is closed.'))
@@ -522,7 +523,7 @@ class RetailBank(Episode):
         )
         tx: Transaction = Transaction(  # retail_bank.world:322
             id_=self.next_id('transaction_ids', 'TX{:06d}'), kind=_E6_TxKind_transfer,
-            from_account=from_account.key(), to_account=to_account.key(),
+            from_account=from_account.number, to_account=to_account.number,
             amount_cents=v.check_range(amount_cents, 'Transaction.amount_cents', 1, None),
             memo=v.check_length(memo, 'Transaction.memo', None, 120),
             teller=self.state.current_teller, at=self.clock,

@@ -362,7 +362,7 @@ class ShiftScheduler(Episode):
         if not all(  # shift_scheduler.world:242
             len([
                 _a57 for _a57 in rt.each(self, self.t_assignments)
-                if _a57.shift == _s56.key() and _a57.status == _E16_AssignmentStatus_active
+                if _a57.shift == _s56.id_ and _a57.status == _E16_AssignmentStatus_active
             ])
             == (1 if _s56.status == _E11_ShiftStatus_filled else 0)
             for _s56 in rt.each(self, self.t_shifts)
@@ -498,7 +498,7 @@ class ShiftScheduler(Episode):
         return sum(rt.each(self, tuple([  # shift_scheduler.world:156
             self.fn_shift_hours(self.t_shifts[_a1.shift])
             for _a1 in rt.each(self, self.t_assignments)
-            if _a1.staff == p.key() and _a1.status == _E16_AssignmentStatus_active
+            if _a1.staff == p.id_ and _a1.status == _E16_AssignmentStatus_active
             and self.fn_week_start(self.t_shifts[_a1.shift].starts_at) == monday
         ])))
 
@@ -526,7 +526,7 @@ class ShiftScheduler(Episode):
     def fn_unavailable_during(self, p: Staff, start: dt.datetime, end: dt.datetime) -> bool:
         'Whether the person marked themselves unavailable for part of a time.'
         return any(  # shift_scheduler.world:181
-            _v2.staff == p.key() and _v2.kind == _E16_AvailabilityKind_unavailable
+            _v2.staff == p.id_ and _v2.kind == _E16_AvailabilityKind_unavailable
             and self.fn_entry_start(_v2) < end and start < self.fn_entry_end(_v2)
             for _v2 in rt.each(self, self.t_availability)
         )
@@ -543,8 +543,8 @@ class ShiftScheduler(Episode):
             # shift_scheduler.world:192
             return rt.built(self, f'Staff member {p.id_} is marked unavailable then.')
         if any(  # shift_scheduler.world:194
-            _a3.staff == p.key() and _a3.status == _E16_AssignmentStatus_active
-            and _a3.shift != sh.key() and self.fn_too_close(self.t_shifts[_a3.shift], sh)
+            _a3.staff == p.id_ and _a3.status == _E16_AssignmentStatus_active
+            and _a3.shift != sh.id_ and self.fn_too_close(self.t_shifts[_a3.shift], sh)
             for _a3 in rt.each(self, self.t_assignments)
         ):
             return rt.built(  # shift_scheduler.world:195
@@ -566,8 +566,8 @@ class ShiftScheduler(Episode):
     def fn_active_assignment(self, sh: Shift) -> Assignment | None:  # shift_scheduler.world:204
         'The active assignment of a shift, if any.'
         found: tuple[str, ...] = tuple([  # shift_scheduler.world:205
-            _a4.key() for _a4 in rt.each(self, self.t_assignments)
-            if _a4.shift == sh.key() and _a4.status == _E16_AssignmentStatus_active
+            _a4.id_ for _a4 in rt.each(self, self.t_assignments)
+            if _a4.shift == sh.id_ and _a4.status == _E16_AssignmentStatus_active
         ])
         if len(found) == 0:  # shift_scheduler.world:206
             return None  # shift_scheduler.world:207
@@ -600,15 +600,15 @@ class ShiftScheduler(Episode):
     def tool_sign_in(self, staff_id: Staff) -> Staff:  # shift_scheduler.world:268
         if not staff_id.active:  # shift_scheduler.world:273
             raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
-        self.set_state('current_staff', staff_id.key())  # shift_scheduler.world:274
+        self.set_state('current_staff', staff_id.id_)  # shift_scheduler.world:274
         return staff_id  # shift_scheduler.world:275
 
     def tool_get_staff(self, staff_id: Staff) -> StaffInfo:  # shift_scheduler.world:278
         return StaffInfo(  # shift_scheduler.world:283
-            staff_id.key(), self.fn_week_hours(staff_id, self.fn_week_start(self.clock)),
+            staff_id.id_, self.fn_week_hours(staff_id, self.fn_week_start(self.clock)),
             tuple([
-                _a5.key() for _a5 in rt.each(self, self.t_assignments)
-                if _a5.staff == staff_id.key() and _a5.status == _E16_AssignmentStatus_active
+                _a5.id_ for _a5 in rt.each(self, self.t_assignments)
+                if _a5.staff == staff_id.id_ and _a5.status == _E16_AssignmentStatus_active
             ]),
         )
 
@@ -638,7 +638,7 @@ class ShiftScheduler(Episode):
             if free_for_shift is not None:  # shift_scheduler.world:311
                 if self.fn_blocker(p, free_for_shift) != '':  # shift_scheduler.world:312
                     continue  # shift_scheduler.world:313
-            found = rt.each(self, found) + (p.key(),)  # shift_scheduler.world:316
+            found = rt.each(self, found) + (p.id_,)  # shift_scheduler.world:316
         return found  # shift_scheduler.world:318
 
     def tool_get_area(self, code: Area) -> Area:  # shift_scheduler.world:323
@@ -648,13 +648,13 @@ class ShiftScheduler(Episode):
         # shift_scheduler.world:334
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # shift_scheduler.world:335
-            _a7.key() for _a7 in rt.each(self, self.t_areas)
+            _a7.code for _a7 in rt.each(self, self.t_areas)
             if rt.read(self, q) in rt.read(self, rt.built(self, _a7.name.lower()))
         ])
 
     def tool_get_shift(self, shift_id: Shift) -> ShiftInfo:  # shift_scheduler.world:340
         return ShiftInfo(  # shift_scheduler.world:345
-            shift_id.key(), rt.key_of(self.fn_active_assignment(shift_id)),
+            shift_id.id_, rt.key_of(self.fn_active_assignment(shift_id)),
             self.fn_shift_hours(shift_id),
         )
 
@@ -668,9 +668,9 @@ class ShiftScheduler(Episode):
     ) -> tuple[str, ...]:
         last: dt.date = to_day if to_day is not None else from_day  # shift_scheduler.world:361
         found: tuple[str, ...] = tuple([  # shift_scheduler.world:362
-            _s8.key() for _s8 in rt.each(self, self.t_shifts)
+            _s8.id_ for _s8 in rt.each(self, self.t_shifts)
             if _s8.starts_at.date() >= from_day and _s8.starts_at.date() <= last
-            and (area is None or _s8.area == area.key()) and (role is None or _s8.role == role)
+            and (area is None or _s8.area == area.code) and (role is None or _s8.role == role)
             and (status is None or _s8.status == status)
         ])
         return rt.sorted_keys(  # shift_scheduler.world:363
@@ -702,8 +702,8 @@ class ShiftScheduler(Episode):
         if not ((end - start).total_seconds() <= self.state.max_shift_hours * 3600.0):
             raise ToolError(f'A shift lasts at most {self.state.max_shift_hours} hours.')
         shift: Shift = Shift(  # shift_scheduler.world:382
-            id_=self.next_id('shift_ids', 'SH{:04d}'), area=area.key(), role=role, starts_at=start,
-            ends_at=end, status=_E11_ShiftStatus_open_, posted_by=me.key(),
+            id_=self.next_id('shift_ids', 'SH{:04d}'), area=area.code, role=role, starts_at=start,
+            ends_at=end, status=_E11_ShiftStatus_open_, posted_by=me.id_,
             note=v.check_length(note, 'Shift.note', None, 200),
         )
         self.insert(self.t_shifts, shift)  # shift_scheduler.world:390
@@ -723,7 +723,7 @@ class ShiftScheduler(Episode):
         if current is not None:  # shift_scheduler.world:406
             for s in rt.each(self, self.t_swaps):  # shift_scheduler.world:407
                 # shift_scheduler.world:408
-                if s.assignment == current.key() and s.status == _E10_SwapStatus_pending:
+                if s.assignment == current.id_ and s.status == _E10_SwapStatus_pending:
                     # shift_scheduler.world:409
                     self.set_field(self.t_swaps[s.id_], 'status', _E10_SwapStatus_withdrawn)
             self.set_field(  # shift_scheduler.world:412
@@ -745,9 +745,9 @@ class ShiftScheduler(Episode):
         if not (staff_id is not None or shift_id is not None):  # shift_scheduler.world:436
             raise ToolError('Give a staff member or a shift.')
         return tuple([  # shift_scheduler.world:437
-            _a10.key() for _a10 in rt.each(self, self.t_assignments)
-            if (staff_id is None or _a10.staff == staff_id.key())
-            and (shift_id is None or _a10.shift == shift_id.key())
+            _a10.id_ for _a10 in rt.each(self, self.t_assignments)
+            if (staff_id is None or _a10.staff == staff_id.id_)
+            and (shift_id is None or _a10.shift == shift_id.id_)
             and (include_inactive or _a10.status == _E16_AssignmentStatus_active)
         ])
 
@@ -767,9 +767,8 @@ class ShiftScheduler(Episode):
         if why != '':  # shift_scheduler.world:452
             raise ToolError(rt.built(self, f'{why}'))
         assignment: Assignment = Assignment(  # shift_scheduler.world:453
-            id_=self.next_id('assignment_ids', 'AS{:04d}'), shift=shift.key(),
-            staff=staff_id.key(), status=_E16_AssignmentStatus_active, assigned_by=me.key(),
-            assigned_at=self.clock,
+            id_=self.next_id('assignment_ids', 'AS{:04d}'), shift=shift.id_, staff=staff_id.id_,
+            status=_E16_AssignmentStatus_active, assigned_by=me.id_, assigned_at=self.clock,
         )
         self.insert(self.t_assignments, assignment)  # shift_scheduler.world:454
         self.set_field(shift, 'status', _E11_ShiftStatus_filled)  # shift_scheduler.world:455
@@ -791,7 +790,7 @@ class ShiftScheduler(Episode):
             raise ToolError(rt.built(self, f'Shift {shift.id_} has no active assignment.'))
         for s in rt.each(self, self.t_swaps):  # shift_scheduler.world:471
             # shift_scheduler.world:472
-            if s.assignment == current.key() and s.status == _E10_SwapStatus_pending:
+            if s.assignment == current.id_ and s.status == _E10_SwapStatus_pending:
                 # shift_scheduler.world:473
                 self.set_field(self.t_swaps[s.id_], 'status', _E10_SwapStatus_withdrawn)
         # shift_scheduler.world:476
@@ -806,10 +805,10 @@ class ShiftScheduler(Episode):
         self, status: SwapStatus | None, staff_id: Staff | None
     ) -> tuple[str, ...]:
         return tuple([  # shift_scheduler.world:497
-            _s11.key() for _s11 in rt.each(self, self.t_swaps)
+            _s11.id_ for _s11 in rt.each(self, self.t_swaps)
             if (status is None or _s11.status == status)
-            and (staff_id is None or _s11.requested_by == staff_id.key()
-            or _s11.swap_with == (staff_id if staff_id is not None else rt.absent()).key())
+            and (staff_id is None or _s11.requested_by == staff_id.id_
+            or _s11.swap_with == (staff_id if staff_id is not None else rt.absent()).id_)
         ])
 
     def tool_request_swap(  # shift_scheduler.world:500
@@ -818,12 +817,12 @@ class ShiftScheduler(Episode):
         me: Staff = self.fn_actor()  # shift_scheduler.world:507
         assignment: Assignment = assignment_id  # shift_scheduler.world:508
         owner: Staff = self.t_staff[assignment.staff]  # shift_scheduler.world:509
-        if not (owner.key() == me.key() or me.is_manager):  # shift_scheduler.world:510
+        if not (owner.id_ == me.id_ or me.is_manager):  # shift_scheduler.world:510
             raise ToolError('You can only swap your own shifts.')
         if assignment.status != _E16_AssignmentStatus_active:  # shift_scheduler.world:511
             raise ToolError(rt.built(self, f'Assignment {assignment.id_} is not active.'))
         if not (  # shift_scheduler.world:512
-            swap_with.key() != owner.key() and swap_with.active
+            swap_with.id_ != owner.id_ and swap_with.active
             and self.t_shifts[assignment.shift].role in rt.each(self, swap_with.roles)
         ):
             raise ToolError(rt.built(
@@ -838,15 +837,15 @@ class ShiftScheduler(Episode):
                 f'Too close to the start of shift {self.t_shifts[assignment.shift].id_} to swap.',
             ))
         if any(  # shift_scheduler.world:514
-            _s12.assignment == assignment.key() and _s12.status == _E10_SwapStatus_pending
+            _s12.assignment == assignment.id_ and _s12.status == _E10_SwapStatus_pending
             for _s12 in rt.each(self, self.t_swaps)
         ):
             raise ToolError(rt.built(
                 self, f'A swap is already pending for assignment {assignment.id_}.'
             ))
         swap: SwapRequest = SwapRequest(  # shift_scheduler.world:515
-            id_=self.next_id('swap_ids', 'SW{:04d}'), assignment=assignment.key(),
-            requested_by=owner.key(), swap_with=swap_with.key(), status=_E10_SwapStatus_pending,
+            id_=self.next_id('swap_ids', 'SW{:04d}'), assignment=assignment.id_,
+            requested_by=owner.id_, swap_with=swap_with.id_, status=_E10_SwapStatus_pending,
             requested_at=self.clock, decided_by=None,
             reason=v.check_length(reason, 'SwapRequest.reason', None, 200),
         )
@@ -875,20 +874,19 @@ class ShiftScheduler(Episode):
         # shift_scheduler.world:539
         self.set_field(self.t_assignments[old.id_], 'status', _E16_AssignmentStatus_swapped)
         taken: Assignment = Assignment(  # shift_scheduler.world:540
-            id_=self.next_id('assignment_ids', 'AS{:04d}'), shift=shift.key(),
-            staff=swap.swap_with, status=_E16_AssignmentStatus_active, assigned_by=me.key(),
-            assigned_at=self.clock,
+            id_=self.next_id('assignment_ids', 'AS{:04d}'), shift=shift.id_, staff=swap.swap_with,
+            status=_E16_AssignmentStatus_active, assigned_by=me.id_, assigned_at=self.clock,
         )
         self.insert(self.t_assignments, taken)  # shift_scheduler.world:541
         self.set_field(swap, 'status', _E10_SwapStatus_approved)  # shift_scheduler.world:542
-        self.set_field(swap, 'decided_by', me.key())  # shift_scheduler.world:543
+        self.set_field(swap, 'decided_by', me.id_)  # shift_scheduler.world:543
         return taken  # shift_scheduler.world:544
 
     # shift_scheduler.world:547
     def tool_reject_swap(self, swap_id: SwapRequest, reason: str) -> SwapRequest:
         me: Staff = self.fn_actor()  # shift_scheduler.world:553
         swap: SwapRequest = swap_id  # shift_scheduler.world:554
-        if not (me.is_manager or swap.requested_by == me.key()):  # shift_scheduler.world:555
+        if not (me.is_manager or swap.requested_by == me.id_):  # shift_scheduler.world:555
             raise ToolError('Only a manager or the requester can close a swap.')
         if swap.status != _E10_SwapStatus_pending:  # shift_scheduler.world:556
             raise ToolError(rt.built(
@@ -896,7 +894,7 @@ class ShiftScheduler(Episode):
             ))
         if me.is_manager:  # shift_scheduler.world:557
             self.set_field(swap, 'status', _E10_SwapStatus_rejected)  # shift_scheduler.world:558
-            self.set_field(swap, 'decided_by', me.key())  # shift_scheduler.world:559
+            self.set_field(swap, 'decided_by', me.id_)  # shift_scheduler.world:559
         else:
             self.set_field(swap, 'status', _E10_SwapStatus_withdrawn)  # shift_scheduler.world:561
         if reason != '':  # shift_scheduler.world:563
@@ -912,8 +910,8 @@ class ShiftScheduler(Episode):
         self, staff_id: Staff, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # shift_scheduler.world:586
-            _v13.key() for _v13 in rt.each(self, self.t_availability)
-            if _v13.staff == staff_id.key() and (from_day is None or _v13.day >= from_day)
+            _v13.id_ for _v13 in rt.each(self, self.t_availability)
+            if _v13.staff == staff_id.id_ and (from_day is None or _v13.day >= from_day)
             and (to_day is None or _v13.day <= to_day)
         ])
 
@@ -928,14 +926,14 @@ class ShiftScheduler(Episode):
     ) -> Availability:
         me: Staff = self.fn_actor()  # shift_scheduler.world:599
         person: Staff = staff_id if staff_id is not None else me  # shift_scheduler.world:600
-        if not (person.key() == me.key() or me.is_manager):  # shift_scheduler.world:601
+        if not (person.id_ == me.id_ or me.is_manager):  # shift_scheduler.world:601
             raise ToolError("Only managers mark someone else's availability.")
         if end_hour <= start_hour:  # shift_scheduler.world:602
             raise ToolError('The end hour must be after the start hour.')
         if day < self.clock.date():  # shift_scheduler.world:603
             raise ToolError(f'The day {day} is in the past.')
         if any(  # shift_scheduler.world:604
-            _v14.staff == person.key() and _v14.day == day and _v14.start_hour < end_hour
+            _v14.staff == person.id_ and _v14.day == day and _v14.start_hour < end_hour
             and start_hour < _v14.end_hour
             for _v14 in rt.each(self, self.t_availability)
         ):
@@ -948,7 +946,7 @@ class ShiftScheduler(Episode):
             from_at: dt.datetime = self.fn_at_hour(day, start_hour)  # shift_scheduler.world:606
             until_at: dt.datetime = self.fn_at_hour(day, end_hour)  # shift_scheduler.world:607
             if any(  # shift_scheduler.world:608
-                _a15.staff == person.key() and _a15.status == _E16_AssignmentStatus_active
+                _a15.staff == person.id_ and _a15.status == _E16_AssignmentStatus_active
                 and self.t_shifts[_a15.shift].starts_at < until_at
                 and from_at < self.t_shifts[_a15.shift].ends_at
                 for _a15 in rt.each(self, self.t_assignments)
@@ -959,7 +957,7 @@ class ShiftScheduler(Episode):
                     'an unassignment first.',
                 ))
         entry: Availability = Availability(  # shift_scheduler.world:610
-            id_=self.next_id('availability_ids', 'AV{:04d}'), staff=person.key(), day=day,
+            id_=self.next_id('availability_ids', 'AV{:04d}'), staff=person.id_, day=day,
             start_hour=v.check_range(start_hour, 'Availability.start_hour', 0, 23),
             end_hour=v.check_range(end_hour, 'Availability.end_hour', 1, 24), kind=kind,
             note=v.check_length(note, 'Availability.note', None, 200),

@@ -228,6 +228,9 @@ class EmployeeView(Record):
     payslips: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
 
 
+_GET_code = rt.getter('code', str)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -319,7 +322,7 @@ class SmallPayroll(Episode):
             raise InvariantError('Salaried payslips pay no timesheet.', 'small_payroll.world:169')
         if not all(  # small_payroll.world:172
             (_t91.status == _E15_TimesheetStatus_paid) == any(
-                _p92.timesheet == _t91.key() for _p92 in rt.each(self, self.t_payslips)
+                _p92.timesheet == _t91.id_ for _p92 in rt.each(self, self.t_payslips)
             )
             for _t91 in rt.each(self, self.t_timesheets)
         ):
@@ -428,8 +431,7 @@ class SmallPayroll(Episode):
     def fn_find_timesheet(self, employee: Employee, period: PayPeriod) -> Timesheet | None:
         "The employee's timesheet for a period, if any."
         for t in rt.each(self, self.t_timesheets):  # small_payroll.world:137
-            # small_payroll.world:138
-            if t.employee == employee.key() and t.period == period.key():
+            if t.employee == employee.id_ and t.period == period.id_:  # small_payroll.world:138
                 return t  # small_payroll.world:139
         return None  # small_payroll.world:142
 
@@ -451,17 +453,16 @@ class SmallPayroll(Episode):
             raise ToolError(rt.built(
                 self, f'{employee.name} is not a manager and cannot sign in to payroll.'
             ))
-        self.set_state('current_user', employee.key())  # small_payroll.world:198
+        self.set_state('current_user', employee.id_)  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
     def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
         return EmployeeView(  # small_payroll.world:207
-            employee.key(), employee.name, employee.pay_type, employee.annual_salary_cents,
+            employee.id_, employee.name, employee.pay_type, employee.annual_salary_cents,
             employee.hourly_rate_cents, employee.tax_code,
             self.t_tax_codes[employee.tax_code].rate_percent, employee.active,
             tuple([
-                _p1.key() for _p1 in rt.each(self, self.t_payslips)
-                if _p1.employee == employee.key()
+                _p1.id_ for _p1 in rt.each(self, self.t_payslips) if _p1.employee == employee.id_
             ]),
         )
 
@@ -469,8 +470,8 @@ class SmallPayroll(Episode):
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:226
-            _t2.key() for _t2 in rt.each(self, self.t_timesheets)
-            if _t2.period == period.key() and (status is None or _t2.status == status)
+            _t2.id_ for _t2 in rt.each(self, self.t_timesheets)
+            if _t2.period == period.id_ and (status is None or _t2.status == status)
         ])
 
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
@@ -480,20 +481,19 @@ class SmallPayroll(Episode):
         # small_payroll.world:242
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # small_payroll.world:243
-            _e3.key() for _e3 in rt.each(self, self.t_employees)
+            _e3.id_ for _e3 in rt.each(self, self.t_employees)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
         ])
 
     # small_payroll.world:246
     def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:252
-            _e4.key() for _e4 in rt.each(self, self.t_employees)
+            _e4.id_ for _e4 in rt.each(self, self.t_employees)
             if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
         ])
 
     def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
-        # small_payroll.world:258
-        return tuple([_t5.key() for _t5 in rt.each(self, self.t_tax_codes)])
+        return tuple(map(_GET_code, rt.each(self, self.t_tax_codes)))  # small_payroll.world:258
 
     # small_payroll.world:261
     def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:
@@ -512,18 +512,18 @@ class SmallPayroll(Episode):
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:283
-            _b8.key() for _b8 in rt.each(self, self.t_bonuses)
-            if (period is None or _b8.period == period.key())
-            and (employee is None or _b8.employee == employee.key())
+            _b8.id_ for _b8 in rt.each(self, self.t_bonuses)
+            if (period is None or _b8.period == period.id_)
+            and (employee is None or _b8.employee == employee.id_)
         ])
 
     def tool_list_payslips(  # small_payroll.world:286
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:292
-            _p9.key() for _p9 in rt.each(self, self.t_payslips)
-            if (period is None or _p9.period == period.key())
-            and (employee is None or _p9.employee == employee.key())
+            _p9.id_ for _p9 in rt.each(self, self.t_payslips)
+            if (period is None or _p9.period == period.id_)
+            and (employee is None or _p9.employee == employee.id_)
         ])
 
     # small_payroll.world:295
@@ -557,8 +557,8 @@ class SmallPayroll(Episode):
             )
             return self.t_timesheets[ts.id_]  # small_payroll.world:311
         created: Timesheet = Timesheet(  # small_payroll.world:313
-            id_=self.next_id('timesheet_ids', 'TS{:03d}'), employee=employee.key(),
-            period=period.key(), hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0),
+            id_=self.next_id('timesheet_ids', 'TS{:03d}'), employee=employee.id_,
+            period=period.id_, hours=v.check_range(hours, 'Timesheet.hours', 0.0, 300.0),
             status=_E15_TimesheetStatus_draft, approved_by=None,
         )
         self.insert(self.t_timesheets, created)  # small_payroll.world:314
@@ -596,8 +596,7 @@ class SmallPayroll(Episode):
         if not employee.active:  # small_payroll.world:343
             raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
         bonus: Bonus = Bonus(  # small_payroll.world:344
-            id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.key(),
-            period=period.key(),
+            id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.id_, period=period.id_,
             amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000),
             reason=v.check_length(reason, 'Bonus.reason', 1, 200),
             issued_by=self.state.current_user,
@@ -611,7 +610,7 @@ class SmallPayroll(Episode):
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
             raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
         earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
-            _p10.key() for _p10 in rt.each(self, self.t_periods)
+            _p10.id_ for _p10 in rt.each(self, self.t_periods)
             if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
         ])
         if len(earlier) != 0:  # small_payroll.world:368
@@ -622,7 +621,7 @@ class SmallPayroll(Episode):
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
             bonus: int = sum(rt.each(self, tuple([  # small_payroll.world:371
                 _b11.amount_cents for _b11 in rt.each(self, self.t_bonuses)
-                if _b11.employee == e.key() and _b11.period == period.key()
+                if _b11.employee == e.id_ and _b11.period == period.id_
             ])))
             if e.pay_type == _E7_PayType_salaried:  # small_payroll.world:372
                 if e.active:  # small_payroll.world:373
@@ -630,8 +629,8 @@ class SmallPayroll(Episode):
                     # small_payroll.world:375
                     tax: int = self.fn_tax_for(e, rt.bounded(gross + bonus))
                     slip: Payslip = Payslip(  # small_payroll.world:376
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
-                        period=period.key(), timesheet=None, hours=0.0,
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.id_,
+                        period=period.id_, timesheet=None, hours=0.0,
                         gross_cents=v.check_range(gross, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(tax, 'Payslip.tax_cents', 0, None),
@@ -642,7 +641,7 @@ class SmallPayroll(Episode):
                         corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, slip)  # small_payroll.world:384
-                    created = rt.each(self, created) + (slip.key(),)  # small_payroll.world:385
+                    created = rt.each(self, created) + (slip.id_,)  # small_payroll.world:385
             else:
                 ts: Timesheet | None = self.fn_find_timesheet(e, period)  # small_payroll.world:388
                 # small_payroll.world:389
@@ -652,8 +651,8 @@ class SmallPayroll(Episode):
                     # small_payroll.world:391
                     _tax13: int = self.fn_tax_for(e, rt.bounded(_gross12 + bonus))
                     _slip14: Payslip = Payslip(  # small_payroll.world:392
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
-                        period=period.key(), timesheet=ts.key(),
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.id_,
+                        period=period.id_, timesheet=ts.id_,
                         hours=v.check_range(ts.hours, 'Payslip.hours', 0.0, None),
                         gross_cents=v.check_range(_gross12, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
@@ -665,14 +664,14 @@ class SmallPayroll(Episode):
                         corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, _slip14)  # small_payroll.world:402
-                    created = rt.each(self, created) + (_slip14.key(),)  # small_payroll.world:403
+                    created = rt.each(self, created) + (_slip14.id_,)  # small_payroll.world:403
                     # small_payroll.world:404
                     self.set_field(self.t_timesheets[ts.id_], 'status', _E15_TimesheetStatus_paid)
                 elif bonus > 0:  # small_payroll.world:405
                     _tax15: int = self.fn_tax_for(e, bonus)  # small_payroll.world:406
                     _slip16: Payslip = Payslip(  # small_payroll.world:407
-                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.key(),
-                        period=period.key(), timesheet=None, hours=0.0,
+                        id_=self.next_id('payslip_ids', 'PS{:04d}'), employee=e.id_,
+                        period=period.id_, timesheet=None, hours=0.0,
                         gross_cents=v.check_range(0, 'Payslip.gross_cents', 0, None),
                         bonus_cents=v.check_range(bonus, 'Payslip.bonus_cents', 0, None),
                         tax_cents=v.check_range(_tax15, 'Payslip.tax_cents', 0, None),
@@ -682,7 +681,7 @@ class SmallPayroll(Episode):
                         corrected=False, correction_note='',
                     )
                     self.insert(self.t_payslips, _slip16)  # small_payroll.world:415
-                    created = rt.each(self, created) + (_slip16.key(),)  # small_payroll.world:416
+                    created = rt.each(self, created) + (_slip16.id_,)  # small_payroll.world:416
         # small_payroll.world:420
         self.set_fields(period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date())
         return created  # small_payroll.world:422

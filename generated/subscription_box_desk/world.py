@@ -387,7 +387,7 @@ class SubscriptionBoxDesk(Episode):
                 'subscription_box_desk.world:211',
             )
         if not all(  # subscription_box_desk.world:214
-            len([_c70 for _c70 in rt.each(self, self.t_charges) if _c70.box == _b69.key()])
+            len([_c70 for _c70 in rt.each(self, self.t_charges) if _c70.box == _b69.id_])
             == (1 if _b69.status == _E9_BoxStatus_shipped else 0)
             for _b69 in rt.each(self, self.t_boxes)
         ):
@@ -432,7 +432,7 @@ class SubscriptionBoxDesk(Episode):
         if not all(  # subscription_box_desk.world:226
             _s76.boxes_shipped == len([
                 _b77 for _b77 in rt.each(self, self.t_boxes)
-                if _b77.subscription == _s76.key() and _b77.status == _E9_BoxStatus_shipped
+                if _b77.subscription == _s76.id_ and _b77.status == _E9_BoxStatus_shipped
             ])
             for _s76 in rt.each(self, self.t_subscriptions)
         ):
@@ -506,8 +506,8 @@ class SubscriptionBoxDesk(Episode):
     def fn_scheduled_box(self, s: Subscription) -> Box | None:  # subscription_box_desk.world:163
         'The scheduled box of a subscription, if any.'
         found: tuple[str, ...] = tuple([  # subscription_box_desk.world:164
-            _b1.key() for _b1 in rt.each(self, self.t_boxes)
-            if _b1.subscription == s.key() and _b1.status == _E9_BoxStatus_scheduled
+            _b1.id_ for _b1 in rt.each(self, self.t_boxes)
+            if _b1.subscription == s.id_ and _b1.status == _E9_BoxStatus_scheduled
         ])
         if len(found) == 0:  # subscription_box_desk.world:165
             return None  # subscription_box_desk.world:166
@@ -526,7 +526,7 @@ class SubscriptionBoxDesk(Episode):
     def fn_live_on_plan(self, subscriber: Subscriber, plan: Plan) -> bool:
         'Whether the subscriber has a subscription to the plan that is not cancelled.'
         return any(  # subscription_box_desk.world:178
-            _s3.subscriber == subscriber.key() and _s3.plan == plan.key()
+            _s3.subscriber == subscriber.id_ and _s3.plan == plan.code
             and _s3.status != _E18_SubscriptionStatus_cancelled
             for _s3 in rt.each(self, self.t_subscriptions)
         )
@@ -534,8 +534,8 @@ class SubscriptionBoxDesk(Episode):
     def fn_schedule_ok(self, s: Subscription) -> bool:  # subscription_box_desk.world:181
         'An active subscription has one scheduled box on its next ship date; others have none.'
         sched: tuple[str, ...] = tuple([  # subscription_box_desk.world:184
-            _b4.key() for _b4 in rt.each(self, self.t_boxes)
-            if _b4.subscription == s.key() and _b4.status == _E9_BoxStatus_scheduled
+            _b4.id_ for _b4 in rt.each(self, self.t_boxes)
+            if _b4.subscription == s.id_ and _b4.status == _E9_BoxStatus_scheduled
         ])
         if s.status == _E18_SubscriptionStatus_active:  # subscription_box_desk.world:185
             upcoming: dt.date | None = s.next_ship_date  # subscription_box_desk.world:186
@@ -560,7 +560,7 @@ class SubscriptionBoxDesk(Episode):
     def tool_sign_in(self, agent_id: Agent) -> Agent:  # subscription_box_desk.world:243
         if not agent_id.active:  # subscription_box_desk.world:248
             raise ToolError(rt.built(self, f'Agent {agent_id.id_} is inactive.'))
-        self.set_state('current_agent', agent_id.key())  # subscription_box_desk.world:249
+        self.set_state('current_agent', agent_id.id_)  # subscription_box_desk.world:249
         return agent_id  # subscription_box_desk.world:250
 
     def tool_get_agent(self, agent_id: Agent) -> Agent:  # subscription_box_desk.world:253
@@ -571,7 +571,7 @@ class SubscriptionBoxDesk(Episode):
         # subscription_box_desk.world:267
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # subscription_box_desk.world:268
-            _a5.key() for _a5 in rt.each(self, self.t_agents)
+            _a5.id_ for _a5 in rt.each(self, self.t_agents)
             if (rt.read(self, q) in rt.read(self, rt.built(self, _a5.name.lower()))
             or rt.read(self, q) in rt.read(self, rt.built(self, _a5.email.lower())))
             and (role is None or _a5.role == role)
@@ -591,7 +591,7 @@ class SubscriptionBoxDesk(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # subscription_box_desk.world:290
-            _s6.key() for _s6 in rt.each(self, self.t_subscribers)
+            _s6.id_ for _s6 in rt.each(self, self.t_subscribers)
             if (email is None or rt.built(self, _s6.email.lower()) == wanted)
             and rt.read(self, q) in rt.read(self, rt.built(self, _s6.name.lower()))
         ])
@@ -602,7 +602,7 @@ class SubscriptionBoxDesk(Episode):
     # subscription_box_desk.world:301
     def tool_list_plans(self, cycle: BillingCycle | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # subscription_box_desk.world:307
-            _p7.key() for _p7 in rt.each(self, self.t_plans)
+            _p7.code for _p7 in rt.each(self, self.t_plans)
             if (cycle is None or _p7.cycle == cycle) and (not available_only or _p7.available)
         ])
 
@@ -614,7 +614,7 @@ class SubscriptionBoxDesk(Episode):
         # subscription_box_desk.world:324
         q: str = rt.built(self, (query if query is not None else '').lower())
         return tuple([  # subscription_box_desk.world:325
-            _a8.key() for _a8 in rt.each(self, self.t_add_ons)
+            _a8.sku for _a8 in rt.each(self, self.t_add_ons)
             if rt.read(self, q) in rt.read(self, rt.built(self, _a8.name.lower()))
             and (not in_stock_only or _a8.active and _a8.stock > 0)
         ])
@@ -622,7 +622,7 @@ class SubscriptionBoxDesk(Episode):
     # subscription_box_desk.world:330
     def tool_get_subscription(self, subscription_id: Subscription) -> SubscriptionInfo:
         return SubscriptionInfo(  # subscription_box_desk.world:335
-            subscription_id.key(), rt.key_of(self.fn_scheduled_box(subscription_id))
+            subscription_id.id_, rt.key_of(self.fn_scheduled_box(subscription_id))
         )
 
     def tool_find_subscriptions(  # subscription_box_desk.world:341
@@ -636,12 +636,12 @@ class SubscriptionBoxDesk(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # subscription_box_desk.world:350
-            _s9.key() for _s9 in rt.each(self, self.t_subscriptions)
-            if (subscriber_id is None or _s9.subscriber == subscriber_id.key())
+            _s9.id_ for _s9 in rt.each(self, self.t_subscriptions)
+            if (subscriber_id is None or _s9.subscriber == subscriber_id.id_)
             and (email is None
             or rt.built(self, self.t_subscribers[_s9.subscriber].email.lower()) == wanted)
             and (status is None or _s9.status == status)
-            and (plan is None or _s9.plan == plan.key())
+            and (plan is None or _s9.plan == plan.code)
         ])
 
     def tool_subscribe(  # subscription_box_desk.world:353
@@ -661,18 +661,18 @@ class SubscriptionBoxDesk(Episode):
         if first < today:  # subscription_box_desk.world:365
             raise ToolError(f'The first ship date {first} is in the past.')
         sub: Subscription = Subscription(  # subscription_box_desk.world:366
-            id_=self.next_id('subscription_ids', 'S{:04d}'), subscriber=subscriber_id.key(),
-            plan=plan.key(), status=_E18_SubscriptionStatus_active, started_on=today,
+            id_=self.next_id('subscription_ids', 'S{:04d}'), subscriber=subscriber_id.id_,
+            plan=plan.code, status=_E18_SubscriptionStatus_active, started_on=today,
             next_ship_date=first, paused_until=None, cancelled_on=None, boxes_shipped=0,
         )
         self.insert(self.t_subscriptions, sub)  # subscription_box_desk.world:372
         box: Box = Box(  # subscription_box_desk.world:373
-            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.key(), ship_date=first,
-            status=_E9_BoxStatus_scheduled, plan=plan.key(), add_ons=(), tracking=None,
+            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.id_, ship_date=first,
+            status=_E9_BoxStatus_scheduled, plan=plan.code, add_ons=(), tracking=None,
             shipped_at=None,
         )
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:374
-        return SubscriptionInfo(sub.key(), box.key())  # subscription_box_desk.world:375
+        return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:375
 
     def tool_pause_subscription(  # subscription_box_desk.world:378
         self, subscription_id: Subscription, until: dt.date | None
@@ -734,12 +734,12 @@ class SubscriptionBoxDesk(Episode):
             None, day,
         )
         box: Box = Box(  # subscription_box_desk.world:423
-            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.key(), ship_date=day,
+            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.id_, ship_date=day,
             status=_E9_BoxStatus_scheduled, plan=sub.plan, add_ons=(), tracking=None,
             shipped_at=None,
         )
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:424
-        return SubscriptionInfo(sub.key(), box.key())  # subscription_box_desk.world:425
+        return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:425
 
     # subscription_box_desk.world:428
     def tool_skip_next_box(self, subscription_id: Subscription) -> SubscriptionInfo:
@@ -773,13 +773,13 @@ class SubscriptionBoxDesk(Episode):
         # subscription_box_desk.world:444
         following: dt.date = box.ship_date + self.fn_cycle_length(self.t_plans[sub.plan])
         next_box: Box = Box(  # subscription_box_desk.world:445
-            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.key(), ship_date=following,
+            id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.id_, ship_date=following,
             status=_E9_BoxStatus_scheduled, plan=sub.plan, add_ons=(), tracking=None,
             shipped_at=None,
         )
         self.insert(self.t_boxes, next_box)  # subscription_box_desk.world:446
         self.set_field(sub, 'next_ship_date', following)  # subscription_box_desk.world:447
-        return SubscriptionInfo(sub.key(), next_box.key())  # subscription_box_desk.world:448
+        return SubscriptionInfo(sub.id_, next_box.id_)  # subscription_box_desk.world:448
 
     # subscription_box_desk.world:451
     def tool_switch_plan(self, subscription_id: Subscription, new_plan: Plan) -> SubscriptionInfo:
@@ -792,7 +792,7 @@ class SubscriptionBoxDesk(Episode):
             ))
         if not new_plan.available:  # subscription_box_desk.world:461
             raise ToolError(rt.built(self, f'Plan {new_plan.code} is not available.'))
-        if new_plan.key() == sub.plan:  # subscription_box_desk.world:462
+        if new_plan.code == sub.plan:  # subscription_box_desk.world:462
             raise ToolError(rt.built(
                 self, f'Subscription {sub.id_} is already on {new_plan.code}.'
             ))
@@ -811,10 +811,10 @@ class SubscriptionBoxDesk(Episode):
             raise ToolError(rt.built(
                 self, f'Too late to change box {box.id_}: it ships on {box.ship_date}.'
             ))
-        self.set_field(sub, 'plan', new_plan.key())  # subscription_box_desk.world:467
+        self.set_field(sub, 'plan', new_plan.code)  # subscription_box_desk.world:467
         # subscription_box_desk.world:468
-        self.set_field(self.t_boxes[box.id_], 'plan', new_plan.key())
-        return SubscriptionInfo(sub.key(), box.id_)  # subscription_box_desk.world:469
+        self.set_field(self.t_boxes[box.id_], 'plan', new_plan.code)
+        return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:469
 
     def tool_get_box(self, box_id: Box) -> Box:  # subscription_box_desk.world:474
         return box_id  # subscription_box_desk.world:477
@@ -831,7 +831,7 @@ class SubscriptionBoxDesk(Episode):
         return rt.sorted_keys(  # subscription_box_desk.world:488
             rt.each(self, [
                 _b11 for _b11 in rt.each(self, self.t_boxes)
-                if (subscription_id is None or _b11.subscription == subscription_id.key())
+                if (subscription_id is None or _b11.subscription == subscription_id.id_)
                 and (ship_date is None or _b11.ship_date == ship_date)
                 and (status is None or _b11.status == status)
             ]),
@@ -855,7 +855,7 @@ class SubscriptionBoxDesk(Episode):
         if sku.stock < quantity:  # subscription_box_desk.world:505
             raise ToolError(rt.built(self, f'Only {sku.stock} of add-on {sku.sku} in stock.'))
         # subscription_box_desk.world:511
-        if any(_l12.add_on == sku.key() for _l12 in rt.each(self, box.add_ons)):
+        if any(_l12.add_on == sku.sku for _l12 in rt.each(self, box.add_ons)):
             raise ToolError(rt.built(self, f'Add-on {sku.sku} is already in box {box.id_}.'))
         if len(box.add_ons) >= self.state.max_add_ons_per_box:  # subscription_box_desk.world:512
             raise ToolError(rt.built(
@@ -871,7 +871,7 @@ class SubscriptionBoxDesk(Episode):
                 rt.each(
                     self, box.add_ons + (
                         AddOnLine(
-                            sku.key(), v.check_range(quantity, 'AddOnLine.quantity', 1, 5),
+                            sku.sku, v.check_range(quantity, 'AddOnLine.quantity', 1, 5),
                             v.check_range(sku.price, 'AddOnLine.unit_price', 0.01, None),
                         ),
                     ),
@@ -908,7 +908,7 @@ class SubscriptionBoxDesk(Episode):
             self.clock,
         )
         charge: Charge = Charge(  # subscription_box_desk.world:534
-            id_=self.next_id('charge_ids', 'CH{:04d}'), box=box.key(), subscriber=sub.subscriber,
+            id_=self.next_id('charge_ids', 'CH{:04d}'), box=box.id_, subscriber=sub.subscriber,
             amount=v.check_range(amount, 'Charge.amount', 0.01, None),
             card_last4=v.check_pattern(
                 self.t_subscribers[sub.subscriber].card_last4, 'Charge.card_last4', '^[0-9]{4}$'
@@ -920,9 +920,9 @@ class SubscriptionBoxDesk(Episode):
         following: dt.date = box.ship_date + self.fn_cycle_length(self.t_plans[sub.plan])
         self.insert(  # subscription_box_desk.world:542
             self.t_boxes, Box(
-                id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.key(),
-                ship_date=following, status=_E9_BoxStatus_scheduled, plan=sub.plan, add_ons=(),
-                tracking=None, shipped_at=None,
+                id_=self.next_id('box_ids', 'BX{:04d}'), subscription=sub.id_, ship_date=following,
+                status=_E9_BoxStatus_scheduled, plan=sub.plan, add_ons=(), tracking=None,
+                shipped_at=None,
             ),
         )
         self.set_field(  # subscription_box_desk.world:543
@@ -974,8 +974,8 @@ class SubscriptionBoxDesk(Episode):
             self, rt.built(self, (email if email is not None else '').strip()).lower()
         )
         return tuple([  # subscription_box_desk.world:587
-            _c13.key() for _c13 in rt.each(self, self.t_charges)
-            if (subscriber_id is None or _c13.subscriber == subscriber_id.key())
+            _c13.id_ for _c13 in rt.each(self, self.t_charges)
+            if (subscriber_id is None or _c13.subscriber == subscriber_id.id_)
             and (email is None
             or rt.built(self, self.t_subscribers[_c13.subscriber].email.lower()) == wanted)
             and (since is None or _c13.charged_at.date() >= since)

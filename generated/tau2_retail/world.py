@@ -230,7 +230,7 @@ _UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
 )
 
 
-_GET_item_id = rt.attrgetter('item_id')
+_GET_item_id = rt.getter('item_id', str)
 
 
 class _State(StateBase):

@@ -272,7 +272,7 @@ class TeamChat(Episode):
     def fn_is_member(self, channel: Channel, member: User) -> bool:  # team_chat.world:94
         'Whether the user belongs to the channel.'
         return any(  # team_chat.world:95
-            _m1.channel == channel.key() and _m1.user == member.key()
+            _m1.channel == channel.id_ and _m1.user == member.id_
             for _m1 in rt.each(self, self.t_memberships)
         )
 
@@ -285,13 +285,13 @@ class TeamChat(Episode):
         'How many messages are pinned in the channel.'
         return len([  # team_chat.world:105
             _m2 for _m2 in rt.each(self, self.t_messages)
-            if _m2.channel == channel.key() and _m2.pinned
+            if _m2.channel == channel.id_ and _m2.pinned
         ])
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         if user.deactivated:  # team_chat.world:138
             raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
-        self.set_state('current_user', user.key())  # team_chat.world:139
+        self.set_state('current_user', user.id_)  # team_chat.world:139
         return user  # team_chat.world:140
 
     # team_chat.world:143
@@ -309,7 +309,7 @@ class TeamChat(Episode):
         self.insert(self.t_channels, channel)  # team_chat.world:153
         self.insert(  # team_chat.world:154
             self.t_memberships, Membership(
-                id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(),
+                id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.id_,
                 user=self.state.current_user, invited_by=None, joined_at=self.clock,
             ),
         )
@@ -334,7 +334,7 @@ class TeamChat(Episode):
         if self.fn_is_member(channel, user):  # team_chat.world:168
             raise ToolError(rt.built(self, f'{user.name} is already a member of #{channel.name}.'))
         membership: Membership = Membership(  # team_chat.world:169
-            id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(),
+            id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.id_, user=user.id_,
             invited_by=self.state.current_user, joined_at=self.clock,
         )
         self.insert(self.t_memberships, membership)  # team_chat.world:170
@@ -348,17 +348,17 @@ class TeamChat(Episode):
             raise ToolError(rt.built(
                 self, f'Only the owner of #{channel.name} can remove members.'
             ))
-        if user.key() == channel.owner:  # team_chat.world:182
+        if user.id_ == channel.owner:  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
         found: tuple[str, ...] = tuple([  # team_chat.world:183
-            _m4.key() for _m4 in rt.each(self, self.t_memberships)
-            if _m4.channel == channel.key() and _m4.user == user.key()
+            _m4.id_ for _m4 in rt.each(self, self.t_memberships)
+            if _m4.channel == channel.id_ and _m4.user == user.id_
         ])
         if len(found) <= 0:  # team_chat.world:184
             raise ToolError(rt.built(self, f'{user.name} is not a member of #{channel.name}.'))
         self.delete(self.t_memberships, found[0])  # team_chat.world:185
         return tuple([  # team_chat.world:186
-            _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.key()
+            _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.id_
         ])
 
     def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
@@ -368,7 +368,7 @@ class TeamChat(Episode):
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
             raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
         message: Message = Message(  # team_chat.world:197
-            id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.key(),
+            id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.id_,
             author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000),
             posted_at=self.clock, edited_at=None, deleted=False, pinned=False, pinned_by=None,
         )
@@ -452,9 +452,7 @@ class TeamChat(Episode):
         return tuple([  # team_chat.world:265
             ChannelSummary(
                 _c6.id_, _c6.name, _c6.visibility, _c6.owner, _c6.topic,
-                len([
-                    _m7 for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.key()
-                ]),
+                len([_m7 for _m7 in rt.each(self, self.t_memberships) if _m7.channel == _c6.id_]),
                 self.fn_is_member(_c6, me),
             )
             for _c6 in rt.each(self, self.t_channels)
@@ -473,19 +471,18 @@ class TeamChat(Episode):
             ))
         posted: tuple[str, ...] = rt.sorted_keys(  # team_chat.world:275
             rt.each(self, [
-                _m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.key()
+                _m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.id_
             ]),
             key=lambda _m8: _m8.posted_at,
         )
         return ChannelView(  # team_chat.world:276
-            channel.key(),
+            channel.id_,
             tuple([
                 _m10.user for _m10 in rt.each(self, self.t_memberships)
-                if _m10.channel == channel.key()
+                if _m10.channel == channel.id_
             ]),
             tuple([
-                _m11.key() for _m11 in rt.rows(self.t_messages, rt.each(self, posted))
-                if _m11.pinned
+                _m11.id_ for _m11 in rt.rows(self.t_messages, rt.each(self, posted)) if _m11.pinned
             ]),
             posted,
         )
@@ -496,7 +493,7 @@ class TeamChat(Episode):
     def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
         wanted: str = rt.built(self, query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
-            _u12.key() for _u12 in rt.each(self, self.t_users)
+            _u12.id_ for _u12 in rt.each(self, self.t_users)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
@@ -515,7 +512,7 @@ class TeamChat(Episode):
         return ChannelSummary(  # team_chat.world:315
             channel.id_, channel.name, channel.visibility, channel.owner, channel.topic,
             len([
-                _m13 for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.key()
+                _m13 for _m13 in rt.each(self, self.t_memberships) if _m13.channel == channel.id_
             ]),
             self.fn_is_member(channel, me),
         )
@@ -530,8 +527,7 @@ class TeamChat(Episode):
             ChannelSummary(
                 _c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic,
                 len([
-                    _m15 for _m15 in rt.each(self, self.t_memberships)
-                    if _m15.channel == _c14.key()
+                    _m15 for _m15 in rt.each(self, self.t_memberships) if _m15.channel == _c14.id_
                 ]),
                 self.fn_is_member(_c14, me),
             )
@@ -550,7 +546,7 @@ class TeamChat(Episode):
             ))
         return rt.sorted_keys(  # team_chat.world:344
             rt.each(self, [
-                _m17 for _m17 in rt.each(self, self.t_memberships) if _m17.channel == channel.key()
+                _m17 for _m17 in rt.each(self, self.t_memberships) if _m17.channel == channel.id_
             ]),
             key=lambda _m16: _m16.joined_at,
         )
@@ -576,11 +572,11 @@ class TeamChat(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
         wanted: str = rt.built(self, query.lower())  # team_chat.world:366
         found: tuple[str, ...] = tuple([  # team_chat.world:367
-            _m18.key() for _m18 in rt.each(self, self.t_messages)
+            _m18.id_ for _m18 in rt.each(self, self.t_messages)
             if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
             and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
-            and (channel is None or _m18.channel == channel.key())
-            and (author is None or _m18.author == author.key())
+            and (channel is None or _m18.channel == channel.id_)
+            and (author is None or _m18.author == author.id_)
         ])
         return rt.sorted_keys(  # team_chat.world:368
             rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
@@ -780,14 +776,13 @@ def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502
 def _check_launch_channel__members(ep: TeamChat) -> bool:  # team_chat.world:503
     return any(
         _c21.name == 'launch-plan'
-        and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.key()])
-        == 3
+        and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.id_]) == 3
         and any(
-            _m23.channel == _c21.key() and _m23.user == 'U002'
+            _m23.channel == _c21.id_ and _m23.user == 'U002'
             for _m23 in rt.each(ep, ep.t_memberships)
         )
         and any(
-            _m24.channel == _c21.key() and _m24.user == 'U004'
+            _m24.channel == _c21.id_ and _m24.user == 'U004'
             for _m24 in rt.each(ep, ep.t_memberships)
         )
         for _c21 in rt.each(ep, ep.t_channels)
@@ -836,10 +831,9 @@ def _check_dara_starts_design_system__created(ep: TeamChat) -> bool:  # tasks.wo
 def _check_dara_starts_design_system__chen_added(ep: TeamChat) -> bool:  # tasks.world:136
     return any(
         _c29.name == 'design-system'
-        and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.key()])
-        == 2
+        and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.id_]) == 2
         and any(
-            _m31.channel == _c29.key() and _m31.user == 'U003' and _m31.invited_by == 'U004'
+            _m31.channel == _c29.id_ and _m31.user == 'U003' and _m31.invited_by == 'U004'
             for _m31 in rt.each(ep, ep.t_memberships)
         )
         for _c29 in rt.each(ep, ep.t_channels)

@@ -415,8 +415,9 @@ class TennisClub(Episode):
                 'tennis_club.world:225',
             )
         if not all(  # tennis_club.world:228
-            _b70.kind != _E11_BookingKind_lesson
-            or len([_l71 for _l71 in rt.each(self, self.t_lessons) if _l71.booking == _b70.key()])
+            _b70.kind != _E11_BookingKind_lesson or len([
+                _l71 for _l71 in rt.each(self, self.t_lessons) if _l71.booking == _b70.booking_id
+            ])
             == 1
             for _b70 in rt.each(self, self.t_bookings)
         ):
@@ -462,12 +463,12 @@ class TennisClub(Episode):
             )
         if not all(  # tennis_club.world:240
             _c77.booking is None or any(
-                _c77.booking == _b78.key() and _b78.member == _c77.member
+                _c77.booking == _b78.booking_id and _b78.member == _c77.member
                 and (_c77.kind != _E10_ChargeKind_guest_fee
                 or _c77.amount == _b78.guests * self.state.guest_fee)
                 and len([
                     _d79 for _d79 in rt.each(self, self.t_charges)
-                    if _d79.booking == _b78.key() and _d79.kind == _c77.kind
+                    if _d79.booking == _b78.booking_id and _d79.kind == _c77.kind
                 ])
                 == 1
                 for _b78 in rt.each(self, self.t_bookings)
@@ -526,7 +527,7 @@ class TennisClub(Episode):
     def fn_court_taken(self, court: Court, day: dt.date, hour: int) -> bool:
         'Whether a court has a booking at an hour.'
         return any(  # tennis_club.world:152
-            _b1.court == court.key() and _b1.day == day and _b1.hour == hour
+            _b1.court == court.court_id and _b1.day == day and _b1.hour == hour
             and _b1.status == _E13_BookingStatus_booked
             for _b1 in rt.each(self, self.t_bookings)
         )
@@ -535,7 +536,8 @@ class TennisClub(Episode):
         'Bookings a member holds on a day.'
         return len([  # tennis_club.world:156
             _b2 for _b2 in rt.each(self, self.t_bookings)
-            if _b2.member == m.key() and _b2.day == day and _b2.status == _E13_BookingStatus_booked
+            if _b2.member == m.member_id and _b2.day == day
+            and _b2.status == _E13_BookingStatus_booked
         ])
 
     def fn_off_peak_ok(self, m: Member, day: dt.date, hour: int) -> bool:  # tennis_club.world:159
@@ -575,7 +577,7 @@ class TennisClub(Episode):
     def fn_coach_busy(self, coach: Coach, day: dt.date, hour: int) -> bool:
         'Whether a coach has a scheduled lesson at an hour.'
         return any(  # tennis_club.world:195
-            _l3.coach == coach.key() and _l3.status == _E12_LessonStatus_scheduled
+            _l3.coach == coach.coach_id and _l3.status == _E12_LessonStatus_scheduled
             and self.t_bookings[_l3.booking].day == day
             and self.t_bookings[_l3.booking].hour == hour
             for _l3 in rt.each(self, self.t_lessons)
@@ -586,7 +588,7 @@ class TennisClub(Episode):
         mine: tuple[str, ...] = rt.sorted_keys(  # tennis_club.world:199
             rt.each(self, [
                 _x5 for _x5 in rt.each(self, self.t_matches)
-                if _x5.challenger == m.key() or _x5.opponent == m.key()
+                if _x5.challenger == m.member_id or _x5.opponent == m.member_id
             ]),
             key=lambda _x4: _x4.played_on, reverse=True,
         )
@@ -612,7 +614,7 @@ class TennisClub(Episode):
         # tennis_club.world:261
         q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
         return tuple([  # tennis_club.world:262
-            _m7.key() for _m7 in rt.each(self, self.t_members)
+            _m7.member_id for _m7 in rt.each(self, self.t_members)
             if rt.read(self, q) in rt.read(self, rt.built(self, _m7.name.lower()))
             and (email is None or _m7.email == email) and (phone is None or _m7.phone == phone)
         ])
@@ -625,7 +627,7 @@ class TennisClub(Episode):
     ) -> tuple[CourtHours, ...]:
         return tuple([  # tennis_club.world:278
             CourtHours(
-                _c8.key(), tuple([
+                _c8.court_id, tuple([
                     _h9 for _h9 in rt.each(self, rt.int_range(7, 22))
                     if not self.fn_court_taken(_c8, day, _h9) and (_h9 < 18 or _c8.has_lights)
                 ]),
@@ -639,7 +641,7 @@ class TennisClub(Episode):
 
     def tool_list_coaches(self, day: dt.date | None) -> tuple[str, ...]:  # tennis_club.world:289
         return tuple([  # tennis_club.world:292
-            _c10.key() for _c10 in rt.each(self, self.t_coaches)
+            _c10.coach_id for _c10 in rt.each(self, self.t_coaches)
             if _c10.active
             and (day is None or (day if day is not None else self.clock.date()).weekday()
             in rt.each(self, _c10.working_days))
@@ -652,9 +654,9 @@ class TennisClub(Episode):
         self, member: Member | None, coach: Coach | None, day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:308
-            _l11.key() for _l11 in rt.each(self, self.t_lessons)
-            if (member is None or _l11.member == member.key())
-            and (coach is None or _l11.coach == coach.key())
+            _l11.lesson_id for _l11 in rt.each(self, self.t_lessons)
+            if (member is None or _l11.member == member.member_id)
+            and (coach is None or _l11.coach == coach.coach_id)
             and (day is None or self.t_bookings[_l11.booking].day == day)
         ])
 
@@ -674,15 +676,15 @@ class TennisClub(Episode):
         if problem is not None:  # tennis_club.world:325
             raise ToolError(rt.built(self, f'{problem}'))  # tennis_club.world:326
         booking: Booking = Booking(  # tennis_club.world:328
-            booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.key(),
-            member=member.key(), day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
+            booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.court_id,
+            member=member.member_id, day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
             kind=_E11_BookingKind_lesson, guests=0, status=_E13_BookingStatus_booked,
             created_at=self.clock,
         )
         self.insert(self.t_bookings, booking)  # tennis_club.world:336
         lesson: Lesson = Lesson(  # tennis_club.world:337
-            lesson_id=self.next_id('lesson_ids', 'LS{:03d}'), booking=booking.key(),
-            coach=coach.key(), member=member.key(),
+            lesson_id=self.next_id('lesson_ids', 'LS{:03d}'), booking=booking.booking_id,
+            coach=coach.coach_id, member=member.member_id,
             focus=v.check_length(focus, 'Lesson.focus', 1, 100),
             status=_E12_LessonStatus_scheduled,
             price=v.check_range(coach.hourly_rate, 'Lesson.price', 0.0, None),
@@ -691,8 +693,8 @@ class TennisClub(Episode):
         if coach.hourly_rate > 0.0:  # tennis_club.world:345
             self.insert(  # tennis_club.world:346
                 self.t_charges, Charge(
-                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.key(),
-                    booking=booking.key(), kind=_E10_ChargeKind_lesson_fee,
+                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.member_id,
+                    booking=booking.booking_id, kind=_E10_ChargeKind_lesson_fee,
                     amount=v.check_range(coach.hourly_rate, 'Charge.amount', 0.01, None),
                     status=_E12_ChargeStatus_unpaid, created_on=self.clock.date(),
                 ),
@@ -700,8 +702,8 @@ class TennisClub(Episode):
         if hour >= 18 and self.state.light_fee > 0.0:  # tennis_club.world:354
             self.insert(  # tennis_club.world:355
                 self.t_charges, Charge(
-                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.key(),
-                    booking=booking.key(), kind=_E10_ChargeKind_light_fee,
+                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.member_id,
+                    booking=booking.booking_id, kind=_E10_ChargeKind_light_fee,
                     amount=v.check_range(self.state.light_fee, 'Charge.amount', 0.01, None),
                     status=_E12_ChargeStatus_unpaid, created_on=self.clock.date(),
                 ),
@@ -719,10 +721,10 @@ class TennisClub(Episode):
         status: BookingStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:382
-            _b12.key() for _b12 in rt.each(self, self.t_bookings)
-            if (member is None or _b12.member == member.key())
-            and (court is None or _b12.court == court.key()) and (day is None or _b12.day == day)
-            and (status is None or _b12.status == status)
+            _b12.booking_id for _b12 in rt.each(self, self.t_bookings)
+            if (member is None or _b12.member == member.member_id)
+            and (court is None or _b12.court == court.court_id)
+            and (day is None or _b12.day == day) and (status is None or _b12.status == status)
         ])
 
     def tool_book_court(  # tennis_club.world:385
@@ -733,8 +735,8 @@ class TennisClub(Episode):
         if problem is not None:  # tennis_club.world:395
             raise ToolError(rt.built(self, f'{problem}'))  # tennis_club.world:396
         booking: Booking = Booking(  # tennis_club.world:398
-            booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.key(),
-            member=member.key(), day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
+            booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.court_id,
+            member=member.member_id, day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
             kind=_E11_BookingKind_play, guests=v.check_range(guests, 'Booking.guests', 0, 3),
             status=_E13_BookingStatus_booked, created_at=self.clock,
         )
@@ -742,8 +744,8 @@ class TennisClub(Episode):
         if guests > 0 and self.state.guest_fee > 0.0:  # tennis_club.world:407
             self.insert(  # tennis_club.world:408
                 self.t_charges, Charge(
-                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.key(),
-                    booking=booking.key(), kind=_E10_ChargeKind_guest_fee,
+                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.member_id,
+                    booking=booking.booking_id, kind=_E10_ChargeKind_guest_fee,
                     amount=v.check_range(
                         guests * self.state.guest_fee, 'Charge.amount', 0.01, None
                     ),
@@ -753,8 +755,8 @@ class TennisClub(Episode):
         if hour >= 18 and self.state.light_fee > 0.0:  # tennis_club.world:416
             self.insert(  # tennis_club.world:417
                 self.t_charges, Charge(
-                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.key(),
-                    booking=booking.key(), kind=_E10_ChargeKind_light_fee,
+                    charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=member.member_id,
+                    booking=booking.booking_id, kind=_E10_ChargeKind_light_fee,
                     amount=v.check_range(self.state.light_fee, 'Charge.amount', 0.01, None),
                     status=_E12_ChargeStatus_unpaid, created_on=self.clock.date(),
                 ),
@@ -770,13 +772,13 @@ class TennisClub(Episode):
         self.set_field(booking, 'status', _E13_BookingStatus_cancelled)  # tennis_club.world:434
         for l in rt.each(self, self.t_lessons):  # tennis_club.world:435
             # tennis_club.world:436
-            if l.booking == booking.key() and l.status == _E12_LessonStatus_scheduled:
+            if l.booking == booking.booking_id and l.status == _E12_LessonStatus_scheduled:
                 # tennis_club.world:437
                 self.set_field(self.t_lessons[l.lesson_id], 'status', _E12_LessonStatus_cancelled)
         if start - self.clock >= self.state.cancel_notice:  # tennis_club.world:440
             for c in rt.each(self, self.t_charges):  # tennis_club.world:441
                 # tennis_club.world:442
-                if c.booking == booking.key() and c.status == _E12_ChargeStatus_unpaid:
+                if c.booking == booking.booking_id and c.status == _E12_ChargeStatus_unpaid:
                     # tennis_club.world:443
                     self.set_field(self.t_charges[c.charge_id], 'status', _E12_ChargeStatus_waived)
         return booking  # tennis_club.world:447
@@ -792,8 +794,8 @@ class TennisClub(Episode):
                 self, f'At most three guests in all; {booking.booking_id} has {booking.guests}.'
             ))
         existing: tuple[str, ...] = tuple([  # tennis_club.world:460
-            _c13.key() for _c13 in rt.each(self, self.t_charges)
-            if _c13.booking == booking.key() and _c13.kind == _E10_ChargeKind_guest_fee
+            _c13.charge_id for _c13 in rt.each(self, self.t_charges)
+            if _c13.booking == booking.booking_id and _c13.kind == _E10_ChargeKind_guest_fee
         ])
         if not (  # tennis_club.world:461
             len(existing) == 0 or self.t_charges[existing[0]].status == _E12_ChargeStatus_unpaid
@@ -810,7 +812,7 @@ class TennisClub(Episode):
             self.insert(  # tennis_club.world:466
                 self.t_charges, Charge(
                     charge_id=self.next_id('charge_ids', 'CH{:04d}'), member=booking.member,
-                    booking=booking.key(), kind=_E10_ChargeKind_guest_fee,
+                    booking=booking.booking_id, kind=_E10_ChargeKind_guest_fee,
                     amount=v.check_range(
                         total * self.state.guest_fee, 'Charge.amount', 0.01, None
                     ),
@@ -827,7 +829,7 @@ class TennisClub(Episode):
             key=lambda _m14: self.fn_rank_of(_m14),
         )
         return tuple([  # tennis_club.world:483
-            LadderEntry(self.fn_rank_of(_m16), _m16.key(), rt.key_of(self.fn_last_match(_m16)))
+            LadderEntry(self.fn_rank_of(_m16), _m16.member_id, rt.key_of(self.fn_last_match(_m16)))
             for _m16 in rt.rows(self.t_members, rt.each(self, ranked[:top:]))
         ])
 
@@ -852,9 +854,9 @@ class TennisClub(Episode):
     # tennis_club.world:503
     def tool_list_matches(self, member: Member | None, day: dt.date | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:509
-            _x17.key() for _x17 in rt.each(self, self.t_matches)
-            if (member is None or _x17.challenger == member.key()
-            or _x17.opponent == (member if member is not None else rt.absent()).key())
+            _x17.match_id for _x17 in rt.each(self, self.t_matches)
+            if (member is None or _x17.challenger == member.member_id
+            or _x17.opponent == (member if member is not None else rt.absent()).member_id)
             and (day is None or _x17.played_on == day)
         ])
 
@@ -882,24 +884,25 @@ class TennisClub(Episode):
             raise ToolError(
                 f'A challenge reaches at most {self.state.max_challenge_gap} places up.'
             )
-        # tennis_club.world:527
-        if not (winner.key() == challenger.key() or winner.key() == opponent.key()):
+        if not (  # tennis_club.world:527
+            winner.member_id == challenger.member_id or winner.member_id == opponent.member_id
+        ):
             raise ToolError(rt.built(self, f'{winner.member_id} did not play this match.'))
         # tennis_club.world:528
         day: dt.date = played_on if played_on is not None else self.clock.date()
         if day > self.clock.date():  # tennis_club.world:529
             raise ToolError('The match date is in the future.')
         result: LadderMatch = LadderMatch(  # tennis_club.world:530
-            match_id=self.next_id('match_ids', 'LM{:03d}'), challenger=challenger.key(),
-            opponent=opponent.key(), played_on=day,
+            match_id=self.next_id('match_ids', 'LM{:03d}'), challenger=challenger.member_id,
+            opponent=opponent.member_id, played_on=day,
             score_=v.check_pattern(
                 score_, 'LadderMatch.score', '^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'
             ),
-            winner=winner.key(),
+            winner=winner.member_id,
             ranks_before=v.check_length(f'{cr}/{orank}', 'LadderMatch.ranks_before', 1, 20),
         )
         self.insert(self.t_matches, result)  # tennis_club.world:538
-        if winner.key() == challenger.key():  # tennis_club.world:539
+        if winner.member_id == challenger.member_id:  # tennis_club.world:539
             for m in rt.each(self, self.t_members):  # tennis_club.world:540
                 r: int | None = m.ladder_rank  # tennis_club.world:541
                 # tennis_club.world:542
@@ -922,8 +925,8 @@ class TennisClub(Episode):
     # tennis_club.world:559
     def tool_list_charges(self, member: Member, status: ChargeStatus | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:565
-            _c18.key() for _c18 in rt.each(self, self.t_charges)
-            if _c18.member == member.key() and (status is None or _c18.status == status)
+            _c18.charge_id for _c18 in rt.each(self, self.t_charges)
+            if _c18.member == member.member_id and (status is None or _c18.status == status)
         ])
 
     def tool_pay_charge(self, charge: Charge) -> Charge:  # tennis_club.world:568

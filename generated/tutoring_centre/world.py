@@ -452,7 +452,7 @@ class TutoringCentre(Episode):
     def fn_tutor_busy(self, tutor: Tutor, start: dt.datetime, length: int, except_id: str) -> bool:
         'Whether the tutor has another booked or attended session overlapping the slot.'
         return any(  # tutoring_centre.world:150
-            _s2.tutor == tutor.key() and _s2.session_id != except_id
+            _s2.tutor == tutor.tutor_id and _s2.session_id != except_id
             and (_s2.status == _E13_SessionStatus_booked
             or _s2.status == _E13_SessionStatus_attended)
             and self.fn_clash(_s2.starts_at, _s2.minutes, start, length)
@@ -464,7 +464,7 @@ class TutoringCentre(Episode):
     ) -> bool:
         'Whether the student has another booked or attended session overlapping the slot.'
         return any(  # tutoring_centre.world:156
-            _s3.student == student.key() and _s3.session_id != except_id
+            _s3.student == student.student_id and _s3.session_id != except_id
             and (_s3.status == _E13_SessionStatus_booked
             or _s3.status == _E13_SessionStatus_attended)
             and self.fn_clash(_s3.starts_at, _s3.minutes, start, length)
@@ -475,13 +475,14 @@ class TutoringCentre(Episode):
         "Hours of the package's booked sessions."
         return 0.0 + sum(rt.each(self, tuple([  # tutoring_centre.world:160
             self.fn_session_hours(_s4) for _s4 in rt.each(self, self.t_sessions)
-            if _s4.package == p.key() and _s4.status == _E13_SessionStatus_booked
+            if _s4.package == p.package_id and _s4.status == _E13_SessionStatus_booked
         ])))
 
     def fn_charged(self, p: Package) -> float:  # tutoring_centre.world:163
         'Hours charged to the package.'
         return 0.0 + sum(rt.each(self, tuple([  # tutoring_centre.world:164
-            _s5.charged_hours for _s5 in rt.each(self, self.t_sessions) if _s5.package == p.key()
+            _s5.charged_hours for _s5 in rt.each(self, self.t_sessions)
+            if _s5.package == p.package_id
         ])))
 
     def fn_free_hours(self, p: Package) -> float:  # tutoring_centre.world:167
@@ -501,7 +502,7 @@ class TutoringCentre(Episode):
     def fn_package_info(self, p: Package) -> PackageInfo:  # tutoring_centre.world:182
         'A package with reserved and free hours.'
         # tutoring_centre.world:183
-        return PackageInfo(p.key(), round(self.fn_reserved(p), 4), self.fn_free_hours(p))
+        return PackageInfo(p.package_id, round(self.fn_reserved(p), 4), self.fn_free_hours(p))
 
     def fn_deducted(self, p: Package, h: float) -> float:  # tutoring_centre.world:441
         "A package's hours left after a charge, rounded; 0 when used up."
@@ -532,7 +533,7 @@ class TutoringCentre(Episode):
                 continue  # tutoring_centre.world:238
             if grade is not None and s.grade != grade:  # tutoring_centre.world:240
                 continue  # tutoring_centre.world:241
-            result = rt.each(self, result) + (s.key(),)  # tutoring_centre.world:243
+            result = rt.each(self, result) + (s.student_id,)  # tutoring_centre.world:243
         return result  # tutoring_centre.world:245
 
     def tool_register_student(  # tutoring_centre.world:248
@@ -578,14 +579,14 @@ class TutoringCentre(Episode):
             # tutoring_centre.world:294
             if subject is not None and not (subject in rt.each(self, t.subjects)):
                 continue  # tutoring_centre.world:295
-            result = rt.each(self, result) + (t.key(),)  # tutoring_centre.world:297
+            result = rt.each(self, result) + (t.tutor_id,)  # tutoring_centre.world:297
         return result  # tutoring_centre.world:299
 
     def tool_find_available_tutors(  # tutoring_centre.world:302
         self, subject: Subject, starts_at: dt.datetime, minutes: int
     ) -> tuple[str, ...]:
         return tuple([  # tutoring_centre.world:309
-            _t7.key() for _t7 in rt.each(self, self.t_tutors)
+            _t7.tutor_id for _t7 in rt.each(self, self.t_tutors)
             if _t7.active and subject in rt.each(self, _t7.subjects)
             and self.fn_in_availability(_t7, starts_at, minutes)
             and not self.fn_tutor_busy(_t7, starts_at, minutes, '')
@@ -599,7 +600,7 @@ class TutoringCentre(Episode):
     ) -> tuple[PackageInfo, ...]:
         return tuple([  # tutoring_centre.world:326
             self.fn_package_info(_p8) for _p8 in rt.each(self, self.t_packages)
-            if _p8.student == student.key() and (status is None or _p8.status == status)
+            if _p8.student == student.student_id and (status is None or _p8.status == status)
         ])
 
     # tutoring_centre.world:329
@@ -610,7 +611,7 @@ class TutoringCentre(Episode):
         if hours_bought is None:  # tutoring_centre.world:337
             raise ToolError(f'The {size} package is not on sale.')
         package: Package = Package(  # tutoring_centre.world:338
-            package_id=self.next_id('package_ids', 'PK{:03d}'), student=student.key(),
+            package_id=self.next_id('package_ids', 'PK{:03d}'), student=student.student_id,
             hours_purchased=v.check_range(hours_bought, 'Package.hours_purchased', 0.5, 100.0),
             hours_remaining=v.check_range(hours_bought, 'Package.hours_remaining', 0.0, None),
             price=v.check_range(
@@ -635,15 +636,16 @@ class TutoringCentre(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # tutoring_centre.world:366
         for s in rt.each(self, self.t_sessions):  # tutoring_centre.world:367
-            if student is not None and s.student != student.key():  # tutoring_centre.world:368
+            # tutoring_centre.world:368
+            if student is not None and s.student != student.student_id:
                 continue  # tutoring_centre.world:369
-            if tutor is not None and s.tutor != tutor.key():  # tutoring_centre.world:371
+            if tutor is not None and s.tutor != tutor.tutor_id:  # tutoring_centre.world:371
                 continue  # tutoring_centre.world:372
             if day is not None and s.starts_at.date() != day:  # tutoring_centre.world:374
                 continue  # tutoring_centre.world:375
             if status is not None and s.status != status:  # tutoring_centre.world:377
                 continue  # tutoring_centre.world:378
-            result = rt.each(self, result) + (s.key(),)  # tutoring_centre.world:380
+            result = rt.each(self, result) + (s.session_id,)  # tutoring_centre.world:380
         return result  # tutoring_centre.world:382
 
     def tool_book_session(  # tutoring_centre.world:385
@@ -676,7 +678,8 @@ class TutoringCentre(Episode):
             options: tuple[str, ...] = rt.sorted_keys(  # tutoring_centre.world:405
                 rt.each(self, [
                     _p10 for _p10 in rt.each(self, self.t_packages)
-                    if _p10.student == student.key() and _p10.status == _E13_PackageStatus_active
+                    if _p10.student == student.student_id
+                    and _p10.status == _E13_PackageStatus_active
                     and _p10.expires_on >= starts_at.date()
                     and self.fn_free_hours(_p10) >= needed - 0.0001
                 ]),
@@ -691,7 +694,7 @@ class TutoringCentre(Episode):
             chosen = self.t_packages[options[0]]  # tutoring_centre.world:407
         if chosen is None:  # tutoring_centre.world:409
             raise ToolError('No package.')
-        if chosen.student != student.key():  # tutoring_centre.world:410
+        if chosen.student != student.student_id:  # tutoring_centre.world:410
             raise ToolError(rt.built(
                 self, f'Package {chosen.package_id} belongs to another student.'
             ))
@@ -710,10 +713,10 @@ class TutoringCentre(Episode):
                 f'the session needs {needed}.',
             ))
         session: Session = Session(  # tutoring_centre.world:413
-            session_id=self.next_id('session_ids', 'S{:04d}'), student=student.key(),
-            tutor=tutor.key(), subject=subject, starts_at=starts_at,
+            session_id=self.next_id('session_ids', 'S{:04d}'), student=student.student_id,
+            tutor=tutor.tutor_id, subject=subject, starts_at=starts_at,
             minutes=v.check_range(minutes, 'Session.minutes', 30, 180), mode=mode,
-            status=_E13_SessionStatus_booked, package=chosen.key(), charged_hours=0.0,
+            status=_E13_SessionStatus_booked, package=chosen.package_id, charged_hours=0.0,
         )
         self.insert(self.t_sessions, session)  # tutoring_centre.world:422
         return session  # tutoring_centre.world:423
@@ -836,7 +839,7 @@ class TutoringCentre(Episode):
         return rt.sorted_keys(  # tutoring_centre.world:518
             rt.each(self, [
                 _n12 for _n12 in rt.each(self, self.t_notes)
-                if _n12.student == student.key()
+                if _n12.student == student.student_id
                 and (subject is None or self.t_sessions[_n12.session].subject == subject)
             ]),
             key=lambda _n11: _n11.written_at, reverse=True,
@@ -850,10 +853,10 @@ class TutoringCentre(Episode):
                 self, f'Session {session.session_id} is {session.status}, not attended.'
             ))
         # tutoring_centre.world:530
-        if any(_n13.session == session.key() for _n13 in rt.each(self, self.t_notes)):
+        if any(_n13.session == session.session_id for _n13 in rt.each(self, self.t_notes)):
             raise ToolError(rt.built(self, f'Session {session.session_id} already has a note.'))
         note: ProgressNote = ProgressNote(  # tutoring_centre.world:531
-            note_id=self.next_id('note_ids', 'N{:04d}'), session=session.key(),
+            note_id=self.next_id('note_ids', 'N{:04d}'), session=session.session_id,
             student=session.student, tutor=session.tutor, written_at=self.clock,
             understanding=v.check_range(understanding, 'ProgressNote.understanding', 1, 5),
             summary=v.check_length(summary, 'ProgressNote.summary', 1, 500),

@@ -234,7 +234,7 @@ class WaitlistPosition(Record):
 _C_MAX_CREDITS: int = 18  # university_registrar.world:114
 
 
-_GET_code = rt.attrgetter('code')
+_GET_code = rt.getter('code', str)
 
 
 class _State(StateBase):
@@ -428,14 +428,14 @@ class UniversityRegistrar(Episode):
         'Seats held in a section.'
         return len([  # university_registrar.world:123
             _e1 for _e1 in rt.each(self, self.t_enrolments)
-            if _e1.section == section.key() and self.fn_holds_seat(_e1)
+            if _e1.section == section.id_ and self.fn_holds_seat(_e1)
         ])
 
     # university_registrar.world:126
     def fn_passed(self, student: Student, course: Course) -> bool:
         'Whether the student has passed the course (A to D).'
         return any(  # university_registrar.world:129
-            _e2.student == student.key() and self.t_sections[_e2.section].course == course.key()
+            _e2.student == student.id_ and self.t_sections[_e2.section].course == course.code
             and _e2.status == _E15_EnrolmentStatus_completed and _e2.grade is not None
             and rt.present(_e2.grade) != _E5_Grade_F
             for _e2 in rt.each(self, self.t_enrolments)
@@ -445,7 +445,7 @@ class UniversityRegistrar(Episode):
     def fn_missing_prereqs(self, student: Student, course: Course) -> tuple[str, ...]:
         'Prerequisites the student has not passed.'
         return tuple([  # university_registrar.world:135
-            _p3.key() for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites))
+            _p3.code for _p3 in rt.rows(self.t_courses, rt.each(self, course.prerequisites))
             if not self.fn_passed(student, _p3)
         ])
 
@@ -476,14 +476,14 @@ class UniversityRegistrar(Episode):
         return sum(rt.each(self, tuple([  # university_registrar.world:150
             self.t_courses[self.t_sections[_e6.section].course].credits_
             for _e6 in rt.each(self, self.t_enrolments)
-            if _e6.student == student.key() and self.t_sections[_e6.section].term == term
+            if _e6.student == student.id_ and self.t_sections[_e6.section].term == term
             and self.fn_holds_seat(_e6)
         ])))
 
     def fn_waiting_count(self, section: Section) -> int:  # university_registrar.world:153
         'How many students wait for the section.'
         # university_registrar.world:154
-        return len([_w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.key()])
+        return len([_w7 for _w7 in rt.each(self, self.t_waitlist) if _w7.section == section.id_])
 
     # university_registrar.world:157
     def fn_enrol_problem(self, student: Student, section: Section) -> str:
@@ -495,7 +495,7 @@ class UniversityRegistrar(Episode):
             # university_registrar.world:164
             return rt.built(self, f'Section {section.id_} has already ended.')
         if any(  # university_registrar.world:166
-            _e8.student == student.key() and self.t_sections[_e8.section].course == section.course
+            _e8.student == student.id_ and self.t_sections[_e8.section].course == section.course
             and self.t_sections[_e8.section].term == section.term and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
@@ -521,7 +521,7 @@ class UniversityRegistrar(Episode):
             )
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
             self.t_sections[_e10.section].id_ for _e10 in rt.each(self, self.t_enrolments)
-            if _e10.student == student.key() and _e10.status == _E15_EnrolmentStatus_enrolled
+            if _e10.student == student.id_ and _e10.status == _E15_EnrolmentStatus_enrolled
             and self.t_sections[_e10.section].term == section.term
             and self.fn_meetings_clash(self.t_sections[_e10.section], section)
         ])
@@ -544,17 +544,16 @@ class UniversityRegistrar(Episode):
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
         return tuple([  # university_registrar.world:229
             SectionInfo(
-                _s11.key(), self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
+                _s11.id_, self.fn_seats_taken(_s11), _s11.capacity, self.fn_waiting_count(_s11)
             )
             for _s11 in rt.each(self, self.t_sections)
-            if _s11.course == course.key() and (term is None or _s11.term == term)
+            if _s11.course == course.code and (term is None or _s11.term == term)
         ])
 
     # university_registrar.world:232
     def tool_get_student_record(self, student: Student) -> StudentRecord:
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
-            _e12.key() for _e12 in rt.each(self, self.t_enrolments)
-            if _e12.student == student.key()
+            _e12.id_ for _e12 in rt.each(self, self.t_enrolments) if _e12.student == student.id_
         ])
         credits_: dict[str, int] = {}  # university_registrar.world:238
         for e in rt.rows(self.t_enrolments, rt.each(self, mine)):  # university_registrar.world:239
@@ -566,18 +565,18 @@ class UniversityRegistrar(Episode):
                     ),
                 }
         waiting: tuple[str, ...] = tuple([  # university_registrar.world:244
-            _w13.key() for _w13 in rt.each(self, self.t_waitlist) if _w13.student == student.key()
+            _w13.id_ for _w13 in rt.each(self, self.t_waitlist) if _w13.student == student.id_
         ])
         return StudentRecord(  # university_registrar.world:245
-            student.key(), mine, waiting,
+            student.id_, mine, waiting,
             tuple([
-                _s14.key() for _s14 in rt.each(self, self.t_sections)
+                _s14.id_ for _s14 in rt.each(self, self.t_sections)
                 if any(
-                    _e15.section == _s14.key()
+                    _e15.section == _s14.id_
                     for _e15 in rt.rows(self.t_enrolments, rt.each(self, mine))
                 )
                 or any(
-                    _w16.section == _s14.key()
+                    _w16.section == _s14.id_
                     for _w16 in rt.rows(self.t_waitlist, rt.each(self, waiting))
                 )
             ]),
@@ -589,7 +588,7 @@ class UniversityRegistrar(Episode):
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
-            _s17.key() for _s17 in rt.each(self, self.t_students)
+            _s17.id_ for _s17 in rt.each(self, self.t_students)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
             and rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower(
                 
@@ -599,7 +598,7 @@ class UniversityRegistrar(Episode):
     def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
-            _c18.key() for _c18 in rt.each(self, self.t_courses)
+            _c18.code for _c18 in rt.each(self, self.t_courses)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
         ])
@@ -609,7 +608,7 @@ class UniversityRegistrar(Episode):
 
     def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
         return SectionInfo(  # university_registrar.world:287
-            section.key(), self.fn_seats_taken(section), section.capacity,
+            section.id_, self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
         )
 
@@ -619,7 +618,7 @@ class UniversityRegistrar(Episode):
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
-                _s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
+                _s19.id_, self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
             )
             for _s19 in rt.each(self, self.t_sections)
             if (term is None or _s19.term == term)
@@ -637,8 +636,8 @@ class UniversityRegistrar(Episode):
     # university_registrar.world:314
     def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         return tuple([  # university_registrar.world:320
-            _e21.key() for _e21 in rt.each(self, self.t_enrolments)
-            if _e21.section == section.key()
+            _e21.id_ for _e21 in rt.each(self, self.t_enrolments)
+            if _e21.section == section.id_
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
 
@@ -646,7 +645,7 @@ class UniversityRegistrar(Episode):
     def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(self, [
-                _w23 for _w23 in rt.each(self, self.t_waitlist) if _w23.section == section.key()
+                _w23 for _w23 in rt.each(self, self.t_waitlist) if _w23.section == section.id_
             ]),
             key=lambda _w22: _w22.joined_at,
         )
@@ -658,11 +657,11 @@ class UniversityRegistrar(Episode):
             raise ToolError(problem)
         for w in rt.each(self, self.t_waitlist):  # university_registrar.world:345
             # university_registrar.world:346
-            if w.student == student.key() and w.section == section.key():
-                self.delete(self.t_waitlist, w.key())  # university_registrar.world:347
+            if w.student == student.id_ and w.section == section.id_:
+                self.delete(self.t_waitlist, w.id_)  # university_registrar.world:347
         enrolment: Enrolment = Enrolment(  # university_registrar.world:350
-            id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=student.key(),
-            section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None,
+            id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=student.id_,
+            section=section.id_, status=_E15_EnrolmentStatus_enrolled, grade=None,
             enrolled_at=self.clock, dropped_at=None,
         )
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
@@ -709,7 +708,7 @@ class UniversityRegistrar(Episode):
         if len(missing) != 0:  # university_registrar.world:380
             raise ToolError(rt.built(self, f'Prerequisite not passed: {codes}.'))
         if any(  # university_registrar.world:381
-            _e25.student == student.key() and _e25.section == section.key() and self.fn_holds_seat(
+            _e25.student == student.id_ and _e25.section == section.id_ and self.fn_holds_seat(
                 _e25
             )
             for _e25 in rt.each(self, self.t_enrolments)
@@ -718,30 +717,30 @@ class UniversityRegistrar(Episode):
                 self, f'{student.name} is already enrolled in {section.id_}.'
             ))
         if any(  # university_registrar.world:382
-            _w26.student == student.key() and _w26.section == section.key()
+            _w26.student == student.id_ and _w26.section == section.id_
             for _w26 in rt.each(self, self.t_waitlist)
         ):
             raise ToolError(rt.built(
                 self, f'{student.name} is already on the waitlist of {section.id_}.'
             ))
         entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
-            id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.key(),
-            section=section.key(), joined_at=self.clock,
+            id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.id_, section=section.id_,
+            joined_at=self.clock,
         )
         self.insert(self.t_waitlist, entry)  # university_registrar.world:384
         # university_registrar.world:385
-        return WaitlistPosition(entry.key(), self.fn_waiting_count(section))
+        return WaitlistPosition(entry.id_, self.fn_waiting_count(section))
 
     # university_registrar.world:388
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:
-        self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
+        self.delete(self.t_waitlist, entry.id_)  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
     # university_registrar.world:397
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(self, [
-                _w28 for _w28 in rt.each(self, self.t_waitlist) if _w28.section == section.key()
+                _w28 for _w28 in rt.each(self, self.t_waitlist) if _w28.section == section.id_
             ]),
             key=lambda _w27: _w27.joined_at,
         )
@@ -758,10 +757,10 @@ class UniversityRegistrar(Episode):
                 f'The first student on the waitlist, {self.t_students[first.student].name}, '
                 f'cannot enrol: {problem}',
             ))
-        self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
+        self.delete(self.t_waitlist, first.id_)  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
             id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student,
-            section=section.key(), status=_E15_EnrolmentStatus_enrolled, grade=None,
+            section=section.id_, status=_E15_EnrolmentStatus_enrolled, grade=None,
             enrolled_at=self.clock, dropped_at=None,
         )
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410

@@ -346,7 +346,7 @@ class PlateInfo(Record):
         text=v.str_text)
 
 
-_GET_fine_id = rt.attrgetter('fine_id')
+_GET_fine_id = rt.getter('fine_id', str)
 
 
 class _State(StateBase):
@@ -423,7 +423,7 @@ class VehicleRegistrationOffice(Episode):
         if not all(  # vehicle_registration_office.world:261
             len([
                 _p199 for _p199 in rt.each(self, self.t_plates)
-                if _p199.vehicle == _v198.key() and _p199.status == _E11_PlateStatus_active
+                if _p199.vehicle == _v198.vin and _p199.status == _E11_PlateStatus_active
             ])
             == 1
             for _v198 in rt.each(self, self.t_vehicles)
@@ -449,7 +449,7 @@ class VehicleRegistrationOffice(Episode):
         if not all(  # vehicle_registration_office.world:270
             len([
                 _r203 for _r203 in rt.each(self, self.t_registrations)
-                if _r203.vehicle == _v202.key() and _r203.status == _E18_RegistrationStatus_active
+                if _r203.vehicle == _v202.vin and _r203.status == _E18_RegistrationStatus_active
             ])
             == 1
             for _v202 in rt.each(self, self.t_vehicles)
@@ -475,7 +475,7 @@ class VehicleRegistrationOffice(Episode):
         if not all(  # vehicle_registration_office.world:279
             (_f206.status == _E10_FineStatus_paid) == (_f206.paid_on is not None)
             and len([
-                _p207 for _p207 in rt.each(self, self.t_payments) if _p207.fine == _f206.key()
+                _p207 for _p207 in rt.each(self, self.t_payments) if _p207.fine == _f206.fine_id
             ])
             == (1 if _f206.status == _E10_FineStatus_paid else 0)
             for _f206 in rt.each(self, self.t_fines)
@@ -589,7 +589,7 @@ class VehicleRegistrationOffice(Episode):
     def fn_fee_for(self, service: Service, vehicle_class: VehicleClass) -> Fee | None:
         'The active fee of a service for a vehicle class.'
         found: tuple[str, ...] = tuple([  # vehicle_registration_office.world:177
-            _f1.key() for _f1 in rt.each(self, self.t_fees)
+            _f1.fee_code for _f1 in rt.each(self, self.t_fees)
             if _f1.active and _f1.service == service
             and (_f1.vehicle_class is None or rt.present(_f1.vehicle_class) == vehicle_class)
         ])
@@ -608,8 +608,8 @@ class VehicleRegistrationOffice(Episode):
     def fn_active_registration(self, v_: Vehicle) -> Registration | None:
         "A vehicle's active registration."
         found: tuple[str, ...] = tuple([  # vehicle_registration_office.world:189
-            _r2.key() for _r2 in rt.each(self, self.t_registrations)
-            if _r2.vehicle == v_.key() and _r2.status == _E18_RegistrationStatus_active
+            _r2.registration_id for _r2 in rt.each(self, self.t_registrations)
+            if _r2.vehicle == v_.vin and _r2.status == _E18_RegistrationStatus_active
         ])
         if len(found) == 0:  # vehicle_registration_office.world:190
             return None  # vehicle_registration_office.world:191
@@ -619,8 +619,8 @@ class VehicleRegistrationOffice(Episode):
     def fn_active_plate(self, v_: Vehicle) -> Plate | None:
         "A vehicle's active plate."
         found: tuple[str, ...] = tuple([  # vehicle_registration_office.world:197
-            _p3.key() for _p3 in rt.each(self, self.t_plates)
-            if _p3.vehicle == v_.key() and _p3.status == _E11_PlateStatus_active
+            _p3.plate_number for _p3 in rt.each(self, self.t_plates)
+            if _p3.vehicle == v_.vin and _p3.status == _E11_PlateStatus_active
         ])
         if len(found) == 0:  # vehicle_registration_office.world:198
             return None  # vehicle_registration_office.world:199
@@ -630,8 +630,8 @@ class VehicleRegistrationOffice(Episode):
     def fn_unpaid_fines(self, v_: Vehicle) -> tuple[str, ...]:
         "A vehicle's unpaid fines."
         return tuple([  # vehicle_registration_office.world:205
-            _f4.key() for _f4 in rt.each(self, self.t_fines)
-            if _f4.vehicle == v_.key() and _f4.status == _E10_FineStatus_unpaid
+            _f4.fine_id for _f4 in rt.each(self, self.t_fines)
+            if _f4.vehicle == v_.vin and _f4.status == _E10_FineStatus_unpaid
         ])
 
     # vehicle_registration_office.world:208
@@ -639,7 +639,7 @@ class VehicleRegistrationOffice(Episode):
         "A vehicle's title transfers, oldest first."
         return rt.sorted_keys(  # vehicle_registration_office.world:209
             rt.each(self, [
-                _t6 for _t6 in rt.each(self, self.t_transfers) if _t6.vehicle == v_.key()
+                _t6 for _t6 in rt.each(self, self.t_transfers) if _t6.vehicle == v_.vin
             ]),
             key=lambda _t5: _t5.transferred_on,
         )
@@ -674,7 +674,7 @@ class VehicleRegistrationOffice(Episode):
     def fn_vehicle_info(self, v_: Vehicle) -> VehicleInfo:  # vehicle_registration_office.world:244
         'A vehicle with its plate, registration and unpaid fines.'
         return VehicleInfo(  # vehicle_registration_office.world:247
-            v_.key(), rt.key_of(self.fn_active_plate(v_)),
+            v_.vin, rt.key_of(self.fn_active_plate(v_)),
             rt.key_of(self.fn_active_registration(v_)), self.fn_unpaid_fines(v_),
         )
 
@@ -719,7 +719,7 @@ class VehicleRegistrationOffice(Episode):
             # vehicle_registration_office.world:327
             if date_of_birth is not None and o.date_of_birth != date_of_birth:
                 continue  # vehicle_registration_office.world:328
-            result = rt.each(self, result) + (o.key(),)  # vehicle_registration_office.world:330
+            result = rt.each(self, result) + (o.owner_id,)  # vehicle_registration_office.world:330
         return result  # vehicle_registration_office.world:332
 
     def tool_create_owner(  # vehicle_registration_office.world:335
@@ -777,7 +777,7 @@ class VehicleRegistrationOffice(Episode):
         result: tuple[str, ...] = ()  # vehicle_registration_office.world:379
         for v_ in rt.each(self, self.t_vehicles):  # vehicle_registration_office.world:380
             # vehicle_registration_office.world:381
-            if owner is not None and v_.owner != owner.key():
+            if owner is not None and v_.owner != owner.owner_id:
                 continue  # vehicle_registration_office.world:382
             # vehicle_registration_office.world:384
             if mk != '' and rt.built(self, v_.make.lower()) != mk:
@@ -790,20 +790,20 @@ class VehicleRegistrationOffice(Episode):
             # vehicle_registration_office.world:390
             if vehicle_class is not None and v_.vehicle_class != vehicle_class:
                 continue  # vehicle_registration_office.world:391
-            result = rt.each(self, result) + (v_.key(),)  # vehicle_registration_office.world:393
+            result = rt.each(self, result) + (v_.vin,)  # vehicle_registration_office.world:393
         return result  # vehicle_registration_office.world:395
 
     # vehicle_registration_office.world:398
     def tool_get_plate(self, plate_number: Plate) -> PlateInfo:
         # vehicle_registration_office.world:401
-        return PlateInfo(plate_number.key(), plate_number.vehicle)
+        return PlateInfo(plate_number.plate_number, plate_number.vehicle)
 
     def tool_list_plates(  # vehicle_registration_office.world:404
         self, vehicle: Vehicle | None, status: PlateStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:410
-            _p10.key() for _p10 in rt.each(self, self.t_plates)
-            if (vehicle is None or _p10.vehicle == vehicle.key())
+            _p10.plate_number for _p10 in rt.each(self, self.t_plates)
+            if (vehicle is None or _p10.vehicle == vehicle.vin)
             and (status is None or _p10.status == status)
         ])
 
@@ -836,29 +836,29 @@ class VehicleRegistrationOffice(Episode):
             model=v.check_length(model, 'Vehicle.model', 1, 40),
             year=v.check_range(year, 'Vehicle.year', 1900, 2100),
             color=v.check_length(color, 'Vehicle.color', 1, 30), vehicle_class=vehicle_class,
-            owner=owner.key(), registered_on=self.clock.date(),
+            owner=owner.owner_id, registered_on=self.clock.date(),
         )
         self.insert(self.t_vehicles, vehicle)  # vehicle_registration_office.world:441
         self.insert(  # vehicle_registration_office.world:442
             self.t_plates, Plate(
                 plate_number=v.check_pattern(plate_no, 'Plate.plate_number', '^[A-Z0-9]{2,8}$'),
-                vehicle=vehicle.key(), kind=_E9_PlateKind_standard, status=_E11_PlateStatus_active,
+                vehicle=vehicle.vin, kind=_E9_PlateKind_standard, status=_E11_PlateStatus_active,
                 issued_on=self.clock.date(), reported_lost_on=None,
             ),
         )
         payment: Payment = Payment(  # vehicle_registration_office.world:443
-            payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=owner.key(),
-            vehicle=vehicle.key(), fee=charge.key(), fine=None,
+            payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=owner.owner_id,
+            vehicle=vehicle.vin, fee=charge.fee_code, fine=None,
             amount=v.check_range(charge.amount, 'Payment.amount', 0.0, None), method=method,
             paid_at=self.clock,
         )
         self.insert(self.t_payments, payment)  # vehicle_registration_office.world:450
         self.insert(  # vehicle_registration_office.world:451
             self.t_registrations, Registration(
-                registration_id=self.next_id('registration_ids', 'RG{:05d}'),
-                vehicle=vehicle.key(), owner=owner.key(), issued_on=self.clock.date(),
+                registration_id=self.next_id('registration_ids', 'RG{:05d}'), vehicle=vehicle.vin,
+                owner=owner.owner_id, issued_on=self.clock.date(),
                 expires_on=self.clock.date() + self.state.registration_term,
-                status=_E18_RegistrationStatus_active, payment=payment.key(),
+                status=_E18_RegistrationStatus_active, payment=payment.payment_id,
             ),
         )
         # vehicle_registration_office.world:458
@@ -888,19 +888,19 @@ class VehicleRegistrationOffice(Episode):
         )
         fresh: Plate = Plate(  # vehicle_registration_office.world:478
             plate_number=v.check_pattern(plate_no, 'Plate.plate_number', '^[A-Z0-9]{2,8}$'),
-            vehicle=vehicle.key(), kind=_E9_PlateKind_standard, status=_E11_PlateStatus_active,
+            vehicle=vehicle.vin, kind=_E9_PlateKind_standard, status=_E11_PlateStatus_active,
             issued_on=self.clock.date(), reported_lost_on=None,
         )
         self.insert(self.t_plates, fresh)  # vehicle_registration_office.world:479
         self.insert(  # vehicle_registration_office.world:480
             self.t_payments, Payment(
                 payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=vehicle.owner,
-                vehicle=vehicle.key(), fee=charge.key(), fine=None,
+                vehicle=vehicle.vin, fee=charge.fee_code, fine=None,
                 amount=v.check_range(charge.amount, 'Payment.amount', 0.0, None), method=method,
                 paid_at=self.clock,
             ),
         )
-        return PlateInfo(fresh.key(), vehicle.key())  # vehicle_registration_office.world:487
+        return PlateInfo(fresh.plate_number, vehicle.vin)  # vehicle_registration_office.world:487
 
     # vehicle_registration_office.world:492
     def tool_get_registration(self, registration: Registration) -> Registration:
@@ -912,17 +912,18 @@ class VehicleRegistrationOffice(Episode):
         result: tuple[str, ...] = ()  # vehicle_registration_office.world:507
         for r in rt.each(self, self.t_registrations):  # vehicle_registration_office.world:508
             # vehicle_registration_office.world:509
-            if vehicle is not None and r.vehicle != vehicle.key():
+            if vehicle is not None and r.vehicle != vehicle.vin:
                 continue  # vehicle_registration_office.world:510
             # vehicle_registration_office.world:512
-            if owner is not None and r.owner != owner.key():
+            if owner is not None and r.owner != owner.owner_id:
                 continue  # vehicle_registration_office.world:513
             if (  # vehicle_registration_office.world:515
                 expiring_by is not None
                 and (r.status != _E18_RegistrationStatus_active or r.expires_on > expiring_by)
             ):
                 continue  # vehicle_registration_office.world:516
-            result = rt.each(self, result) + (r.key(),)  # vehicle_registration_office.world:518
+            # vehicle_registration_office.world:518
+            result = rt.each(self, result) + (r.registration_id,)
         return result  # vehicle_registration_office.world:520
 
     # vehicle_registration_office.world:523
@@ -951,7 +952,7 @@ class VehicleRegistrationOffice(Episode):
         )
         payment: Payment = Payment(  # vehicle_registration_office.world:537
             payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=vehicle.owner,
-            vehicle=vehicle.key(), fee=charge.key(), fine=None,
+            vehicle=vehicle.vin, fee=charge.fee_code, fine=None,
             amount=v.check_range(charge.amount, 'Payment.amount', 0.0, None), method=method,
             paid_at=self.clock,
         )
@@ -961,9 +962,9 @@ class VehicleRegistrationOffice(Episode):
             _E18_RegistrationStatus_superseded,
         )
         renewed: Registration = Registration(  # vehicle_registration_office.world:546
-            registration_id=self.next_id('registration_ids', 'RG{:05d}'), vehicle=vehicle.key(),
+            registration_id=self.next_id('registration_ids', 'RG{:05d}'), vehicle=vehicle.vin,
             owner=vehicle.owner, issued_on=start, expires_on=start + self.state.registration_term,
-            status=_E18_RegistrationStatus_active, payment=payment.key(),
+            status=_E18_RegistrationStatus_active, payment=payment.payment_id,
         )
         self.insert(self.t_registrations, renewed)  # vehicle_registration_office.world:553
         return renewed  # vehicle_registration_office.world:554
@@ -975,7 +976,7 @@ class VehicleRegistrationOffice(Episode):
         self, service: Service | None, vehicle_class: VehicleClass | None
     ) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:571
-            _f11.key() for _f11 in rt.each(self, self.t_fees)
+            _f11.fee_code for _f11 in rt.each(self, self.t_fees)
             if (service is None or _f11.service == service)
             and (vehicle_class is None or _f11.vehicle_class is None
             or rt.present(_f11.vehicle_class)
@@ -992,9 +993,9 @@ class VehicleRegistrationOffice(Episode):
         if not (owner is not None or vehicle is not None):  # vehicle_registration_office.world:587
             raise ToolError('Give an owner or a vehicle.')
         return tuple([  # vehicle_registration_office.world:588
-            _p12.key() for _p12 in rt.each(self, self.t_payments)
-            if (owner is None or _p12.owner == owner.key())
-            and (vehicle is None or _p12.vehicle == vehicle.key())
+            _p12.payment_id for _p12 in rt.each(self, self.t_payments)
+            if (owner is None or _p12.owner == owner.owner_id)
+            and (vehicle is None or _p12.vehicle == vehicle.vin)
             and (day is None or _p12.paid_at.date() == day)
         ])
 
@@ -1005,10 +1006,10 @@ class VehicleRegistrationOffice(Episode):
     # vehicle_registration_office.world:599
     def tool_list_transfers(self, vehicle: Vehicle | None, owner: Owner | None) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:605
-            _t13.key() for _t13 in rt.each(self, self.t_transfers)
-            if (vehicle is None or _t13.vehicle == vehicle.key())
-            and (owner is None or _t13.from_owner == owner.key()
-            or _t13.to_owner == (owner if owner is not None else rt.absent()).key())
+            _t13.transfer_id for _t13 in rt.each(self, self.t_transfers)
+            if (vehicle is None or _t13.vehicle == vehicle.vin)
+            and (owner is None or _t13.from_owner == owner.owner_id
+            or _t13.to_owner == (owner if owner is not None else rt.absent()).owner_id)
         ])
 
     def tool_transfer_ownership(  # vehicle_registration_office.world:608
@@ -1019,7 +1020,7 @@ class VehicleRegistrationOffice(Episode):
         odometer_miles: int,
         method: PaymentMethod,
     ) -> TitleTransfer:
-        if new_owner.key() == vehicle.owner:  # vehicle_registration_office.world:617
+        if new_owner.owner_id == vehicle.owner:  # vehicle_registration_office.world:617
             raise ToolError(rt.built(
                 self, f'Owner {new_owner.owner_id} already owns vehicle {vehicle.vin}.'
             ))
@@ -1044,23 +1045,25 @@ class VehicleRegistrationOffice(Episode):
         if charge is None:  # vehicle_registration_office.world:626
             raise ToolError('No active transfer fee.')
         payment: Payment = Payment(  # vehicle_registration_office.world:627
-            payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=new_owner.key(),
-            vehicle=vehicle.key(), fee=charge.key(), fine=None,
+            payment_id=self.next_id('payment_ids', 'P{:05d}'), owner=new_owner.owner_id,
+            vehicle=vehicle.vin, fee=charge.fee_code, fine=None,
             amount=v.check_range(charge.amount, 'Payment.amount', 0.0, None), method=method,
             paid_at=self.clock,
         )
         self.insert(self.t_payments, payment)  # vehicle_registration_office.world:634
         transfer: TitleTransfer = TitleTransfer(  # vehicle_registration_office.world:635
-            transfer_id=self.next_id('transfer_ids', 'TT{:04d}'), vehicle=vehicle.key(),
-            from_owner=vehicle.owner, to_owner=new_owner.key(), transferred_on=self.clock.date(),
+            transfer_id=self.next_id('transfer_ids', 'TT{:04d}'), vehicle=vehicle.vin,
+            from_owner=vehicle.owner, to_owner=new_owner.owner_id,
+            transferred_on=self.clock.date(),
             sale_price=v.check_range(sale_price, 'TitleTransfer.sale_price', 0.0, None),
             odometer_miles=v.check_range(
                 odometer_miles, 'TitleTransfer.odometer_miles', 0, 2000000
             ),
-            payment=payment.key(),
+            payment=payment.payment_id,
         )
         self.insert(self.t_transfers, transfer)  # vehicle_registration_office.world:644
-        self.set_field(vehicle, 'owner', new_owner.key())  # vehicle_registration_office.world:645
+        # vehicle_registration_office.world:645
+        self.set_field(vehicle, 'owner', new_owner.owner_id)
         return transfer  # vehicle_registration_office.world:646
 
     def tool_get_fine(self, fine: Fine) -> Fine:  # vehicle_registration_office.world:651
@@ -1070,17 +1073,17 @@ class VehicleRegistrationOffice(Episode):
         self, vehicle: Vehicle | None, owner: Owner | None, status: FineStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:664
-            _f14.key() for _f14 in rt.each(self, self.t_fines)
-            if (vehicle is None or _f14.vehicle == vehicle.key())
-            and (owner is None or _f14.owner == owner.key())
+            _f14.fine_id for _f14 in rt.each(self, self.t_fines)
+            if (vehicle is None or _f14.vehicle == vehicle.vin)
+            and (owner is None or _f14.owner == owner.owner_id)
             and (status is None or _f14.status == status)
         ])
 
     # vehicle_registration_office.world:667
     def tool_record_fine(self, vehicle: Vehicle, amount: float, reason: str) -> Fine:
         fine: Fine = Fine(  # vehicle_registration_office.world:674
-            fine_id=self.next_id('fine_ids', 'F{:04d}'), vehicle=vehicle.key(),
-            owner=vehicle.owner, amount=v.check_range(amount, 'Fine.amount', 1.0, 10000.0),
+            fine_id=self.next_id('fine_ids', 'F{:04d}'), vehicle=vehicle.vin, owner=vehicle.owner,
+            amount=v.check_range(amount, 'Fine.amount', 1.0, 10000.0),
             reason=v.check_length(reason, 'Fine.reason', 1, 200), issued_on=self.clock.date(),
             status=_E10_FineStatus_unpaid, paid_on=None,
         )
@@ -1095,7 +1098,7 @@ class VehicleRegistrationOffice(Episode):
             self.t_payments, Payment(
                 payment_id=self.next_id('payment_ids', 'P{:05d}'),
                 owner=self.t_vehicles[fine.vehicle].owner, vehicle=fine.vehicle, fee=None,
-                fine=fine.key(), amount=v.check_range(fine.amount, 'Payment.amount', 0.0, None),
+                fine=fine.fine_id, amount=v.check_range(fine.amount, 'Payment.amount', 0.0, None),
                 method=method, paid_at=self.clock,
             ),
         )

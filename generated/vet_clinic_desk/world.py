@@ -338,8 +338,8 @@ class Invoice(Row):
         fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
-_GET_amount = rt.attrgetter('amount')
-_GET_price = rt.attrgetter('price')
+_GET_amount = rt.getter('amount', float)
+_GET_price = rt.getter('price', float)
 
 
 class _State(StateBase):
@@ -438,8 +438,9 @@ class VetClinicDesk(Episode):
             )
         if not all(  # vet_clinic_desk.world:207
             _a73.status != _E17_AppointmentStatus_cancelled
-            or _a73.cancel_reason is not None
-            and not any(_v74.appointment == _a73.key() for _v74 in rt.each(self, self.t_visits))
+            or _a73.cancel_reason is not None and not any(
+                _v74.appointment == _a73.appointment_id for _v74 in rt.each(self, self.t_visits)
+            )
             for _a73 in rt.each(self, self.t_appointments)
         ):
             raise InvariantError(
@@ -609,7 +610,7 @@ class VetClinicDesk(Episode):
             # vet_clinic_desk.world:260
             if ph != '' and rt.built(self, rt.replace(rt.read(self, o.phone), ' ', '')) != ph:
                 continue  # vet_clinic_desk.world:261
-            result = rt.each(self, result) + (o.key(),)  # vet_clinic_desk.world:263
+            result = rt.each(self, result) + (o.owner_id,)  # vet_clinic_desk.world:263
         return result  # vet_clinic_desk.world:265
 
     # vet_clinic_desk.world:268
@@ -637,7 +638,7 @@ class VetClinicDesk(Episode):
             raise ToolError('Nothing to change: give an email, a phone or an address.')
         if email is not None:  # vet_clinic_desk.world:297
             if any(  # vet_clinic_desk.world:298
-                _o3.key() != owner.key() and rt.built(self, _o3.email.lower()) == rt.built(
+                _o3.owner_id != owner.owner_id and rt.built(self, _o3.email.lower()) == rt.built(
                     self, (email if email is not None else rt.absent()).lower()
                 )
                 for _o3 in rt.each(self, self.t_owners)
@@ -670,11 +671,11 @@ class VetClinicDesk(Episode):
             # vet_clinic_desk.world:328
             if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, p.name.lower()))):
                 continue  # vet_clinic_desk.world:329
-            if owner is not None and p.owner != owner.key():  # vet_clinic_desk.world:331
+            if owner is not None and p.owner != owner.owner_id:  # vet_clinic_desk.world:331
                 continue  # vet_clinic_desk.world:332
             if species is not None and p.species != species:  # vet_clinic_desk.world:334
                 continue  # vet_clinic_desk.world:335
-            result = rt.each(self, result) + (p.key(),)  # vet_clinic_desk.world:337
+            result = rt.each(self, result) + (p.pet_id,)  # vet_clinic_desk.world:337
         return result  # vet_clinic_desk.world:339
 
     def tool_register_pet(  # vet_clinic_desk.world:342
@@ -689,7 +690,7 @@ class VetClinicDesk(Episode):
         if date_of_birth > self.clock.date():  # vet_clinic_desk.world:352
             raise ToolError('Date of birth cannot be in the future.')
         if any(  # vet_clinic_desk.world:353
-            _p4.owner == owner.key() and _p4.status == _E9_PetStatus_active
+            _p4.owner == owner.owner_id and _p4.status == _E9_PetStatus_active
             and rt.built(self, _p4.name.lower()) == rt.built(self, name.lower())
             for _p4 in rt.each(self, self.t_pets)
         ):
@@ -700,7 +701,7 @@ class VetClinicDesk(Episode):
             pet_id=self.next_id('pet_ids', 'PET{:03d}'),
             name=v.check_length(name, 'Pet.name', 1, 40), species=species,
             breed=v.check_length(breed, 'Pet.breed', None, 60), date_of_birth=date_of_birth,
-            weight_kg=v.check_range(weight_kg, 'Pet.weight_kg', 0.01, 200.0), owner=owner.key(),
+            weight_kg=v.check_range(weight_kg, 'Pet.weight_kg', 0.01, 200.0), owner=owner.owner_id,
             status=_E9_PetStatus_active,
         )
         self.insert(self.t_pets, created)  # vet_clinic_desk.world:362
@@ -728,7 +729,7 @@ class VetClinicDesk(Episode):
             # vet_clinic_desk.world:390
             if species is not None and not (species in rt.each(self, v_.species_treated)):
                 continue  # vet_clinic_desk.world:391
-            result = rt.each(self, result) + (v_.key(),)  # vet_clinic_desk.world:393
+            result = rt.each(self, result) + (v_.vet_id,)  # vet_clinic_desk.world:393
         return result  # vet_clinic_desk.world:395
 
     # vet_clinic_desk.world:400
@@ -744,15 +745,15 @@ class VetClinicDesk(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:414
         for a in rt.each(self, self.t_appointments):  # vet_clinic_desk.world:415
-            if pet is not None and a.pet != pet.key():  # vet_clinic_desk.world:416
+            if pet is not None and a.pet != pet.pet_id:  # vet_clinic_desk.world:416
                 continue  # vet_clinic_desk.world:417
-            if vet is not None and a.vet != vet.key():  # vet_clinic_desk.world:419
+            if vet is not None and a.vet != vet.vet_id:  # vet_clinic_desk.world:419
                 continue  # vet_clinic_desk.world:420
             if day is not None and a.starts_at.date() != day:  # vet_clinic_desk.world:422
                 continue  # vet_clinic_desk.world:423
             if status is not None and a.status != status:  # vet_clinic_desk.world:425
                 continue  # vet_clinic_desk.world:426
-            result = rt.each(self, result) + (a.key(),)  # vet_clinic_desk.world:428
+            result = rt.each(self, result) + (a.appointment_id,)  # vet_clinic_desk.world:428
         return result  # vet_clinic_desk.world:430
 
     def tool_book_appointment(  # vet_clinic_desk.world:433
@@ -779,7 +780,7 @@ class VetClinicDesk(Episode):
                 f'{self.state.closing_hour}:00).',
             )
         if any(  # vet_clinic_desk.world:449
-            _a5.vet == vet.key() and _a5.status != _E17_AppointmentStatus_cancelled
+            _a5.vet == vet.vet_id and _a5.status != _E17_AppointmentStatus_cancelled
             and self.fn_slots_clash(_a5.starts_at, self.fn_ends_at(_a5), starts_at, ends)
             for _a5 in rt.each(self, self.t_appointments)
         ):
@@ -787,7 +788,7 @@ class VetClinicDesk(Episode):
                 self, f'Vet {vet.vet_id} already has an appointment at that time.'
             ))
         if any(  # vet_clinic_desk.world:450
-            _a6.pet == pet.key() and _a6.status != _E17_AppointmentStatus_cancelled
+            _a6.pet == pet.pet_id and _a6.status != _E17_AppointmentStatus_cancelled
             and self.fn_slots_clash(_a6.starts_at, self.fn_ends_at(_a6), starts_at, ends)
             for _a6 in rt.each(self, self.t_appointments)
         ):
@@ -795,8 +796,8 @@ class VetClinicDesk(Episode):
                 self, f'Pet {pet.pet_id} already has an appointment at that time.'
             ))
         created: Appointment = Appointment(  # vet_clinic_desk.world:451
-            appointment_id=self.next_id('appointment_ids', 'A{:04d}'), pet=pet.key(),
-            vet=vet.key(), starts_at=starts_at,
+            appointment_id=self.next_id('appointment_ids', 'A{:04d}'), pet=pet.pet_id,
+            vet=vet.vet_id, starts_at=starts_at,
             minutes=v.check_range(minutes, 'Appointment.minutes', 15, 120),
             reason=v.check_length(reason, 'Appointment.reason', 1, 200),
             status=_E17_AppointmentStatus_booked, booked_at=self.clock, cancel_reason=None,
@@ -831,11 +832,11 @@ class VetClinicDesk(Episode):
     def tool_list_visits(self, pet: Pet | None, visit_date: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:489
         for v_ in rt.each(self, self.t_visits):  # vet_clinic_desk.world:490
-            if pet is not None and v_.pet != pet.key():  # vet_clinic_desk.world:491
+            if pet is not None and v_.pet != pet.pet_id:  # vet_clinic_desk.world:491
                 continue  # vet_clinic_desk.world:492
             if visit_date is not None and v_.visit_date != visit_date:  # vet_clinic_desk.world:494
                 continue  # vet_clinic_desk.world:495
-            result = rt.each(self, result) + (v_.key(),)  # vet_clinic_desk.world:497
+            result = rt.each(self, result) + (v_.visit_id,)  # vet_clinic_desk.world:497
         return result  # vet_clinic_desk.world:499
 
     def tool_record_visit(  # vet_clinic_desk.world:502
@@ -860,8 +861,9 @@ class VetClinicDesk(Episode):
                 self, f'Appointment {appointment.appointment_id} has not started yet.'
             ))
         created: Visit = Visit(  # vet_clinic_desk.world:513
-            visit_id=self.next_id('visit_ids', 'VIS{:04d}'), appointment=appointment.key(),
-            pet=appointment.pet, vet=appointment.vet, visit_date=self.clock.date(),
+            visit_id=self.next_id('visit_ids', 'VIS{:04d}'),
+            appointment=appointment.appointment_id, pet=appointment.pet, vet=appointment.vet,
+            visit_date=self.clock.date(),
             weight_kg=v.check_range(weight_kg, 'Visit.weight_kg', 0.01, 200.0),
             diagnosis=v.check_length(diagnosis, 'Visit.diagnosis', 1, 200),
             treatments=v.check_length(treatments, 'Visit.treatments', 1, 10),
@@ -883,11 +885,11 @@ class VetClinicDesk(Episode):
     def tool_list_vaccinations(self, pet: Pet | None, due_by: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:542
         for v_ in rt.each(self, self.t_vaccinations):  # vet_clinic_desk.world:543
-            if pet is not None and v_.pet != pet.key():  # vet_clinic_desk.world:544
+            if pet is not None and v_.pet != pet.pet_id:  # vet_clinic_desk.world:544
                 continue  # vet_clinic_desk.world:545
             if due_by is not None and v_.next_due > due_by:  # vet_clinic_desk.world:547
                 continue  # vet_clinic_desk.world:548
-            result = rt.each(self, result) + (v_.key(),)  # vet_clinic_desk.world:550
+            result = rt.each(self, result) + (v_.vaccination_id,)  # vet_clinic_desk.world:550
         return result  # vet_clinic_desk.world:552
 
     def tool_record_vaccination(  # vet_clinic_desk.world:555
@@ -902,8 +904,8 @@ class VetClinicDesk(Episode):
         if not self.fn_vaccine_fits(vaccine, pet.species):  # vet_clinic_desk.world:567
             raise ToolError(f'The {vaccine} vaccine is not for {pet.species}s.')
         created: Vaccination = Vaccination(  # vet_clinic_desk.world:568
-            vaccination_id=self.next_id('vaccination_ids', 'VAC{:04d}'), pet=pet.key(),
-            vaccine=vaccine, given_on=self.clock.date(), next_due=next_due, vet=vet.key(),
+            vaccination_id=self.next_id('vaccination_ids', 'VAC{:04d}'), pet=pet.pet_id,
+            vaccine=vaccine, given_on=self.clock.date(), next_due=next_due, vet=vet.vet_id,
             batch_number=v.check_pattern(
                 batch_number, 'Vaccination.batch_number', '^[A-Z0-9-]{4,20}$'
             ),
@@ -919,16 +921,16 @@ class VetClinicDesk(Episode):
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:594
         for i in rt.each(self, self.t_invoices):  # vet_clinic_desk.world:595
-            if owner is not None and i.owner != owner.key():  # vet_clinic_desk.world:596
+            if owner is not None and i.owner != owner.owner_id:  # vet_clinic_desk.world:596
                 continue  # vet_clinic_desk.world:597
             if status is not None and i.status != status:  # vet_clinic_desk.world:599
                 continue  # vet_clinic_desk.world:600
-            result = rt.each(self, result) + (i.key(),)  # vet_clinic_desk.world:602
+            result = rt.each(self, result) + (i.invoice_id,)  # vet_clinic_desk.world:602
         return result  # vet_clinic_desk.world:604
 
     def tool_invoice_visit(self, visit: Visit) -> Invoice:  # vet_clinic_desk.world:607
         # vet_clinic_desk.world:610
-        if any(_i7.visit == visit.key() for _i7 in rt.each(self, self.t_invoices)):
+        if any(_i7.visit == visit.visit_id for _i7 in rt.each(self, self.t_invoices)):
             raise ToolError(rt.built(self, f'Visit {visit.visit_id} is already invoiced.'))
         subtotal: float = round(  # vet_clinic_desk.world:611
             0.0 + sum(rt.each(self, tuple(map(_GET_price, rt.each(self, visit.treatments))))), 2
@@ -936,7 +938,7 @@ class VetClinicDesk(Episode):
         tax: float = round(subtotal * self.state.tax_rate, 2)  # vet_clinic_desk.world:612
         total: float = round(subtotal + tax, 2)  # vet_clinic_desk.world:613
         created: Invoice = Invoice(  # vet_clinic_desk.world:614
-            invoice_id=self.next_id('invoice_ids', 'INV{:04d}'), visit=visit.key(),
+            invoice_id=self.next_id('invoice_ids', 'INV{:04d}'), visit=visit.visit_id,
             owner=self.t_pets[visit.pet].owner, issued_on=self.clock.date(),
             subtotal=v.check_range(subtotal, 'Invoice.subtotal', 0.0, None),
             tax=v.check_range(tax, 'Invoice.tax', 0.0, None),

@@ -198,6 +198,9 @@ class ReorderFlag(Record):
     shortfall: int = field(load=v.want_int, text=v.int_text)
 
 
+_GET_id_ = rt.getter('id_', str)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -347,47 +350,47 @@ class WarehouseInventoryDesk(Episode):
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
         return sum(rt.each(self, tuple([  # warehouse_inventory_desk.world:124
-            _s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.key()
+            _s1.quantity for _s1 in rt.each(self, self.t_stock) if _s1.bin_ == bin_.code
         ])))
 
     def fn_on_hand(self, item: Item) -> int:  # warehouse_inventory_desk.world:127
         'Total units of an item across all bins.'
         return sum(rt.each(self, tuple([  # warehouse_inventory_desk.world:128
-            _s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.key()
+            _s2.quantity for _s2 in rt.each(self, self.t_stock) if _s2.item == item.sku
         ])))
 
     # warehouse_inventory_desk.world:131
     def fn_find_stock(self, item: Item, bin_: Bin) -> StockLevel | None:
         'The stock row of an item in a bin, if any.'
         for s in rt.each(self, self.t_stock):  # warehouse_inventory_desk.world:132
-            if s.item == item.key() and s.bin_ == bin_.key():  # warehouse_inventory_desk.world:133
+            if s.item == item.sku and s.bin_ == bin_.code:  # warehouse_inventory_desk.world:133
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
 
     def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
-        self.set_state('current_clerk', clerk.key())  # warehouse_inventory_desk.world:171
+        self.set_state('current_clerk', clerk.id_)  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
     def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
-            item.key(), item.name, item.reorder_level, total, total < item.reorder_level,
-            tuple([_s3.key() for _s3 in rt.each(self, self.t_stock) if _s3.item == item.key()]),
+            item.sku, item.name, item.reorder_level, total, total < item.reorder_level,
+            tuple([_s3.id_ for _s3 in rt.each(self, self.t_stock) if _s3.item == item.sku]),
         )
 
     def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
-            bin_.key(), bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used),
+            bin_.code, bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used),
             bin_.blocked,
-            tuple([_s4.key() for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.key()]),
+            tuple([_s4.id_ for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.code]),
         )
 
     def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
         # warehouse_inventory_desk.world:211
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
-            _i5.key() for _i5 in rt.each(self, self.t_items)
+            _i5.sku for _i5 in rt.each(self, self.t_items)
             if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
         ])
@@ -395,10 +398,10 @@ class WarehouseInventoryDesk(Episode):
     # warehouse_inventory_desk.world:215
     def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:
         return tuple([  # warehouse_inventory_desk.world:221
-            _b6.key() for _b6 in rt.each(self, self.t_bins)
+            _b6.code for _b6 in rt.each(self, self.t_bins)
             if (zone is None or _b6.zone == zone) and (item is None or any(
-                _s7.bin_ == _b6.key()
-                and _s7.item == (item if item is not None else rt.absent()).key()
+                _s7.bin_ == _b6.code
+                and _s7.item == (item if item is not None else rt.absent()).sku
                 and _s7.quantity > 0
                 for _s7 in rt.each(self, self.t_stock)
             ))
@@ -406,7 +409,7 @@ class WarehouseInventoryDesk(Episode):
 
     def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
         # warehouse_inventory_desk.world:225
-        return tuple([_c8.key() for _c8 in rt.each(self, self.t_clerks)])
+        return tuple(map(_GET_id_, rt.each(self, self.t_clerks)))
 
     # warehouse_inventory_desk.world:228
     def tool_get_movement(self, movement: Movement) -> Movement:
@@ -441,7 +444,7 @@ class WarehouseInventoryDesk(Episode):
             id_ = level.id_  # warehouse_inventory_desk.world:253
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:255
-                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(),
+                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.sku, bin_=bin_.code,
                 quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
                 last_counted=None,
             )
@@ -450,7 +453,7 @@ class WarehouseInventoryDesk(Episode):
         self.insert(  # warehouse_inventory_desk.world:259
             self.t_movements, Movement(
                 id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_receipt,
-                item=item.key(), from_bin=None, to_bin=bin_.key(), quantity=quantity,
+                item=item.sku, from_bin=None, to_bin=bin_.code, quantity=quantity,
                 reference=v.check_length(delivery_note, 'Movement.reference', None, 40),
                 clerk=self.state.current_clerk, at=self.clock,
             ),
@@ -481,7 +484,7 @@ class WarehouseInventoryDesk(Episode):
         self.insert(  # warehouse_inventory_desk.world:283
             self.t_movements, Movement(
                 id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_pick,
-                item=item.key(), from_bin=bin_.key(), to_bin=None, quantity=quantity,
+                item=item.sku, from_bin=bin_.code, to_bin=None, quantity=quantity,
                 reference=v.check_length(order_number, 'Movement.reference', None, 40),
                 clerk=self.state.current_clerk, at=self.clock,
             ),
@@ -493,7 +496,7 @@ class WarehouseInventoryDesk(Episode):
     ) -> tuple[str, ...]:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
             raise ToolError('Not signed in. Call sign_in first.')
-        if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
+        if from_bin.code == to_bin.code:  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
         if to_bin.blocked:  # warehouse_inventory_desk.world:304
             raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
@@ -534,7 +537,7 @@ class WarehouseInventoryDesk(Episode):
             target_id = target.id_  # warehouse_inventory_desk.world:315
         else:
             created: StockLevel = StockLevel(  # warehouse_inventory_desk.world:317
-                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=to_bin.key(),
+                id_=self.next_id('stock_ids', 'S{:04d}'), item=item.sku, bin_=to_bin.code,
                 quantity=v.check_range(quantity, 'StockLevel.quantity', 0, None),
                 last_counted=None,
             )
@@ -543,7 +546,7 @@ class WarehouseInventoryDesk(Episode):
         self.insert(  # warehouse_inventory_desk.world:321
             self.t_movements, Movement(
                 id_=self.next_id('movement_ids', 'M{:05d}'), kind=_E12_MovementKind_transfer,
-                item=item.key(), from_bin=from_bin.key(), to_bin=to_bin.key(), quantity=quantity,
+                item=item.sku, from_bin=from_bin.code, to_bin=to_bin.code, quantity=quantity,
                 reference='', clerk=self.state.current_clerk, at=self.clock,
             ),
         )
@@ -579,7 +582,7 @@ class WarehouseInventoryDesk(Episode):
         else:
             self.insert(  # warehouse_inventory_desk.world:356
                 self.t_stock, StockLevel(
-                    id_=self.next_id('stock_ids', 'S{:04d}'), item=item.key(), bin_=bin_.key(),
+                    id_=self.next_id('stock_ids', 'S{:04d}'), item=item.sku, bin_=bin_.code,
                     quantity=v.check_range(counted, 'StockLevel.quantity', 0, None),
                     last_counted=self.clock.date(),
                 ),
@@ -589,8 +592,8 @@ class WarehouseInventoryDesk(Episode):
             self.insert(  # warehouse_inventory_desk.world:360
                 self.t_movements, Movement(
                     id_=self.next_id('movement_ids', 'M{:05d}'),
-                    kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=None,
-                    to_bin=bin_.key(), quantity=difference, reference='',
+                    kind=_E12_MovementKind_count_adjustment, item=item.sku, from_bin=None,
+                    to_bin=bin_.code, quantity=difference, reference='',
                     clerk=self.state.current_clerk, at=self.clock,
                 ),
             )
@@ -598,7 +601,7 @@ class WarehouseInventoryDesk(Episode):
             self.insert(  # warehouse_inventory_desk.world:368
                 self.t_movements, Movement(
                     id_=self.next_id('movement_ids', 'M{:05d}'),
-                    kind=_E12_MovementKind_count_adjustment, item=item.key(), from_bin=bin_.key(),
+                    kind=_E12_MovementKind_count_adjustment, item=item.sku, from_bin=bin_.code,
                     to_bin=None, quantity=difference, reference='', clerk=self.state.current_clerk,
                     at=self.clock,
                 ),
@@ -619,7 +622,7 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
-                _i9.key(), _i9.name, self.fn_on_hand(_i9), _i9.reorder_level,
+                _i9.sku, _i9.name, self.fn_on_hand(_i9), _i9.reorder_level,
                 rt.bounded(_i9.reorder_level - self.fn_on_hand(_i9)),
             )
             for _i9 in rt.each(self, self.t_items)
@@ -630,7 +633,7 @@ class WarehouseInventoryDesk(Episode):
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(self, [
-                _m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.key()
+                _m11 for _m11 in rt.each(self, self.t_movements) if _m11.item == item.sku
             ]),
             key=lambda _m10: _m10.at, reverse=True,
         )

@@ -463,7 +463,7 @@ class WasteCollection(Episode):
         if not all(  # waste_collection.world:254
             _r53.kind != _E11_RequestKind_missed_bin or _r53.status == _E13_RequestStatus_cancelled
             or len([
-                _s54.key() for _s54 in rt.each(self, self.t_requests)
+                _s54.request_id for _s54 in rt.each(self, self.t_requests)
                 if _s54.kind == _E11_RequestKind_missed_bin
                 and _s54.status != _E13_RequestStatus_cancelled and _s54.bin_ == _r53.bin_
                 and _s54.scheduled_on == _r53.scheduled_on
@@ -491,7 +491,7 @@ class WasteCollection(Episode):
                 )
         if not all(  # waste_collection.world:260
             _b56.status != _E9_BinStatus_in_use or len([
-                _c57.key() for _c57 in rt.each(self, self.t_bins)
+                _c57.bin_id for _c57 in rt.each(self, self.t_bins)
                 if _c57.household == _b56.household and _c57.kind == _b56.kind
                 and _c57.status == _E9_BinStatus_in_use
             ])
@@ -503,7 +503,7 @@ class WasteCollection(Episode):
                 'waste_collection.world:260',
             )
         if not all(  # waste_collection.world:263
-            len([_c59.key() for _c59 in rt.each(self, self.t_bins) if _c59.serial == _b58.serial])
+            len([_c59.bin_id for _c59 in rt.each(self, self.t_bins) if _c59.serial == _b58.serial])
             == 1
             for _b58 in rt.each(self, self.t_bins)
         ):
@@ -567,10 +567,11 @@ class WasteCollection(Episode):
     def fn_bulky_booked(self, route: Route, day: dt.date) -> int:  # waste_collection.world:166
         'Bulky pick-ups booked (not cancelled) on a route day.'
         return len([  # waste_collection.world:169
-            _r1.key() for _r1 in rt.each(self, self.t_requests)
+            _r1.request_id for _r1 in rt.each(self, self.t_requests)
             if _r1.kind == _E11_RequestKind_bulky_item
             and _r1.status != _E13_RequestStatus_cancelled
-            and self.t_households[_r1.household].route == route.key() and _r1.scheduled_on == day
+            and self.t_households[_r1.household].route == route.route_id
+            and _r1.scheduled_on == day
         ])
 
     def fn_day_slot(self, route: Route, day: dt.date) -> DaySlot:  # waste_collection.world:172
@@ -592,7 +593,7 @@ class WasteCollection(Episode):
     def fn_missed_reported(self, b: Bin, day: dt.date) -> bool:  # waste_collection.world:190
         'Whether a live missed-bin report exists for a bin and day.'
         return any(  # waste_collection.world:193
-            _r2.kind == _E11_RequestKind_missed_bin and _r2.bin_ == b.key()
+            _r2.kind == _E11_RequestKind_missed_bin and _r2.bin_ == b.bin_id
             and _r2.scheduled_on == day and _r2.status != _E13_RequestStatus_cancelled
             for _r2 in rt.each(self, self.t_requests)
         )
@@ -643,7 +644,7 @@ class WasteCollection(Episode):
 
     def tool_get_route(self, route: Route) -> RouteInfo:  # waste_collection.world:274
         return RouteInfo(  # waste_collection.world:279
-            route.key(), tuple([
+            route.route_id, tuple([
                 self.fn_day_slot(route, _d3)
                 for _d3 in rt.each(self, self.fn_route_days(route, self.clock.date(), 4))
             ]),
@@ -658,7 +659,7 @@ class WasteCollection(Episode):
             # waste_collection.world:296
             if zone is not None and rt.built(self, r.zone.lower()) != rt.built(self, zone.lower()):
                 continue  # waste_collection.world:297
-            found = rt.each(self, found) + (r.key(),)  # waste_collection.world:299
+            found = rt.each(self, found) + (r.route_id,)  # waste_collection.world:299
         return found  # waste_collection.world:301
 
     def tool_get_crew(self, crew: Crew) -> Crew:  # waste_collection.world:304
@@ -672,14 +673,15 @@ class WasteCollection(Episode):
                 continue  # waste_collection.world:319
             if shift is not None and c.shift != shift:  # waste_collection.world:321
                 continue  # waste_collection.world:322
-            found = rt.each(self, found) + (c.key(),)  # waste_collection.world:324
+            found = rt.each(self, found) + (c.crew_id,)  # waste_collection.world:324
         return found  # waste_collection.world:326
 
     # waste_collection.world:331
     def tool_get_household(self, household: Household) -> HouseholdInfo:
         return HouseholdInfo(  # waste_collection.world:336
-            household.key(), tuple([
-                _b4.key() for _b4 in rt.each(self, self.t_bins) if _b4.household == household.key()
+            household.household_id, tuple([
+                _b4.bin_id for _b4 in rt.each(self, self.t_bins)
+                if _b4.household == household.household_id
             ]),
         )
 
@@ -716,7 +718,7 @@ class WasteCollection(Episode):
                 )
             ):
                 continue  # waste_collection.world:359
-            found = rt.each(self, found) + (h.key(),)  # waste_collection.world:361
+            found = rt.each(self, found) + (h.household_id,)  # waste_collection.world:361
         return found  # waste_collection.world:363
 
     def tool_get_bin(self, bin_: Bin) -> Bin:  # waste_collection.world:366
@@ -734,7 +736,7 @@ class WasteCollection(Episode):
         found: tuple[str, ...] = ()  # waste_collection.world:381
         for b in rt.each(self, self.t_bins):  # waste_collection.world:382
             # waste_collection.world:383
-            if household is not None and b.household != household.key():
+            if household is not None and b.household != household.household_id:
                 continue  # waste_collection.world:384
             if kind is not None and b.kind != kind:  # waste_collection.world:386
                 continue  # waste_collection.world:387
@@ -743,7 +745,7 @@ class WasteCollection(Episode):
             # waste_collection.world:392
             if serial is not None and b.serial != rt.built(self, serial.upper()):
                 continue  # waste_collection.world:393
-            found = rt.each(self, found) + (b.key(),)  # waste_collection.world:395
+            found = rt.each(self, found) + (b.bin_id,)  # waste_collection.world:395
         return found  # waste_collection.world:397
 
     # waste_collection.world:402
@@ -761,10 +763,10 @@ class WasteCollection(Episode):
         found: tuple[str, ...] = ()  # waste_collection.world:419
         for r in rt.each(self, self.t_requests):  # waste_collection.world:420
             # waste_collection.world:421
-            if household is not None and r.household != household.key():
+            if household is not None and r.household != household.household_id:
                 continue  # waste_collection.world:422
             # waste_collection.world:424
-            if route is not None and self.t_households[r.household].route != route.key():
+            if route is not None and self.t_households[r.household].route != route.route_id:
                 continue  # waste_collection.world:425
             if day is not None and r.scheduled_on != day:  # waste_collection.world:427
                 continue  # waste_collection.world:428
@@ -772,7 +774,7 @@ class WasteCollection(Episode):
                 continue  # waste_collection.world:431
             if status is not None and r.status != status:  # waste_collection.world:433
                 continue  # waste_collection.world:434
-            found = rt.each(self, found) + (r.key(),)  # waste_collection.world:436
+            found = rt.each(self, found) + (r.request_id,)  # waste_collection.world:436
         return found  # waste_collection.world:438
 
     # waste_collection.world:441
@@ -808,7 +810,7 @@ class WasteCollection(Episode):
                 self, f'No bulky places left on route {route.route_id} on {day}.'
             ))
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:464
-            request_id=self.next_id('request_ids', 'CR{:04d}'), household=household.key(),
+            request_id=self.next_id('request_ids', 'CR{:04d}'), household=household.household_id,
             kind=_E11_RequestKind_bulky_item, bin_=None, scheduled_on=day,
             description=v.check_length(description, 'CollectionRequest.description', 1, 200),
             status=_E13_RequestStatus_open_, crew=None, created_at=self.clock, completed_at=None,
@@ -840,7 +842,7 @@ class WasteCollection(Episode):
             ))
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:487
             request_id=self.next_id('request_ids', 'CR{:04d}'), household=bin_.household,
-            kind=_E11_RequestKind_missed_bin, bin_=bin_.key(), scheduled_on=day,
+            kind=_E11_RequestKind_missed_bin, bin_=bin_.bin_id, scheduled_on=day,
             description=v.check_length(description, 'CollectionRequest.description', 1, 200),
             status=_E13_RequestStatus_open_, crew=None, created_at=self.clock, completed_at=None,
         )
@@ -856,7 +858,7 @@ class WasteCollection(Episode):
         if not crew.active:  # waste_collection.world:505
             raise ToolError(rt.built(self, f'Crew {crew.crew_id} is inactive.'))
         # waste_collection.world:506
-        self.set_fields(request, ('crew', 'status'), crew.key(), _E13_RequestStatus_assigned)
+        self.set_fields(request, ('crew', 'status'), crew.crew_id, _E13_RequestStatus_assigned)
         return request  # waste_collection.world:508
 
     # waste_collection.world:511
@@ -903,13 +905,13 @@ class WasteCollection(Episode):
         found: tuple[str, ...] = ()  # waste_collection.world:551
         for c in rt.each(self, self.t_complaints):  # waste_collection.world:552
             # waste_collection.world:553
-            if household is not None and c.household != household.key():
+            if household is not None and c.household != household.household_id:
                 continue  # waste_collection.world:554
             if status is not None and c.status != status:  # waste_collection.world:556
                 continue  # waste_collection.world:557
             if category is not None and c.category != category:  # waste_collection.world:559
                 continue  # waste_collection.world:560
-            found = rt.each(self, found) + (c.key(),)  # waste_collection.world:562
+            found = rt.each(self, found) + (c.complaint_id,)  # waste_collection.world:562
         return found  # waste_collection.world:564
 
     def tool_file_complaint(  # waste_collection.world:567
@@ -921,13 +923,13 @@ class WasteCollection(Episode):
     ) -> Complaint:
         about: CollectionRequest | None = request  # waste_collection.world:575
         if about is not None:  # waste_collection.world:576
-            if about.household != household.key():  # waste_collection.world:577
+            if about.household != household.household_id:  # waste_collection.world:577
                 raise ToolError(rt.built(
                     self, f'Request {about.request_id} belongs to another household.'
                 ))
         complaint: Complaint = Complaint(  # waste_collection.world:579
-            complaint_id=self.next_id('complaint_ids', 'CP{:03d}'), household=household.key(),
-            request=rt.key_of(request), category=category,
+            complaint_id=self.next_id('complaint_ids', 'CP{:03d}'),
+            household=household.household_id, request=rt.key_of(request), category=category,
             text=v.check_length(text, 'Complaint.text', 1, 500), status=_E15_ComplaintStatus_open_,
             created_at=self.clock, resolution=None,
         )
@@ -955,11 +957,11 @@ class WasteCollection(Episode):
         found: tuple[str, ...] = ()  # waste_collection.world:612
         for o in rt.each(self, self.t_bin_orders):  # waste_collection.world:613
             # waste_collection.world:614
-            if household is not None and o.household != household.key():
+            if household is not None and o.household != household.household_id:
                 continue  # waste_collection.world:615
             if status is not None and o.status != status:  # waste_collection.world:617
                 continue  # waste_collection.world:618
-            found = rt.each(self, found) + (o.key(),)  # waste_collection.world:620
+            found = rt.each(self, found) + (o.order_id,)  # waste_collection.world:620
         return found  # waste_collection.world:622
 
     def tool_order_replacement_bin(  # waste_collection.world:625
@@ -979,7 +981,7 @@ class WasteCollection(Episode):
                 )
         if reason == _E11_OrderReason_new_resident:  # waste_collection.world:638
             if any(  # waste_collection.world:639
-                _b6.household == household.key() and _b6.kind == kind
+                _b6.household == household.household_id and _b6.kind == kind
                 and _b6.status == _E9_BinStatus_in_use
                 for _b6 in rt.each(self, self.t_bins)
             ):
@@ -987,7 +989,7 @@ class WasteCollection(Episode):
                     self, f'Household {household.household_id} already has a {kind} bin in use.'
                 ))
         if old is not None:  # waste_collection.world:641
-            if old.household != household.key():  # waste_collection.world:642
+            if old.household != household.household_id:  # waste_collection.world:642
                 raise ToolError(rt.built(self, f'Bin {old.bin_id} belongs to another household.'))
             if old.kind != kind:  # waste_collection.world:643
                 raise ToolError(rt.built(
@@ -996,7 +998,7 @@ class WasteCollection(Episode):
             if old.status == _E9_BinStatus_retired:  # waste_collection.world:644
                 raise ToolError(rt.built(self, f'Bin {old.bin_id} is already retired.'))
             if any(  # waste_collection.world:645
-                _o7.replaces == (old if old is not None else rt.absent()).key()
+                _o7.replaces == (old if old is not None else rt.absent()).bin_id
                 and _o7.status == _E11_OrderStatus_ordered
                 for _o7 in rt.each(self, self.t_bin_orders)
             ):
@@ -1012,7 +1014,7 @@ class WasteCollection(Episode):
                 # waste_collection.world:650
                 self.set_field(self.t_bins[old.bin_id], 'status', _E9_BinStatus_lost)
         order: BinOrder = BinOrder(  # waste_collection.world:653
-            order_id=self.next_id('order_ids', 'BO{:03d}'), household=household.key(),
+            order_id=self.next_id('order_ids', 'BO{:03d}'), household=household.household_id,
             replaces=rt.key_of(replaces), kind=kind,
             litres=v.check_range(litres, 'BinOrder.litres', 60, 1100), reason=reason,
             fee=v.check_range(
@@ -1052,7 +1054,7 @@ class WasteCollection(Episode):
         )
         self.insert(self.t_bins, fresh)  # waste_collection.world:690
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # waste_collection.world:691
-        self.set_field(order, 'new_bin', fresh.key())  # waste_collection.world:692
+        self.set_field(order, 'new_bin', fresh.bin_id)  # waste_collection.world:692
         return order  # waste_collection.world:693
 
 

@@ -928,7 +928,15 @@ def error_of(compute: Callable[[], object]) -> str | None:
 #: of a collection in C (``tuple(map(_GET_id, xs))`` for ``[x.id for x in xs]``)
 attrgetter = operator.attrgetter
 
+
+def getter(name: str, kind: type[T]) -> Callable[[Any], T]:
+    """``attrgetter(name)`` typed as reading a ``kind`` (every element it reads holds one),
+    so that what is made of what it reads keeps its type: ``rt.getter('amount', float)``."""
+    return operator.attrgetter(name)
+
+
 __all__ += ["attempt", "error_of", "foreign", "PYTHON_FAILURES", "python_failure", "attrgetter",
+            "getter",
             "python_error_of", "size", "foreign_list", "str_or_foreign", "str_list_or_foreign",
             "python_value", "python_power", "python_concat", "python_grown", "python_times",
             "python_remainder", "python_augmented", "sorted_keys"]
