@@ -15,7 +15,7 @@ from worldspec.compiler.api import check_specs
 from worldspec.compiler.build import generate_all
 from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
-from worldspec.runtime.contract import field
+from worldspec.runtime.contract import TaggedUnion, field
 from worldspec.runtime.errors import ArgumentError
 from worldspec.runtime.records import Record
 
@@ -37,6 +37,21 @@ class Basket(Record):
     tags: dict[str, str] = field(sh.map(sh.TEXT, sh.TEXT))
     colour: Colour | None = field(sh.optional(sh.enum(Colour)), optional=True)
     note: Any = field(sh.JSON)
+
+
+class Card(Record):
+    last_four: str = field(sh.TEXT)
+
+
+class Voucher(Record):
+    balance: float = field(sh.FLOAT)
+
+
+PAYMENT: TaggedUnion[Card | Voucher] = TaggedUnion("source", {"card": Card, "voucher": Voucher})
+
+
+class Wallet(Record):
+    methods: dict[str, Card | Voucher] = field(sh.map(sh.TEXT, sh.union(PAYMENT)))
 
 
 GOOD = {"id": "b1", "lines": [{"sku": "ABC", "quantity": 2, "at": "2024-05-01T10:00"}],
@@ -108,6 +123,20 @@ def test_what_a_shape_derives_writes_the_export_s_json_text() -> None:
     assert sh.map(sh.JSON, sh.TEXT).export({1: "a"}) == {"1": "a"}
 
 
+def test_a_union_loads_by_its_tag_and_writes_it_first() -> None:
+    data = {"methods": {"c1": {"source": "card", "last_four": "1234"},
+                        "v1": {"source": "voucher", "balance": 5}}}
+    wallet = Wallet.load(data, "$", None)
+    assert wallet.methods == {"c1": Card("1234"), "v1": Voucher(5.0)}
+    exported = {"methods": {"c1": {"source": "card", "last_four": "1234"},
+                            "v1": {"source": "voucher", "balance": 5.0}}}
+    assert wallet.export() == exported
+    assert wallet._json_text() == json.dumps(exported)
+    with pytest.raises(ArgumentError) as caught:
+        Wallet.load({"methods": {"c1": {"source": "cash"}}}, "$", None)
+    assert str(caught.value).startswith('$.methods["c1"]')
+
+
 def test_a_shape_tells_whether_a_value_keeps_its_text() -> None:
     assert sh.map(sh.TEXT, sh.list(sh.INT)).keeps_text
     assert not sh.list(sh.JSON).keeps_text
@@ -154,6 +183,20 @@ record Later {
   n: int
 }
 
+record Cash {
+  amount: float
+}
+
+record Cheque {
+  number: str
+}
+
+union Tender by kind { cash: Cash, cheque: Cheque }
+
+record Till {
+  paid: list[Tender]
+}
+
 entity Box {
   key id: str
   holder: Holder
@@ -180,6 +223,7 @@ def test_code_generation_declares_fields_by_shape(tmp_path: Any) -> None:
         in world_py
     assert "kind: Kind = field(sh.enum(Kind), fill=lambda ep: " in world_py
     assert "id_: str = field(sh.TEXT, 'id', key=True)" in world_py
+    assert "paid: tuple[Tender, ...] = field(sh.list(sh.union(_UNION_Tender)))" in world_py
     # a record declared after the class naming it: its field gives its loader
     assert "later: tuple[Later, ...] = field(\n        load_ep=" in world_py or \
         "later: tuple[Later, ...] = field(load_ep=" in world_py

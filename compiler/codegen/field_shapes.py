@@ -5,9 +5,9 @@ A table over the semantic types, as the other type tables: a type is its shape's
 and this module also says which text maker and which schema the runtime derives from that
 shape, so that a declaration writes ``text=`` or ``schema=`` only where the field's differ
 (a world whose stored values may be of any JSON type, ``arguments: dynamic``). A type whose
-shape would name something not yet defined where the class body runs (a union, whose
-``TaggedUnion`` follows the classes; a record declared later, or the class itself) has no
-shape: its field declares its loader as a function.
+shape would name something not yet defined where the class body runs (a record declared
+later, or the class itself; a union whose ``TaggedUnion``, which follows its last member
+class, is not declared yet) has no shape: its field declares its loader as a function.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import copy
 import json
 
 from worldspec.compiler import types as t
+from worldspec.compiler.codegen.names import union_object
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.runtime import schema as js
 
@@ -71,7 +72,15 @@ class FieldShapes:
                 return f"sh.enum({self.tables.class_name(typ.name)})"
             if typ.kind == "record" and typ.name in defined:
                 return f"sh.record({self.tables.class_name(typ.name)})"
+            if typ.kind == "union" and self.union_defined(typ.name, defined):
+                return f"sh.union({union_object(typ.name)})"
         return None
+
+    def union_defined(self, name: str, defined: frozenset[str]) -> bool:
+        """Whether union ``name``'s ``TaggedUnion`` is declared where a class body runs
+        (it follows the last of its members: see the generator's ``class_view``)."""
+        members = self.tables.world.unions[name].variants.values()
+        return bool(members) and all(member in defined for member in members)
 
     def _refined(self, typ: t.Type, shape: str) -> str:
         ref = getattr(typ, "refinement", None)
@@ -97,6 +106,8 @@ class FieldShapes:
         if isinstance(typ, t.Named) and typ.kind == "record":
             keeps = self.tables.immutable(typ)
             return ("v.record_text" if keeps else None), keeps
+        if isinstance(typ, t.Named) and typ.kind == "union":  # its members' texts
+            return self.typed.text_maker(typ), False
         if isinstance(typ, t.Optional):
             inner, takes_none = self.text(typ.inner)
             if inner is None or takes_none:
@@ -117,6 +128,9 @@ class FieldShapes:
             if isinstance(value, t.Named) and value.kind == "record" and \
                     self.tables.immutable(value):
                 return "v.record_map_text", True
+            if isinstance(value, t.Named) and value.kind == "union" and \
+                    self.tables.union_has_text(value.name):  # its members' texts joined
+                return self.typed.text_maker(typ), True
         return None, False
 
     def _stored(self, typ: t.Type) -> t.Type:

@@ -131,6 +131,8 @@ class ClassView:
     doc: str
     entity: str
     fields: list[FieldView]
+    #: the unions declared right after the class (it is their last member)
+    unions: list[str] = field(default_factory=list)
 
 
 def _template() -> jinja2.Template:
@@ -234,8 +236,17 @@ class WorldGenerator:
         declared = list(self.world.records)
         defined = frozenset(declared[:declared.index(rec.name)])
         fields = [self.field_view(rec, f, defined) for f in rec.fields.values()]
+        unions = [self.union_block(name) for name in self.world.unions
+                  if self._last_member(name) == rec.name]
         return ClassView(cls, "Row" if entity else "Record", _doc_text(doc),
-                         repr(rec.name) if entity and rec.name != cls else "", fields)
+                         repr(rec.name) if entity and rec.name != cls else "", fields, unions)
+
+    def _last_member(self, union: str) -> str | None:
+        """The member of ``union`` declared last (its ``TaggedUnion`` follows its class),
+        or None for a union of no member."""
+        members = set(self.world.unions[union].variants.values())
+        declared = [name for name in self.world.records if name in members]
+        return declared[-1] if declared else None
 
     def field_view(self, rec: RecordInfo, f: FieldInfo, defined: frozenset[str]) -> FieldView:
         """One field's declaration: ``name: annotation = field(shape, ...)``, saying besides
@@ -658,7 +669,9 @@ class WorldGenerator:
         w = self.world
         enums = [self.enum_view(name) for name in w.enums]
         classes = [self.class_view(rec) for rec in w.records.values()]
-        unions = [self.union_block(name) for name in w.unions]
+        # a union follows its last member class (a field's shape after it may name it)
+        unions = [self.union_block(name) for name in w.unions
+                  if self._last_member(name) is None]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         if w.load_node is not None:

@@ -115,6 +115,12 @@ class Paypal(Record):
     email: str = field(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
 
 
+PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
+
+
 class Transaction(Record):
     'A charge or refund on an order.'
 
@@ -160,9 +166,7 @@ class Customer(Row):
     email: str = field(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
     address: Address = field(sh.record(Address))
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
-        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
-        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}')
+        sh.map(sh.TEXT, sh.union(_UNION_PaymentMethod)))
 
 
 class Order(Row):
@@ -227,12 +231,6 @@ class OrderSummary(Record):
     total: float = field(sh.FLOAT)
     items: int = field(sh.INT)
     created_at: dt.datetime = field(sh.DATETIME)
-
-
-PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
-    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
-)
 
 
 _GET_price = rt.attrgetter('price')

@@ -121,6 +121,12 @@ class Paypal(Record):
     id_: str = field(sh.TEXT, 'id')
 
 
+PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
+_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
+    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
+)
+
+
 class OrderItem(Record):
     'One line of an order, with the price paid.'
 
@@ -163,8 +169,7 @@ class User(Row):
     address: Address = field(sh.record(Address), export=v.export_value)
     email: str = field(sh.TEXT, text=None)
     payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
-        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
+        sh.map(sh.TEXT, sh.union(_UNION_PaymentMethod)),
         text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _UNION_PaymentMethod.tags for k0, x0 in value.items()])) else v.json_text({k: _UNION_PaymentMethod.export(x) for k, x in value.items()})))
     orders: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
@@ -197,12 +202,6 @@ class Order(Row):
         sh.optional(sh.list(sh.TEXT)), fill=lambda ep: None, export=v.export_value)
     return_payment_method_id: str | None = field(
         sh.optional(sh.TEXT), fill=lambda ep: None, text=None)
-
-
-PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
-_UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
-    'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
-)
 
 
 _GET_item_id = rt.attrgetter('item_id')

@@ -15,9 +15,10 @@ schema its annotation cannot say::
 A shape is a builtin scalar (:data:`TEXT`, :data:`INT`, :data:`FLOAT`, :data:`NUMBER`,
 :data:`BOOL`, :data:`DATE`, :data:`DATETIME`, :data:`DURATION`, :data:`JSON`) or made of
 others: :func:`refined` (a range of values or lengths, a pattern), :func:`optional`,
-:func:`list`, :func:`set`, :func:`map`, :func:`enum` (a member by its text) and
-:func:`record` (a record class, whose own fields load it). A row reference is stored as its
-key: its shape is the key's.
+:func:`list`, :func:`set`, :func:`map`, :func:`enum` (a member by its text),
+:func:`record` (a record class, whose own fields load it) and :func:`union` (a union of
+records told apart by a tag: its :class:`~worldspec.runtime.contract.TaggedUnion`). A row
+reference is stored as its key: its shape is the key's.
 
 Every check is the one validator's (:mod:`worldspec.runtime.values`, on
 :mod:`worldspec.runtime.shapes`): a shape composes its checks once, when it is made, into
@@ -39,7 +40,7 @@ from worldspec.runtime.shapes import SCALARS
 
 __all__ = [
     "Shape", "TEXT", "INT", "FLOAT", "NUMBER", "BOOL", "DATE", "DATETIME", "DURATION", "JSON",
-    "refined", "optional", "list", "set", "map", "enum", "record",
+    "refined", "optional", "list", "set", "map", "enum", "record", "union",
 ]
 
 #: ``(value, path) -> stored value``, checked
@@ -220,6 +221,8 @@ def map(key: Shape, value: Shape) -> Shape:
             derived["text"] = v.record_map_text
     else:
         derived["export"] = _map_exporter(key, value)
+        if key.kind == "str" and value.kind == "union" and value.text is not None:
+            derived["text"] = _texts_joined(value.text)
     if "text" not in derived:
         derived["text_takes_none"] = False
     key_load, value_load = key.load, value.load
@@ -240,6 +243,13 @@ def _map_exporter(key: Shape, value: Shape) -> Callable[[Any], Any]:
     return lambda stored: {key_export(k): value_export(x) for k, x in stored.items()}
 
 
+def _texts_joined(text: Callable[[Any], str]) -> Callable[[Any], str]:
+    """The JSON text of a map of text keys, from its values' texts."""
+    str_text = v.str_text
+    return lambda stored: "{" + ", ".join(
+        [str_text(k) + ": " + text(x) for k, x in stored.items()]) + "}"
+
+
 def _same(value: Any) -> Any:
     return value
 
@@ -258,4 +268,19 @@ def record(cls: Any) -> Shape:
     return Shape("record", load_ep=lambda value, path, ep: load(value, path, ep),
                  export=lambda stored: stored.export(),
                  text=v.record_text if keeps else None, text_takes_none=keeps,
+                 keeps_text=keeps)
+
+
+def union(declared: Any) -> Shape:
+    """A value of a union of records (``declared``: its
+    :class:`~worldspec.runtime.contract.TaggedUnion`), written with its tag: its text is
+    made from its member's kept text where every member keeps one and none has a field
+    named like the tag (whose value would replace the tag's in the export)."""
+    members = tuple(declared.tags)
+    keeps = all(all(f.keeps_text for f in cls.FIELD_TABLE.fields) for cls in members)
+    has_text = keeps and all(declared.field not in cls.FIELD_TABLE.json_names
+                             for cls in members)
+    load = declared.load
+    return Shape("union", load_ep=lambda value, path, ep: load(value, path, ep),
+                 export=declared.export, text=declared.text if has_text else None,
                  keeps_text=keeps)
