@@ -152,6 +152,9 @@ def test_a_declaration_overrides_what_its_shape_derives() -> None:
     refined = field(sh.refined(sh.TEXT, 1, 80))
     assert refined.schema == {"type": "string", "minLength": 1, "maxLength": 80}
     assert field(sh.TEXT).schema is None
+    assert field(sh.optional(sh.refined(sh.INT, 0))).schema == \
+        {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "null"}]}
+    assert field(sh.optional(sh.TEXT)).schema is None
 
 
 def test_a_declaration_takes_one_loader() -> None:

@@ -142,9 +142,13 @@ class FieldShapes:
         return typ
 
     def schema(self, typ: t.Type) -> str | None:
-        """The JSON text of the schema a shape derives (a refined scalar's), or None."""
+        """The JSON text of the schema a shape derives (a refined scalar's, or null or
+        one), or None."""
         if isinstance(typ, t.Named) and typ.kind == "entity":
             return self.schema(self.tables.key_type(typ.name))
+        if isinstance(typ, t.Optional):
+            inner = self.schema(typ.inner)
+            return None if inner is None else json.dumps(js.nullable(json.loads(inner)))
         ref = getattr(typ, "refinement", None)
         if isinstance(typ, t.Prim) and typ.name in _SCHEMA_SCALARS and ref is not None:
             return json.dumps(js.scalar(typ.name, ref.low, ref.high, ref.pattern))

@@ -75,8 +75,7 @@ class Car(Row):
     daily_rate_cents: int = field(sh.refined(sh.INT, 1, 100000))
     mileage_km: int = field(sh.refined(sh.INT, 0))
     branch: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None)
     in_service: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
@@ -101,16 +100,11 @@ class Rental(Row):
     pickup_date: dt.date = field(sh.DATE)
     return_date: dt.date = field(sh.DATE)
     status: RentalStatus = field(sh.enum(RentalStatus), fill=lambda ep: _E12_RentalStatus_reserved)
-    start_mileage_km: int | None = field(
-        sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('int', 0)))
-    end_mileage_km: int | None = field(
-        sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('int', 0)))
+    start_mileage_km: int | None = field(sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None)
+    end_mileage_km: int | None = field(sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None)
     returned_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
     return_branch: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None)
     base_charge_cents: int = field(sh.refined(sh.INT, 0))
     extra_days_charge_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
     one_way_fee_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)

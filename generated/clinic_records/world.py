@@ -118,9 +118,7 @@ class Prescription(Row):
     end: dt.date = field(sh.DATE)
     renewals: int = field(sh.refined(sh.INT, 0, 5), fill=lambda ep: 0)
     status: RxStatus = field(sh.enum(RxStatus), fill=lambda ep: _E8_RxStatus_active)
-    stop_reason: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', 1, 200)))
+    stop_reason: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class _State(StateBase):

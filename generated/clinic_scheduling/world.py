@@ -98,8 +98,7 @@ class Patient(Row):
     phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
         sh.optional(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-        fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
+        fill=lambda ep: None)
     insurance: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
     balance: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     no_shows: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)

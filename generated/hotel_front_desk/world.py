@@ -71,8 +71,7 @@ class Guest(Row):
     name: str = field(sh.refined(sh.TEXT, 1, 80))
     email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     phone: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$')), fill=lambda ep: None)
 
 
 class Booking(Row):

@@ -105,8 +105,7 @@ class Ticket(Row):
     priority: Priority = field(sh.enum(Priority))
     status: TicketStatus = field(sh.enum(TicketStatus), fill=lambda ep: _E12_TicketStatus_open_)
     assignee: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$')), fill=lambda ep: None)
     escalated: bool = field(sh.BOOL, fill=lambda ep: False)
     resolution_note: str = field(sh.refined(sh.TEXT, None, 500), fill=lambda ep: '')
     opened_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)

@@ -67,8 +67,7 @@ class User(Row):
     name: str = field(sh.refined(sh.TEXT, 1, 80))
     phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), optional=True,
-        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), optional=True)
     password: str = field(sh.refined(sh.TEXT, 8, 64))
     presence: Presence = field(sh.enum(Presence), fill=lambda ep: _E8_Presence_offline)
 
@@ -91,9 +90,7 @@ class Conversation(Row):
     id_: str = field(
         sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('conversation_ids', 'CONV{:03d}'))
     kind: ConversationKind = field(sh.enum(ConversationKind))
-    title: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, 1, 60)), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', 1, 60)))
+    title: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 60)), fill=lambda ep: None)
     participants: tuple[str, ...] = field(sh.list(sh.TEXT))
     archived_by: tuple[str, ...] = field(sh.list(sh.TEXT), fill=lambda ep: ())
     last_activity: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)

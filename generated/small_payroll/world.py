@@ -114,8 +114,7 @@ class Timesheet(Row):
     status: TimesheetStatus = field(
         sh.enum(TimesheetStatus), fill=lambda ep: _E15_TimesheetStatus_draft)
     approved_by: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
 
 
 class Bonus(Row):

@@ -67,8 +67,7 @@ class Membership(Row):
     channel: str = field(sh.TEXT)
     user: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'))
     invited_by: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None)
     joined_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
@@ -85,8 +84,7 @@ class Message(Row):
     deleted: bool = field(sh.BOOL, fill=lambda ep: False)
     pinned: bool = field(sh.BOOL, fill=lambda ep: False)
     pinned_by: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None)
 
 
 class ChannelSummary(Record):

@@ -108,11 +108,9 @@ class Movement(Row):
     kind: MovementKind = field(sh.enum(MovementKind))
     item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))
     from_bin: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None)
     to_bin: str | None = field(
-        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None,
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None)
     quantity: int = field(sh.INT)
     reference: str = field(sh.refined(sh.TEXT, None, 40), fill=lambda ep: '')
     clerk: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'))

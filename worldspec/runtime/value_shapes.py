@@ -127,9 +127,9 @@ def refined(inner: Shape, low: float | None = None, high: float | None = None,
         v.check_range if inner.kind in _NUMERIC else v.check_length
     within = low is not None or high is not None
     schema = js.scalar(inner.kind, low, high, pattern) if inner.kind in SCALARS else None
-    derived: dict[str, Any] = {"export": inner.export, "text": inner.text,
-               "text_takes_none": inner.text_takes_none, "keeps_text": inner.keeps_text,
-               "schema": schema}
+    derived: dict[str, Any] = {
+        "export": inner.export, "text": inner.text, "text_takes_none": inner.text_takes_none,
+        "keeps_text": inner.keeps_text, "schema": schema}
     load = inner.load
     if load is not None:  # the checks composed once, as the lambda written out would
         if within and pattern is not None:
@@ -160,10 +160,11 @@ def optional(inner: Shape) -> Shape:
     text = inner.text
     if text is not None and not inner.text_takes_none:
         text = optional_text(text)
-    derived: dict[str, Any] = {"text": text, "text_takes_none": text is not None,
-               "keeps_text": inner.keeps_text,
-               "export": None if export is None else
-               (lambda value: None if value is None else export(value))}
+    derived: dict[str, Any] = {
+        "text": text, "text_takes_none": text is not None, "keeps_text": inner.keeps_text,
+        "schema": None if inner.schema is None else js.nullable(inner.schema),
+        "export": None if export is None else
+        (lambda value: None if value is None else export(value))}
     if inner.load is not None:
         load = inner.load
         return Shape("optional", load=lambda value, path: v.want_optional(value, path, load),
