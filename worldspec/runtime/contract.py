@@ -11,10 +11,8 @@ A generated record or entity class is a class line, a docstring and one line per
     class User(Row):
         'A registered account.'
 
-        id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-        presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence),
-                                   fill=lambda ep: Presence.offline, export=enum_value,
-                                   text=enum_text(Presence))
+        id_: str = field(sh.TEXT, 'id', key=True)
+        presence: Presence = field(sh.enum(Presence), fill=lambda ep: Presence.offline)
 
 and the class's metaclass (:class:`RowType` for entities, :class:`RecordType` for records)
 turns the :class:`Field` declarations into ``__slots__`` and builds the methods once, when the
@@ -23,7 +21,9 @@ class is defined, as closures over the fields (no source is compiled): ``__init_
 JSON text (records). Both metaclasses are :func:`typing.dataclass_transform`\\ s with
 :func:`field` as field specifier, so that mypy sees each class's constructor as declared.
 
-What a :class:`Field` says:
+A field is declared by its value's shape (:mod:`worldspec.runtime.value_shapes`, imported as
+``sh``), from which :func:`field` takes its loader, exporter, text maker, ``keeps_text`` and
+a refinement's schema, unless the declaration gives them. What a :class:`Field` says:
 
 - ``json``: the field's name in JSON, where it differs from the attribute (``id`` for
   ``id_``);
