@@ -311,14 +311,15 @@ tool shown() -> Shown "Every item." {
 
 def test_a_records_class_stands_for_its_result_schema(tmp_path: Path) -> None:
     """A record's or a row's class stands for its result's schema where its fields say it
-    (their annotations, and ``schema=`` where a refinement or a set says more): the
+    (their annotations, their shapes' refinements, and ``schema=`` where a set says more): the
     registry names the class, and the runtime builds the schema the type tables decide.
     A record holding whole rows (which its annotation, a key, cannot say) is spelled out."""
     world = compile_text(tmp_path, "res.world", RESULTS_SPEC, "Res")
     source = generated_source(world)
     assert "returns=Item," in source and "returns=Basket," in source
     assert "returns=Shown," not in source and "returns=js.closed({" in source
-    assert "schema=js.scalar('str', 1, 40)" in source  # the refinement, on its field
+    # the refinement, on its field: its shape, from which the runtime derives its schema
+    assert "sh.refined(sh.TEXT, 1, 40)" in source and "schema=js.scalar(" not in source
     model = check_specs([str(tmp_path / "res.world")]).model.worlds["Res"]
     tables = TypeTables(model)
     for name, info in model.tools.items():

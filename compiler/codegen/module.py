@@ -22,6 +22,7 @@ from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
 from worldspec.compiler.codegen.checks import explained_condition, is_bool, names_read
 from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
+from worldspec.compiler.codegen.field_shapes import FieldShapes
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
 from worldspec.compiler.codegen.names import (
     CONTRACT_IMPORTS,
@@ -130,6 +131,8 @@ class ClassView:
     doc: str
     entity: str
     fields: list[FieldView]
+    #: the unions declared right after the class (it is their last member)
+    unions: list[str] = field(default_factory=list)
 
 
 def _template() -> jinja2.Template:
@@ -201,6 +204,7 @@ class WorldGenerator:
         #: a field's schema, written whole (a class body runs before the module's constants)
         self._field_schemas = SchemaWriter(world, self.tables, [], classes=False)
         self._results = ResultClasses(self.tables)
+        self._shapes = FieldShapes(self.tables)
         self.class_name = self.tables.class_name(world.name)
         self.data_files: dict[str, str] = {}
         #: id(task data) -> its data file name, for tasks that share one data object
@@ -228,55 +232,79 @@ class WorldGenerator:
         cls = self.tables.class_name(rec.name)
         entity = rec.kind != "record"
         doc = rec.doc or (f"A row of {rec.name}." if entity else f"The {rec.name} record.")
-        fields = [self.field_view(rec, f) for f in rec.fields.values()]
+        # the records whose classes a field's shape may name: those declared before
+        declared = list(self.world.records)
+        defined = frozenset(declared[:declared.index(rec.name)])
+        fields = [self.field_view(rec, f, defined) for f in rec.fields.values()]
+        unions = [self.union_block(name) for name in self.world.unions
+                  if self._last_member(name) == rec.name]
         return ClassView(cls, "Row" if entity else "Record", _doc_text(doc),
-                         repr(rec.name) if entity and rec.name != cls else "", fields)
+                         repr(rec.name) if entity and rec.name != cls else "", fields, unions)
 
-    def field_view(self, rec: RecordInfo, f: FieldInfo) -> FieldView:
-        """One field's declaration: ``name: annotation = field(...)``."""
+    def _last_member(self, union: str) -> str | None:
+        """The member of ``union`` declared last (its ``TaggedUnion`` follows its class),
+        or None for a union of no member."""
+        members = set(self.world.unions[union].variants.values())
+        declared = [name for name in self.world.records if name in members]
+        return declared[-1] if declared else None
+
+    def field_view(self, rec: RecordInfo, f: FieldInfo, defined: frozenset[str]) -> FieldView:
+        """One field's declaration: ``name: annotation = field(shape, ...)``, saying besides
+        its shape only what the runtime does not derive from it (``value_shapes``); a field
+        of no shape (:meth:`FieldShapes.code`) gives its loader and the rest."""
         attr = py_name(f.name)
-        args = [repr(f.name)] if attr != f.name else []
+        shape = self._shapes.code(f.type, defined)
+        args = [] if shape is None else [shape]
+        if attr != f.name:
+            args.append(repr(f.name))
         if rec.key is not None and rec.kind != "record" and rec.key.name == f.name:
             args.append("key=True")
-        args.append(self._loader_argument(f.type))
+        if shape is None:
+            args.append(self._loader_argument(f.type))
         if f.default is not None:
             args.append(f"fill=lambda ep: {self.x.stored(f.default, Env(ep='ep'), f.type)}")
         elif isinstance(f.type, t.Optional):
             args.append("optional=True")
         export = self.exporter_fn(f.type)
-        if export is not None:
+        if export != (None if shape is None else self.exporter_fn(f.type, self._shapes.typed)):
             args.append(f"export={export}")
         if f.may_be_absent:  # an absent field is left out of the JSON
             args.append("omit_none=True")
         text = self.tables.text_maker(f.type) if rec.kind != "record" else \
             self.tables.record_text_maker(f.type)
-        if text is not None:
-            args.append(f"text={text}")
-        if not self.tables.immutable(f.type):
+        # a shape's text maker is right for every value of a world without ``arguments:
+        # dynamic``; in one with, a stored value may be of another JSON type
+        if shape is None or self.tables.dynamic:
+            if text != (None if shape is None else self._shapes.text(f.type)[0]):
+                args.append(f"text={text}")
+        if shape is None and not self.tables.immutable(f.type):
             args.append("keeps_text=False")
         if f.node.alias is not None:  # the original's key (`from "..."`)
             args.append(f"from_key={f.node.alias!r}")
         schema = self._results.field_schema(f.type) if self._results.derivable(rec.name) \
             else None
-        if schema is not None:  # what its annotation does not say (a refinement...)
+        derived = None if shape is None else self._shapes.schema(f.type)
+        if schema is not None and json.dumps(schema) != derived:
+            # what its annotation does not say (a refinement...), nor its shape
             args.append(f"schema={self._field_schemas.expr(schema).flat()}")
         return _declaration(f"{attr}: {self.tables.annotation(f.type)} = field(", args)
 
-    def exporter_fn(self, typ: t.Type) -> str | None:
+    def exporter_fn(self, typ: t.Type, tables: TypeTables | None = None) -> str | None:
         """A function exporting a stored value of ``typ`` as plain JSON, or ``None`` where
-        the value is plain JSON already."""
+        the value is plain JSON already (by ``tables``: the world's, by default)."""
+        tables = tables or self.tables
         base = t.strip_optional(typ)
         if isinstance(base, t.Named) and base.kind == "enum" and base is typ and \
-                not self.tables.dynamic:
+                not tables.dynamic:
             return "enum_value"
-        if self.tables.exports_as_is(typ):
+        if tables.exports_as_is(typ):
             return None
-        if self.tables.exports_loosely(typ):
+        if tables.exports_loosely(typ):
             return "v.export_value"
-        kind = self.tables.export_kind(typ)
+        kind = tables.export_kind(typ)
         if kind is not None:  # a function of its own, without a lambda around it
             return _EXPORTERS[kind]
-        return f"lambda value: {self.tables.exporter(typ, 'value')}"
+        return f"lambda value: {tables.exporter(typ, 'value')}"
 
     def union_block(self, name: str) -> str:
         """A union, declared: its type (the members' classes) and its ``TaggedUnion`` (the tag
@@ -641,7 +669,9 @@ class WorldGenerator:
         w = self.world
         enums = [self.enum_view(name) for name in w.enums]
         classes = [self.class_view(rec) for rec in w.records.values()]
-        unions = [self.union_block(name) for name in w.unions]
+        # a union follows its last member class (a field's shape after it may name it)
+        unions = [self.union_block(name) for name in w.unions
+                  if self._last_member(name) is None]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
         methods += [self.tool_method(tool) for tool in w.tools.values()]
         if w.load_node is not None:

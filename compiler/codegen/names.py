@@ -56,7 +56,7 @@ GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
     "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias", "rt", "v",
     # the modules of the tool registry's argument types and schemas
-    "arg", "js",
+    "arg", "js", "sh",
     # the names tool methods, invokers and check functions bind around spec code
     "self", "ep", "init", "args", "key", "state", "replies",
 }) | frozenset(name for _, names in (*CONTRACT_IMPORTS, *OPTIONAL_IMPORTS.values())

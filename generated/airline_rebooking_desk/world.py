@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -119,196 +120,114 @@ class VoucherStatus(enum.StrEnum):
 class Airport(Row):
     'An airport the airline serves.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    country: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    hub: bool = field(load=v.want_bool)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    country: str = field(sh.refined(sh.TEXT, 1, 60))
+    hub: bool = field(sh.BOOL)
 
 
 class Passenger(Row):
     'A traveller with a loyalty account.'
 
-    passenger_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PAX[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^PAX[0-9]{3}$'))
-    first_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    last_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    tier: LoyaltyTier = field(
-        load=lambda x, p: v.want_enum(x, p, LoyaltyTier), export=enum_value,
-        text=enum_text(LoyaltyTier))
-    miles: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
+    passenger_id: str = field(sh.refined(sh.TEXT, pattern='^PAX[0-9]{3}$'), key=True)
+    first_name: str = field(sh.refined(sh.TEXT, 1, 40))
+    last_name: str = field(sh.refined(sh.TEXT, 1, 40))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    tier: LoyaltyTier = field(sh.enum(LoyaltyTier))
+    miles: int = field(sh.refined(sh.INT, 0))
 
 
 class Flight(Row):
     'One departure of a flight number on a day.'
 
-    flight_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    flight_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{1,4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{1,4}$'))
-    origin: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    destination: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    departs_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    arrives_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    flight_id: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'), key=True)
+    flight_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}[0-9]{1,4}$'))
+    origin: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    destination: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    departs_at: dt.datetime = field(sh.DATETIME)
+    arrives_at: dt.datetime = field(sh.DATETIME)
     status: FlightStatus = field(
-        load=lambda x, p: v.want_enum(x, p, FlightStatus),
-        fill=lambda ep: _E12_FlightStatus_scheduled, export=enum_value,
-        text=enum_text(FlightStatus))
-    delay_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1440), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 1440))
-    aircraft: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
+        sh.enum(FlightStatus), fill=lambda ep: _E12_FlightStatus_scheduled)
+    delay_minutes: int = field(sh.refined(sh.INT, 0, 1440), fill=lambda ep: 0)
+    aircraft: str = field(sh.refined(sh.TEXT, 1, 20))
 
 
 class Seat(Row):
     'One seat of one flight.'
 
-    seat_id: str = field(key=True, load=v.want_str, text=v.str_text)
-    flight: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{1,2}[A-K]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{1,2}[A-K]$'))
-    cabin: Cabin = field(
-        load=lambda x, p: v.want_enum(x, p, Cabin), export=enum_value, text=enum_text(Cabin))
-    window: bool = field(load=v.want_bool)
-    extra_legroom: bool = field(load=v.want_bool)
+    seat_id: str = field(sh.TEXT, key=True)
+    flight: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    number: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{1,2}[A-K]$'))
+    cabin: Cabin = field(sh.enum(Cabin))
+    window: bool = field(sh.BOOL)
+    extra_legroom: bool = field(sh.BOOL)
 
 
 class Booking(Row):
     'A reservation: one or more passengers on one or more segments.'
 
-    record_locator: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{6}$'))
-    lead_passenger: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PAX[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PAX[0-9]{3}$'))
-    contact_email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    created_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus), export=enum_value,
-        text=enum_text(BookingStatus))
-    fare_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    record_locator: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{6}$'), key=True)
+    lead_passenger: str = field(sh.refined(sh.TEXT, pattern='^PAX[0-9]{3}$'))
+    contact_email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    created_at: dt.datetime = field(sh.DATETIME)
+    status: BookingStatus = field(sh.enum(BookingStatus))
+    fare_paid: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Segment(Row):
     'One passenger on one flight within a booking.'
 
     segment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('segment_ids', 'SEG{:04d}'),
-        text=v.str_text)
-    booking: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z0-9]{6}$'))
-    passenger: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PAX[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PAX[0-9]{3}$'))
-    flight: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    cabin: Cabin = field(
-        load=lambda x, p: v.want_enum(x, p, Cabin), export=enum_value, text=enum_text(Cabin))
-    seat: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('segment_ids', 'SEG{:04d}'))
+    booking: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{6}$'))
+    passenger: str = field(sh.refined(sh.TEXT, pattern='^PAX[0-9]{3}$'))
+    flight: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    cabin: Cabin = field(sh.enum(Cabin))
+    seat: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
     status: SegmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SegmentStatus),
-        fill=lambda ep: _E13_SegmentStatus_active, export=enum_value,
-        text=enum_text(SegmentStatus))
-    rebooked_to: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    upgraded_with_miles: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
+        sh.enum(SegmentStatus), fill=lambda ep: _E13_SegmentStatus_active)
+    rebooked_to: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    upgraded_with_miles: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
 
 
 class Voucher(Row):
     'A meal or hotel voucher issued to a passenger for a long delay or a cancellation.'
 
     voucher_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('voucher_ids', 'V{:04d}'),
-        text=v.str_text)
-    segment: str = field(load=v.want_str, text=v.str_text)
-    passenger: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PAX[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PAX[0-9]{3}$'))
-    kind: VoucherKind = field(
-        load=lambda x, p: v.want_enum(x, p, VoucherKind), export=enum_value,
-        text=enum_text(VoucherKind))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    issued_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('voucher_ids', 'V{:04d}'))
+    segment: str = field(sh.TEXT)
+    passenger: str = field(sh.refined(sh.TEXT, pattern='^PAX[0-9]{3}$'))
+    kind: VoucherKind = field(sh.enum(VoucherKind))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    issued_at: dt.datetime = field(sh.DATETIME)
+    expires_on: dt.date = field(sh.DATE)
     status: VoucherStatus = field(
-        load=lambda x, p: v.want_enum(x, p, VoucherStatus),
-        fill=lambda ep: _E13_VoucherStatus_issued, export=enum_value,
-        text=enum_text(VoucherStatus))
+        sh.enum(VoucherStatus), fill=lambda ep: _E13_VoucherStatus_issued)
 
 
 class FlightInfo(Record):
     'A flight with the number of free seats in each cabin.'
 
-    flight: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text)
-    free_seats: dict[Cabin, int] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Cabin)), v.want_int),
-        export=lambda value: {k._value_: x for k, x in value.items()})
+    flight: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    free_seats: dict[Cabin, int] = field(sh.map(sh.enum(Cabin), sh.INT))
 
 
 class SeatInfo(Record):
     'A seat and whether it is taken, with the id of the active segment holding it.'
 
-    seat: str = field(load=v.want_str, text=v.str_text)
-    taken: bool = field(load=v.want_bool)
-    taken_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    seat: str = field(sh.TEXT)
+    taken: bool = field(sh.BOOL)
+    taken_by: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class BookingDetails(Record):
     'A booking with its segments in full.'
 
-    booking: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6}$'), text=v.str_text)
-    segments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    booking: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{6}$'))
+    segments: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -151,179 +152,103 @@ class OfferStatus(enum.StrEnum):
 class Staff(Row):
     'A recruiter, interviewer or hiring manager; the signed-in one acts.'
 
-    staff_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    department: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), export=enum_value,
-        text=enum_text(StaffRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
-    max_interviews_per_day: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 8), text=v.int_text,
-        schema=js.scalar('int', 1, 8))
+    staff_id: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    department: str = field(sh.refined(sh.TEXT, 1, 40))
+    role: StaffRole = field(sh.enum(StaffRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
+    max_interviews_per_day: int = field(sh.refined(sh.INT, 1, 8))
 
 
 class Opening(Row):
     'A job opening with a headcount.'
 
-    opening_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^OP[0-9]{2}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    department: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    headcount: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    salary_min: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    salary_max: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    hiring_manager: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    status: OpeningStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OpeningStatus),
-        fill=lambda ep: _E13_OpeningStatus_open_, export=enum_value, text=enum_text(OpeningStatus))
-    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    opening_id: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 80))
+    department: str = field(sh.refined(sh.TEXT, 1, 40))
+    headcount: int = field(sh.refined(sh.INT, 1, 20))
+    salary_min: float = field(sh.refined(sh.FLOAT, 0.0))
+    salary_max: float = field(sh.refined(sh.FLOAT, 0.0))
+    hiring_manager: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    status: OpeningStatus = field(sh.enum(OpeningStatus), fill=lambda ep: _E13_OpeningStatus_open_)
+    opened_on: dt.date = field(sh.DATE)
 
 
 class Candidate(Row):
     'A person who applies.'
 
     candidate_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('candidate_ids', 'CD{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    source: Source = field(
-        load=lambda x, p: v.want_enum(x, p, Source), export=enum_value, text=enum_text(Source))
-    years_experience: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 50), text=v.int_text,
-        schema=js.scalar('int', 0, 50))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('candidate_ids', 'CD{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    source: Source = field(sh.enum(Source))
+    years_experience: int = field(sh.refined(sh.INT, 0, 50))
+    created_on: dt.date = field(sh.DATE)
 
 
 class Application(Row):
     "A candidate's application to an opening, moving through stages."
 
     application_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('application_ids', 'AP{:03d}'),
-        text=v.str_text)
-    opening: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^OP[0-9]{2}$'))
-    candidate: str = field(load=v.want_str, text=v.str_text)
-    stage: Stage = field(
-        load=lambda x, p: v.want_enum(x, p, Stage), fill=lambda ep: _E5_Stage_applied,
-        export=enum_value, text=enum_text(Stage))
-    recruiter: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    applied_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    stage_changed_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('application_ids', 'AP{:03d}'))
+    opening: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'))
+    candidate: str = field(sh.TEXT)
+    stage: Stage = field(sh.enum(Stage), fill=lambda ep: _E5_Stage_applied)
+    recruiter: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    applied_on: dt.date = field(sh.DATE)
+    stage_changed_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     rejection_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Interview(Row):
     'An interview of an application with one interviewer, and its feedback.'
 
     interview_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('interview_ids', 'IV{:03d}'),
-        text=v.str_text)
-    application: str = field(load=v.want_str, text=v.str_text)
-    interviewer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    kind: InterviewKind = field(
-        load=lambda x, p: v.want_enum(x, p, InterviewKind), export=enum_value,
-        text=enum_text(InterviewKind))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 15, 240), text=v.int_text,
-        schema=js.scalar('int', 15, 240))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('interview_ids', 'IV{:03d}'))
+    application: str = field(sh.TEXT)
+    interviewer: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    kind: InterviewKind = field(sh.enum(InterviewKind))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    minutes: int = field(sh.refined(sh.INT, 15, 240))
     status: InterviewStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InterviewStatus),
-        fill=lambda ep: _E15_InterviewStatus_scheduled, export=enum_value,
-        text=enum_text(InterviewStatus))
-    rating: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 1, 5)))
+        sh.enum(InterviewStatus), fill=lambda ep: _E15_InterviewStatus_scheduled)
+    rating: int | None = field(sh.optional(sh.refined(sh.INT, 1, 5)), fill=lambda ep: None)
     recommendation: Recommendation | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Recommendation))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(Recommendation))
-    feedback: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 1000)))
+        sh.optional(sh.enum(Recommendation)), fill=lambda ep: None)
+    feedback: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 1000)), fill=lambda ep: None)
 
 
 class Offer(Row):
     'A job offer made on an application.'
 
-    offer_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('offer_ids', 'OF{:03d}'),
-        text=v.str_text)
-    application: str = field(load=v.want_str, text=v.str_text)
-    salary: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: OfferStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OfferStatus),
-        fill=lambda ep: _E11_OfferStatus_extended, export=enum_value, text=enum_text(OfferStatus))
-    extended_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    responded_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    made_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
+    offer_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('offer_ids', 'OF{:03d}'))
+    application: str = field(sh.TEXT)
+    salary: float = field(sh.refined(sh.FLOAT, 0.0))
+    start_date: dt.date = field(sh.DATE)
+    status: OfferStatus = field(sh.enum(OfferStatus), fill=lambda ep: _E11_OfferStatus_extended)
+    extended_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
+    responded_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    made_by: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
 
 
 class OpeningInfo(Record):
     'An opening with its hires so far and the places left.'
 
-    opening: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'), text=v.str_text)
-    hires: int = field(load=v.want_int, text=v.int_text)
-    places_left: int = field(load=v.want_int, text=v.int_text)
+    opening: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'))
+    hires: int = field(sh.INT)
+    places_left: int = field(sh.INT)
 
 
 class ApplicationInfo(Record):
     'An application with its interviews and offers.'
 
-    application: str = field(load=v.want_str, text=v.str_text)
-    interviews: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    offers: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    application: str = field(sh.TEXT)
+    interviews: tuple[str, ...] = field(sh.list(sh.TEXT))
+    offers: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -173,245 +174,141 @@ class TxKind(enum.StrEnum):
 class Operator(Row):
     'A staff member who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^OP[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: OperatorRole = field(
-        load=lambda x, p: v.want_enum(x, p, OperatorRole), export=enum_value,
-        text=enum_text(OperatorRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: OperatorRole = field(sh.enum(OperatorRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Station(Row):
     'A docking station.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^ST[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    district: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    status: StationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, StationStatus),
-        fill=lambda ep: _E13_StationStatus_open_, export=enum_value, text=enum_text(StationStatus))
-    has_charging: bool = field(load=v.want_bool, fill=lambda ep: False)
+    code: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    district: str = field(sh.refined(sh.TEXT, 1, 40))
+    capacity: int = field(sh.refined(sh.INT, 1, 60))
+    status: StationStatus = field(sh.enum(StationStatus), fill=lambda ep: _E13_StationStatus_open_)
+    has_charging: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Dock(Row):
     'One dock of a station; holds at most one bike.'
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    station: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{3}$'))
-    number: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
+    id_: str = field(sh.TEXT, 'id', key=True)
+    station: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{3}$'))
+    number: int = field(sh.refined(sh.INT, 1, 60))
     bike: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BK[0-9]{4}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^BK[0-9]{4}$')))
-    out_of_order: bool = field(load=v.want_bool, fill=lambda ep: False)
+        sh.optional(sh.refined(sh.TEXT, pattern='^BK[0-9]{4}$')), fill=lambda ep: None)
+    out_of_order: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Bike(Row):
     'A shared bike.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BK[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^BK[0-9]{4}$'))
-    kind: BikeKind = field(
-        load=lambda x, p: v.want_enum(x, p, BikeKind), export=enum_value, text=enum_text(BikeKind))
-    battery: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), fill=lambda ep: 100,
-        text=v.int_text, schema=js.scalar('int', 0, 100))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^BK[0-9]{4}$'), 'id', key=True)
+    kind: BikeKind = field(sh.enum(BikeKind))
+    battery: int = field(sh.refined(sh.INT, 0, 100), fill=lambda ep: 100)
     condition: BikeCondition = field(
-        load=lambda x, p: v.want_enum(x, p, BikeCondition),
-        fill=lambda ep: _E13_BikeCondition_good, export=enum_value, text=enum_text(BikeCondition))
-    status: BikeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BikeStatus), export=enum_value,
-        text=enum_text(BikeStatus))
-    total_rides: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000000), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 1000000))
-    last_service: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.enum(BikeCondition), fill=lambda ep: _E13_BikeCondition_good)
+    status: BikeStatus = field(sh.enum(BikeStatus))
+    total_rides: int = field(sh.refined(sh.INT, 0, 1000000), fill=lambda ep: 0)
+    last_service: dt.date = field(sh.DATE)
 
 
 class Member(Row):
     'A registered rider.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    pass_kind: PassKind = field(
-        load=lambda x, p: v.want_enum(x, p, PassKind), fill=lambda ep: _E8_PassKind_pay_as_you_go,
-        export=enum_value, text=enum_text(PassKind))
-    pass_expires: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    status: MemberStatus = field(
-        load=lambda x, p: v.want_enum(x, p, MemberStatus),
-        fill=lambda ep: _E12_MemberStatus_active, export=enum_value, text=enum_text(MemberStatus))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    pass_kind: PassKind = field(sh.enum(PassKind), fill=lambda ep: _E8_PassKind_pay_as_you_go)
+    pass_expires: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    balance: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    status: MemberStatus = field(sh.enum(MemberStatus), fill=lambda ep: _E12_MemberStatus_active)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Ride(Row):
     'A ride from one dock to another.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ride_ids', 'R{:05d}'),
-        text=v.str_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    bike: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BK[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^BK[0-9]{4}$'))
-    start_station: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{3}$'))
-    started_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('ride_ids', 'R{:05d}'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    bike: str = field(sh.refined(sh.TEXT, pattern='^BK[0-9]{4}$'))
+    start_station: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{3}$'))
+    started_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     end_station: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^ST[0-9]{3}$')))
-    ended_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    status: RideStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RideStatus), fill=lambda ep: _E10_RideStatus_active,
-        export=enum_value, text=enum_text(RideStatus))
-    fare: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.optional(sh.refined(sh.TEXT, pattern='^ST[0-9]{3}$')), fill=lambda ep: None)
+    ended_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    status: RideStatus = field(sh.enum(RideStatus), fill=lambda ep: _E10_RideStatus_active)
+    fare: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class DamageReport(Row):
     'A report of a broken bike.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('report_ids', 'DR{:04d}'),
-        text=v.str_text)
-    bike: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BK[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^BK[0-9]{4}$'))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('report_ids', 'DR{:04d}'))
+    bike: str = field(sh.refined(sh.TEXT, pattern='^BK[0-9]{4}$'))
     reported_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^M[0-9]{4}$')))
-    logged_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^OP[0-9]{2}$'))
-    issue: DamageKind = field(
-        load=lambda x, p: v.want_enum(x, p, DamageKind), export=enum_value,
-        text=enum_text(DamageKind))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    reported_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    status: ReportStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ReportStatus), fill=lambda ep: _E12_ReportStatus_open_,
-        export=enum_value, text=enum_text(ReportStatus))
-    resolved_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$')), fill=lambda ep: None)
+    logged_by: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'))
+    issue: DamageKind = field(sh.enum(DamageKind))
+    description: str = field(sh.refined(sh.TEXT, 1, 200))
+    reported_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    status: ReportStatus = field(sh.enum(ReportStatus), fill=lambda ep: _E12_ReportStatus_open_)
+    resolved_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class BalanceTransaction(Row):
     "A change to a member's balance."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('transaction_ids', 'TX{:05d}'),
-        text=v.str_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    kind: TxKind = field(
-        load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
-    amount: float = field(load=v.want_float, text=v.float_text)
-    ride: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    operator: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^OP[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^OP[0-9]{2}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('transaction_ids', 'TX{:05d}'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    kind: TxKind = field(sh.enum(TxKind))
+    amount: float = field(sh.FLOAT)
+    ride: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    operator: str = field(sh.refined(sh.TEXT, pattern='^OP[0-9]{2}$'))
 
 
 class StationInfo(Record):
     'A station with its bikes available to ride by kind, its free docks and its docks.'
 
-    station: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{3}$'), text=v.str_text)
-    classic_available: int = field(load=v.want_int, text=v.int_text)
-    electric_available: int = field(load=v.want_int, text=v.int_text)
-    free_docks: int = field(load=v.want_int, text=v.int_text)
-    docks: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    station: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{3}$'))
+    classic_available: int = field(sh.INT)
+    electric_available: int = field(sh.INT)
+    free_docks: int = field(sh.INT)
+    docks: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class StationSummary(Record):
     'A station with its bikes available to ride by kind and its free docks.'
 
-    code: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    district: str = field(load=v.want_str, text=v.str_text)
-    status: StationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, StationStatus), export=enum_value,
-        text=enum_text(StationStatus))
-    classic_available: int = field(load=v.want_int, text=v.int_text)
-    electric_available: int = field(load=v.want_int, text=v.int_text)
-    free_docks: int = field(load=v.want_int, text=v.int_text)
+    code: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    district: str = field(sh.TEXT)
+    status: StationStatus = field(sh.enum(StationStatus))
+    classic_available: int = field(sh.INT)
+    electric_available: int = field(sh.INT)
+    free_docks: int = field(sh.INT)
 
 
 class BikeInfo(Record):
     'A bike with the dock or the active ride it is in.'
 
-    bike: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BK[0-9]{4}$'), text=v.str_text)
-    dock: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    ride: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    bike: str = field(sh.refined(sh.TEXT, pattern='^BK[0-9]{4}$'))
+    dock: str | None = field(sh.optional(sh.TEXT), optional=True)
+    ride: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class MemberInfo(Record):
     'A member with whether their pass is valid today and their active ride.'
 
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text)
-    pass_valid: bool = field(load=v.want_bool)
-    active_ride: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    pass_valid: bool = field(sh.BOOL)
+    active_ride: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 _C_MAX_BALANCE: float = 500.0  # bike_share_ops.world:50

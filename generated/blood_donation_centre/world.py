@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -172,217 +173,131 @@ class RequestStatus(enum.StrEnum):
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 3, 10), text=v.str_text,
-        schema=js.scalar('str', 3, 10))
+    street: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, 3, 10))
 
 
 class Site(Row):
     'A place where donation sessions are held.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    kind: SiteKind = field(
-        load=lambda x, p: v.want_enum(x, p, SiteKind), export=enum_value, text=enum_text(SiteKind))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    address: Address = field(sh.record(Address))
+    kind: SiteKind = field(sh.enum(SiteKind))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
 
 
 class Staff(Row):
     'An employee who signs in to use the tools.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), export=enum_value,
-        text=enum_text(StaffRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: StaffRole = field(sh.enum(StaffRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
+    site: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
 
 
 class Donor(Row):
     'A registered blood donor.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('donor_ids', 'D{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    blood_type: BloodType = field(
-        load=lambda x, p: v.want_enum(x, p, BloodType), export=enum_value,
-        text=enum_text(BloodType))
-    last_donation: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    status: DonorStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DonorStatus),
-        fill=lambda ep: _E11_DonorStatus_eligible, export=enum_value, text=enum_text(DonorStatus))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('donor_ids', 'D{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    birth_date: dt.date = field(sh.DATE)
+    blood_type: BloodType = field(sh.enum(BloodType))
+    last_donation: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    status: DonorStatus = field(sh.enum(DonorStatus), fill=lambda ep: _E11_DonorStatus_eligible)
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Session(Row):
     'A donation session at a site on one day with a fixed number of slots.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('session_ids', 'SES{:03d}'),
-        text=v.str_text)
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    ends_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    slots: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 200), text=v.int_text,
-        schema=js.scalar('int', 1, 200))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('session_ids', 'SES{:03d}'))
+    site: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    day: dt.date = field(sh.DATE)
+    starts_at: dt.datetime = field(sh.DATETIME)
+    ends_at: dt.datetime = field(sh.DATETIME)
+    slots: int = field(sh.refined(sh.INT, 1, 200))
     status: SessionStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SessionStatus),
-        fill=lambda ep: _E13_SessionStatus_scheduled, export=enum_value,
-        text=enum_text(SessionStatus))
+        sh.enum(SessionStatus), fill=lambda ep: _E13_SessionStatus_scheduled)
 
 
 class Appointment(Row):
     "A donor's booked slot in a session."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('appointment_ids', 'AP{:04d}'),
-        text=v.str_text)
-    donor: str = field(load=v.want_str, text=v.str_text)
-    session: str = field(load=v.want_str, text=v.str_text)
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('appointment_ids', 'AP{:04d}'))
+    donor: str = field(sh.TEXT)
+    session: str = field(sh.TEXT)
     status: AppointmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
-        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
-        text=enum_text(AppointmentStatus))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    booked_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
+        sh.enum(AppointmentStatus), fill=lambda ep: _E17_AppointmentStatus_booked)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    booked_by: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'))
 
 
 class Hospital(Row):
     'A hospital that requests blood.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^H[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^H[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    contact_email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    priority_client: bool = field(load=v.want_bool, fill=lambda ep: False)
+    code: str = field(sh.refined(sh.TEXT, pattern='^H[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 120))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    contact_email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    priority_client: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class HospitalRequest(Row):
     "A hospital's request for units of a blood type."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('request_ids', 'R{:04d}'),
-        text=v.str_text)
-    hospital: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^H[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^H[0-9]{3}$'))
-    blood_type: BloodType = field(
-        load=lambda x, p: v.want_enum(x, p, BloodType), export=enum_value,
-        text=enum_text(BloodType))
-    units_needed: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    urgency: Urgency = field(
-        load=lambda x, p: v.want_enum(x, p, Urgency), export=enum_value, text=enum_text(Urgency))
-    needed_by: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: RequestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RequestStatus),
-        fill=lambda ep: _E13_RequestStatus_open_, export=enum_value, text=enum_text(RequestStatus))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    shipped_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('request_ids', 'R{:04d}'))
+    hospital: str = field(sh.refined(sh.TEXT, pattern='^H[0-9]{3}$'))
+    blood_type: BloodType = field(sh.enum(BloodType))
+    units_needed: int = field(sh.refined(sh.INT, 1, 20))
+    urgency: Urgency = field(sh.enum(Urgency))
+    needed_by: dt.date = field(sh.DATE)
+    status: RequestStatus = field(sh.enum(RequestStatus), fill=lambda ep: _E13_RequestStatus_open_)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    shipped_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class BloodUnit(Row):
     'One donated unit of blood.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('unit_ids', 'U{:05d}'),
-        text=v.str_text)
-    donor: str = field(load=v.want_str, text=v.str_text)
-    appointment: str = field(load=v.want_str, text=v.str_text)
-    blood_type: BloodType = field(
-        load=lambda x, p: v.want_enum(x, p, BloodType), export=enum_value,
-        text=enum_text(BloodType))
-    volume_ml: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 200, 550), text=v.int_text,
-        schema=js.scalar('int', 200, 550))
-    collected_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    test_status: TestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TestStatus), fill=lambda ep: _E10_TestStatus_pending,
-        export=enum_value, text=enum_text(TestStatus))
-    status: UnitStatus = field(
-        load=lambda x, p: v.want_enum(x, p, UnitStatus), fill=lambda ep: _E10_UnitStatus_in_stock,
-        export=enum_value, text=enum_text(UnitStatus))
-    request: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('unit_ids', 'U{:05d}'))
+    donor: str = field(sh.TEXT)
+    appointment: str = field(sh.TEXT)
+    blood_type: BloodType = field(sh.enum(BloodType))
+    volume_ml: int = field(sh.refined(sh.INT, 200, 550))
+    collected_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
+    test_status: TestStatus = field(sh.enum(TestStatus), fill=lambda ep: _E10_TestStatus_pending)
+    status: UnitStatus = field(sh.enum(UnitStatus), fill=lambda ep: _E10_UnitStatus_in_stock)
+    request: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class DonorInfo(Record):
     'A donor with the first day they may donate again.'
 
-    donor: str = field(load=v.want_str, text=v.str_text)
-    next_eligible: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    donor: str = field(sh.TEXT)
+    next_eligible: dt.date = field(sh.DATE)
 
 
 class SessionInfo(Record):
     'A session with the slots still free.'
 
-    session: str = field(load=v.want_str, text=v.str_text)
-    free_slots: int = field(load=v.want_int, text=v.int_text)
+    session: str = field(sh.TEXT)
+    free_slots: int = field(sh.INT)
 
 
 class RequestInfo(Record):
     'A hospital request with the units reserved or shipped for it.'
 
-    request: str = field(load=v.want_str, text=v.str_text)
-    units: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    request: str = field(sh.TEXT)
+    units: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -119,198 +120,115 @@ class ChargeKind(enum.StrEnum):
 class Ranger(Row):
     'A campground staff member who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RG[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^RG[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: RangerRole = field(
-        load=lambda x, p: v.want_enum(x, p, RangerRole), fill=lambda ep: _E10_RangerRole_desk,
-        export=enum_value, text=enum_text(RangerRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^RG[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: RangerRole = field(sh.enum(RangerRole), fill=lambda ep: _E10_RangerRole_desk)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Site(Row):
     'A campsite.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}$'))
-    kind: SiteKind = field(
-        load=lambda x, p: v.want_enum(x, p, SiteKind), export=enum_value, text=enum_text(SiteKind))
-    loop_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    nightly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}$'), key=True)
+    kind: SiteKind = field(sh.enum(SiteKind))
+    loop_name: str = field(sh.refined(sh.TEXT, 1, 40))
+    capacity: int = field(sh.refined(sh.INT, 1, 12))
+    nightly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
     hookups: tuple[Hookup, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Hookup))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Hookup), unique=True))
-    max_rv_length_ft: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 45), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 45))
-    status: SiteStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SiteStatus), fill=lambda ep: _E10_SiteStatus_open_,
-        export=enum_value, text=enum_text(SiteStatus))
+        sh.set(sh.enum(Hookup)), schema=js.array(js.members(Hookup), unique=True))
+    max_rv_length_ft: int = field(sh.refined(sh.INT, 0, 45), fill=lambda ep: 0)
+    status: SiteStatus = field(sh.enum(SiteStatus), fill=lambda ep: _E10_SiteStatus_open_)
 
 
 class Camper(Row):
     'A guest who reserves.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('camper_ids', 'CP{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    vehicle_plate: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 12), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 12))
-    rv_length_ft: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 45), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 45))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('camper_ids', 'CP{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    vehicle_plate: str = field(sh.refined(sh.TEXT, None, 12), fill=lambda ep: '')
+    rv_length_ft: int = field(sh.refined(sh.INT, 0, 45), fill=lambda ep: 0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Reservation(Row):
     "A camper's stay on a site for the nights from arrival to departure."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('reservation_ids', 'RS{:04d}'),
-        text=v.str_text)
-    camper: str = field(load=v.want_str, text=v.str_text)
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z][0-9]{2}$'))
-    arrival: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    departure: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    party_size: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('reservation_ids', 'RS{:04d}'))
+    camper: str = field(sh.TEXT)
+    site: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}$'))
+    arrival: dt.date = field(sh.DATE)
+    departure: dt.date = field(sh.DATE)
+    party_size: int = field(sh.refined(sh.INT, 1, 12))
     status: ReservationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ReservationStatus),
-        fill=lambda ep: _E17_ReservationStatus_booked, export=enum_value,
-        text=enum_text(ReservationStatus))
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    checked_out_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(ReservationStatus), fill=lambda ep: _E17_ReservationStatus_booked)
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    checked_in_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    checked_out_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Equipment(Row):
     'A kind of rentable equipment with a stock of units.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EQ-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^EQ-[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    daily_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    stock_total: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    deposit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    sku: str = field(sh.refined(sh.TEXT, pattern='^EQ-[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    daily_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    stock_total: int = field(sh.refined(sh.INT, 0, 100))
+    deposit: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Rental(Row):
     'Equipment rented during a stay.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('rental_ids', 'RN{:04d}'),
-        text=v.str_text)
-    reservation: str = field(load=v.want_str, text=v.str_text)
-    equipment: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EQ-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^EQ-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-    rented_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    due_back: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    status: RentalStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RentalStatus), fill=lambda ep: _E12_RentalStatus_out,
-        export=enum_value, text=enum_text(RentalStatus))
-    fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('rental_ids', 'RN{:04d}'))
+    reservation: str = field(sh.TEXT)
+    equipment: str = field(sh.refined(sh.TEXT, pattern='^EQ-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+    rented_on: dt.date = field(sh.DATE)
+    due_back: dt.date = field(sh.DATE)
+    returned_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    status: RentalStatus = field(sh.enum(RentalStatus), fill=lambda ep: _E12_RentalStatus_out)
+    fee: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class Charge(Row):
     'An extra charge on a reservation.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'),
-        text=v.str_text)
-    reservation: str = field(load=v.want_str, text=v.str_text)
-    kind: ChargeKind = field(
-        load=lambda x, p: v.want_enum(x, p, ChargeKind), export=enum_value,
-        text=enum_text(ChargeKind))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
-    charged_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    charged_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RG[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^RG[0-9]{2}$'))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'))
+    reservation: str = field(sh.TEXT)
+    kind: ChargeKind = field(sh.enum(ChargeKind))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
+    charged_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    charged_by: str = field(sh.refined(sh.TEXT, pattern='^RG[0-9]{2}$'))
 
 
 class SiteOffer(Record):
     'A free site for a stay, with its price.'
 
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}$'), text=v.str_text)
-    nights: int = field(load=v.want_int, text=v.int_text)
-    price: float = field(load=v.want_float, text=v.float_text)
+    site: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}$'))
+    nights: int = field(sh.INT)
+    price: float = field(sh.FLOAT)
 
 
 class ReservationInfo(Record):
     'A reservation with its rentals and charges.'
 
-    reservation: str = field(load=v.want_str, text=v.str_text)
-    nights: int = field(load=v.want_int, text=v.int_text)
-    rentals: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    charges: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    reservation: str = field(sh.TEXT)
+    nights: int = field(sh.INT)
+    rentals: tuple[str, ...] = field(sh.list(sh.TEXT))
+    charges: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class EquipmentInfo(Record):
     'Equipment with the units out and available.'
 
-    equipment: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EQ-[0-9]{3}$'), text=v.str_text)
-    units_out: int = field(load=v.want_int, text=v.int_text)
-    units_available: int = field(load=v.want_int, text=v.int_text)
+    equipment: str = field(sh.refined(sh.TEXT, pattern='^EQ-[0-9]{3}$'))
+    units_out: int = field(sh.INT)
+    units_available: int = field(sh.INT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -60,128 +61,74 @@ class RentalStatus(enum.StrEnum):
 class Branch(Row):
     'A rental location.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
 
 
 class Car(Row):
     'A car of the fleet.'
 
-    plate: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
-    model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    category: CarCategory = field(
-        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
-        text=enum_text(CarCategory))
-    daily_rate_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
-        schema=js.scalar('int', 1, 100000))
-    mileage_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
+    plate: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'), key=True)
+    model: str = field(sh.refined(sh.TEXT, 1, 60))
+    category: CarCategory = field(sh.enum(CarCategory))
+    daily_rate_cents: int = field(sh.refined(sh.INT, 1, 100000))
+    mileage_km: int = field(sh.refined(sh.INT, 0))
     branch: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
-    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None)
+    in_service: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Customer(Row):
     'A renter with a driving licence.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'CU{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    licence_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{6,12}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{6,12}$'))
-    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('customer_ids', 'CU{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    licence_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{6,12}$'))
+    licence_expires: dt.date = field(sh.DATE)
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Rental(Row):
     'A reservation that becomes a rental at pick-up.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('rental_ids', 'R{:04d}'),
-        text=v.str_text)
-    customer: str = field(load=v.want_str, text=v.str_text)
-    car: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
-    pickup_branch: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    pickup_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    return_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: RentalStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RentalStatus),
-        fill=lambda ep: _E12_RentalStatus_reserved, export=enum_value,
-        text=enum_text(RentalStatus))
-    start_mileage_km: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
-    end_mileage_km: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0)))
-    returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('rental_ids', 'R{:04d}'))
+    customer: str = field(sh.TEXT)
+    car: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'))
+    pickup_branch: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    pickup_date: dt.date = field(sh.DATE)
+    return_date: dt.date = field(sh.DATE)
+    status: RentalStatus = field(sh.enum(RentalStatus), fill=lambda ep: _E12_RentalStatus_reserved)
+    start_mileage_km: int | None = field(sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None)
+    end_mileage_km: int | None = field(sh.optional(sh.refined(sh.INT, 0)), fill=lambda ep: None)
+    returned_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
     return_branch: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
-    base_charge_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    extra_days_charge_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    one_way_fee_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    total_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None)
+    base_charge_cents: int = field(sh.refined(sh.INT, 0))
+    extra_days_charge_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    one_way_fee_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    total_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
 
 
 class CarOffer(Record):
     'A car free for the requested days, with its price.'
 
-    car: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[A-Z]{3}$'))
-    model: str = field(load=v.want_str, text=v.str_text)
-    category: CarCategory = field(
-        load=lambda x, p: v.want_enum(x, p, CarCategory), export=enum_value,
-        text=enum_text(CarCategory))
-    daily_rate_cents: int = field(load=v.want_int, text=v.int_text)
-    days: int = field(load=v.want_int, text=v.int_text)
-    price_cents: int = field(load=v.want_int, text=v.int_text)
+    car: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'))
+    model: str = field(sh.TEXT)
+    category: CarCategory = field(sh.enum(CarCategory))
+    daily_rate_cents: int = field(sh.INT)
+    days: int = field(sh.INT)
+    price_cents: int = field(sh.INT)
 
 
 class CustomerRentals(Record):
     'A customer with all their rentals.'
 
-    customer: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    licence_expires: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    rentals: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    customer: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    licence_expires: dt.date = field(sh.DATE)
+    rentals: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25

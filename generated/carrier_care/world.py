@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -133,204 +134,117 @@ class DonorCarrier(enum.StrEnum):
 class Customer(Row):
     'An account holder.'
 
-    customer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CU[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    contact_phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    account_pin: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4}$'))
-    status: AccountStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AccountStatus), export=enum_value,
-        text=enum_text(AccountStatus))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    customer_id: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    contact_phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    account_pin: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}$'))
+    status: AccountStatus = field(sh.enum(AccountStatus))
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Plan(Row):
     'A rate plan.'
 
-    plan_code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,6}-[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    monthly_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    data_gb: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000), text=v.int_text,
-        schema=js.scalar('int', 0, 1000))
-    includes_roaming: bool = field(load=v.want_bool)
-    max_addons: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10), text=v.int_text,
-        schema=js.scalar('int', 0, 10))
-    active: bool = field(load=v.want_bool)
+    plan_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    monthly_price: float = field(sh.refined(sh.FLOAT, 0.0))
+    data_gb: int = field(sh.refined(sh.INT, 0, 1000))
+    includes_roaming: bool = field(sh.BOOL)
+    max_addons: int = field(sh.refined(sh.INT, 0, 10))
+    active: bool = field(sh.BOOL)
 
 
 class AddOn(Row):
     'An optional monthly add-on.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AO-[A-Z0-9]{2,8}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^AO-[A-Z0-9]{2,8}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    kind: AddOnKind = field(
-        load=lambda x, p: v.want_enum(x, p, AddOnKind), export=enum_value,
-        text=enum_text(AddOnKind))
-    monthly_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    code: str = field(sh.refined(sh.TEXT, pattern='^AO-[A-Z0-9]{2,8}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    kind: AddOnKind = field(sh.enum(AddOnKind))
+    monthly_price: float = field(sh.refined(sh.FLOAT, 0.0))
     excluded_plans: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-[0-9]{2}$'))),
-        export=list, schema=js.array(js.scalar('str', pattern='^[A-Z]{2,6}-[0-9]{2}$')))
-    active: bool = field(load=v.want_bool)
+        sh.list(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
+        schema=js.array(js.scalar('str', pattern='^[A-Z]{2,6}-[0-9]{2}$')))
+    active: bool = field(sh.BOOL)
 
 
 class Line(Row):
     'A phone line on an account.'
 
-    line_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('line_ids', 'LN{:03d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CU[0-9]{3}$'))
-    number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+1[0-9]{10}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^\\+1[0-9]{10}$'))
-    plan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,6}-[0-9]{2}$'))
-    status: LineStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LineStatus), fill=lambda ep: _E10_LineStatus_active,
-        export=enum_value, text=enum_text(LineStatus))
+    line_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('line_ids', 'LN{:03d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{3}$'))
+    number: str = field(sh.refined(sh.TEXT, pattern='^\\+1[0-9]{10}$'))
+    plan: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$'))
+    status: LineStatus = field(sh.enum(LineStatus), fill=lambda ep: _E10_LineStatus_active)
     addons: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AO-[A-Z0-9]{2,8}$'))), p, None, 10),
-        fill=lambda ep: (), export=list,
+        sh.refined(sh.list(sh.refined(sh.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')), None, 10),
+        fill=lambda ep: (),
         schema=js.array(js.scalar('str', pattern='^AO-[A-Z0-9]{2,8}$'), max_items=10))
-    data_used_gb: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+    data_used_gb: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     suspension_reason: SuspensionReason | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, SuspensionReason))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(SuspensionReason))
-    ported_from: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 40)))
-    activated_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.optional(sh.enum(SuspensionReason)), fill=lambda ep: None)
+    ported_from: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 40)), fill=lambda ep: None)
+    activated_on: dt.date = field(sh.DATE)
 
 
 class Device(Row):
     'A handset financed in monthly instalments.'
 
-    device_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DV[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^DV[0-9]{3}$'))
-    line: str = field(load=v.want_str, text=v.str_text)
-    model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    imei: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{15}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{15}$'))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    balance_remaining: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    monthly_instalment: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    purchased_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    device_id: str = field(sh.refined(sh.TEXT, pattern='^DV[0-9]{3}$'), key=True)
+    line: str = field(sh.TEXT)
+    model: str = field(sh.refined(sh.TEXT, 1, 60))
+    imei: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{15}$'))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    balance_remaining: float = field(sh.refined(sh.FLOAT, 0.0))
+    monthly_instalment: float = field(sh.refined(sh.FLOAT, 0.0))
+    purchased_on: dt.date = field(sh.DATE)
 
 
 class Bill(Row):
     'A monthly bill of an account.'
 
-    bill_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BL[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^BL[0-9]{4}$'))
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CU[0-9]{3}$'))
-    period: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    credits_: float = field(
-        'credits', load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None),
-        fill=lambda ep: 0.0, text=v.float_text, schema=js.scalar('float', 0.0))
-    paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    due_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: BillStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BillStatus), export=enum_value,
-        text=enum_text(BillStatus))
+    bill_id: str = field(sh.refined(sh.TEXT, pattern='^BL[0-9]{4}$'), key=True)
+    customer: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{3}$'))
+    period: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    credits_: float = field(sh.refined(sh.FLOAT, 0.0), 'credits', fill=lambda ep: 0.0)
+    paid: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    due_date: dt.date = field(sh.DATE)
+    status: BillStatus = field(sh.enum(BillStatus))
 
 
 class Credit(Row):
     'A one-time credit applied to a bill.'
 
-    credit_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('credit_ids', 'CR{:03d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CU[0-9]{3}$'))
-    bill: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BL[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^BL[0-9]{4}$'))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    reason: CreditReason = field(
-        load=lambda x, p: v.want_enum(x, p, CreditReason), export=enum_value,
-        text=enum_text(CreditReason))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    applied_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    credit_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('credit_ids', 'CR{:03d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{3}$'))
+    bill: str = field(sh.refined(sh.TEXT, pattern='^BL[0-9]{4}$'))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    reason: CreditReason = field(sh.enum(CreditReason))
+    note: str = field(sh.refined(sh.TEXT, 1, 200))
+    applied_at: dt.datetime = field(sh.DATETIME)
 
 
 class CustomerInfo(Record):
     'A customer with their lines in full and what they owe.'
 
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{3}$'), text=v.str_text)
-    lines: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    balance_due: float = field(load=v.want_float, text=v.float_text)
+    customer: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{3}$'))
+    lines: tuple[str, ...] = field(sh.list(sh.TEXT))
+    balance_due: float = field(sh.FLOAT)
 
 
 class LineInfo(Record):
     'A line with its monthly charge: plan, add-ons and device instalments.'
 
-    line: str = field(load=v.want_str, text=v.str_text)
-    monthly_charge: float = field(load=v.want_float, text=v.float_text)
+    line: str = field(sh.TEXT)
+    monthly_charge: float = field(sh.FLOAT)
 
 
 class BillInfo(Record):
     'A bill with what is still due on it.'
 
-    bill: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BL[0-9]{4}$'), text=v.str_text)
-    balance_due: float = field(load=v.want_float, text=v.float_text)
+    bill: str = field(sh.refined(sh.TEXT, pattern='^BL[0-9]{4}$'))
+    balance_due: float = field(sh.FLOAT)
 
 
 _GET_monthly_price = rt.getter('monthly_price', float)

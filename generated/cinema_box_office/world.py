@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -140,200 +141,117 @@ class ConcessionCategory(enum.StrEnum):
 class Film(Row):
     'A film in the programme.'
 
-    film_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    rating: AgeRating = field(
-        load=lambda x, p: v.want_enum(x, p, AgeRating), export=enum_value,
-        text=enum_text(AgeRating))
-    runtime_min: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 30, 300), text=v.int_text,
-        schema=js.scalar('int', 30, 300))
-    genre: Genre = field(
-        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
-    release_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    language: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 2, 20), text=v.str_text,
-        schema=js.scalar('str', 2, 20))
+    film_id: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    rating: AgeRating = field(sh.enum(AgeRating))
+    runtime_min: int = field(sh.refined(sh.INT, 30, 300))
+    genre: Genre = field(sh.enum(Genre))
+    release_date: dt.date = field(sh.DATE)
+    language: str = field(sh.refined(sh.TEXT, 2, 20))
 
 
 class Screen(Row):
     'An auditorium with a rectangular seat map: rows A, B, ... and seats 1 to seats_per_row.'
 
-    screen_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    kind: ScreenKind = field(
-        load=lambda x, p: v.want_enum(x, p, ScreenKind), export=enum_value,
-        text=enum_text(ScreenKind))
-    rows: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text,
-        schema=js.scalar('int', 1, 26))
-    seats_per_row: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 40), text=v.int_text,
-        schema=js.scalar('int', 1, 40))
-    premium_rows: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, v.want_str), export=list, text=v.str_list_text,
-        schema=js.array(js.STRING, unique=True))
+    screen_id: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    kind: ScreenKind = field(sh.enum(ScreenKind))
+    rows: int = field(sh.refined(sh.INT, 1, 26))
+    seats_per_row: int = field(sh.refined(sh.INT, 1, 40))
+    premium_rows: tuple[str, ...] = field(sh.set(sh.TEXT), schema=js.array(js.STRING, unique=True))
     wheelchair_seats: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, v.want_str), export=list, text=v.str_list_text,
-        schema=js.array(js.STRING, unique=True))
+        sh.set(sh.TEXT), schema=js.array(js.STRING, unique=True))
 
 
 class ConcessionItem(Row):
     'A snack or drink sold with bookings.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SNK-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SNK-[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    category: ConcessionCategory = field(
-        load=lambda x, p: v.want_enum(x, p, ConcessionCategory), export=enum_value,
-        text=enum_text(ConcessionCategory))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    sku: str = field(sh.refined(sh.TEXT, pattern='^SNK-[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    category: ConcessionCategory = field(sh.enum(ConcessionCategory))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    stock: int = field(sh.refined(sh.INT, 0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class ConcessionLine(Record):
     'Snacks of one kind on a booking.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SNK-[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SNK-[0-9]{2}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    unit_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    item: str = field(sh.refined(sh.TEXT, pattern='^SNK-[0-9]{2}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 20))
+    unit_price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class SnackRequest(Record):
     'A snack to add and how many.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SNK-[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SNK-[0-9]{2}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
+    item: str = field(sh.refined(sh.TEXT, pattern='^SNK-[0-9]{2}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 20))
 
 
 class Screening(Row):
     'A showing of a film on a screen.'
 
     screening_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('screening_ids', 'SC{:04d}'),
-        text=v.str_text)
-    film: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    screen: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    ends_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    base_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    premium_surcharge: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('screening_ids', 'SC{:04d}'))
+    film: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    screen: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    ends_at: dt.datetime = field(sh.DATETIME)
+    base_price: float = field(sh.refined(sh.FLOAT, 0.0))
+    premium_surcharge: float = field(sh.refined(sh.FLOAT, 0.0))
     status: ScreeningStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ScreeningStatus),
-        fill=lambda ep: _E15_ScreeningStatus_scheduled, export=enum_value,
-        text=enum_text(ScreeningStatus))
-    cancel_reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.enum(ScreeningStatus), fill=lambda ep: _E15_ScreeningStatus_scheduled)
+    cancel_reason: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class Customer(Row):
     'A cinema customer.'
 
-    customer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    customer_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    date_of_birth: dt.date = field(sh.DATE)
     membership: MembershipTier = field(
-        load=lambda x, p: v.want_enum(x, p, MembershipTier),
-        fill=lambda ep: _E14_MembershipTier_non_member, export=enum_value,
-        text=enum_text(MembershipTier))
-    points: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.enum(MembershipTier), fill=lambda ep: _E14_MembershipTier_non_member)
+    points: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Booking(Row):
     'Seats booked for one screening, with snacks.'
 
     booking_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'BK{:05d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text)
-    screening: str = field(load=v.want_str, text=v.str_text)
-    seats: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 2, 3))), p, 1, 10),
-        export=list, text=v.str_list_text)
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('booking_ids', 'BK{:05d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    screening: str = field(sh.TEXT)
+    seats: tuple[str, ...] = field(sh.refined(sh.list(sh.refined(sh.TEXT, 2, 3)), 1, 10))
     concessions: tuple[ConcessionLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: ConcessionLine.load(x, p, ep))), p, None, 20),
-        fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
-    ticket_total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    points_redeemed: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text)
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
+        sh.refined(sh.list(sh.record(ConcessionLine)), None, 20), fill=lambda ep: ())
+    ticket_total: float = field(sh.refined(sh.FLOAT, 0.0))
+    points_redeemed: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
     status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_confirmed, export=enum_value,
-        text=enum_text(BookingStatus))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.enum(BookingStatus), fill=lambda ep: _E13_BookingStatus_confirmed)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class ScreeningInfo(Record):
     'A screening with its film and free seats.'
 
-    screening: str = field(load=v.want_str, text=v.str_text)
-    film: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text)
-    free_seats: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
-    free_count: int = field(load=v.want_int, text=v.int_text)
+    screening: str = field(sh.TEXT)
+    film: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    free_seats: tuple[str, ...] = field(sh.list(sh.TEXT))
+    free_count: int = field(sh.INT)
 
 
 class ScreeningSummary(Record):
     'A screening with its film title, rating and number of free seats.'
 
-    screening: str = field(load=v.want_str, text=v.str_text)
-    title: str = field(load=v.want_str, text=v.str_text)
-    rating: AgeRating = field(
-        load=lambda x, p: v.want_enum(x, p, AgeRating), export=enum_value,
-        text=enum_text(AgeRating))
-    free_count: int = field(load=v.want_int, text=v.int_text)
+    screening: str = field(sh.TEXT)
+    title: str = field(sh.TEXT)
+    rating: AgeRating = field(sh.enum(AgeRating))
+    free_count: int = field(sh.INT)
 
 
 _C_ROWS: str = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'  # cinema_box_office.world:20

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -125,190 +126,110 @@ _E9_DocStatus_requested, _E9_DocStatus_received = DocStatus.__members__.values()
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 12), text=v.str_text,
-        schema=js.scalar('str', 1, 12))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, 1, 12))
 
 
 class Policyholder(Row):
     'A customer who holds policies.'
 
-    holder_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PH[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^PH[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    payout_method: PayoutMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PayoutMethod), export=enum_value,
-        text=enum_text(PayoutMethod))
-    customer_since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    holder_id: str = field(sh.refined(sh.TEXT, pattern='^PH[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    address: Address = field(sh.record(Address))
+    payout_method: PayoutMethod = field(sh.enum(PayoutMethod))
+    customer_since: dt.date = field(sh.DATE)
 
 
 class Policy(Row):
     'An insurance policy with a coverage limit and a deductible per claim.'
 
-    policy_number: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^POL-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^POL-[0-9]{4}$'))
-    holder: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PH[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PH[0-9]{4}$'))
-    kind: PolicyKind = field(
-        load=lambda x, p: v.want_enum(x, p, PolicyKind), export=enum_value,
-        text=enum_text(PolicyKind))
-    coverage_limit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    deductible: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: PolicyStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PolicyStatus), export=enum_value,
-        text=enum_text(PolicyStatus))
+    policy_number: str = field(sh.refined(sh.TEXT, pattern='^POL-[0-9]{4}$'), key=True)
+    holder: str = field(sh.refined(sh.TEXT, pattern='^PH[0-9]{4}$'))
+    kind: PolicyKind = field(sh.enum(PolicyKind))
+    coverage_limit: float = field(sh.refined(sh.FLOAT, 0.0))
+    deductible: float = field(sh.refined(sh.FLOAT, 0.0))
+    start_date: dt.date = field(sh.DATE)
+    end_date: dt.date = field(sh.DATE)
+    status: PolicyStatus = field(sh.enum(PolicyStatus))
 
 
 class Adjuster(Row):
     'A claims adjuster or supervisor; the signed-in one acts.'
 
-    adjuster_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ADJ[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^ADJ[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: AdjusterRole = field(
-        load=lambda x, p: v.want_enum(x, p, AdjusterRole), export=enum_value,
-        text=enum_text(AdjusterRole))
-    region: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    approval_limit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    max_open_claims: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
-    active: bool = field(load=v.want_bool)
+    adjuster_id: str = field(sh.refined(sh.TEXT, pattern='^ADJ[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: AdjusterRole = field(sh.enum(AdjusterRole))
+    region: str = field(sh.refined(sh.TEXT, 1, 40))
+    approval_limit: float = field(sh.refined(sh.FLOAT, 0.0))
+    max_open_claims: int = field(sh.refined(sh.INT, 1, 50))
+    active: bool = field(sh.BOOL)
 
 
 class Claim(Row):
     'A claim against a policy.'
 
-    claim_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('claim_ids', 'CL{:05d}'),
-        text=v.str_text)
-    policy: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^POL-[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^POL-[0-9]{4}$'))
-    incident_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    filed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 500), text=v.str_text,
-        schema=js.scalar('str', 1, 500))
-    claimed_amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: ClaimStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ClaimStatus), fill=lambda ep: _E11_ClaimStatus_filed,
-        export=enum_value, text=enum_text(ClaimStatus))
+    claim_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('claim_ids', 'CL{:05d}'))
+    policy: str = field(sh.refined(sh.TEXT, pattern='^POL-[0-9]{4}$'))
+    incident_date: dt.date = field(sh.DATE)
+    filed_on: dt.date = field(sh.DATE)
+    description: str = field(sh.refined(sh.TEXT, 1, 500))
+    claimed_amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: ClaimStatus = field(sh.enum(ClaimStatus), fill=lambda ep: _E11_ClaimStatus_filed)
     adjuster: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ADJ[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^ADJ[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^ADJ[0-9]{2}$')), fill=lambda ep: None)
     approved_amount: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0)))
+        sh.optional(sh.refined(sh.FLOAT, 0.0)), fill=lambda ep: None)
     denial_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 300))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 300)))
+        sh.optional(sh.refined(sh.TEXT, 1, 300)), fill=lambda ep: None)
 
 
 class ClaimDocument(Row):
     'A document requested for a claim, and its receipt.'
 
     document_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('document_ids', 'DOC{:04d}'),
-        text=v.str_text)
-    claim: str = field(load=v.want_str, text=v.str_text)
-    doc_type: DocType = field(
-        load=lambda x, p: v.want_enum(x, p, DocType), export=enum_value, text=enum_text(DocType))
-    status: DocStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DocStatus), fill=lambda ep: _E9_DocStatus_requested,
-        export=enum_value, text=enum_text(DocStatus))
-    requested_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    received_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    requested_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ADJ[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ADJ[0-9]{2}$'))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('document_ids', 'DOC{:04d}'))
+    claim: str = field(sh.TEXT)
+    doc_type: DocType = field(sh.enum(DocType))
+    status: DocStatus = field(sh.enum(DocStatus), fill=lambda ep: _E9_DocStatus_requested)
+    requested_on: dt.date = field(sh.DATE)
+    received_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    requested_by: str = field(sh.refined(sh.TEXT, pattern='^ADJ[0-9]{2}$'))
+    note: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
 
 
 class Payout(Row):
     'A payment made on an approved claim.'
 
     payout_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('payout_ids', 'PAY{:05d}'),
-        text=v.str_text)
-    claim: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    method: PayoutMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PayoutMethod), export=enum_value,
-        text=enum_text(PayoutMethod))
-    paid_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    paid_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ADJ[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ADJ[0-9]{2}$'))
-    reference: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TXN[0-9]{8}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^TXN[0-9]{8}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('payout_ids', 'PAY{:05d}'))
+    claim: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    method: PayoutMethod = field(sh.enum(PayoutMethod))
+    paid_on: dt.date = field(sh.DATE)
+    paid_by: str = field(sh.refined(sh.TEXT, pattern='^ADJ[0-9]{2}$'))
+    reference: str = field(sh.refined(sh.TEXT, pattern='^TXN[0-9]{8}$'))
 
 
 class CoverageInfo(Record):
     "What is left of a policy's coverage."
 
-    policy: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^POL-[0-9]{4}$'), text=v.str_text)
-    coverage_limit: float = field(load=v.want_float, text=v.float_text)
-    deductible: float = field(load=v.want_float, text=v.float_text)
-    paid_out: float = field(load=v.want_float, text=v.float_text)
-    coverage_left: float = field(load=v.want_float, text=v.float_text)
+    policy: str = field(sh.refined(sh.TEXT, pattern='^POL-[0-9]{4}$'))
+    coverage_limit: float = field(sh.FLOAT)
+    deductible: float = field(sh.FLOAT)
+    paid_out: float = field(sh.FLOAT)
+    coverage_left: float = field(sh.FLOAT)
 
 
 class AdjusterInfo(Record):
     'An adjuster with the number of claims they have under review.'
 
-    adjuster: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ADJ[0-9]{2}$'), text=v.str_text)
-    open_claims: int = field(load=v.want_int, text=v.int_text)
+    adjuster: str = field(sh.refined(sh.TEXT, pattern='^ADJ[0-9]{2}$'))
+    open_claims: int = field(sh.INT)
 
 
 class _State(StateBase):

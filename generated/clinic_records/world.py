@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -70,92 +71,54 @@ _E8_RxStatus_active, _E8_RxStatus_stopped = RxStatus.__members__.values()
 class Doctor(Row):
     'A clinician who can sign in and hold visits.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^D[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    specialty: Specialty = field(
-        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
-        text=enum_text(Specialty))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    specialty: Specialty = field(sh.enum(Specialty))
 
 
 class Drug(Row):
     "A drug in the clinic's formulary."
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    drug_class: DrugClass = field(
-        load=lambda x, p: v.want_enum(x, p, DrugClass), export=enum_value,
-        text=enum_text(DrugClass))
-    max_days: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 365), text=v.int_text,
-        schema=js.scalar('int', 1, 365))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    drug_class: DrugClass = field(sh.enum(DrugClass))
+    max_days: int = field(sh.refined(sh.INT, 1, 365))
 
 
 class Patient(Row):
     'A registered patient and the drugs they are allergic to.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('patient_ids', 'P{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('patient_ids', 'P{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    birth_date: dt.date = field(sh.DATE)
     allergies: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'))),
-        export=list, schema=js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.set(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+        schema=js.array(js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'), unique=True))
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Visit(Row):
     'One consultation of a patient with a doctor.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('visit_ids', 'V{:03d}'),
-        text=v.str_text)
-    patient: str = field(load=v.want_str, text=v.str_text)
-    doctor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^D[0-9]{3}$'))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    diagnosis: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('visit_ids', 'V{:03d}'))
+    patient: str = field(sh.TEXT)
+    doctor: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{3}$'))
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    diagnosis: str = field(sh.refined(sh.TEXT, 1, 200))
 
 
 class Prescription(Row):
     "A drug prescribed during a visit; the patient and prescriber are the visit's."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('rx_ids', 'RX{:03d}'),
-        text=v.str_text)
-    visit: str = field(load=v.want_str, text=v.str_text)
-    drug: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{2}$'))
-    dose: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    renewals: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 5))
-    status: RxStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_active,
-        export=enum_value, text=enum_text(RxStatus))
-    stop_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('rx_ids', 'RX{:03d}'))
+    visit: str = field(sh.TEXT)
+    drug: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'))
+    dose: str = field(sh.refined(sh.TEXT, 1, 60))
+    start: dt.date = field(sh.DATE)
+    end: dt.date = field(sh.DATE)
+    renewals: int = field(sh.refined(sh.INT, 0, 5), fill=lambda ep: 0)
+    status: RxStatus = field(sh.enum(RxStatus), fill=lambda ep: _E8_RxStatus_active)
+    stop_reason: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -78,145 +79,100 @@ class AppointmentStatus(enum.StrEnum):
 class Doctor(Row):
     'A row of Doctor.'
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    specialty: Specialty = field(
-        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
-        text=enum_text(Specialty))
-    room: str = field(load=v.want_str, text=v.str_text)
-    max_daily_appointments: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    accepting_new_patients: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.TEXT, 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    specialty: Specialty = field(sh.enum(Specialty))
+    room: str = field(sh.TEXT)
+    max_daily_appointments: int = field(sh.refined(sh.INT, 1, 20))
+    accepting_new_patients: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Patient(Row):
     'A row of Patient.'
 
     id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'),
-        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'), text=v.str_text,
-        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    birth_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
+        sh.refined(sh.TEXT, pattern='^P[0-9]{4}$'), 'id', key=True,
+        fill=lambda ep: ep.next_id('patient_ids', 'P{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    birth_date: dt.date = field(sh.DATE)
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
-    insurance: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    no_shows: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+        fill=lambda ep: None)
+    insurance: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    balance: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    no_shows: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
 
 
 class Slot(Row):
     "A block of a doctor's time that one appointment can use."
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    doctor: str = field(load=v.want_str, text=v.str_text)
-    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    length_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 5, 240), text=v.int_text,
-        schema=js.scalar('int', 5, 240))
+    id_: str = field(sh.TEXT, 'id', key=True)
+    doctor: str = field(sh.TEXT)
+    start: dt.datetime = field(sh.DATETIME)
+    length_minutes: int = field(sh.refined(sh.INT, 5, 240))
 
 
 class Appointment(Row):
     'A row of Appointment.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str,
-        fill=lambda ep: ep.next_id('appointment_ids', 'APT{:04d}'), text=v.str_text)
-    patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
-    doctor: str = field(load=v.want_str, text=v.str_text)
-    slot: str = field(load=v.want_str, text=v.str_text)
-    kind: VisitKind = field(
-        load=lambda x, p: v.want_enum(x, p, VisitKind), fill=lambda ep: _E9_VisitKind_consultation,
-        export=enum_value, text=enum_text(VisitKind))
-    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('appointment_ids', 'APT{:04d}'))
+    patient: str = field(sh.refined(sh.TEXT, pattern='^P[0-9]{4}$'))
+    doctor: str = field(sh.TEXT)
+    slot: str = field(sh.TEXT)
+    kind: VisitKind = field(sh.enum(VisitKind), fill=lambda ep: _E9_VisitKind_consultation)
+    start: dt.datetime = field(sh.DATETIME)
+    end: dt.datetime = field(sh.DATETIME)
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
     status: AppointmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
-        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
-        text=enum_text(AppointmentStatus))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    cancelled_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    late_cancellation: bool = field(load=v.want_bool, fill=lambda ep: False)
-    notes: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.enum(AppointmentStatus), fill=lambda ep: _E17_AppointmentStatus_booked)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    cancelled_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    late_cancellation: bool = field(sh.BOOL, fill=lambda ep: False)
+    notes: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class WaitlistEntry(Row):
     'A patient waiting for a free slot with a doctor between two dates.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'WL{:03d}'),
-        text=v.str_text)
-    patient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^P[0-9]{4}$'))
-    doctor: str = field(load=v.want_str, text=v.str_text)
-    earliest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    latest: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    added_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('waitlist_ids', 'WL{:03d}'))
+    patient: str = field(sh.refined(sh.TEXT, pattern='^P[0-9]{4}$'))
+    doctor: str = field(sh.TEXT)
+    earliest: dt.date = field(sh.DATE)
+    latest: dt.date = field(sh.DATE)
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
+    added_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SlotView(Record):
     'A free slot as offered to the agent.'
 
-    slot_id: str = field(load=v.want_str, text=v.str_text)
-    doctor_id: str = field(load=v.want_str, text=v.str_text)
-    doctor: str = field(load=v.want_str, text=v.str_text)
-    specialty: Specialty = field(
-        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
-        text=enum_text(Specialty))
-    start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    slot_id: str = field(sh.TEXT)
+    doctor_id: str = field(sh.TEXT)
+    doctor: str = field(sh.TEXT)
+    specialty: Specialty = field(sh.enum(Specialty))
+    start: dt.datetime = field(sh.DATETIME)
+    end: dt.datetime = field(sh.DATETIME)
 
 
 class Cancellation(Record):
     'The Cancellation record.'
 
-    appointment_id: str = field(load=v.want_str, text=v.str_text)
-    late: bool = field(load=v.want_bool)
-    fee: float = field(load=v.want_float, text=v.float_text)
-    message: str = field(load=v.want_str, text=v.str_text)
+    appointment_id: str = field(sh.TEXT)
+    late: bool = field(sh.BOOL)
+    fee: float = field(sh.FLOAT)
+    message: str = field(sh.TEXT)
 
 
 class DaySchedule(Record):
     'The DaySchedule record.'
 
-    doctor_id: str = field(load=v.want_str, text=v.str_text)
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    appointments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    free_slots: tuple[SlotView, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SlotView.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    doctor_id: str = field(sh.TEXT)
+    day: dt.date = field(sh.DATE)
+    appointments: tuple[str, ...] = field(sh.list(sh.TEXT))
+    free_slots: tuple[SlotView, ...] = field(sh.list(sh.record(SlotView)))
 
 
 class _State(StateBase):

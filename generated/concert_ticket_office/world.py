@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -84,183 +85,109 @@ class TicketStatus(enum.StrEnum):
 class Venue(Row):
     'A concert hall.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
 
 
 class Section(Row):
     'A block of seats in a venue, in lettered rows (A, B, ...) of numbered seats (1, 2, ...).'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
-    venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    tier: Tier = field(
-        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
-    rows: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 26), text=v.int_text,
-        schema=js.scalar('int', 1, 26))
-    seats_per_row: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,10}$'), 'id', key=True)
+    venue: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    tier: Tier = field(sh.enum(Tier))
+    rows: int = field(sh.refined(sh.INT, 1, 26))
+    seats_per_row: int = field(sh.refined(sh.INT, 1, 50))
 
 
 class Event(Row):
     'A concert at a venue.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{2}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{2}$'), 'id', key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    venue: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
     prices: dict[Tier, int] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Tier)), (lambda x, p: v.check_range(v.want_int(x, p), p, 0, None))),
-        export=lambda value: {k._value_: x for k, x in value.items()},
-        schema=js.mapping(js.scalar('int', 0)))
-    on_sale: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.map(sh.enum(Tier), sh.refined(sh.INT, 0)), schema=js.mapping(js.scalar('int', 0)))
+    on_sale: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Customer(Row):
     'A ticket buyer.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Order(Row):
     "A customer's purchase of seats for one event."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'ORD{:03d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_held,
-        export=enum_value, text=enum_text(OrderStatus))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    hold_expires_at: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
-    total_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    paid_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    payment: PayMethod | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, PayMethod))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(PayMethod))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('order_ids', 'ORD{:03d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'))
+    event: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{2}$'))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_held)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    hold_expires_at: dt.datetime = field(sh.DATETIME)
+    total_cents: int = field(sh.refined(sh.INT, 0))
+    paid_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    payment: PayMethod | None = field(sh.optional(sh.enum(PayMethod)), fill=lambda ep: None)
 
 
 class Ticket(Row):
     'One seat of an order.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{2}$'))
-    section: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,10}$'))
-    seat: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{1,2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{1,2}$'))
-    price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    holder: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    status: TicketStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_held,
-        export=enum_value, text=enum_text(TicketStatus))
-    checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'))
+    order: str = field(sh.TEXT)
+    event: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{2}$'))
+    section: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,10}$'))
+    seat: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{1,2}$'))
+    price_cents: int = field(sh.refined(sh.INT, 0))
+    holder: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'))
+    status: TicketStatus = field(sh.enum(TicketStatus), fill=lambda ep: _E12_TicketStatus_held)
+    checked_in_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class SeatAvailability(Record):
     'The free seats of a section for an event.'
 
-    event: str = field(load=v.want_str, text=v.str_text)
-    section: str = field(load=v.want_str, text=v.str_text)
-    tier: Tier = field(
-        load=lambda x, p: v.want_enum(x, p, Tier), export=enum_value, text=enum_text(Tier))
-    price_cents: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
-    free_seats: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
+    event: str = field(sh.TEXT)
+    section: str = field(sh.TEXT)
+    tier: Tier = field(sh.enum(Tier))
+    price_cents: int | None = field(sh.optional(sh.INT), optional=True)
+    free_seats: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class OrderView(Record):
     'An order with its tickets.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    tickets: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    hold_expired: bool = field(load=v.want_bool)
+    order: str = field(sh.TEXT)
+    tickets: tuple[str, ...] = field(sh.list(sh.TEXT))
+    hold_expired: bool = field(sh.BOOL)
 
 
 class SectionOffer(Record):
     "A section of an event's venue with its price and free seats for the event."
 
-    section: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,10}$'),
-        text=v.str_text)
-    price_cents: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_int), optional=True, text=v.int_text)
-    free_count: int = field(load=v.want_int, text=v.int_text)
+    section: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,10}$'))
+    price_cents: int | None = field(sh.optional(sh.INT), optional=True)
+    free_count: int = field(sh.INT)
 
 
 class EventView(Record):
     'An event with its venue and the sections it sells.'
 
-    event: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{2}$'), text=v.str_text)
-    venue: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
-    sections: tuple[SectionOffer, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SectionOffer.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    event: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{2}$'))
+    venue: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    sections: tuple[SectionOffer, ...] = field(sh.list(sh.record(SectionOffer)))
 
 
 class Refund(Record):
     'A refunded ticket and the amount paid back.'
 
-    ticket: str = field(load=v.want_str, text=v.str_text)
-    amount_cents: int = field(load=v.want_int, text=v.int_text)
+    ticket: str = field(sh.TEXT)
+    amount_cents: int = field(sh.INT)
 
 
 _C_MAX_PER_EVENT: int = 6  # concert_ticket_office.world:13

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -119,171 +120,94 @@ class CreditReason(enum.StrEnum):
 class InvoiceLine(Record):
     'Extra hours of one booking, billed at a rate.'
 
-    booking: str = field(load=v.want_str, text=v.str_text)
-    hours: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 24), text=v.int_text,
-        schema=js.scalar('int', 1, 24))
-    rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    booking: str = field(sh.TEXT)
+    hours: int = field(sh.refined(sh.INT, 1, 24))
+    rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class MembershipPlan(Row):
     'A membership plan with a monthly credit allowance.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3,10}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    monthly_fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    monthly_credits: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000), text=v.int_text,
-        schema=js.scalar('int', 0, 1000))
-    extra_hour_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    can_book_rooms: bool = field(load=v.want_bool)
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3,10}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    monthly_fee: float = field(sh.refined(sh.FLOAT, 0.0))
+    monthly_credits: int = field(sh.refined(sh.INT, 0, 1000))
+    extra_hour_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    can_book_rooms: bool = field(sh.BOOL)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Member(Row):
     'A member of the coworking space.'
 
-    member_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('member_ids', 'M{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    company: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, None, 80))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', None, 80)))
-    plan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3,10}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3,10}$'))
-    credits_: int = field(
-        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000000),
-        text=v.int_text, schema=js.scalar('int', 0, 1000000))
-    status: MemberStatus = field(
-        load=lambda x, p: v.want_enum(x, p, MemberStatus),
-        fill=lambda ep: _E12_MemberStatus_active, export=enum_value, text=enum_text(MemberStatus))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    member_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('member_ids', 'M{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    company: str | None = field(sh.optional(sh.refined(sh.TEXT, None, 80)), fill=lambda ep: None)
+    plan: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3,10}$'))
+    credits_: int = field(sh.refined(sh.INT, 0, 1000000), 'credits')
+    status: MemberStatus = field(sh.enum(MemberStatus), fill=lambda ep: _E12_MemberStatus_active)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Space(Row):
     'A bookable desk, meeting room or phone booth.'
 
-    space_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[DRP][0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[DRP][0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    kind: SpaceKind = field(
-        load=lambda x, p: v.want_enum(x, p, SpaceKind), export=enum_value,
-        text=enum_text(SpaceKind))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 30), text=v.int_text,
-        schema=js.scalar('int', 1, 30))
+    space_id: str = field(sh.refined(sh.TEXT, pattern='^[DRP][0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    kind: SpaceKind = field(sh.enum(SpaceKind))
+    capacity: int = field(sh.refined(sh.INT, 1, 30))
     amenities: tuple[Amenity, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Amenity))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Amenity), unique=True))
-    credits_per_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 20), text=v.int_text,
-        schema=js.scalar('int', 0, 20))
-    floor: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 20), text=v.int_text,
-        schema=js.scalar('int', 0, 20))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Amenity)), schema=js.array(js.members(Amenity), unique=True))
+    credits_per_hour: int = field(sh.refined(sh.INT, 0, 20))
+    floor: int = field(sh.refined(sh.INT, 0, 20))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Booking(Row):
     'A booking of a space for whole hours.'
 
     booking_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'B{:05d}'),
-        text=v.str_text)
-    member: str = field(load=v.want_str, text=v.str_text)
-    space: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[DRP][0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[DRP][0-9]{2}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    ends_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    attendees: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 30), text=v.int_text,
-        schema=js.scalar('int', 1, 30))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('booking_ids', 'B{:05d}'))
+    member: str = field(sh.TEXT)
+    space: str = field(sh.refined(sh.TEXT, pattern='^[DRP][0-9]{2}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    ends_at: dt.datetime = field(sh.DATETIME)
+    attendees: int = field(sh.refined(sh.INT, 1, 30))
     status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_confirmed, export=enum_value,
-        text=enum_text(BookingStatus))
-    credits_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10000), text=v.int_text,
-        schema=js.scalar('int', 0, 10000))
-    extra_hours: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 24), text=v.int_text,
-        schema=js.scalar('int', 0, 24))
-    invoice: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.enum(BookingStatus), fill=lambda ep: _E13_BookingStatus_confirmed)
+    credits_used: int = field(sh.refined(sh.INT, 0, 10000))
+    extra_hours: int = field(sh.refined(sh.INT, 0, 24))
+    invoice: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class Invoice(Row):
     "A bill for a member's extra hours in one month."
 
     invoice_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:05d}'),
-        text=v.str_text)
-    member: str = field(load=v.want_str, text=v.str_text)
-    period: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-(0[1-9]|1[0-2])$'),
-        text=v.str_text)
-    lines: tuple[InvoiceLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: InvoiceLine.load(x, p, ep))), p, 1, 50),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:05d}'))
+    member: str = field(sh.TEXT)
+    period: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'))
+    lines: tuple[InvoiceLine, ...] = field(sh.refined(sh.list(sh.record(InvoiceLine)), 1, 50))
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    issued_on: dt.date = field(sh.DATE)
+    due_on: dt.date = field(sh.DATE)
     status: InvoiceStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InvoiceStatus),
-        fill=lambda ep: _E13_InvoiceStatus_issued, export=enum_value,
-        text=enum_text(InvoiceStatus))
+        sh.enum(InvoiceStatus), fill=lambda ep: _E13_InvoiceStatus_issued)
 
 
 class CreditTransaction(Row):
     "A change to a member's credit balance."
 
-    txn_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('txn_ids', 'CT{:05d}'),
-        text=v.str_text)
-    member: str = field(load=v.want_str, text=v.str_text)
-    booking: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    change: int = field(load=v.want_int, text=v.int_text)
-    reason: CreditReason = field(
-        load=lambda x, p: v.want_enum(x, p, CreditReason), export=enum_value,
-        text=enum_text(CreditReason))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    balance_after: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000000), text=v.int_text,
-        schema=js.scalar('int', 0, 1000000))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+    txn_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('txn_ids', 'CT{:05d}'))
+    member: str = field(sh.TEXT)
+    booking: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    change: int = field(sh.INT)
+    reason: CreditReason = field(sh.enum(CreditReason))
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    balance_after: int = field(sh.refined(sh.INT, 0, 1000000))
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 _GET_amount = rt.getter('amount', float)

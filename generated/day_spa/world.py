@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -92,156 +93,92 @@ class VoucherStatus(enum.StrEnum):
 class Guest(Row):
     'A spa guest.'
 
-    guest_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    health_notes: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    guest_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    health_notes: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Treatment(Row):
     'A treatment on the menu.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^TR[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: Category = field(
-        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    duration_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 15, 180), text=v.int_text,
-        schema=js.scalar('int', 15, 180))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    room_type: RoomType = field(
-        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: Category = field(sh.enum(Category))
+    duration_minutes: int = field(sh.refined(sh.INT, 15, 180))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    room_type: RoomType = field(sh.enum(RoomType))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Therapist(Row):
     'A therapist and the treatments they are qualified to give.'
 
-    therapist_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    therapist_id: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     treatments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'))),
-        export=list, schema=js.array(js.scalar('str', pattern='^TR[0-9]{2}$')))
-    shift_start: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 23), text=v.int_text,
-        schema=js.scalar('int', 0, 23))
-    shift_end: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 24), text=v.int_text,
-        schema=js.scalar('int', 1, 24))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.list(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$')),
+        schema=js.array(js.scalar('str', pattern='^TR[0-9]{2}$')))
+    shift_start: int = field(sh.refined(sh.INT, 0, 23))
+    shift_end: int = field(sh.refined(sh.INT, 1, 24))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Room(Row):
     'A treatment room.'
 
-    room_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RM[0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^RM[0-9]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    room_type: RoomType = field(
-        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
-    floor: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), text=v.int_text,
-        schema=js.scalar('int', 0, 5))
-    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
+    room_id: str = field(sh.refined(sh.TEXT, pattern='^RM[0-9]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    room_type: RoomType = field(sh.enum(RoomType))
+    floor: int = field(sh.refined(sh.INT, 0, 5))
+    in_service: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Booking(Row):
     'A treatment for a guest with a therapist in a room at a time.'
 
     booking_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'B{:04d}'),
-        text=v.str_text)
-    guest: str = field(load=v.want_str, text=v.str_text)
-    treatment: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^TR[0-9]{2}$'))
-    therapist: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    room: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RM[0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^RM[0-9]$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('booking_ids', 'B{:04d}'))
+    guest: str = field(sh.TEXT)
+    treatment: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$'))
+    therapist: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'))
+    room: str = field(sh.refined(sh.TEXT, pattern='^RM[0-9]$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
     status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_booked, export=enum_value,
-        text=enum_text(BookingStatus))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    voucher: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    amount_due: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.enum(BookingStatus), fill=lambda ep: _E13_BookingStatus_booked)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    voucher: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    amount_due: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class GiftVoucher(Row):
     'A prepaid gift voucher with a balance.'
 
-    code: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('voucher_ids', 'GV-{:04d}'),
-        text=v.str_text)
-    purchaser_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    recipient: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    initial_value: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 1000.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 1000.0))
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    code: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('voucher_ids', 'GV-{:04d}'))
+    purchaser_name: str = field(sh.refined(sh.TEXT, 1, 80))
+    recipient: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    initial_value: float = field(sh.refined(sh.FLOAT, 1.0, 1000.0))
+    balance: float = field(sh.refined(sh.FLOAT, 0.0))
+    issued_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
     status: VoucherStatus = field(
-        load=lambda x, p: v.want_enum(x, p, VoucherStatus),
-        fill=lambda ep: _E13_VoucherStatus_active, export=enum_value,
-        text=enum_text(VoucherStatus))
+        sh.enum(VoucherStatus), fill=lambda ep: _E13_VoucherStatus_active)
 
 
 class Slot(Record):
     'A start time when a treatment can be booked, with the free qualified therapist ids and free room ids.'
 
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    starts_at: dt.datetime = field(sh.DATETIME)
     therapists: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'))),
-        export=list, schema=js.array(js.scalar('str', pattern='^T[0-9]{2}$')))
+        sh.list(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$')),
+        schema=js.array(js.scalar('str', pattern='^T[0-9]{2}$')))
     rooms: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RM[0-9]$'))),
-        export=list, schema=js.array(js.scalar('str', pattern='^RM[0-9]$')))
+        sh.list(sh.refined(sh.TEXT, pattern='^RM[0-9]$')),
+        schema=js.array(js.scalar('str', pattern='^RM[0-9]$')))
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -98,210 +99,122 @@ class AppointmentStatus(enum.StrEnum):
 class InsurancePlan(Row):
     'A dental insurance plan with coverage by procedure category.'
 
-    plan_code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^INS[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^INS[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    carrier: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    preventive_pct: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    basic_pct: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    major_pct: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    annual_maximum: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    plan_code: str = field(sh.refined(sh.TEXT, pattern='^INS[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    carrier: str = field(sh.refined(sh.TEXT, 1, 80))
+    preventive_pct: int = field(sh.refined(sh.INT, 0, 100))
+    basic_pct: int = field(sh.refined(sh.INT, 0, 100))
+    major_pct: int = field(sh.refined(sh.INT, 0, 100))
+    annual_maximum: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Patient(Row):
     'A patient of the practice.'
 
-    patient_id: str = field(key=True, load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    patient_id: str = field(sh.TEXT, key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    date_of_birth: dt.date = field(sh.DATE)
     insurance: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^INS[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^INS[0-9]{2}$')))
-    member_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 30)))
-    benefits_used: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.optional(sh.refined(sh.TEXT, pattern='^INS[0-9]{2}$')), fill=lambda ep: None)
+    member_id: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 30)), fill=lambda ep: None)
+    benefits_used: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class Provider(Row):
     'A dentist or hygienist.'
 
-    provider_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^PR[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    role: ProviderRole = field(
-        load=lambda x, p: v.want_enum(x, p, ProviderRole), export=enum_value,
-        text=enum_text(ProviderRole))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    license_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}-[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}-[0-9]{5}$'))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    provider_id: str = field(sh.refined(sh.TEXT, pattern='^PR[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    role: ProviderRole = field(sh.enum(ProviderRole))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    license_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}-[0-9]{5}$'))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Chair(Row):
     'A treatment chair; it holds one appointment at a time.'
 
-    chair_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    room: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
-    has_xray: bool = field(load=v.want_bool, fill=lambda ep: False)
-    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
+    chair_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    room: str = field(sh.refined(sh.TEXT, 1, 20))
+    has_xray: bool = field(sh.BOOL, fill=lambda ep: False)
+    in_service: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Procedure(Row):
     'A billable procedure from the fee schedule.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^D[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: Category = field(
-        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 10, 180), text=v.int_text,
-        schema=js.scalar('int', 10, 180))
-    requires_dentist: bool = field(load=v.want_bool)
-    needs_xray: bool = field(load=v.want_bool)
+    code: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: Category = field(sh.enum(Category))
+    fee: float = field(sh.refined(sh.FLOAT, 0.0))
+    minutes: int = field(sh.refined(sh.INT, 10, 180))
+    requires_dentist: bool = field(sh.BOOL)
+    needs_xray: bool = field(sh.BOOL)
 
 
 class TreatmentPlan(Row):
     "A dentist's plan of steps for a patient."
 
-    plan_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('plan_ids', 'TP{:03d}'),
-        text=v.str_text)
-    patient: str = field(load=v.want_str, text=v.str_text)
-    dentist: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PR[0-9]{2}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: PlanStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PlanStatus), fill=lambda ep: _E10_PlanStatus_proposed,
-        export=enum_value, text=enum_text(PlanStatus))
+    plan_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('plan_ids', 'TP{:03d}'))
+    patient: str = field(sh.TEXT)
+    dentist: str = field(sh.refined(sh.TEXT, pattern='^PR[0-9]{2}$'))
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    created_on: dt.date = field(sh.DATE)
+    status: PlanStatus = field(sh.enum(PlanStatus), fill=lambda ep: _E10_PlanStatus_proposed)
 
 
 class PlanStep(Row):
     'One planned procedure of a treatment plan.'
 
-    step_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('step_ids', 'ST{:03d}'),
-        text=v.str_text)
-    plan: str = field(load=v.want_str, text=v.str_text)
-    step_no: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    procedure: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^D[0-9]{4}$'))
-    tooth: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 32))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 1, 32)))
-    status: StepStatus = field(
-        load=lambda x, p: v.want_enum(x, p, StepStatus), fill=lambda ep: _E10_StepStatus_planned,
-        export=enum_value, text=enum_text(StepStatus))
-    done_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    step_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('step_ids', 'ST{:03d}'))
+    plan: str = field(sh.TEXT)
+    step_no: int = field(sh.refined(sh.INT, 1, 20))
+    procedure: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{4}$'))
+    tooth: int | None = field(sh.optional(sh.refined(sh.INT, 1, 32)), fill=lambda ep: None)
+    status: StepStatus = field(sh.enum(StepStatus), fill=lambda ep: _E10_StepStatus_planned)
+    done_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Appointment(Row):
     'A booked slot: patient, provider, chair and procedure.'
 
     appointment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('appointment_ids', 'A{:04d}'),
-        text=v.str_text)
-    patient: str = field(load=v.want_str, text=v.str_text)
-    provider: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PR[0-9]{2}$'))
-    chair: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]$'))
-    procedure: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^D[0-9]{4}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    plan_step: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('appointment_ids', 'A{:04d}'))
+    patient: str = field(sh.TEXT)
+    provider: str = field(sh.refined(sh.TEXT, pattern='^PR[0-9]{2}$'))
+    chair: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]$'))
+    procedure: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{4}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    plan_step: str | None = field(sh.optional(sh.TEXT), optional=True)
     status: AppointmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
-        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
-        text=enum_text(AppointmentStatus))
-    checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(AppointmentStatus), fill=lambda ep: _E17_AppointmentStatus_booked)
+    checked_in_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
     patient_share: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0)))
+        sh.optional(sh.refined(sh.FLOAT, 0.0)), fill=lambda ep: None)
 
 
 class PlanDetails(Record):
     'A treatment plan with its steps in order.'
 
-    plan: str = field(load=v.want_str, text=v.str_text)
-    steps: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    plan: str = field(sh.TEXT)
+    steps: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class ShareEstimate(Record):
     'What a patient would pay for a procedure under their insurance.'
 
-    patient: str = field(load=v.want_str, text=v.str_text)
-    procedure: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{4}$'), text=v.str_text)
-    fee: float = field(load=v.want_float, text=v.float_text)
+    patient: str = field(sh.TEXT)
+    procedure: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{4}$'))
+    fee: float = field(sh.FLOAT)
     insurance: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^INS[0-9]{2}$'))),
-        optional=True, text=optional_text(v.str_text))
-    coverage_pct: int = field(load=v.want_int, text=v.int_text)
-    annual_maximum_left: float = field(load=v.want_float, text=v.float_text)
-    insurance_pays: float = field(load=v.want_float, text=v.float_text)
-    patient_pays: float = field(load=v.want_float, text=v.float_text)
+        sh.optional(sh.refined(sh.TEXT, pattern='^INS[0-9]{2}$')), optional=True)
+    coverage_pct: int = field(sh.INT)
+    annual_maximum_left: float = field(sh.FLOAT)
+    insurance_pays: float = field(sh.FLOAT)
+    patient_pays: float = field(sh.FLOAT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -126,197 +127,111 @@ class TestStatus(enum.StrEnum):
 class Staff(Row):
     'An office employee who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), fill=lambda ep: _E9_StaffRole_receptionist,
-        export=enum_value, text=enum_text(StaffRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: StaffRole = field(sh.enum(StaffRole), fill=lambda ep: _E9_StaffRole_receptionist)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Learner(Row):
     'A student driver.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('learner_ids', 'L{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('learner_ids', 'L{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    date_of_birth: dt.date = field(sh.DATE)
     stage: LicenceStage = field(
-        load=lambda x, p: v.want_enum(x, p, LicenceStage),
-        fill=lambda ep: _E12_LicenceStage_provisional, export=enum_value,
-        text=enum_text(LicenceStage))
-    transmission: Transmission = field(
-        load=lambda x, p: v.want_enum(x, p, Transmission), export=enum_value,
-        text=enum_text(Transmission))
-    lessons_completed: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    prior_lessons: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.enum(LicenceStage), fill=lambda ep: _E12_LicenceStage_provisional)
+    transmission: Transmission = field(sh.enum(Transmission))
+    lessons_completed: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    prior_lessons: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Instructor(Row):
     'A driving instructor.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^I[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     teaches: tuple[Transmission, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Transmission))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Transmission), unique=True))
-    start_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 23), text=v.int_text,
-        schema=js.scalar('int', 0, 23))
-    end_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 24), text=v.int_text,
-        schema=js.scalar('int', 1, 24))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Transmission)), schema=js.array(js.members(Transmission), unique=True))
+    start_hour: int = field(sh.refined(sh.INT, 0, 23))
+    end_hour: int = field(sh.refined(sh.INT, 1, 24))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Car(Row):
     'A dual-control training car.'
 
-    plate: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
-    make_model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    transmission: Transmission = field(
-        load=lambda x, p: v.want_enum(x, p, Transmission), export=enum_value,
-        text=enum_text(Transmission))
-    status: CarStatus = field(
-        load=lambda x, p: v.want_enum(x, p, CarStatus), fill=lambda ep: _E9_CarStatus_available,
-        export=enum_value, text=enum_text(CarStatus))
-    mileage_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    next_service_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    plate: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'), key=True)
+    make_model: str = field(sh.refined(sh.TEXT, 1, 60))
+    transmission: Transmission = field(sh.enum(Transmission))
+    status: CarStatus = field(sh.enum(CarStatus), fill=lambda ep: _E9_CarStatus_available)
+    mileage_km: int = field(sh.refined(sh.INT, 0))
+    next_service_on: dt.date = field(sh.DATE)
 
 
 class Lesson(Row):
     'A driving lesson in a time slot.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('lesson_ids', 'LS{:04d}'),
-        text=v.str_text)
-    learner: str = field(load=v.want_str, text=v.str_text)
-    instructor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^I[0-9]{2}$'))
-    car: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 30, 180), fill=lambda ep: 60,
-        text=v.int_text, schema=js.scalar('int', 30, 180))
-    status: LessonStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LessonStatus),
-        fill=lambda ep: _E12_LessonStatus_booked, export=enum_value, text=enum_text(LessonStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('lesson_ids', 'LS{:04d}'))
+    learner: str = field(sh.TEXT)
+    instructor: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'))
+    car: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    minutes: int = field(sh.refined(sh.INT, 30, 180), fill=lambda ep: 60)
+    status: LessonStatus = field(sh.enum(LessonStatus), fill=lambda ep: _E12_LessonStatus_booked)
     skills_covered: tuple[Skill, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Skill))),
-        fill=lambda ep: (), export=lambda value: [x._value_ for x in value],
+        sh.set(sh.enum(Skill)), fill=lambda ep: (),
         schema=js.array(js.members(Skill), unique=True))
-    instructor_notes: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
+    instructor_notes: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
     cancel_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class TheoryTest(Row):
     'A theory test sitting.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('theory_ids', 'TH{:04d}'),
-        text=v.str_text)
-    learner: str = field(load=v.want_str, text=v.str_text)
-    test_centre: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    scheduled_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: TestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TestStatus), fill=lambda ep: _E10_TestStatus_booked,
-        export=enum_value, text=enum_text(TestStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('theory_ids', 'TH{:04d}'))
+    learner: str = field(sh.TEXT)
+    test_centre: str = field(sh.refined(sh.TEXT, 1, 60))
+    scheduled_at: dt.datetime = field(sh.DATETIME)
+    status: TestStatus = field(sh.enum(TestStatus), fill=lambda ep: _E10_TestStatus_booked)
     score_: int | None = field(
-        'score',
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, 50))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0, 50)))
+        sh.optional(sh.refined(sh.INT, 0, 50)), 'score', fill=lambda ep: None)
     recorded_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^S[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$')), fill=lambda ep: None)
 
 
 class RoadTest(Row):
     'A practical road test booking; it lasts 60 minutes.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('road_test_ids', 'RT{:04d}'),
-        text=v.str_text)
-    learner: str = field(load=v.want_str, text=v.str_text)
-    car: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('road_test_ids', 'RT{:04d}'))
+    learner: str = field(sh.TEXT)
+    car: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'))
     instructor: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^I[0-9]{2}$')))
-    test_centre: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    scheduled_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: TestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TestStatus), fill=lambda ep: _E10_TestStatus_booked,
-        export=enum_value, text=enum_text(TestStatus))
+        sh.optional(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$')), fill=lambda ep: None)
+    test_centre: str = field(sh.refined(sh.TEXT, 1, 60))
+    scheduled_at: dt.datetime = field(sh.DATETIME)
+    status: TestStatus = field(sh.enum(TestStatus), fill=lambda ep: _E10_TestStatus_booked)
     driving_faults: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, 50))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0, 50)))
+        sh.optional(sh.refined(sh.INT, 0, 50)), fill=lambda ep: None)
     serious_faults: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0, 10)))
+        sh.optional(sh.refined(sh.INT, 0, 10)), fill=lambda ep: None)
     recorded_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^S[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$')), fill=lambda ep: None)
 
 
 class LearnerInfo(Record):
     'A learner with their theory and road tests.'
 
-    learner: str = field(load=v.want_str, text=v.str_text)
-    theory_tests: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    road_tests: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    learner: str = field(sh.TEXT)
+    theory_tests: tuple[str, ...] = field(sh.list(sh.TEXT))
+    road_tests: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -122,200 +123,116 @@ class OutageStatus(enum.StrEnum):
 class PaymentPlan(Record):
     'A balance spread over monthly installments.'
 
-    monthly_amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 1000000.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 1000000.0))
-    installments_left: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    next_due: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    monthly_amount: float = field(sh.refined(sh.FLOAT, 0.01, 1000000.0))
+    installments_left: int = field(sh.refined(sh.INT, 1, 12))
+    next_due: dt.date = field(sh.DATE)
 
 
 class Customer(Row):
     'A person who holds electricity accounts.'
 
     customer_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'C{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('customer_ids', 'C{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    created_on: dt.date = field(sh.DATE)
 
 
 class ServiceAddress(Row):
     'A supply point with its meter.'
 
-    address_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SA[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SA[0-9]{3}$'))
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{5}$'))
-    meter_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MTR-[0-9]{6}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^MTR-[0-9]{6}$'))
-    meter_type: MeterType = field(
-        load=lambda x, p: v.want_enum(x, p, MeterType), export=enum_value,
-        text=enum_text(MeterType))
-    grid_zone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^Z[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^Z[0-9]{2}$'))
+    address_id: str = field(sh.refined(sh.TEXT, pattern='^SA[0-9]{3}$'), key=True)
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'))
+    meter_number: str = field(sh.refined(sh.TEXT, pattern='^MTR-[0-9]{6}$'))
+    meter_type: MeterType = field(sh.enum(MeterType))
+    grid_zone: str = field(sh.refined(sh.TEXT, pattern='^Z[0-9]{2}$'))
 
 
 class Tariff(Row):
     'A price plan for electricity.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    kind: TariffKind = field(
-        load=lambda x, p: v.want_enum(x, p, TariffKind), export=enum_value,
-        text=enum_text(TariffKind))
-    rate_per_kwh: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 5.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 5.0))
-    standing_charge_per_day: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 10.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 10.0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    kind: TariffKind = field(sh.enum(TariffKind))
+    rate_per_kwh: float = field(sh.refined(sh.FLOAT, 0.0, 5.0))
+    standing_charge_per_day: float = field(sh.refined(sh.FLOAT, 0.0, 10.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Account(Row):
     "A customer's supply contract at an address."
 
     account_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('account_ids', 'ACC{:04d}'),
-        text=v.str_text)
-    customer: str = field(load=v.want_str, text=v.str_text)
-    address: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SA[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SA[0-9]{3}$'))
-    tariff: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{2}$'))
-    status: AccountStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AccountStatus),
-        fill=lambda ep: _E13_AccountStatus_open_, export=enum_value, text=enum_text(AccountStatus))
-    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    closed_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('account_ids', 'ACC{:04d}'))
+    customer: str = field(sh.TEXT)
+    address: str = field(sh.refined(sh.TEXT, pattern='^SA[0-9]{3}$'))
+    tariff: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{2}$'))
+    status: AccountStatus = field(sh.enum(AccountStatus), fill=lambda ep: _E13_AccountStatus_open_)
+    opened_on: dt.date = field(sh.DATE)
+    closed_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    balance: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     payment_plan: PaymentPlan | None = field(
-        load_ep=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: PaymentPlan.load(x, p, ep))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.export()),
-        text=v.record_text)
+        sh.optional(sh.record(PaymentPlan)), fill=lambda ep: None)
 
 
 class MeterReading(Row):
     'A cumulative meter reading.'
 
     reading_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('reading_ids', 'RD{:04d}'),
-        text=v.str_text)
-    address: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SA[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SA[0-9]{3}$'))
-    account: str = field(load=v.want_str, text=v.str_text)
-    read_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    kwh: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100000000), text=v.int_text,
-        schema=js.scalar('int', 0, 100000000))
-    kind: ReadingKind = field(
-        load=lambda x, p: v.want_enum(x, p, ReadingKind), export=enum_value,
-        text=enum_text(ReadingKind))
-    recorded_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('reading_ids', 'RD{:04d}'))
+    address: str = field(sh.refined(sh.TEXT, pattern='^SA[0-9]{3}$'))
+    account: str = field(sh.TEXT)
+    read_on: dt.date = field(sh.DATE)
+    kwh: int = field(sh.refined(sh.INT, 0, 100000000))
+    kind: ReadingKind = field(sh.enum(ReadingKind))
+    recorded_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Bill(Row):
     'A bill for a period of use.'
 
-    bill_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('bill_ids', 'B{:04d}'),
-        text=v.str_text)
-    account: str = field(load=v.want_str, text=v.str_text)
-    period_start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    period_end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    kwh_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100000000), text=v.int_text,
-        schema=js.scalar('int', 0, 100000000))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    estimated: bool = field(load=v.want_bool, fill=lambda ep: False)
-    status: BillStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BillStatus), fill=lambda ep: _E10_BillStatus_issued,
-        export=enum_value, text=enum_text(BillStatus))
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    bill_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('bill_ids', 'B{:04d}'))
+    account: str = field(sh.TEXT)
+    period_start: dt.date = field(sh.DATE)
+    period_end: dt.date = field(sh.DATE)
+    kwh_used: int = field(sh.refined(sh.INT, 0, 100000000))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    estimated: bool = field(sh.BOOL, fill=lambda ep: False)
+    status: BillStatus = field(sh.enum(BillStatus), fill=lambda ep: _E10_BillStatus_issued)
+    issued_on: dt.date = field(sh.DATE)
 
 
 class OutageReport(Row):
     'A reported loss of supply in a grid zone.'
 
     outage_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('outage_ids', 'OUT{:03d}'),
-        text=v.str_text)
-    grid_zone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^Z[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^Z[0-9]{2}$'))
-    reported_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SA[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SA[0-9]{3}$'))
-    cause: OutageCause = field(
-        load=lambda x, p: v.want_enum(x, p, OutageCause), fill=lambda ep: _E11_OutageCause_unknown,
-        export=enum_value, text=enum_text(OutageCause))
-    status: OutageStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OutageStatus),
-        fill=lambda ep: _E12_OutageStatus_reported, export=enum_value,
-        text=enum_text(OutageStatus))
-    reported_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    restored_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    affected_addresses: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
-        schema=js.scalar('int', 1, 100000))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('outage_ids', 'OUT{:03d}'))
+    grid_zone: str = field(sh.refined(sh.TEXT, pattern='^Z[0-9]{2}$'))
+    reported_by: str = field(sh.refined(sh.TEXT, pattern='^SA[0-9]{3}$'))
+    cause: OutageCause = field(sh.enum(OutageCause), fill=lambda ep: _E11_OutageCause_unknown)
+    status: OutageStatus = field(sh.enum(OutageStatus), fill=lambda ep: _E12_OutageStatus_reported)
+    reported_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    restored_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    affected_addresses: int = field(sh.refined(sh.INT, 1, 100000))
 
 
 class CustomerInfo(Record):
     'A customer with their accounts.'
 
-    customer: str = field(load=v.want_str, text=v.str_text)
-    accounts: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    customer: str = field(sh.TEXT)
+    accounts: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class AddressInfo(Record):
     'A service address with its open account and its last reading.'
 
-    address: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SA[0-9]{3}$'), text=v.str_text)
-    open_account: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    last_reading: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    address: str = field(sh.refined(sh.TEXT, pattern='^SA[0-9]{3}$'))
+    open_account: str | None = field(sh.optional(sh.TEXT), optional=True)
+    last_reading: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -124,164 +125,97 @@ class Candidate(Row):
     'A person who sits exams.'
 
     candidate_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('candidate_ids', 'CA{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    candidate_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{8}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{8}$'))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('candidate_ids', 'CA{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    candidate_number: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{8}$'))
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Exam(Row):
     'An exam paper offered by the board.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3,4}-[A-Z]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3,4}-[A-Z]$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    level: Level = field(
-        load=lambda x, p: v.want_enum(x, p, Level), export=enum_value, text=enum_text(Level))
-    fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    pass_mark: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    distinction_mark: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    duration_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 30, 240), text=v.int_text,
-        schema=js.scalar('int', 30, 240))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 80))
+    level: Level = field(sh.enum(Level))
+    fee: float = field(sh.refined(sh.FLOAT, 0.0))
+    pass_mark: int = field(sh.refined(sh.INT, 0, 100))
+    distinction_mark: int = field(sh.refined(sh.INT, 0, 100))
+    duration_minutes: int = field(sh.refined(sh.INT, 30, 240))
 
 
 class Centre(Row):
     'An exam centre with a number of seats.'
 
-    centre_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    seats: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 500), text=v.int_text,
-        schema=js.scalar('int', 1, 500))
-    accessible: bool = field(load=v.want_bool)
-    active: bool = field(load=v.want_bool)
+    centre_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    seats: int = field(sh.refined(sh.INT, 1, 500))
+    accessible: bool = field(sh.BOOL)
+    active: bool = field(sh.BOOL)
 
 
 class ExamSession(Row):
     'One sitting of an exam at a centre.'
 
-    session_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SS[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SS[0-9]{2}$'))
-    exam: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3,4}-[A-Z]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3,4}-[A-Z]$'))
-    centre: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{2}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    registration_deadline: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
-    withdrawal_deadline: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
-    status: SessionStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SessionStatus), export=enum_value,
-        text=enum_text(SessionStatus))
+    session_id: str = field(sh.refined(sh.TEXT, pattern='^SS[0-9]{2}$'), key=True)
+    exam: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))
+    centre: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    registration_deadline: dt.datetime = field(sh.DATETIME)
+    withdrawal_deadline: dt.datetime = field(sh.DATETIME)
+    status: SessionStatus = field(sh.enum(SessionStatus))
 
 
 class Registration(Row):
     "A candidate's entry for one exam session."
 
     registration_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('registration_ids', 'R{:04d}'),
-        text=v.str_text)
-    candidate: str = field(load=v.want_str, text=v.str_text)
-    session: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SS[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SS[0-9]{2}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('registration_ids', 'R{:04d}'))
+    candidate: str = field(sh.TEXT)
+    session: str = field(sh.refined(sh.TEXT, pattern='^SS[0-9]{2}$'))
     status: RegistrationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RegistrationStatus),
-        fill=lambda ep: _E18_RegistrationStatus_registered, export=enum_value,
-        text=enum_text(RegistrationStatus))
-    fee_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    refund: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    transferred_to: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    registered_at: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
+        sh.enum(RegistrationStatus), fill=lambda ep: _E18_RegistrationStatus_registered)
+    fee_paid: float = field(sh.refined(sh.FLOAT, 0.0))
+    refund: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    transferred_to: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    registered_at: dt.datetime = field(sh.DATETIME)
 
 
 class Accommodation(Row):
     'An access arrangement requested for a registration.'
 
     accommodation_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('accommodation_ids', 'AC{:03d}'),
-        text=v.str_text)
-    registration: str = field(load=v.want_str, text=v.str_text)
-    kind: AccommodationKind = field(
-        load=lambda x, p: v.want_enum(x, p, AccommodationKind), export=enum_value,
-        text=enum_text(AccommodationKind))
-    evidence: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('accommodation_ids', 'AC{:03d}'))
+    registration: str = field(sh.TEXT)
+    kind: AccommodationKind = field(sh.enum(AccommodationKind))
+    evidence: str = field(sh.refined(sh.TEXT, 1, 200))
     status: AccommodationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AccommodationStatus),
-        fill=lambda ep: _E19_AccommodationStatus_requested, export=enum_value,
-        text=enum_text(AccommodationStatus))
-    requested_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    decided_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(AccommodationStatus), fill=lambda ep: _E19_AccommodationStatus_requested)
+    requested_on: dt.date = field(sh.DATE)
+    decided_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Result(Row):
     'A published result of a sat exam.'
 
-    result_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('result_ids', 'RS{:04d}'),
-        text=v.str_text)
-    registration: str = field(load=v.want_str, text=v.str_text)
-    candidate: str = field(load=v.want_str, text=v.str_text)
-    exam: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3,4}-[A-Z]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3,4}-[A-Z]$'))
-    score_: int = field(
-        'score', load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100), text=v.int_text,
-        schema=js.scalar('int', 0, 100))
-    grade: Grade = field(
-        load=lambda x, p: v.want_enum(x, p, Grade), export=enum_value, text=enum_text(Grade))
-    published_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    result_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('result_ids', 'RS{:04d}'))
+    registration: str = field(sh.TEXT)
+    candidate: str = field(sh.TEXT)
+    exam: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))
+    score_: int = field(sh.refined(sh.INT, 0, 100), 'score')
+    grade: Grade = field(sh.enum(Grade))
+    published_on: dt.date = field(sh.DATE)
 
 
 class SessionInfo(Record):
     'A session with its seats taken and free.'
 
-    session: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SS[0-9]{2}$'), text=v.str_text)
-    seats: int = field(load=v.want_int, text=v.int_text)
-    taken: int = field(load=v.want_int, text=v.int_text)
-    free: int = field(load=v.want_int, text=v.int_text)
+    session: str = field(sh.refined(sh.TEXT, pattern='^SS[0-9]{2}$'))
+    seats: int = field(sh.INT)
+    taken: int = field(sh.INT)
+    free: int = field(sh.INT)
 
 
 class _State(StateBase):

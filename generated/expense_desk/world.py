@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -90,179 +91,105 @@ _E13_PaymentMethod_bank_transfer, _E13_PaymentMethod_payroll = PaymentMethod.__m
 class Policy(Row):
     'An expense policy: a limit per line for each category and the amount above which a receipt is required.'
 
-    policy_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^POL[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^POL[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    limits: dict[ExpenseCategory, float] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, ExpenseCategory)), v.want_float),
-        export=lambda value: {k._value_: x for k, x in value.items()})
-    receipt_threshold: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    effective_from: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    active: bool = field(load=v.want_bool)
+    policy_id: str = field(sh.refined(sh.TEXT, pattern='^POL[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    limits: dict[ExpenseCategory, float] = field(sh.map(sh.enum(ExpenseCategory), sh.FLOAT))
+    receipt_threshold: float = field(sh.refined(sh.FLOAT, 0.0))
+    effective_from: dt.date = field(sh.DATE)
+    active: bool = field(sh.BOOL)
 
 
 class CostCentre(Row):
     'A budget unit that reimbursements are charged to.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CC[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CC[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    policy: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^POL[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^POL[0-9]{2}$'))
-    annual_budget: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    reimbursed_total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    active: bool = field(load=v.want_bool)
+    code: str = field(sh.refined(sh.TEXT, pattern='^CC[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    policy: str = field(sh.refined(sh.TEXT, pattern='^POL[0-9]{2}$'))
+    annual_budget: float = field(sh.refined(sh.FLOAT, 0.0))
+    reimbursed_total: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL)
 
 
 class Employee(Row):
     'A person who files expenses, approves the reports of their team as a manager, or pays them as finance.'
 
-    employee_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: EmployeeRole = field(
-        load=lambda x, p: v.want_enum(x, p, EmployeeRole), export=enum_value,
-        text=enum_text(EmployeeRole))
+    employee_id: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: EmployeeRole = field(sh.enum(EmployeeRole))
     manager: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
-    cost_centre: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CC[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CC[0-9]{3}$'))
-    active: bool = field(load=v.want_bool)
-    hired_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
+    cost_centre: str = field(sh.refined(sh.TEXT, pattern='^CC[0-9]{3}$'))
+    active: bool = field(sh.BOOL)
+    hired_on: dt.date = field(sh.DATE)
 
 
 class ExpenseReport(Row):
     "An employee's expense report, from draft to reimbursed."
 
-    report_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('report_ids', 'R{:04d}'),
-        text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    status: ReportStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ReportStatus), fill=lambda ep: _E12_ReportStatus_draft,
-        export=enum_value, text=enum_text(ReportStatus))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    submitted_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    report_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('report_ids', 'R{:04d}'))
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    status: ReportStatus = field(sh.enum(ReportStatus), fill=lambda ep: _E12_ReportStatus_draft)
+    created_on: dt.date = field(sh.DATE)
+    submitted_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
     decided_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
-    decided_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
+    decided_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
     rejection_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class ExpenseLine(Row):
     'One expense on a report.'
 
-    line_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('line_ids', 'L{:04d}'),
-        text=v.str_text)
-    report: str = field(load=v.want_str, text=v.str_text)
-    category: ExpenseCategory = field(
-        load=lambda x, p: v.want_enum(x, p, ExpenseCategory), export=enum_value,
-        text=enum_text(ExpenseCategory))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 100000.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 100000.0))
-    spent_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    receipt_ref: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 40)))
-    over_limit_flag: bool = field(load=v.want_bool, fill=lambda ep: False)
-    flag_note: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+    line_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('line_ids', 'L{:04d}'))
+    report: str = field(sh.TEXT)
+    category: ExpenseCategory = field(sh.enum(ExpenseCategory))
+    description: str = field(sh.refined(sh.TEXT, 1, 200))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01, 100000.0))
+    spent_on: dt.date = field(sh.DATE)
+    receipt_ref: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 40)), fill=lambda ep: None)
+    over_limit_flag: bool = field(sh.BOOL, fill=lambda ep: False)
+    flag_note: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Reimbursement(Row):
     'A payment of an approved report to its employee.'
 
     reimbursement_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('reimbursement_ids', 'RB{:03d}'),
-        text=v.str_text)
-    report: str = field(load=v.want_str, text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    method: PaymentMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PaymentMethod), export=enum_value,
-        text=enum_text(PaymentMethod))
-    paid_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    processed_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    cost_centre: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CC[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CC[0-9]{3}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('reimbursement_ids', 'RB{:03d}'))
+    report: str = field(sh.TEXT)
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    method: PaymentMethod = field(sh.enum(PaymentMethod))
+    paid_on: dt.date = field(sh.DATE)
+    processed_by: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    cost_centre: str = field(sh.refined(sh.TEXT, pattern='^CC[0-9]{3}$'))
 
 
 class CostCentreInfo(Record):
     'A cost centre with what is left of its budget.'
 
-    cost_centre: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CC[0-9]{3}$'), text=v.str_text)
-    budget_left: float = field(load=v.want_float, text=v.float_text)
+    cost_centre: str = field(sh.refined(sh.TEXT, pattern='^CC[0-9]{3}$'))
+    budget_left: float = field(sh.FLOAT)
 
 
 class ReportDetails(Record):
     'A report with its lines in full, its total and the ids of the lines over their category limit.'
 
-    report: str = field(load=v.want_str, text=v.str_text)
-    lines: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    total: float = field(load=v.want_float, text=v.float_text)
-    over_limit_lines: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    report: str = field(sh.TEXT)
+    lines: tuple[str, ...] = field(sh.list(sh.TEXT))
+    total: float = field(sh.FLOAT)
+    over_limit_lines: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class LineInfo(Record):
     "A line with the limit of its category under the owner's policy."
 
-    line: str = field(load=v.want_str, text=v.str_text)
-    category_limit: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_float), optional=True, text=v.float_text)
-    over_limit: bool = field(load=v.want_bool)
+    line: str = field(sh.TEXT)
+    category_limit: float | None = field(sh.optional(sh.FLOAT), optional=True)
+    over_limit: bool = field(sh.BOOL)
 
 
 class _State(StateBase):

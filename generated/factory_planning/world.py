@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -135,240 +136,147 @@ class InspectionResult(enum.StrEnum):
 class BomLine(Record):
     'So much of a material per unit of a product.'
 
-    material: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MAT-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^MAT-[0-9]{3}$'))
-    quantity_per_unit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.001, 1000.0), text=v.float_text,
-        schema=js.scalar('float', 0.001, 1000.0))
+    material: str = field(sh.refined(sh.TEXT, pattern='^MAT-[0-9]{3}$'))
+    quantity_per_unit: float = field(sh.refined(sh.FLOAT, 0.001, 1000.0))
 
 
 class Planner(Row):
     'A planner or quality inspector who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PL[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^PL[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: PlannerRole = field(
-        load=lambda x, p: v.want_enum(x, p, PlannerRole), export=enum_value,
-        text=enum_text(PlannerRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^PL[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: PlannerRole = field(sh.enum(PlannerRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Product(Row):
     'A finished product with its bill of materials.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR-[0-9]{3}$'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    family: ProductFamily = field(
-        load=lambda x, p: v.want_enum(x, p, ProductFamily), export=enum_value,
-        text=enum_text(ProductFamily))
-    bom: tuple[BomLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: BomLine.load(x, p, ep))), p, 1, 10),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    minutes_per_unit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.1, 600.0), text=v.float_text)
-    finished_stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10000000), text=v.int_text)
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    sku: str = field(sh.refined(sh.TEXT, pattern='^PR-[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    family: ProductFamily = field(sh.enum(ProductFamily))
+    bom: tuple[BomLine, ...] = field(sh.refined(sh.list(sh.record(BomLine)), 1, 10))
+    minutes_per_unit: float = field(sh.refined(sh.FLOAT, 0.1, 600.0))
+    finished_stock: int = field(sh.refined(sh.INT, 0, 10000000))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Material(Row):
     'A raw material or component in stock.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MAT-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^MAT-[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    unit: UnitOfMeasure = field(
-        load=lambda x, p: v.want_enum(x, p, UnitOfMeasure), export=enum_value,
-        text=enum_text(UnitOfMeasure))
-    on_hand: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 10000000.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 10000000.0))
-    reserved: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 10000000.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 10000000.0))
-    reorder_level: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 10000000.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 10000000.0))
-    unit_cost: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    code: str = field(sh.refined(sh.TEXT, pattern='^MAT-[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    unit: UnitOfMeasure = field(sh.enum(UnitOfMeasure))
+    on_hand: float = field(sh.refined(sh.FLOAT, 0.0, 10000000.0))
+    reserved: float = field(sh.refined(sh.FLOAT, 0.0, 10000000.0))
+    reorder_level: float = field(sh.refined(sh.FLOAT, 0.0, 10000000.0))
+    unit_cost: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Machine(Row):
     'A production machine.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MC[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^MC[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^MC[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
     families: tuple[ProductFamily, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, ProductFamily))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(ProductFamily), unique=True))
+        sh.set(sh.enum(ProductFamily)), schema=js.array(js.members(ProductFamily), unique=True))
     status: MachineStatus = field(
-        load=lambda x, p: v.want_enum(x, p, MachineStatus),
-        fill=lambda ep: _E13_MachineStatus_available, export=enum_value,
-        text=enum_text(MachineStatus))
-    hourly_cost: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    location: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
+        sh.enum(MachineStatus), fill=lambda ep: _E13_MachineStatus_available)
+    hourly_cost: float = field(sh.refined(sh.FLOAT, 0.0))
+    location: str = field(sh.refined(sh.TEXT, 1, 40))
 
 
 class ProductionOrder(Row):
     'An order to make a quantity of a product.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'PO{:04d}'),
-        text=v.str_text)
-    product: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PR-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
-        schema=js.scalar('int', 1, 100000))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_planned,
-        export=enum_value, text=enum_text(OrderStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('order_ids', 'PO{:04d}'))
+    product: str = field(sh.refined(sh.TEXT, pattern='^PR-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 100000))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_planned)
     machine: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MC[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^MC[0-9]{2}$')))
-    scheduled_start: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    scheduled_end: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    produced_good: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000000), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 1000000))
-    scrap: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000000), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 1000000))
-    due_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^MC[0-9]{2}$')), fill=lambda ep: None)
+    scheduled_start: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    scheduled_end: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    produced_good: int = field(sh.refined(sh.INT, 0, 1000000), fill=lambda ep: 0)
+    scrap: int = field(sh.refined(sh.INT, 0, 1000000), fill=lambda ep: 0)
+    due_date: dt.date = field(sh.DATE)
 
 
 class Reservation(Row):
     'Material set aside for an order.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('reservation_ids', 'RS{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    material: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MAT-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^MAT-[0-9]{3}$'))
-    quantity: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.001, 10000000.0),
-        text=v.float_text, schema=js.scalar('float', 0.001, 10000000.0))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('reservation_ids', 'RS{:04d}'))
+    order: str = field(sh.TEXT)
+    material: str = field(sh.refined(sh.TEXT, pattern='^MAT-[0-9]{3}$'))
+    quantity: float = field(sh.refined(sh.FLOAT, 0.001, 10000000.0))
     status: ReservationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ReservationStatus),
-        fill=lambda ep: _E17_ReservationStatus_open_, export=enum_value,
-        text=enum_text(ReservationStatus))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.enum(ReservationStatus), fill=lambda ep: _E17_ReservationStatus_open_)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Inspection(Row):
     "A quality inspection of an order's finished batch."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('inspection_ids', 'QI{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    inspector: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PL[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^PL[0-9]{2}$'))
-    sample_size: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 1000), text=v.int_text,
-        schema=js.scalar('int', 1, 1000))
-    defects_found: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 1000), text=v.int_text,
-        schema=js.scalar('int', 0, 1000))
-    result: InspectionResult = field(
-        load=lambda x, p: v.want_enum(x, p, InspectionResult), export=enum_value,
-        text=enum_text(InspectionResult))
-    notes: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', 0, 300))
-    inspected_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('inspection_ids', 'QI{:04d}'))
+    order: str = field(sh.TEXT)
+    inspector: str = field(sh.refined(sh.TEXT, pattern='^PL[0-9]{2}$'))
+    sample_size: int = field(sh.refined(sh.INT, 1, 1000))
+    defects_found: int = field(sh.refined(sh.INT, 0, 1000))
+    result: InspectionResult = field(sh.enum(InspectionResult))
+    notes: str = field(sh.refined(sh.TEXT, 0, 300), fill=lambda ep: '')
+    inspected_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class MaterialNeed(Record):
     'What a quantity of a product needs of one material, and what is available.'
 
-    material: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    needed: float = field(load=v.want_float, text=v.float_text)
-    available: float = field(load=v.want_float, text=v.float_text)
-    short: float = field(load=v.want_float, text=v.float_text)
+    material: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    needed: float = field(sh.FLOAT)
+    available: float = field(sh.FLOAT)
+    short: float = field(sh.FLOAT)
 
 
 class ProductInfo(Record):
     'A product with its bill of materials and what an order of a quantity needs.'
 
-    product: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^PR-[0-9]{3}$'), text=v.str_text)
-    quantity: int = field(load=v.want_int, text=v.int_text)
-    needs: tuple[MaterialNeed, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: MaterialNeed.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    product: str = field(sh.refined(sh.TEXT, pattern='^PR-[0-9]{3}$'))
+    quantity: int = field(sh.INT)
+    needs: tuple[MaterialNeed, ...] = field(sh.list(sh.record(MaterialNeed)))
 
 
 class MaterialInfo(Record):
     'A material with its stock available to reserve and whether it is at or below its reorder level.'
 
-    material: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MAT-[0-9]{3}$'), text=v.str_text)
-    available: float = field(load=v.want_float, text=v.float_text)
-    at_or_below_reorder: bool = field(load=v.want_bool)
+    material: str = field(sh.refined(sh.TEXT, pattern='^MAT-[0-9]{3}$'))
+    available: float = field(sh.FLOAT)
+    at_or_below_reorder: bool = field(sh.BOOL)
 
 
 class MachineInfo(Record):
     'A machine with its scheduled and running orders.'
 
-    machine: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^MC[0-9]{2}$'), text=v.str_text)
-    orders: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    machine: str = field(sh.refined(sh.TEXT, pattern='^MC[0-9]{2}$'))
+    orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class OrderInfo(Record):
     'A production order with its reservations and its inspection.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    reservations: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    inspection: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    order: str = field(sh.TEXT)
+    reservations: tuple[str, ...] = field(sh.list(sh.TEXT))
+    inspection: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class Cancellation(Record):
     'A cancelled order, the reservations released and the reason.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    released: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    reason: str = field(load=v.want_str, text=v.str_text)
+    order: str = field(sh.TEXT)
+    released: tuple[str, ...] = field(sh.list(sh.TEXT))
+    reason: str = field(sh.TEXT)
 
 
 class _State(StateBase):

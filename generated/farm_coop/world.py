@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -81,207 +82,117 @@ _E9_PayMethod_bank_transfer, _E9_PayMethod_cheque = PayMethod.__members__.values
 class Farm(Row):
     'A member farm of the co-operative.'
 
-    farm_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    owner_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    iban: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$'))
-    member_since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    farm_id: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    owner_name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    iban: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}$'))
+    member_since: dt.date = field(sh.DATE)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Crop(Row):
     'A crop the co-op stores and sells.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    base_price_per_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    max_moisture_pct: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 40.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 40.0))
-    season_open: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    base_price_per_t: float = field(sh.refined(sh.FLOAT, 0.0))
+    max_moisture_pct: float = field(sh.refined(sh.FLOAT, 0.0, 40.0))
+    season_open: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Silo(Row):
     'A storage silo holding one crop at a time.'
 
-    silo_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    capacity_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 100000.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 100000.0))
+    silo_id: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    capacity_t: float = field(sh.refined(sh.FLOAT, 1.0, 100000.0))
     crop: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z]{3}$')))
-    stock_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    in_service: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$')), fill=lambda ep: None)
+    stock_t: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    in_service: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class MemberPayment(Row):
     'A payment to a member farm for its graded deliveries.'
 
     payment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'MP{:03d}'),
-        text=v.str_text)
-    farm: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    deliveries: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
-        schema=js.scalar('int', 1))
-    paid_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    method: PayMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PayMethod),
-        fill=lambda ep: _E9_PayMethod_bank_transfer, export=enum_value, text=enum_text(PayMethod))
-    reference: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30), text=v.str_text,
-        schema=js.scalar('str', 1, 30))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('payment_ids', 'MP{:03d}'))
+    farm: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    deliveries: int = field(sh.refined(sh.INT, 1))
+    paid_on: dt.date = field(sh.DATE)
+    method: PayMethod = field(sh.enum(PayMethod), fill=lambda ep: _E9_PayMethod_bank_transfer)
+    reference: str = field(sh.refined(sh.TEXT, 1, 30))
 
 
 class Delivery(Row):
     'A load of produce a member delivered into a silo.'
 
     delivery_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('delivery_ids', 'D{:04d}'),
-        text=v.str_text)
-    farm: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    crop: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    silo: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    weight_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.1, 100.0), text=v.float_text,
-        schema=js.scalar('float', 0.1, 100.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('delivery_ids', 'D{:04d}'))
+    farm: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    crop: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    silo: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    weight_t: float = field(sh.refined(sh.FLOAT, 0.1, 100.0))
     moisture_pct: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 60.0))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0, 60.0)))
-    grade: Grade | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Grade))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(Grade))
+        sh.optional(sh.refined(sh.FLOAT, 0.0, 60.0)), fill=lambda ep: None)
+    grade: Grade | None = field(sh.optional(sh.enum(Grade)), fill=lambda ep: None)
     status: DeliveryStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DeliveryStatus),
-        fill=lambda ep: _E14_DeliveryStatus_received, export=enum_value,
-        text=enum_text(DeliveryStatus))
-    delivered_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    payment: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.enum(DeliveryStatus), fill=lambda ep: _E14_DeliveryStatus_received)
+    delivered_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    payment: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class Buyer(Row):
     'A company buying from the co-op.'
 
-    buyer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^B[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^B[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    country: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
-    credit_ok: bool = field(load=v.want_bool, fill=lambda ep: True)
+    buyer_id: str = field(sh.refined(sh.TEXT, pattern='^B[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    country: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}$'))
+    credit_ok: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Contract(Row):
     "A buyer's contract for tonnes of a crop at a price."
 
     contract_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('contract_ids', 'K{:03d}'),
-        text=v.str_text)
-    buyer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^B[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^B[0-9]{2}$'))
-    crop: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    tonnes: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 100000.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 100000.0))
-    price_per_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    delivered_t: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    deliver_by: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('contract_ids', 'K{:03d}'))
+    buyer: str = field(sh.refined(sh.TEXT, pattern='^B[0-9]{2}$'))
+    crop: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    tonnes: float = field(sh.refined(sh.FLOAT, 1.0, 100000.0))
+    price_per_t: float = field(sh.refined(sh.FLOAT, 0.0))
+    delivered_t: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    deliver_by: dt.date = field(sh.DATE)
     status: ContractStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ContractStatus),
-        fill=lambda ep: _E14_ContractStatus_open_, export=enum_value,
-        text=enum_text(ContractStatus))
+        sh.enum(ContractStatus), fill=lambda ep: _E14_ContractStatus_open_)
 
 
 class Sale(Row):
     'Tonnes taken from a silo against a contract.'
 
-    sale_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('sale_ids', 'SL{:03d}'),
-        text=v.str_text)
-    contract: str = field(load=v.want_str, text=v.str_text)
-    silo: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    tonnes: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.1, None), text=v.float_text,
-        schema=js.scalar('float', 0.1))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    sold_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    truck_ref: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
+    sale_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('sale_ids', 'SL{:03d}'))
+    contract: str = field(sh.TEXT)
+    silo: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    tonnes: float = field(sh.refined(sh.FLOAT, 0.1))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    sold_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    truck_ref: str = field(sh.refined(sh.TEXT, 1, 20))
 
 
 class SiloInfo(Record):
     'A silo with its free capacity.'
 
-    silo: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text)
-    free_t: float = field(load=v.want_float, text=v.float_text)
+    silo: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    free_t: float = field(sh.FLOAT)
 
 
 class ContractInfo(Record):
     'A contract with the tonnes still to deliver.'
 
-    contract: str = field(load=v.want_str, text=v.str_text)
-    remaining_t: float = field(load=v.want_float, text=v.float_text)
+    contract: str = field(sh.TEXT)
+    remaining_t: float = field(sh.FLOAT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -111,207 +112,118 @@ _E10_TaskStatus_pending, _E10_TaskStatus_done = TaskStatus.__members__.values()
 class Advisor(Row):
     'A service advisor who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: AdvisorRole = field(
-        load=lambda x, p: v.want_enum(x, p, AdvisorRole), fill=lambda ep: _E11_AdvisorRole_advisor,
-        export=enum_value, text=enum_text(AdvisorRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: AdvisorRole = field(sh.enum(AdvisorRole), fill=lambda ep: _E11_AdvisorRole_advisor)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Vehicle(Row):
     'A fleet vehicle with its service schedule.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{3}$'))
-    plate: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
-    make_model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    kind: VehicleKind = field(
-        load=lambda x, p: v.want_enum(x, p, VehicleKind), export=enum_value,
-        text=enum_text(VehicleKind))
-    mileage_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    service_interval_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1000, 100000), text=v.int_text,
-        schema=js.scalar('int', 1000, 100000))
-    service_interval: dt.timedelta = field(
-        load=v.want_duration, export=lambda value: rt.seconds(value))
-    last_service_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    next_service_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    next_service_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{3}$'), 'id', key=True)
+    plate: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'))
+    make_model: str = field(sh.refined(sh.TEXT, 1, 60))
+    kind: VehicleKind = field(sh.enum(VehicleKind))
+    mileage_km: int = field(sh.refined(sh.INT, 0))
+    service_interval_km: int = field(sh.refined(sh.INT, 1000, 100000))
+    service_interval: dt.timedelta = field(sh.DURATION)
+    last_service_on: dt.date = field(sh.DATE)
+    next_service_km: int = field(sh.refined(sh.INT, 0))
+    next_service_on: dt.date = field(sh.DATE)
 
 
 class Mechanic(Row):
     'A mechanic who works on orders.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
     skills: tuple[Skill, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Skill))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Skill), unique=True))
-    hourly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
-    max_open_orders: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
+        sh.set(sh.enum(Skill)), schema=js.array(js.members(Skill), unique=True))
+    hourly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
+    max_open_orders: int = field(sh.refined(sh.INT, 1, 10))
 
 
 class Part(Row):
     'A stocked part.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^P-[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: Skill = field(
-        load=lambda x, p: v.want_enum(x, p, Skill), export=enum_value, text=enum_text(Skill))
-    unit_cost: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    reorder_level: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    bin_location: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
+    sku: str = field(sh.refined(sh.TEXT, pattern='^P-[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: Skill = field(sh.enum(Skill))
+    unit_cost: float = field(sh.refined(sh.FLOAT, 0.01))
+    stock: int = field(sh.refined(sh.INT, 0))
+    reorder_level: int = field(sh.refined(sh.INT, 0))
+    bin_location: str = field(sh.refined(sh.TEXT, 1, 20))
 
 
 class WorkOrder(Row):
     'A visit of a vehicle to the shop.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('work_order_ids', 'WO{:04d}'),
-        text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{3}$'))
-    opened_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('work_order_ids', 'WO{:04d}'))
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{3}$'))
+    opened_by: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'))
     mechanic: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^M[0-9]{2}$')))
-    kind: OrderKind = field(
-        load=lambda x, p: v.want_enum(x, p, OrderKind), export=enum_value,
-        text=enum_text(OrderKind))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
-        export=enum_value, text=enum_text(OrderStatus))
-    opened_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    closed_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    odometer_km: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    complaint: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
+        sh.optional(sh.refined(sh.TEXT, pattern='^M[0-9]{2}$')), fill=lambda ep: None)
+    kind: OrderKind = field(sh.enum(OrderKind))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_open_)
+    opened_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    closed_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    odometer_km: int = field(sh.refined(sh.INT, 0))
+    complaint: str = field(sh.refined(sh.TEXT, 1, 200))
 
 
 class Task(Row):
     'A piece of work on an order.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('task_ids', 'T{:04d}'),
-        text=v.str_text)
-    work_order: str = field(load=v.want_str, text=v.str_text)
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    skill: Skill = field(
-        load=lambda x, p: v.want_enum(x, p, Skill), export=enum_value, text=enum_text(Skill))
-    estimated_hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.1, 24.0), text=v.float_text,
-        schema=js.scalar('float', 0.1, 24.0))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('task_ids', 'T{:04d}'))
+    work_order: str = field(sh.TEXT)
+    description: str = field(sh.refined(sh.TEXT, 1, 120))
+    skill: Skill = field(sh.enum(Skill))
+    estimated_hours: float = field(sh.refined(sh.FLOAT, 0.1, 24.0))
     actual_hours: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 24.0))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0, 24.0)))
-    status: TaskStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TaskStatus), fill=lambda ep: _E10_TaskStatus_pending,
-        export=enum_value, text=enum_text(TaskStatus))
+        sh.optional(sh.refined(sh.FLOAT, 0.0, 24.0)), fill=lambda ep: None)
+    status: TaskStatus = field(sh.enum(TaskStatus), fill=lambda ep: _E10_TaskStatus_pending)
 
 
 class PartUsage(Row):
     'Parts taken from stock for an order.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('usage_ids', 'U{:04d}'),
-        text=v.str_text)
-    work_order: str = field(load=v.want_str, text=v.str_text)
-    part: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^P-[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^P-[0-9]{4}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
-    unit_cost: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    used_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('usage_ids', 'U{:04d}'))
+    work_order: str = field(sh.TEXT)
+    part: str = field(sh.refined(sh.TEXT, pattern='^P-[0-9]{4}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 50))
+    unit_cost: float = field(sh.refined(sh.FLOAT, 0.01))
+    used_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class VehicleInfo(Record):
     'A vehicle with its order in the shop and whether it is overdue for service.'
 
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{3}$'), text=v.str_text)
-    open_order: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    overdue: bool = field(load=v.want_bool)
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{3}$'))
+    open_order: str | None = field(sh.optional(sh.TEXT), optional=True)
+    overdue: bool = field(sh.BOOL)
 
 
 class MechanicInfo(Record):
     'A mechanic with the orders they are working on.'
 
-    mechanic: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{2}$'), text=v.str_text)
-    orders_in_progress: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    mechanic: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{2}$'))
+    orders_in_progress: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class WorkOrderInfo(Record):
     'A work order with its tasks, parts used and cost.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    tasks: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    parts_used: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    labour_hours: float = field(load=v.want_float, text=v.float_text)
-    labour_cost: float = field(load=v.want_float, text=v.float_text)
-    parts_cost: float = field(load=v.want_float, text=v.float_text)
-    total: float = field(load=v.want_float, text=v.float_text)
+    order: str = field(sh.TEXT)
+    tasks: tuple[str, ...] = field(sh.list(sh.TEXT))
+    parts_used: tuple[str, ...] = field(sh.list(sh.TEXT))
+    labour_hours: float = field(sh.FLOAT)
+    labour_cost: float = field(sh.FLOAT)
+    parts_cost: float = field(sh.FLOAT)
+    total: float = field(sh.FLOAT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -116,239 +117,149 @@ class RefundMethod(enum.StrEnum):
 class StemLine(Record):
     'So many stems of one variety.'
 
-    variety: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[A-Z]{3}$'))
-    count: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100), text=v.int_text,
-        schema=js.scalar('int', 1, 100))
+    variety: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[A-Z]{3}$'))
+    count: int = field(sh.refined(sh.INT, 1, 100))
 
 
 class Recipient(Record):
     'Who receives an order, and where.'
 
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
 
 
 class Customer(Row):
     'Someone who orders flowers.'
 
     customer_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('customer_ids', 'C{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    billing_city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('customer_ids', 'C{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    billing_city: str = field(sh.refined(sh.TEXT, 1, 60))
+    created_on: dt.date = field(sh.DATE)
 
 
 class FlowerVariety(Row):
     'A flower variety kept in the cooler, counted in stems.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    color: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30), text=v.str_text,
-        schema=js.scalar('str', 1, 30))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100000), text=v.int_text,
-        schema=js.scalar('int', 0, 100000))
-    reserved: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 100000), text=v.int_text,
-        schema=js.scalar('int', 0, 100000))
-    unit_cost: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    supplier: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    color: str = field(sh.refined(sh.TEXT, 1, 30))
+    stock: int = field(sh.refined(sh.INT, 0, 100000))
+    reserved: int = field(sh.refined(sh.INT, 0, 100000))
+    unit_cost: float = field(sh.refined(sh.FLOAT, 0.0))
+    supplier: str = field(sh.refined(sh.TEXT, 1, 60))
 
 
 class Arrangement(Row):
     'A catalogue arrangement and the stems it takes.'
 
-    arrangement_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AR[0-9]{2}$'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    occasion: Occasion = field(
-        load=lambda x, p: v.want_enum(x, p, Occasion), export=enum_value, text=enum_text(Occasion))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text)
-    stems: tuple[StemLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: StemLine.load(x, p, ep))), p, 1, 8),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    vase: bool = field(load=v.want_bool)
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    arrangement_id: str = field(sh.refined(sh.TEXT, pattern='^AR[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    occasion: Occasion = field(sh.enum(Occasion))
+    price: float = field(sh.refined(sh.FLOAT, 0.01))
+    stems: tuple[StemLine, ...] = field(sh.refined(sh.list(sh.record(StemLine)), 1, 8))
+    vase: bool = field(sh.BOOL)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Courier(Row):
     'A delivery courier.'
 
-    courier_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^K[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^K[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    vehicle: Vehicle = field(
-        load=lambda x, p: v.want_enum(x, p, Vehicle), export=enum_value, text=enum_text(Vehicle))
-    max_per_day: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 30), text=v.int_text,
-        schema=js.scalar('int', 1, 30))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    courier_id: str = field(sh.refined(sh.TEXT, pattern='^K[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    vehicle: Vehicle = field(sh.enum(Vehicle))
+    max_per_day: int = field(sh.refined(sh.INT, 1, 30))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Order(Row):
     'An order of an arrangement for delivery on a date.'
 
-    order_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'),
-        text=v.str_text)
-    customer: str = field(load=v.want_str, text=v.str_text)
-    arrangement: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^AR[0-9]{2}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-    delivery_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    recipient: Recipient = field(
-        load_ep=lambda x, p, ep: Recipient.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    card_message: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 250), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 250))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus),
-        fill=lambda ep: _E11_OrderStatus_received, export=enum_value, text=enum_text(OrderStatus))
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    placed_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    order_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'))
+    customer: str = field(sh.TEXT)
+    arrangement: str = field(sh.refined(sh.TEXT, pattern='^AR[0-9]{2}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+    delivery_date: dt.date = field(sh.DATE)
+    recipient: Recipient = field(sh.record(Recipient))
+    card_message: str = field(sh.refined(sh.TEXT, None, 250), fill=lambda ep: '')
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_received)
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    placed_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Delivery(Row):
     'A courier run for one order.'
 
     delivery_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('delivery_ids', 'D{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    courier: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^K[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^K[0-9]{2}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    assigned_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('delivery_ids', 'D{:04d}'))
+    order: str = field(sh.TEXT)
+    courier: str = field(sh.refined(sh.TEXT, pattern='^K[0-9]{2}$'))
+    day: dt.date = field(sh.DATE)
+    assigned_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     status: DeliveryStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DeliveryStatus),
-        fill=lambda ep: _E14_DeliveryStatus_out, export=enum_value, text=enum_text(DeliveryStatus))
-    completed_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(DeliveryStatus), fill=lambda ep: _E14_DeliveryStatus_out)
+    completed_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
     failure_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Refund(Row):
     'Money returned for a failed delivery or a cancelled order.'
 
-    refund_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('refund_ids', 'R{:03d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    reason: RefundReason = field(
-        load=lambda x, p: v.want_enum(x, p, RefundReason), export=enum_value,
-        text=enum_text(RefundReason))
+    refund_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('refund_ids', 'R{:03d}'))
+    order: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    reason: RefundReason = field(sh.enum(RefundReason))
     method: RefundMethod = field(
-        load=lambda x, p: v.want_enum(x, p, RefundMethod),
-        fill=lambda ep: _E12_RefundMethod_original_payment, export=enum_value,
-        text=enum_text(RefundMethod))
-    issued_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.enum(RefundMethod), fill=lambda ep: _E12_RefundMethod_original_payment)
+    issued_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class VarietyInfo(Record):
     'A variety with the stems free to reserve (stock minus reserved).'
 
-    variety: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[A-Z]{3}$'),
-        text=v.str_text)
-    free: int = field(load=v.want_int, text=v.int_text)
+    variety: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[A-Z]{3}$'))
+    free: int = field(sh.INT)
 
 
 class StemNeed(Record):
     'What an order would need of one variety, and what is free.'
 
-    variety: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    needed: int = field(load=v.want_int, text=v.int_text)
-    free: int = field(load=v.want_int, text=v.int_text)
-    short: int = field(load=v.want_int, text=v.int_text)
+    variety: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    needed: int = field(sh.INT)
+    free: int = field(sh.INT)
+    short: int = field(sh.INT)
 
 
 class StemCheck(Record):
     'Whether the stems for a quantity of an arrangement are free.'
 
-    arrangement: str = field(load=v.want_str, text=v.str_text)
-    quantity: int = field(load=v.want_int, text=v.int_text)
-    all_free: bool = field(load=v.want_bool)
-    lines: tuple[StemNeed, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: StemNeed.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    arrangement: str = field(sh.TEXT)
+    quantity: int = field(sh.INT)
+    all_free: bool = field(sh.BOOL)
+    lines: tuple[StemNeed, ...] = field(sh.list(sh.record(StemNeed)))
 
 
 class CourierDay(Record):
     'A courier with their deliveries on a day and the slots left.'
 
-    courier: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^K[0-9]{2}$'), text=v.str_text)
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    deliveries: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    free_slots: int = field(load=v.want_int, text=v.int_text)
+    courier: str = field(sh.refined(sh.TEXT, pattern='^K[0-9]{2}$'))
+    day: dt.date = field(sh.DATE)
+    deliveries: tuple[str, ...] = field(sh.list(sh.TEXT))
+    free_slots: int = field(sh.INT)
 
 
 class Cancellation(Record):
     'A cancelled order and its refund.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    refund: str = field(load=v.want_str, text=v.str_text)
+    order: str = field(sh.TEXT)
+    refund: str = field(sh.TEXT)
 
 
 class _State(StateBase):

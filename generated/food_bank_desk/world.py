@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -146,265 +147,165 @@ class DonorKind(enum.StrEnum):
 class LotTake(Record):
     'Units of an order line taken from one lot.'
 
-    lot: str = field(load=v.want_str, text=v.str_text)
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
-        schema=js.scalar('int', 1))
+    lot: str = field(sh.TEXT)
+    quantity: int = field(sh.refined(sh.INT, 1))
 
 
 class OrderLine(Record):
     'An item and quantity of an order, with the lots it was packed from.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^FD-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100), text=v.int_text,
-        schema=js.scalar('int', 1, 100))
-    packed_from: tuple[LotTake, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LotTake.load(x, p, ep))),
-        fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
+    item: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 100))
+    packed_from: tuple[LotTake, ...] = field(sh.list(sh.record(LotTake)), fill=lambda ep: ())
 
 
 class OrderRequest(Record):
     'An item and quantity asked for in an order.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^FD-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100), text=v.int_text,
-        schema=js.scalar('int', 1, 100))
+    item: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 100))
 
 
 class DonationLine(Record):
     'Units of an item donated, with their expiry date.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^FD-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000), text=v.int_text,
-        schema=js.scalar('int', 1, 10000))
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    item: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10000))
+    expires_on: dt.date = field(sh.DATE)
 
 
 class Staff(Row):
     'A food bank employee or volunteer lead who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), export=enum_value,
-        text=enum_text(StaffRole))
-    active: bool = field(load=v.want_bool)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: StaffRole = field(sh.enum(StaffRole))
+    active: bool = field(sh.BOOL)
 
 
 class Agency(Row):
     'A partner agency that serves households.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^AG[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    contact_email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    weekly_allocation_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 100000.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 100000.0))
-    status: AgencyStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AgencyStatus), export=enum_value,
-        text=enum_text(AgencyStatus))
-    district: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    contact_email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    weekly_allocation_kg: float = field(sh.refined(sh.FLOAT, 0.0, 100000.0))
+    status: AgencyStatus = field(sh.enum(AgencyStatus))
+    district: str = field(sh.refined(sh.TEXT, 1, 40))
 
 
 class Household(Row):
     'A household registered by an agency.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('household_ids', 'HH{:04d}'),
-        text=v.str_text)
-    agency: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^AG[0-9]{2}$'))
-    contact_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    size: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    postcode: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{5}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('household_ids', 'HH{:04d}'))
+    agency: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'))
+    contact_name: str = field(sh.refined(sh.TEXT, 1, 80))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    size: int = field(sh.refined(sh.INT, 1, 20))
+    postcode: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'))
     dietary_needs: tuple[DietaryNeed, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, DietaryNeed))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(DietaryNeed), unique=True))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.set(sh.enum(DietaryNeed)), schema=js.array(js.members(DietaryNeed), unique=True))
+    registered_on: dt.date = field(sh.DATE)
 
 
 class FoodItem(Row):
     'A kind of food kept in stock.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^FD-[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: FoodCategory = field(
-        load=lambda x, p: v.want_enum(x, p, FoodCategory), export=enum_value,
-        text=enum_text(FoodCategory))
-    unit_weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 50.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 50.0))
-    perishable: bool = field(load=v.want_bool)
+    sku: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: FoodCategory = field(sh.enum(FoodCategory))
+    unit_weight_kg: float = field(sh.refined(sh.FLOAT, 0.01, 50.0))
+    perishable: bool = field(sh.BOOL)
     tags: tuple[DietaryNeed, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, DietaryNeed))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(DietaryNeed), unique=True))
+        sh.set(sh.enum(DietaryNeed)), schema=js.array(js.members(DietaryNeed), unique=True))
 
 
 class StockLot(Row):
     'Units of an item received together, with one expiry date.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('lot_ids', 'LOT{:04d}'),
-        text=v.str_text)
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^FD-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    received_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    donation: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    status: LotStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LotStatus), fill=lambda ep: _E9_LotStatus_available,
-        export=enum_value, text=enum_text(LotStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('lot_ids', 'LOT{:04d}'))
+    item: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 0))
+    expires_on: dt.date = field(sh.DATE)
+    received_on: dt.date = field(sh.DATE)
+    donation: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    status: LotStatus = field(sh.enum(LotStatus), fill=lambda ep: _E9_LotStatus_available)
 
 
 class DistributionDay(Row):
     'A day and site where households collect orders.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DD[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^DD[0-9]{3}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    site: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 500), text=v.int_text,
-        schema=js.scalar('int', 1, 500))
-    status: DayStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DayStatus), export=enum_value,
-        text=enum_text(DayStatus))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^DD[0-9]{3}$'), 'id', key=True)
+    day: dt.date = field(sh.DATE)
+    site: str = field(sh.refined(sh.TEXT, 1, 60))
+    capacity: int = field(sh.refined(sh.INT, 1, 500))
+    status: DayStatus = field(sh.enum(DayStatus))
 
 
 class Order(Row):
     "An agency's order of food for one household on a distribution day."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'OR{:04d}'),
-        text=v.str_text)
-    agency: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'), text=v.str_text)
-    household: str = field(load=v.want_str, text=v.str_text)
-    distribution_day: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DD[0-9]{3}$'), text=v.str_text)
-    lines: tuple[OrderLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderLine.load(x, p, ep))), p, 1, 30),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_placed,
-        export=enum_value, text=enum_text(OrderStatus))
-    placed_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    released_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('order_ids', 'OR{:04d}'))
+    agency: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'))
+    household: str = field(sh.TEXT)
+    distribution_day: str = field(sh.refined(sh.TEXT, pattern='^DD[0-9]{3}$'))
+    lines: tuple[OrderLine, ...] = field(sh.refined(sh.list(sh.record(OrderLine)), 1, 30))
+    weight_kg: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_placed)
+    placed_at: dt.datetime = field(sh.DATETIME)
+    released_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Donation(Row):
     'Food received from a donor.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('donation_ids', 'DN{:04d}'),
-        text=v.str_text)
-    donor_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    donor_kind: DonorKind = field(
-        load=lambda x, p: v.want_enum(x, p, DonorKind), export=enum_value,
-        text=enum_text(DonorKind))
-    received_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    received_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    total_weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('donation_ids', 'DN{:04d}'))
+    donor_name: str = field(sh.refined(sh.TEXT, 1, 80))
+    donor_kind: DonorKind = field(sh.enum(DonorKind))
+    received_at: dt.datetime = field(sh.DATETIME)
+    received_by: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'))
+    total_weight_kg: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class AgencyInfo(Record):
     'An agency with the kg ordered in a week and what is left of its allocation.'
 
-    agency: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'), text=v.str_text)
-    week: str = field(load=v.want_str, text=v.str_text)
-    ordered_kg: float = field(load=v.want_float, text=v.float_text)
-    left_kg: float = field(load=v.want_float, text=v.float_text)
+    agency: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'))
+    week: str = field(sh.TEXT)
+    ordered_kg: float = field(sh.FLOAT)
+    left_kg: float = field(sh.FLOAT)
 
 
 class HouseholdInfo(Record):
     'A household with its orders in full.'
 
-    household: str = field(load=v.want_str, text=v.str_text)
-    orders: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    household: str = field(sh.TEXT)
+    orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class ItemInfo(Record):
     'A food item with the units available in lots that are not expired.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^FD-[0-9]{3}$'), text=v.str_text)
-    available_units: int = field(load=v.want_int, text=v.int_text)
+    item: str = field(sh.refined(sh.TEXT, pattern='^FD-[0-9]{3}$'))
+    available_units: int = field(sh.INT)
 
 
 class DayInfo(Record):
     'A distribution day with its orders in full and places left.'
 
-    day: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DD[0-9]{3}$'), text=v.str_text)
-    orders: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    places_left: int = field(load=v.want_int, text=v.int_text)
+    day: str = field(sh.refined(sh.TEXT, pattern='^DD[0-9]{3}$'))
+    orders: tuple[str, ...] = field(sh.list(sh.TEXT))
+    places_left: int = field(sh.INT)
 
 
 class DonationInfo(Record):
     'A donation with the lots it created, in full.'
 
-    donation: str = field(load=v.want_str, text=v.str_text)
-    lots: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    donation: str = field(sh.TEXT)
+    lots: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _GET_quantity = rt.getter('quantity', int)

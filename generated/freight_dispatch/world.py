@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -115,193 +116,104 @@ class DutyActivity(enum.StrEnum):
 class Stop(Record):
     'A pick-up or drop-off place with its time window.'
 
-    facility: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    window_start: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    window_end: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    facility: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    window_start: dt.datetime = field(sh.DATETIME)
+    window_end: dt.datetime = field(sh.DATETIME)
 
 
 class Shipper(Row):
     'A customer who ships loads.'
 
-    shipper_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SH[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SH[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    contact_email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    credit_hold: bool = field(load=v.want_bool, fill=lambda ep: False)
+    shipper_id: str = field(sh.refined(sh.TEXT, pattern='^SH[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    contact_email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    credit_hold: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Truck(Row):
     'A tractor-trailer with a payload capacity.'
 
-    truck_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^TR[0-9]{2}$'))
-    plate: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
-    make_model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    capacity_kg: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1000, 40000), text=v.int_text,
-        schema=js.scalar('int', 1000, 40000))
-    status: TruckStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TruckStatus),
-        fill=lambda ep: _E11_TruckStatus_available, export=enum_value, text=enum_text(TruckStatus))
-    home_terminal: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    next_service_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    truck_id: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$'), key=True)
+    plate: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'))
+    make_model: str = field(sh.refined(sh.TEXT, 1, 60))
+    capacity_kg: int = field(sh.refined(sh.INT, 1000, 40000))
+    status: TruckStatus = field(sh.enum(TruckStatus), fill=lambda ep: _E11_TruckStatus_available)
+    home_terminal: str = field(sh.refined(sh.TEXT, 1, 60))
+    next_service_on: dt.date = field(sh.DATE)
 
 
 class Driver(Row):
     'A licensed truck driver with hours left in the current duty cycle.'
 
-    driver_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DR[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^DR[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    license_class: LicenseClass = field(
-        load=lambda x, p: v.want_enum(x, p, LicenseClass), export=enum_value,
-        text=enum_text(LicenseClass))
-    license_expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    hours_left: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    driver_id: str = field(sh.refined(sh.TEXT, pattern='^DR[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    license_class: LicenseClass = field(sh.enum(LicenseClass))
+    license_expires_on: dt.date = field(sh.DATE)
+    hours_left: float = field(sh.refined(sh.FLOAT, 0.0))
     status: DriverStatus = field(
-        load=lambda x, p: v.want_enum(x, p, DriverStatus),
-        fill=lambda ep: _E12_DriverStatus_available, export=enum_value,
-        text=enum_text(DriverStatus))
+        sh.enum(DriverStatus), fill=lambda ep: _E12_DriverStatus_available)
 
 
 class Trip(Row):
     'A truck and a driver running one or more loads.'
 
-    trip_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('trip_ids', 'T{:04d}'),
-        text=v.str_text)
-    truck: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^TR[0-9]{2}$'))
-    driver: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^DR[0-9]{2}$'))
-    planned_start: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
-    estimated_hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.5, 14.0), text=v.float_text,
-        schema=js.scalar('float', 0.5, 14.0))
-    status: TripStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TripStatus), fill=lambda ep: _E10_TripStatus_planned,
-        export=enum_value, text=enum_text(TripStatus))
-    started_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    completed_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    trip_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('trip_ids', 'T{:04d}'))
+    truck: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$'))
+    driver: str = field(sh.refined(sh.TEXT, pattern='^DR[0-9]{2}$'))
+    planned_start: dt.datetime = field(sh.DATETIME)
+    estimated_hours: float = field(sh.refined(sh.FLOAT, 0.5, 14.0))
+    status: TripStatus = field(sh.enum(TripStatus), fill=lambda ep: _E10_TripStatus_planned)
+    started_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    completed_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Load(Row):
     'A shipment to carry from a pick-up stop to a drop-off stop.'
 
-    load_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('load_ids', 'L{:04d}'),
-        text=v.str_text)
-    shipper: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SH[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SH[0-9]{2}$'))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    weight_kg: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 40000), text=v.int_text,
-        schema=js.scalar('int', 1, 40000))
-    pickup: Stop = field(
-        load_ep=lambda x, p, ep: Stop.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    dropoff: Stop = field(
-        load_ep=lambda x, p, ep: Stop.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: LoadStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LoadStatus), fill=lambda ep: _E10_LoadStatus_posted,
-        export=enum_value, text=enum_text(LoadStatus))
-    trip: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    posted_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    load_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('load_ids', 'L{:04d}'))
+    shipper: str = field(sh.refined(sh.TEXT, pattern='^SH[0-9]{2}$'))
+    description: str = field(sh.refined(sh.TEXT, 1, 120))
+    weight_kg: int = field(sh.refined(sh.INT, 1, 40000))
+    pickup: Stop = field(sh.record(Stop))
+    dropoff: Stop = field(sh.record(Stop))
+    rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: LoadStatus = field(sh.enum(LoadStatus), fill=lambda ep: _E10_LoadStatus_posted)
+    trip: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    posted_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class HoursLog(Row):
     'Hours a driver logged for one activity on one day.'
 
-    log_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('log_ids', 'H{:04d}'),
-        text=v.str_text)
-    driver: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DR[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^DR[0-9]{2}$'))
-    trip: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    activity: DutyActivity = field(
-        load=lambda x, p: v.want_enum(x, p, DutyActivity), export=enum_value,
-        text=enum_text(DutyActivity))
-    hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.25, 24.0), text=v.float_text,
-        schema=js.scalar('float', 0.25, 24.0))
-    logged_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+    log_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('log_ids', 'H{:04d}'))
+    driver: str = field(sh.refined(sh.TEXT, pattern='^DR[0-9]{2}$'))
+    trip: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    activity: DutyActivity = field(sh.enum(DutyActivity))
+    hours: float = field(sh.refined(sh.FLOAT, 0.25, 24.0))
+    logged_on: dt.date = field(sh.DATE)
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class TruckInfo(Record):
     'A truck with its current trip and the weight it carries.'
 
-    truck: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{2}$'), text=v.str_text)
-    current_trip: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    weight_on_board_kg: int = field(load=v.want_int, text=v.int_text)
+    truck: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{2}$'))
+    current_trip: str | None = field(sh.optional(sh.TEXT), optional=True)
+    weight_on_board_kg: int = field(sh.INT)
 
 
 class TripInfo(Record):
     'A trip with its loads, total weight and capacity left.'
 
-    trip: str = field(load=v.want_str, text=v.str_text)
-    loads: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    weight_kg: int = field(load=v.want_int, text=v.int_text)
-    capacity_left_kg: int = field(load=v.want_int, text=v.int_text)
+    trip: str = field(sh.TEXT)
+    loads: tuple[str, ...] = field(sh.list(sh.TEXT))
+    weight_kg: int = field(sh.INT)
+    capacity_left_kg: int = field(sh.INT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -104,197 +105,112 @@ class RefundReason(enum.StrEnum):
 class Address(Record):
     'A delivery address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'))
 
 
 class ItemRequest(Record):
     'A product to order and how many units of it.'
 
-    product: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SKU[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SKU[0-9]{4}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
+    product: str = field(sh.refined(sh.TEXT, pattern='^SKU[0-9]{4}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 50))
 
 
 class Customer(Row):
     'A shopper with an account.'
 
-    customer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    allow_substitutions: bool = field(load=v.want_bool, fill=lambda ep: True)
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    customer_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    address: Address = field(sh.record(Address))
+    allow_substitutions: bool = field(sh.BOOL, fill=lambda ep: True)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Product(Row):
     'A product on sale.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SKU[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SKU[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: Category = field(
-        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    unit: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
+    sku: str = field(sh.refined(sh.TEXT, pattern='^SKU[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: Category = field(sh.enum(Category))
+    price: float = field(sh.refined(sh.FLOAT, 0.01))
+    unit: str = field(sh.refined(sh.TEXT, 1, 20))
+    stock: int = field(sh.refined(sh.INT, 0))
     substitute: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SKU[0-9]{4}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^SKU[0-9]{4}$')))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.refined(sh.TEXT, pattern='^SKU[0-9]{4}$')), fill=lambda ep: None)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class DeliverySlot(Row):
     'A delivery window with a capacity of orders.'
 
-    slot_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    ends_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    cutoff: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
-    fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    slot_id: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'), key=True)
+    starts_at: dt.datetime = field(sh.DATETIME)
+    ends_at: dt.datetime = field(sh.DATETIME)
+    cutoff: dt.datetime = field(sh.DATETIME)
+    capacity: int = field(sh.refined(sh.INT, 1, 50))
+    fee: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Driver(Row):
     'A delivery driver.'
 
-    driver_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^D[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    vehicle: Vehicle = field(
-        load=lambda x, p: v.want_enum(x, p, Vehicle), export=enum_value, text=enum_text(Vehicle))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
-    rating: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 5.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 5.0))
+    driver_id: str = field(sh.refined(sh.TEXT, pattern='^D[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    vehicle: Vehicle = field(sh.enum(Vehicle))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
+    rating: float = field(sh.refined(sh.FLOAT, 0.0, 5.0))
 
 
 class Order(Row):
     "A customer's order for one delivery slot."
 
-    order_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:04d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    slot: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_placed,
-        export=enum_value, text=enum_text(OrderStatus))
-    delivery_address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    placed_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    order_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('order_ids', 'O{:04d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'))
+    slot: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_placed)
+    delivery_address: Address = field(sh.record(Address))
+    placed_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     driver: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^D[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^D[0-9]{2}$')))
-    items_total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    delivered_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^D[0-9]{2}$')), fill=lambda ep: None)
+    items_total: float = field(sh.refined(sh.FLOAT, 0.0))
+    delivered_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class OrderItem(Row):
     'One line of an order.'
 
-    item_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('item_ids', 'I{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    product: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SKU[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SKU[0-9]{4}$'))
+    item_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('item_ids', 'I{:04d}'))
+    order: str = field(sh.TEXT)
+    product: str = field(sh.refined(sh.TEXT, pattern='^SKU[0-9]{4}$'))
     original_product: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SKU[0-9]{4}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^SKU[0-9]{4}$')))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
-    unit_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    status: ItemStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ItemStatus), fill=lambda ep: _E10_ItemStatus_ordered,
-        export=enum_value, text=enum_text(ItemStatus))
+        sh.optional(sh.refined(sh.TEXT, pattern='^SKU[0-9]{4}$')), fill=lambda ep: None)
+    quantity: int = field(sh.refined(sh.INT, 1, 50))
+    unit_price: float = field(sh.refined(sh.FLOAT, 0.01))
+    status: ItemStatus = field(sh.enum(ItemStatus), fill=lambda ep: _E10_ItemStatus_ordered)
 
 
 class Refund(Row):
     'Money returned for an item missing or damaged on delivery.'
 
-    refund_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('refund_ids', 'R{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    item: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    reason: RefundReason = field(
-        load=lambda x, p: v.want_enum(x, p, RefundReason), export=enum_value,
-        text=enum_text(RefundReason))
-    issued_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    refund_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('refund_ids', 'R{:04d}'))
+    order: str = field(sh.TEXT)
+    item: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    reason: RefundReason = field(sh.enum(RefundReason))
+    issued_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SlotInfo(Record):
     'A delivery slot with how many orders it holds and places left.'
 
-    slot: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text)
-    booked: int = field(load=v.want_int, text=v.int_text)
-    free: int = field(load=v.want_int, text=v.int_text)
-    open_for_orders: bool = field(load=v.want_bool)
+    slot: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    booked: int = field(sh.INT)
+    free: int = field(sh.INT)
+    open_for_orders: bool = field(sh.BOOL)
 
 
 class _State(StateBase):

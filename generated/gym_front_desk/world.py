@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -127,204 +128,117 @@ class CheckInKind(enum.StrEnum):
 class Member(Row):
     'A gym member.'
 
-    member_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    plan: PlanTier = field(
-        load=lambda x, p: v.want_enum(x, p, PlanTier), export=enum_value, text=enum_text(PlanTier))
-    status: MemberStatus = field(
-        load=lambda x, p: v.want_enum(x, p, MemberStatus),
-        fill=lambda ep: _E12_MemberStatus_active, export=enum_value, text=enum_text(MemberStatus))
-    frozen_until: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    freeze_days_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 365), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 365))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    member_id: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    plan: PlanTier = field(sh.enum(PlanTier))
+    status: MemberStatus = field(sh.enum(MemberStatus), fill=lambda ep: _E12_MemberStatus_active)
+    frozen_until: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    freeze_days_used: int = field(sh.refined(sh.INT, 0, 365), fill=lambda ep: 0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Instructor(Row):
     'A class instructor and/or personal trainer.'
 
-    instructor_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^I[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    instructor_id: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
     specialties: tuple[ClassType, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, ClassType))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(ClassType), unique=True))
-    personal_trainer: bool = field(load=v.want_bool)
-    session_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(ClassType)), schema=js.array(js.members(ClassType), unique=True))
+    personal_trainer: bool = field(sh.BOOL)
+    session_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Room(Row):
     'A studio where classes are held.'
 
-    room_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^R[0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^R[0-9]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100), text=v.int_text,
-        schema=js.scalar('int', 1, 100))
-    floor: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), text=v.int_text,
-        schema=js.scalar('int', 0, 5))
+    room_id: str = field(sh.refined(sh.TEXT, pattern='^R[0-9]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    capacity: int = field(sh.refined(sh.INT, 1, 100))
+    floor: int = field(sh.refined(sh.INT, 0, 5))
     suited_for: tuple[ClassType, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, ClassType))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(ClassType), unique=True))
+        sh.set(sh.enum(ClassType)), schema=js.array(js.members(ClassType), unique=True))
 
 
 class GymClass(Row):
     'A scheduled class.'
 
-    class_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    class_type: ClassType = field(
-        load=lambda x, p: v.want_enum(x, p, ClassType), export=enum_value,
-        text=enum_text(ClassType))
-    instructor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^I[0-9]{2}$'))
-    room: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^R[0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^R[0-9]$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    duration_min: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 15, 120), text=v.int_text,
-        schema=js.scalar('int', 15, 120))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100), text=v.int_text,
-        schema=js.scalar('int', 1, 100))
-    waitlist_limit: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 30), text=v.int_text,
-        schema=js.scalar('int', 0, 30))
-    status: ClassStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ClassStatus),
-        fill=lambda ep: _E11_ClassStatus_scheduled, export=enum_value, text=enum_text(ClassStatus))
-    cancel_reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+    class_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), key=True)
+    class_type: ClassType = field(sh.enum(ClassType))
+    instructor: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'))
+    room: str = field(sh.refined(sh.TEXT, pattern='^R[0-9]$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    duration_min: int = field(sh.refined(sh.INT, 15, 120))
+    capacity: int = field(sh.refined(sh.INT, 1, 100))
+    waitlist_limit: int = field(sh.refined(sh.INT, 0, 30))
+    status: ClassStatus = field(sh.enum(ClassStatus), fill=lambda ep: _E11_ClassStatus_scheduled)
+    cancel_reason: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class ClassBooking(Row):
     "A member's place or waitlist entry in a class."
 
     booking_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'B{:05d}'),
-        text=v.str_text)
-    gym_class: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus), export=enum_value,
-        text=enum_text(BookingStatus))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('booking_ids', 'B{:05d}'))
+    gym_class: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    status: BookingStatus = field(sh.enum(BookingStatus))
     waitlist_position: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 30))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 1, 30)))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    promoted_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.INT, 1, 30)), fill=lambda ep: None)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    promoted_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class TrainingPackage(Row):
     'Prepaid personal training sessions with one trainer.'
 
     package_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('package_ids', 'PT{:04d}'),
-        text=v.str_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    trainer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^I[0-9]{2}$'))
-    sessions_total: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
-    sessions_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 50), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 50))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    purchased_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('package_ids', 'PT{:04d}'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    trainer: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'))
+    sessions_total: int = field(sh.refined(sh.INT, 1, 50))
+    sessions_used: int = field(sh.refined(sh.INT, 0, 50), fill=lambda ep: 0)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    purchased_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
     status: PackageStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PackageStatus),
-        fill=lambda ep: _E13_PackageStatus_active, export=enum_value,
-        text=enum_text(PackageStatus))
+        sh.enum(PackageStatus), fill=lambda ep: _E13_PackageStatus_active)
 
 
 class CheckIn(Row):
     "A member's entry to the gym floor, a class or a training session."
 
     checkin_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('checkin_ids', 'CI{:05d}'),
-        text=v.str_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{4}$'))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    kind: CheckInKind = field(
-        load=lambda x, p: v.want_enum(x, p, CheckInKind), export=enum_value,
-        text=enum_text(CheckInKind))
-    booking: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    package: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('checkin_ids', 'CI{:05d}'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{4}$'))
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    kind: CheckInKind = field(sh.enum(CheckInKind))
+    booking: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    package: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class InstructorInfo(Record):
     'An instructor with their upcoming scheduled classes.'
 
-    instructor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^I[0-9]{2}$'), text=v.str_text)
-    upcoming_classes: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'))),
-        export=list)
+    instructor: str = field(sh.refined(sh.TEXT, pattern='^I[0-9]{2}$'))
+    upcoming_classes: tuple[str, ...] = field(sh.list(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$')))
 
 
 class ClassInfo(Record):
     'A class with its places taken and left and its waitlist length.'
 
-    gym_class: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text)
-    booked: int = field(load=v.want_int, text=v.int_text)
-    places_left: int = field(load=v.want_int, text=v.int_text)
-    waitlist_length: int = field(load=v.want_int, text=v.int_text)
+    gym_class: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    booked: int = field(sh.INT)
+    places_left: int = field(sh.INT)
+    waitlist_length: int = field(sh.INT)
 
 
 class PackageInfo(Record):
     'A training package with its sessions left.'
 
-    package: str = field(load=v.want_str, text=v.str_text)
-    sessions_left: int = field(load=v.want_int, text=v.int_text)
+    package: str = field(sh.TEXT)
+    sessions_left: int = field(sh.INT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -56,91 +57,57 @@ class BookingStatus(enum.StrEnum):
 class Room(Row):
     'A bookable hotel room.'
 
-    number: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
-    room_type: RoomType = field(
-        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
-    nightly_rate: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5000), text=v.int_text,
-        schema=js.scalar('int', 1, 5000))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
-        schema=js.scalar('int', 1, 6))
-    out_of_service: bool = field(load=v.want_bool, fill=lambda ep: False)
+    number: str = field(sh.refined(sh.TEXT, pattern='^[1-9][0-9]{2}$'), key=True)
+    room_type: RoomType = field(sh.enum(RoomType))
+    nightly_rate: int = field(sh.refined(sh.INT, 1, 5000))
+    capacity: int = field(sh.refined(sh.INT, 1, 6))
+    out_of_service: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Guest(Row):
     'A person who stays at the hotel.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('guest_ids', 'G{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
     phone: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$')), fill=lambda ep: None)
 
 
 class Booking(Row):
     'A reservation of one room by one guest for the nights from check_in to check_out.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'B{:03d}'),
-        text=v.str_text)
-    guest: str = field(load=v.want_str, text=v.str_text)
-    room: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
-    check_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    check_out: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    guests_count: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
-        schema=js.scalar('int', 1, 6))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('booking_ids', 'B{:03d}'))
+    guest: str = field(sh.TEXT)
+    room: str = field(sh.refined(sh.TEXT, pattern='^[1-9][0-9]{2}$'))
+    check_in: dt.date = field(sh.DATE)
+    check_out: dt.date = field(sh.DATE)
+    guests_count: int = field(sh.refined(sh.INT, 1, 6))
     status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_reserved, export=enum_value,
-        text=enum_text(BookingStatus))
-    total: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    cancellation_fee: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    checked_in_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    checked_out_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(BookingStatus), fill=lambda ep: _E13_BookingStatus_reserved)
+    total: int = field(sh.refined(sh.INT, 0))
+    cancellation_fee: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    checked_in_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    checked_out_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class RoomOffer(Record):
     'A room free for the whole stay, with its price.'
 
-    number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[1-9][0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[1-9][0-9]{2}$'))
-    room_type: RoomType = field(
-        load=lambda x, p: v.want_enum(x, p, RoomType), export=enum_value, text=enum_text(RoomType))
-    nightly_rate: int = field(load=v.want_int, text=v.int_text)
-    capacity: int = field(load=v.want_int, text=v.int_text)
-    nights: int = field(load=v.want_int, text=v.int_text)
-    total: int = field(load=v.want_int, text=v.int_text)
+    number: str = field(sh.refined(sh.TEXT, pattern='^[1-9][0-9]{2}$'))
+    room_type: RoomType = field(sh.enum(RoomType))
+    nightly_rate: int = field(sh.INT)
+    capacity: int = field(sh.INT)
+    nights: int = field(sh.INT)
+    total: int = field(sh.INT)
 
 
 class CheckoutReceipt(Record):
     'What the guest pays when leaving.'
 
-    booking: str = field(load=v.want_str, text=v.str_text)
-    nights: int = field(load=v.want_int, text=v.int_text)
-    amount_due: int = field(load=v.want_int, text=v.int_text)
+    booking: str = field(sh.TEXT)
+    nights: int = field(sh.INT)
+    amount_due: int = field(sh.INT)
 
 
 class _State(StateBase):

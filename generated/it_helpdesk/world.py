@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -77,99 +78,58 @@ class TicketStatus(enum.StrEnum):
 class Employee(Row):
     'A member of staff who reports problems.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    department: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{4}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    department: str = field(sh.refined(sh.TEXT, 1, 60))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
 
 
 class Agent(Row):
     'A helpdesk agent.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
     skills: tuple[Category, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Category))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Category), unique=True))
-    tier: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 2), text=v.int_text,
-        schema=js.scalar('int', 1, 2))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Category)), schema=js.array(js.members(Category), unique=True))
+    tier: int = field(sh.refined(sh.INT, 1, 2))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Ticket(Row):
     'A reported problem.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
-        text=v.str_text)
-    reporter: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{4}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    category: Category = field(
-        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    priority: Priority = field(
-        load=lambda x, p: v.want_enum(x, p, Priority), export=enum_value, text=enum_text(Priority))
-    status: TicketStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TicketStatus), fill=lambda ep: _E12_TicketStatus_open_,
-        export=enum_value, text=enum_text(TicketStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'))
+    reporter: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{4}$'))
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    category: Category = field(sh.enum(Category))
+    priority: Priority = field(sh.enum(Priority))
+    status: TicketStatus = field(sh.enum(TicketStatus), fill=lambda ep: _E12_TicketStatus_open_)
     assignee: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^A[0-9]{2}$')))
-    escalated: bool = field(load=v.want_bool, fill=lambda ep: False)
-    resolution_note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 500), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 500))
-    opened_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    resolved_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    reopen_count: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
+        sh.optional(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$')), fill=lambda ep: None)
+    escalated: bool = field(sh.BOOL, fill=lambda ep: False)
+    resolution_note: str = field(sh.refined(sh.TEXT, None, 500), fill=lambda ep: '')
+    opened_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    resolved_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    reopen_count: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
 
 
 class Comment(Row):
     'A note on a ticket by an agent.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('comment_ids', 'CM{:04d}'),
-        text=v.str_text)
-    ticket: str = field(load=v.want_str, text=v.str_text)
-    author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
-        schema=js.scalar('str', 1, 1000))
-    internal: bool = field(load=v.want_bool, fill=lambda ep: False)
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('comment_ids', 'CM{:04d}'))
+    ticket: str = field(sh.TEXT)
+    author: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'))
+    body: str = field(sh.refined(sh.TEXT, 1, 1000))
+    internal: bool = field(sh.BOOL, fill=lambda ep: False)
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class TicketView(Record):
     'A ticket with its comments.'
 
-    ticket: str = field(load=v.want_str, text=v.str_text)
-    comments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    ticket: str = field(sh.TEXT)
+    comments: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -135,210 +136,122 @@ class PaymentMethod(enum.StrEnum):
 class BillingRates(Record):
     'Hourly rates by role for a matter.'
 
-    partner: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    associate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    paralegal: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    partner: float = field(sh.refined(sh.FLOAT, 0.0))
+    associate: float = field(sh.refined(sh.FLOAT, 0.0))
+    paralegal: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Client(Row):
     'A client of the firm.'
 
-    client_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CL[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CL[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    kind: ClientKind = field(
-        load=lambda x, p: v.want_enum(x, p, ClientKind), export=enum_value,
-        text=enum_text(ClientKind))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    billing_address: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    payment_terms_days: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 90), text=v.int_text,
-        schema=js.scalar('int', 0, 90))
-    since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    client_id: str = field(sh.refined(sh.TEXT, pattern='^CL[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 100))
+    kind: ClientKind = field(sh.enum(ClientKind))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    billing_address: str = field(sh.refined(sh.TEXT, 1, 200))
+    payment_terms_days: int = field(sh.refined(sh.INT, 0, 90))
+    since: dt.date = field(sh.DATE)
 
 
 class Attorney(Row):
     'A lawyer or paralegal who signs in and records time.'
 
-    attorney_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: AttorneyRole = field(
-        load=lambda x, p: v.want_enum(x, p, AttorneyRole), export=enum_value,
-        text=enum_text(AttorneyRole))
+    attorney_id: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: AttorneyRole = field(sh.enum(AttorneyRole))
     bar_number: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, None, 20))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', None, 20)))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.refined(sh.TEXT, None, 20)), fill=lambda ep: None)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Matter(Row):
     'A client matter (case or transaction).'
 
-    matter_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('matter_ids', 'MT{:04d}'),
-        text=v.str_text)
-    client: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CL[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CL[0-9]{3}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    practice_area: PracticeArea = field(
-        load=lambda x, p: v.want_enum(x, p, PracticeArea), export=enum_value,
-        text=enum_text(PracticeArea))
-    responsible: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    rates: BillingRates = field(
-        load_ep=lambda x, p, ep: BillingRates.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    status: MatterStatus = field(
-        load=lambda x, p: v.want_enum(x, p, MatterStatus), fill=lambda ep: _E12_MatterStatus_open_,
-        export=enum_value, text=enum_text(MatterStatus))
-    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    closed_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    matter_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('matter_ids', 'MT{:04d}'))
+    client: str = field(sh.refined(sh.TEXT, pattern='^CL[0-9]{3}$'))
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    practice_area: PracticeArea = field(sh.enum(PracticeArea))
+    responsible: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'))
+    rates: BillingRates = field(sh.record(BillingRates))
+    status: MatterStatus = field(sh.enum(MatterStatus), fill=lambda ep: _E12_MatterStatus_open_)
+    opened_on: dt.date = field(sh.DATE)
+    closed_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Invoice(Row):
     "A bill for a matter's unbilled time and expenses."
 
     invoice_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:05d}'),
-        text=v.str_text)
-    matter: str = field(load=v.want_str, text=v.str_text)
-    status: InvoiceStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InvoiceStatus),
-        fill=lambda ep: _E13_InvoiceStatus_draft, export=enum_value, text=enum_text(InvoiceStatus))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    issued_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    due_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    fees_total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    expenses_total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    amount_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:05d}'))
+    matter: str = field(sh.TEXT)
+    status: InvoiceStatus = field(sh.enum(InvoiceStatus), fill=lambda ep: _E13_InvoiceStatus_draft)
+    created_on: dt.date = field(sh.DATE)
+    issued_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    due_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    fees_total: float = field(sh.refined(sh.FLOAT, 0.0))
+    expenses_total: float = field(sh.refined(sh.FLOAT, 0.0))
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    amount_paid: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class TimeEntry(Row):
     'Time an attorney worked on a matter.'
 
-    entry_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('entry_ids', 'TE{:05d}'),
-        text=v.str_text)
-    matter: str = field(load=v.want_str, text=v.str_text)
-    attorney: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^A[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^A[0-9]{2}$'))
-    work_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.1, 24.0), text=v.float_text,
-        schema=js.scalar('float', 0.1, 24.0))
-    rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    narrative: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 300), text=v.str_text,
-        schema=js.scalar('str', 1, 300))
-    billable: bool = field(load=v.want_bool, fill=lambda ep: True)
-    invoice: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+    entry_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('entry_ids', 'TE{:05d}'))
+    matter: str = field(sh.TEXT)
+    attorney: str = field(sh.refined(sh.TEXT, pattern='^A[0-9]{2}$'))
+    work_date: dt.date = field(sh.DATE)
+    hours: float = field(sh.refined(sh.FLOAT, 0.1, 24.0))
+    rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    narrative: str = field(sh.refined(sh.TEXT, 1, 300))
+    billable: bool = field(sh.BOOL, fill=lambda ep: True)
+    invoice: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class Expense(Row):
     'A cost incurred on a matter.'
 
     expense_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('expense_ids', 'EX{:05d}'),
-        text=v.str_text)
-    matter: str = field(load=v.want_str, text=v.str_text)
-    incurred_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    category: ExpenseCategory = field(
-        load=lambda x, p: v.want_enum(x, p, ExpenseCategory), export=enum_value,
-        text=enum_text(ExpenseCategory))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    billable: bool = field(load=v.want_bool, fill=lambda ep: True)
-    invoice: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('expense_ids', 'EX{:05d}'))
+    matter: str = field(sh.TEXT)
+    incurred_on: dt.date = field(sh.DATE)
+    category: ExpenseCategory = field(sh.enum(ExpenseCategory))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    description: str = field(sh.refined(sh.TEXT, 1, 200))
+    billable: bool = field(sh.BOOL, fill=lambda ep: True)
+    invoice: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class Payment(Row):
     'Money received against an invoice.'
 
     payment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'PAY{:05d}'),
-        text=v.str_text)
-    invoice: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    received_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    method: PaymentMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PaymentMethod), export=enum_value,
-        text=enum_text(PaymentMethod))
-    reference: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 60), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 60))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('payment_ids', 'PAY{:05d}'))
+    invoice: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    received_on: dt.date = field(sh.DATE)
+    method: PaymentMethod = field(sh.enum(PaymentMethod))
+    reference: str = field(sh.refined(sh.TEXT, None, 60), fill=lambda ep: '')
 
 
 class MatterInfo(Record):
     'A matter with its unbilled work and what its invoices still owe.'
 
-    matter: str = field(load=v.want_str, text=v.str_text)
-    unbilled_hours: float = field(load=v.want_float, text=v.float_text)
-    unbilled_fees: float = field(load=v.want_float, text=v.float_text)
-    unbilled_expenses: float = field(load=v.want_float, text=v.float_text)
-    balance_due: float = field(load=v.want_float, text=v.float_text)
+    matter: str = field(sh.TEXT)
+    unbilled_hours: float = field(sh.FLOAT)
+    unbilled_fees: float = field(sh.FLOAT)
+    unbilled_expenses: float = field(sh.FLOAT)
+    balance_due: float = field(sh.FLOAT)
 
 
 class InvoiceInfo(Record):
     'An invoice with its time entries and expenses.'
 
-    invoice: str = field(load=v.want_str, text=v.str_text)
-    time_entries: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    expenses: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    balance_due: float = field(load=v.want_float, text=v.float_text)
+    invoice: str = field(sh.TEXT)
+    time_entries: tuple[str, ...] = field(sh.list(sh.TEXT))
+    expenses: tuple[str, ...] = field(sh.list(sh.TEXT))
+    balance_due: float = field(sh.FLOAT)
 
 
 _GET_amount = rt.getter('amount', float)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -96,185 +97,115 @@ _E11_LeaseStatus_active, _E11_LeaseStatus_ended = LeaseStatus.__members__.values
 class Deduction(Record):
     'A charge kept from a deposit.'
 
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 100000.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 100000.0))
+    reason: str = field(sh.refined(sh.TEXT, 1, 120))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01, 100000.0))
 
 
 class Agent(Row):
     'A leasing office employee who signs in.'
 
-    agent_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^AG[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: AgentRole = field(
-        load=lambda x, p: v.want_enum(x, p, AgentRole), export=enum_value,
-        text=enum_text(AgentRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    agent_id: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: AgentRole = field(sh.enum(AgentRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Unit(Row):
     'An apartment unit.'
 
-    unit_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{2,4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{2,4}$'))
-    building: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    bedrooms: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), text=v.int_text,
-        schema=js.scalar('int', 0, 5))
-    bathrooms: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 4.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 4.0))
-    sq_ft: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 200, 5000), text=v.int_text,
-        schema=js.scalar('int', 200, 5000))
-    monthly_rent: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: UnitStatus = field(
-        load=lambda x, p: v.want_enum(x, p, UnitStatus), fill=lambda ep: _E10_UnitStatus_available,
-        export=enum_value, text=enum_text(UnitStatus))
-    available_from: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    unit_id: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{2,4}$'), key=True)
+    building: str = field(sh.refined(sh.TEXT, 1, 40))
+    bedrooms: int = field(sh.refined(sh.INT, 0, 5))
+    bathrooms: float = field(sh.refined(sh.FLOAT, 1.0, 4.0))
+    sq_ft: int = field(sh.refined(sh.INT, 200, 5000))
+    monthly_rent: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: UnitStatus = field(sh.enum(UnitStatus), fill=lambda ep: _E10_UnitStatus_available)
+    available_from: dt.date = field(sh.DATE)
 
 
 class Prospect(Row):
     'A person interested in renting.'
 
     prospect_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('prospect_ids', 'P{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
-    monthly_income: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    desired_move_in: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('prospect_ids', 'P{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
+    monthly_income: float = field(sh.refined(sh.FLOAT, 0.0))
+    desired_move_in: dt.date = field(sh.DATE)
     bedrooms_wanted: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 0, 5)))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.INT, 0, 5)), fill=lambda ep: None)
+    created_on: dt.date = field(sh.DATE)
 
 
 class Tour(Row):
     'A showing of a unit to a prospect.'
 
-    tour_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('tour_ids', 'TR{:04d}'),
-        text=v.str_text)
-    prospect: str = field(load=v.want_str, text=v.str_text)
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{2,4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{2,4}$'))
-    agent: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^AG[0-9]{2}$'))
-    scheduled_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: TourStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TourStatus), fill=lambda ep: _E10_TourStatus_scheduled,
-        export=enum_value, text=enum_text(TourStatus))
-    notes: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
+    tour_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('tour_ids', 'TR{:04d}'))
+    prospect: str = field(sh.TEXT)
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{2,4}$'))
+    agent: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'))
+    scheduled_at: dt.datetime = field(sh.DATETIME)
+    status: TourStatus = field(sh.enum(TourStatus), fill=lambda ep: _E10_TourStatus_scheduled)
+    notes: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
 
 
 class Application(Row):
     'A rental application for a unit, screened before approval.'
 
     application_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('application_ids', 'APP{:04d}'),
-        text=v.str_text)
-    prospect: str = field(load=v.want_str, text=v.str_text)
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{2,4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{2,4}$'))
-    submitted_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    move_in_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    credit_score: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 300, 850), text=v.int_text,
-        schema=js.scalar('int', 300, 850))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('application_ids', 'APP{:04d}'))
+    prospect: str = field(sh.TEXT)
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{2,4}$'))
+    submitted_on: dt.date = field(sh.DATE)
+    move_in_date: dt.date = field(sh.DATE)
+    credit_score: int = field(sh.refined(sh.INT, 300, 850))
     status: ScreeningStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ScreeningStatus),
-        fill=lambda ep: _E15_ScreeningStatus_pending, export=enum_value,
-        text=enum_text(ScreeningStatus))
+        sh.enum(ScreeningStatus), fill=lambda ep: _E15_ScreeningStatus_pending)
     decided_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^AG[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$')), fill=lambda ep: None)
     decline_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Lease(Row):
     'A lease signed from an approved application.'
 
-    lease_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('lease_ids', 'LS{:04d}'),
-        text=v.str_text)
-    application: str = field(load=v.want_str, text=v.str_text)
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{2,4}$'), text=v.str_text)
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    monthly_rent: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 100000.0), text=v.float_text)
-    deposit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    status: LeaseStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LeaseStatus), fill=lambda ep: _E11_LeaseStatus_active,
-        export=enum_value, text=enum_text(LeaseStatus))
+    lease_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('lease_ids', 'LS{:04d}'))
+    application: str = field(sh.TEXT)
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{2,4}$'))
+    start_date: dt.date = field(sh.DATE)
+    end_date: dt.date = field(sh.DATE)
+    monthly_rent: float = field(sh.refined(sh.FLOAT, 0.01, 100000.0))
+    deposit: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: LeaseStatus = field(sh.enum(LeaseStatus), fill=lambda ep: _E11_LeaseStatus_active)
     deductions: tuple[Deduction, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Deduction.load(x, p, ep))), p, None, 10),
-        fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
-    deposit_returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.refined(sh.list(sh.record(Deduction)), None, 10), fill=lambda ep: ())
+    deposit_returned_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class UnitInfo(Record):
     'A unit with its active lease, if any.'
 
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{2,4}$'), text=v.str_text)
-    active_lease: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{2,4}$'))
+    active_lease: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class ApplicationInfo(Record):
     "An application with the prospect's income as a multiple of the rent and whether it passes screening."
 
-    application: str = field(load=v.want_str, text=v.str_text)
-    income_ratio: float = field(load=v.want_float, text=v.float_text)
-    passes_screening: bool = field(load=v.want_bool)
+    application: str = field(sh.TEXT)
+    income_ratio: float = field(sh.FLOAT)
+    passes_screening: bool = field(sh.BOOL)
 
 
 class LeaseInfo(Record):
     'A lease with its deductions total and the deposit refund due.'
 
-    lease: str = field(load=v.want_str, text=v.str_text)
-    deductions_total: float = field(load=v.want_float, text=v.float_text)
-    refund_due: float = field(load=v.want_float, text=v.float_text)
+    lease: str = field(sh.TEXT)
+    deductions_total: float = field(sh.FLOAT)
+    refund_due: float = field(sh.FLOAT)
 
 
 _GET_amount = rt.getter('amount', float)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -70,165 +71,96 @@ class RequestStatus(enum.StrEnum):
 class Department(Row):
     'A department.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,5}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,5}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
     head: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
-    location: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    max_off_per_day: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 50), text=v.int_text,
-        schema=js.scalar('int', 1, 50))
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
+    location: str = field(sh.refined(sh.TEXT, 1, 60))
+    max_off_per_day: int = field(sh.refined(sh.INT, 1, 50))
 
 
 class Employee(Row):
     'A person employed by the company.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    department: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2,5}$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    department: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,5}$'))
     manager: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
-    role: EmployeeRole = field(
-        load=lambda x, p: v.want_enum(x, p, EmployeeRole), export=enum_value,
-        text=enum_text(EmployeeRole))
-    hired_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    active: bool = field(load=v.want_bool)
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
+    role: EmployeeRole = field(sh.enum(EmployeeRole))
+    hired_on: dt.date = field(sh.DATE)
+    active: bool = field(sh.BOOL)
 
 
 class LeaveBalance(Row):
     "An employee's entitlement and use of one leave type in one year."
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    leave_type: LeaveType = field(
-        load=lambda x, p: v.want_enum(x, p, LeaveType), export=enum_value,
-        text=enum_text(LeaveType))
-    year: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 2000, 2100), text=v.int_text,
-        schema=js.scalar('int', 2000, 2100))
-    entitled_days: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 365.0), text=v.float_text,
-        schema=js.scalar('float', 0.0, 365.0))
-    used_days: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    pending_days: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    id_: str = field(sh.TEXT, 'id', key=True)
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    leave_type: LeaveType = field(sh.enum(LeaveType))
+    year: int = field(sh.refined(sh.INT, 2000, 2100))
+    entitled_days: float = field(sh.refined(sh.FLOAT, 0.0, 365.0))
+    used_days: float = field(sh.refined(sh.FLOAT, 0.0))
+    pending_days: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class PublicHoliday(Row):
     'A public holiday: not a working day; its id is its date as text.'
 
-    id_: str = field(
-        'id', key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    region: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    added_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    added_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'), 'id', key=True)
+    day: dt.date = field(sh.DATE)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    region: str = field(sh.refined(sh.TEXT, 1, 40))
+    added_by: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    added_at: dt.datetime = field(sh.DATETIME)
 
 
 class LeaveRequest(Row):
     'A request for leave over a range of days.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('request_ids', 'LR{:04d}'),
-        text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    leave_type: LeaveType = field(
-        load=lambda x, p: v.want_enum(x, p, LeaveType), export=enum_value,
-        text=enum_text(LeaveType))
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    working_days: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.5, 365.0), text=v.float_text,
-        schema=js.scalar('float', 0.5, 365.0))
-    half_day: bool = field(load=v.want_bool, fill=lambda ep: False)
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('request_ids', 'LR{:04d}'))
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    leave_type: LeaveType = field(sh.enum(LeaveType))
+    start_date: dt.date = field(sh.DATE)
+    end_date: dt.date = field(sh.DATE)
+    working_days: float = field(sh.refined(sh.FLOAT, 0.5, 365.0))
+    half_day: bool = field(sh.BOOL, fill=lambda ep: False)
     status: RequestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RequestStatus),
-        fill=lambda ep: _E13_RequestStatus_pending, export=enum_value,
-        text=enum_text(RequestStatus))
+        sh.enum(RequestStatus), fill=lambda ep: _E13_RequestStatus_pending)
     decided_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
+    reason: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class BalanceAdjustment(Row):
     'An HR change to an entitlement, with a reason.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('adjustment_ids', 'ADJ{:03d}'),
-        text=v.str_text)
-    balance: str = field(load=v.want_str, text=v.str_text)
-    delta_days: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, -365.0, 365.0), text=v.float_text,
-        schema=js.scalar('float', -365.0, 365.0))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    made_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    made_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('adjustment_ids', 'ADJ{:03d}'))
+    balance: str = field(sh.TEXT)
+    delta_days: float = field(sh.refined(sh.FLOAT, -365.0, 365.0))
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
+    made_by: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    made_at: dt.datetime = field(sh.DATETIME)
 
 
 class BalanceInfo(Record):
     'A balance with the days still available.'
 
-    balance: str = field(load=v.want_str, text=v.str_text)
-    available_days: float = field(load=v.want_float, text=v.float_text)
+    balance: str = field(sh.TEXT)
+    available_days: float = field(sh.FLOAT)
 
 
 class OffEntry(Record):
     'Someone on approved leave on a day.'
 
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    name: str = field(load=v.want_str, text=v.str_text)
-    department: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2,5}$'))
-    leave_type: LeaveType = field(
-        load=lambda x, p: v.want_enum(x, p, LeaveType), export=enum_value,
-        text=enum_text(LeaveType))
-    request: str = field(load=v.want_str, text=v.str_text)
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    name: str = field(sh.TEXT)
+    department: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,5}$'))
+    leave_type: LeaveType = field(sh.enum(LeaveType))
+    request: str = field(sh.TEXT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -112,200 +113,108 @@ class ModKind(enum.StrEnum):
 class Address(Record):
     'A postal address in the USA.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    state_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    state_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}$'))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
 
 
 class Borrower(Row):
     'A customer who owes on one or more loans.'
 
-    borrower_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^B[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^B[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    borrower_id: str = field(sh.refined(sh.TEXT, pattern='^B[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    address: Address = field(sh.record(Address))
+    since: dt.date = field(sh.DATE)
 
 
 class Officer(Row):
     'A servicing employee; supervisors approve restructures and fee waivers.'
 
-    officer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^O[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^O[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: OfficerRole = field(
-        load=lambda x, p: v.want_enum(x, p, OfficerRole), export=enum_value,
-        text=enum_text(OfficerRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    officer_id: str = field(sh.refined(sh.TEXT, pattern='^O[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: OfficerRole = field(sh.enum(OfficerRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Loan(Row):
     'A consumer loan repaid in monthly instalments (flat add-on interest).'
 
-    loan_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^LN[0-9]{4}$'))
-    borrower: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^B[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^B[0-9]{3}$'))
-    principal: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    annual_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 0.5), text=v.float_text,
-        schema=js.scalar('float', 0.0, 0.5))
-    term_months: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: LoanStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LoanStatus), fill=lambda ep: _E10_LoanStatus_active,
-        export=enum_value, text=enum_text(LoanStatus))
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    deferrals_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    officer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^O[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^O[0-9]{2}$'))
+    loan_id: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'), key=True)
+    borrower: str = field(sh.refined(sh.TEXT, pattern='^B[0-9]{3}$'))
+    principal: float = field(sh.refined(sh.FLOAT, 0.01))
+    annual_rate: float = field(sh.refined(sh.FLOAT, 0.0, 0.5))
+    term_months: int = field(sh.refined(sh.INT, 1, 60))
+    start_date: dt.date = field(sh.DATE)
+    status: LoanStatus = field(sh.enum(LoanStatus), fill=lambda ep: _E10_LoanStatus_active)
+    balance: float = field(sh.refined(sh.FLOAT, 0.0))
+    deferrals_used: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    officer: str = field(sh.refined(sh.TEXT, pattern='^O[0-9]{2}$'))
 
 
 class Instalment(Row):
     'One scheduled monthly instalment of a loan.'
 
     instalment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('instalment_ids', 'I{:04d}'),
-        text=v.str_text)
-    loan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LN[0-9]{4}$'))
-    number: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    due_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    amount_due: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    amount_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('instalment_ids', 'I{:04d}'))
+    loan: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'))
+    number: int = field(sh.refined(sh.INT, 1, 60))
+    due_date: dt.date = field(sh.DATE)
+    amount_due: float = field(sh.refined(sh.FLOAT, 0.0))
+    amount_paid: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     status: InstalmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InstalmentStatus),
-        fill=lambda ep: _E16_InstalmentStatus_scheduled, export=enum_value,
-        text=enum_text(InstalmentStatus))
+        sh.enum(InstalmentStatus), fill=lambda ep: _E16_InstalmentStatus_scheduled)
 
 
 class Payment(Row):
     'Money received on a loan.'
 
     payment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'PM{:04d}'),
-        text=v.str_text)
-    loan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LN[0-9]{4}$'))
-    instalment: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    method: PaymentMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PaymentMethod), export=enum_value,
-        text=enum_text(PaymentMethod))
-    received_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    recorded_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^O[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^O[0-9]{2}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('payment_ids', 'PM{:04d}'))
+    loan: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'))
+    instalment: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    method: PaymentMethod = field(sh.enum(PaymentMethod))
+    received_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    recorded_by: str = field(sh.refined(sh.TEXT, pattern='^O[0-9]{2}$'))
 
 
 class LateFee(Row):
     'A late fee assessed on an instalment past its grace period.'
 
-    fee_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('fee_ids', 'F{:04d}'),
-        text=v.str_text)
-    loan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LN[0-9]{4}$'))
-    instalment: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    assessed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: FeeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, FeeStatus), fill=lambda ep: _E9_FeeStatus_open_,
-        export=enum_value, text=enum_text(FeeStatus))
-    assessed_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^O[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^O[0-9]{2}$'))
+    fee_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('fee_ids', 'F{:04d}'))
+    loan: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'))
+    instalment: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    assessed_on: dt.date = field(sh.DATE)
+    status: FeeStatus = field(sh.enum(FeeStatus), fill=lambda ep: _E9_FeeStatus_open_)
+    assessed_by: str = field(sh.refined(sh.TEXT, pattern='^O[0-9]{2}$'))
 
 
 class LoanModification(Row):
     'An audit record of a deferral, restructure, closure or fee waiver.'
 
-    mod_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('mod_ids', 'M{:03d}'),
-        text=v.str_text)
-    loan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LN[0-9]{4}$'))
-    kind: ModKind = field(
-        load=lambda x, p: v.want_enum(x, p, ModKind), export=enum_value, text=enum_text(ModKind))
-    effective_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    old_term: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    new_term: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
-    approved_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^O[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^O[0-9]{2}$'))
+    mod_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('mod_ids', 'M{:03d}'))
+    loan: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'))
+    kind: ModKind = field(sh.enum(ModKind))
+    effective_on: dt.date = field(sh.DATE)
+    old_term: int = field(sh.refined(sh.INT, 1, 60))
+    new_term: int = field(sh.refined(sh.INT, 1, 60))
+    note: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
+    approved_by: str = field(sh.refined(sh.TEXT, pattern='^O[0-9]{2}$'))
 
 
 class LoanDetails(Record):
     'A loan with its next unpaid instalment and open late fees.'
 
-    loan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LN[0-9]{4}$'), text=v.str_text)
-    next_unpaid: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    unpaid_instalments: int = field(load=v.want_int, text=v.int_text)
-    open_fees: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    loan: str = field(sh.refined(sh.TEXT, pattern='^LN[0-9]{4}$'))
+    next_unpaid: str | None = field(sh.optional(sh.TEXT), optional=True)
+    unpaid_instalments: int = field(sh.INT)
+    open_fees: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _GET_amount_due = rt.getter('amount_due', float)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -30,98 +31,89 @@ __all__ = [
 class MessageId(Record):
     'BFCL wraps a new message id in an object.'
 
-    new_id: int = field(load=v.want_int, text=v.int_text)
+    new_id: int = field(sh.INT)
 
 
 class UserList(Record):
     'The UserList record.'
 
-    user_list: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
+    user_list: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
 
 class UserId(Record):
     'The UserId record.'
 
-    user_id: str = field(load=v.want_str, text=v.str_text)
+    user_id: str = field(sh.TEXT)
 
 
 class LoginResult(Record):
     'The LoginResult record.'
 
-    login_status: bool = field(load=v.want_bool)
-    message: str = field(load=v.want_str, text=v.str_text)
+    login_status: bool = field(sh.BOOL)
+    message: str = field(sh.TEXT)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    login_status: bool = field(load=v.want_bool)
+    login_status: bool = field(sh.BOOL)
 
 
 class SendResult(Record):
     'The SendResult record.'
 
-    sent_status: bool = field(load=v.want_bool)
-    message_id: MessageId = field(
-        load_ep=lambda x, p, ep: MessageId.load(x, p, ep), export=v.export_value,
-        text=v.record_text)
-    message: str = field(load=v.want_str, text=v.str_text)
+    sent_status: bool = field(sh.BOOL)
+    message_id: MessageId = field(sh.record(MessageId), export=v.export_value)
+    message: str = field(sh.TEXT)
 
 
 class AddedContact(Record):
     'The AddedContact record.'
 
-    added_status: bool = field(load=v.want_bool)
-    user_id: str = field(load=v.want_str, text=v.str_text)
-    message: str = field(load=v.want_str, text=v.str_text)
+    added_status: bool = field(sh.BOOL)
+    user_id: str = field(sh.TEXT)
+    message: str = field(sh.TEXT)
 
 
 class DeleteResult(Record):
     'The DeleteResult record.'
 
-    deleted_status: bool = field(load=v.want_bool)
-    receiver_id: str = field(load=v.want_str, text=v.str_text)
-    message: str = field(load=v.want_str, text=v.str_text)
+    deleted_status: bool = field(sh.BOOL)
+    receiver_id: str = field(sh.TEXT)
+    message: str = field(sh.TEXT)
 
 
 class SentMessages(Record):
     'The SentMessages record.'
 
     messages: dict[str, tuple[Any, ...]] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_list(x, p, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False, schema=js.mapping(js.array({})))
+        sh.map(sh.TEXT, sh.list(sh.JSON)), export=v.export_value, schema=js.mapping(js.array({})))
 
 
 class SearchHit(Record):
     'The SearchHit record.'
 
-    receiver_id: str = field(load=v.want_str, text=v.str_text)
-    message: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
+    receiver_id: str = field(sh.TEXT)
+    message: Any = field(sh.JSON, schema={})
 
 
 class SearchResults(Record):
     'The SearchResults record.'
 
-    results: tuple[SearchHit, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: SearchHit.load(x, p, ep))),
-        export=v.export_value, keeps_text=False)
+    results: tuple[SearchHit, ...] = field(sh.list(sh.record(SearchHit)), export=v.export_value)
 
 
 class Stats(Record):
     'The Stats record.'
 
-    received_count: int = field(load=v.want_int, text=v.int_text)
-    total_contacts: int = field(load=v.want_int, text=v.int_text)
+    received_count: int = field(sh.INT)
+    total_contacts: int = field(sh.INT)
 
 
 class MessageStats(Record):
     'The MessageStats record.'
 
-    stats: Stats = field(
-        load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
+    stats: Stats = field(sh.record(Stats), export=v.export_value)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -62,136 +63,92 @@ _E16_ConversationKind_direct, _E16_ConversationKind_group = ConversationKind.__m
 class User(Row):
     'A registered account.'
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
+    id_: str = field(sh.TEXT, 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
     email: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))),
-        optional=True, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')))
-    password: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 8, 64), text=v.str_text,
-        schema=js.scalar('str', 8, 64))
-    presence: Presence = field(
-        load=lambda x, p: v.want_enum(x, p, Presence), fill=lambda ep: _E8_Presence_offline,
-        export=enum_value, text=enum_text(Presence))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')), optional=True)
+    password: str = field(sh.refined(sh.TEXT, 8, 64))
+    presence: Presence = field(sh.enum(Presence), fill=lambda ep: _E8_Presence_offline)
 
 
 class Contact(Row):
     "An entry in one user's address book."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('contact_ids', 'CT{:03d}'),
-        text=v.str_text)
-    owner: str = field(load=v.want_str, text=v.str_text)
-    user: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    favorite: bool = field(load=v.want_bool, fill=lambda ep: False)
-    added_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('contact_ids', 'CT{:03d}'))
+    owner: str = field(sh.TEXT)
+    user: str = field(sh.TEXT)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    favorite: bool = field(sh.BOOL, fill=lambda ep: False)
+    added_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Conversation(Row):
     'A chat: one-to-one (direct) or a named group.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str,
-        fill=lambda ep: ep.next_id('conversation_ids', 'CONV{:03d}'), text=v.str_text)
-    kind: ConversationKind = field(
-        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
-        text=enum_text(ConversationKind))
-    title: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 60)))
-    participants: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    archived_by: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), fill=lambda ep: (), export=list)
-    last_activity: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('conversation_ids', 'CONV{:03d}'))
+    kind: ConversationKind = field(sh.enum(ConversationKind))
+    title: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 60)), fill=lambda ep: None)
+    participants: tuple[str, ...] = field(sh.list(sh.TEXT))
+    archived_by: tuple[str, ...] = field(sh.list(sh.TEXT), fill=lambda ep: ())
+    last_activity: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Message(Row):
     'One message in a conversation.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'),
-        text=v.str_text)
-    conversation: str = field(load=v.want_str, text=v.str_text)
-    sender: str = field(load=v.want_str, text=v.str_text)
-    body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 1000), text=v.str_text,
-        schema=js.scalar('str', 1, 1000))
-    sent_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    delivery: Delivery = field(
-        load=lambda x, p: v.want_enum(x, p, Delivery), fill=lambda ep: _E8_Delivery_sent,
-        export=enum_value, text=enum_text(Delivery))
-    read_by: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, v.want_str), export=list,
-        schema=js.array(js.STRING, unique=True))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'))
+    conversation: str = field(sh.TEXT)
+    sender: str = field(sh.TEXT)
+    body: str = field(sh.refined(sh.TEXT, 1, 1000))
+    sent_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    delivery: Delivery = field(sh.enum(Delivery), fill=lambda ep: _E8_Delivery_sent)
+    read_by: tuple[str, ...] = field(sh.set(sh.TEXT), schema=js.array(js.STRING, unique=True))
 
 
 class Profile(Record):
     "The signed-in user's own account, without the password."
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    phone: str = field(load=v.want_str, text=v.str_text)
-    email: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    presence: Presence = field(
-        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
+    id_: str = field(sh.TEXT, 'id')
+    name: str = field(sh.TEXT)
+    phone: str = field(sh.TEXT)
+    email: str | None = field(sh.optional(sh.TEXT), optional=True)
+    presence: Presence = field(sh.enum(Presence))
 
 
 class ContactCard(Record):
     'An address-book entry as the agent sees it.'
 
-    contact_id: str = field(load=v.want_str, text=v.str_text)
-    user_id: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    phone: str = field(load=v.want_str, text=v.str_text)
-    favorite: bool = field(load=v.want_bool)
-    presence: Presence = field(
-        load=lambda x, p: v.want_enum(x, p, Presence), export=enum_value, text=enum_text(Presence))
-    last_seen: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), optional=True,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    contact_id: str = field(sh.TEXT)
+    user_id: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    phone: str = field(sh.TEXT)
+    favorite: bool = field(sh.BOOL)
+    presence: Presence = field(sh.enum(Presence))
+    last_seen: dt.datetime | None = field(sh.optional(sh.DATETIME), optional=True)
 
 
 class ConversationSummary(Record):
     'One line of the conversation list.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    kind: ConversationKind = field(
-        load=lambda x, p: v.want_enum(x, p, ConversationKind), export=enum_value,
-        text=enum_text(ConversationKind))
-    title: str = field(load=v.want_str, text=v.str_text)
-    participants: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
-    unread: int = field(load=v.want_int, text=v.int_text)
-    last_message: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    last_activity: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
-    archived: bool = field(load=v.want_bool)
+    id_: str = field(sh.TEXT, 'id')
+    kind: ConversationKind = field(sh.enum(ConversationKind))
+    title: str = field(sh.TEXT)
+    participants: tuple[str, ...] = field(sh.list(sh.TEXT))
+    unread: int = field(sh.INT)
+    last_message: str | None = field(sh.optional(sh.TEXT), optional=True)
+    last_activity: dt.datetime = field(sh.DATETIME)
+    archived: bool = field(sh.BOOL)
 
 
 class UnreadSummary(Record):
     'Unread messages in the conversations that are not archived.'
 
-    total: int = field(load=v.want_int, text=v.int_text)
-    by_conversation: dict[str, int] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
+    total: int = field(sh.INT)
+    by_conversation: dict[str, int] = field(sh.map(sh.TEXT, sh.INT))
 
 
 _GET_id_ = rt.getter('id_', str)

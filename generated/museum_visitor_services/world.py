@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -98,177 +99,107 @@ class TicketStatus(enum.StrEnum):
 class Exhibition(Row):
     'An exhibition, or the permanent collection (EX00).'
 
-    exhibition_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EX[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^EX[0-9]{2}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    gallery: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    opens_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    closes_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    surcharge: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    members_only_preview: bool = field(load=v.want_bool, fill=lambda ep: False)
+    exhibition_id: str = field(sh.refined(sh.TEXT, pattern='^EX[0-9]{2}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    gallery: str = field(sh.refined(sh.TEXT, 1, 40))
+    opens_on: dt.date = field(sh.DATE)
+    closes_on: dt.date = field(sh.DATE)
+    surcharge: float = field(sh.refined(sh.FLOAT, 0.0))
+    members_only_preview: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class EntrySlot(Row):
     'A timed-entry slot for an exhibition with a capacity.'
 
-    slot_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SL[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^SL[0-9]{4}$'))
-    exhibition: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EX[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^EX[0-9]{2}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 500), text=v.int_text,
-        schema=js.scalar('int', 1, 500))
-    status: SlotStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SlotStatus), fill=lambda ep: _E10_SlotStatus_open_,
-        export=enum_value, text=enum_text(SlotStatus))
+    slot_id: str = field(sh.refined(sh.TEXT, pattern='^SL[0-9]{4}$'), key=True)
+    exhibition: str = field(sh.refined(sh.TEXT, pattern='^EX[0-9]{2}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    capacity: int = field(sh.refined(sh.INT, 1, 500))
+    status: SlotStatus = field(sh.enum(SlotStatus), fill=lambda ep: _E10_SlotStatus_open_)
 
 
 class Guide(Row):
     'A museum guide.'
 
-    guide_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^G[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^G[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    guide_id: str = field(sh.refined(sh.TEXT, pattern='^G[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
     languages: tuple[Language, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Language))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Language), unique=True))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
-    max_tours_per_day: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
-        schema=js.scalar('int', 1, 6))
+        sh.set(sh.enum(Language)), schema=js.array(js.members(Language), unique=True))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
+    max_tours_per_day: int = field(sh.refined(sh.INT, 1, 6))
 
 
 class Tour(Row):
     'A guided tour of an exhibition in one language.'
 
-    tour_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^TR[0-9]{3}$'))
-    exhibition: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^EX[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^EX[0-9]{2}$'))
-    language: Language = field(
-        load=lambda x, p: v.want_enum(x, p, Language), export=enum_value, text=enum_text(Language))
+    tour_id: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{3}$'), key=True)
+    exhibition: str = field(sh.refined(sh.TEXT, pattern='^EX[0-9]{2}$'))
+    language: Language = field(sh.enum(Language))
     guide: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^G[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^G[0-9]{2}$')))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    duration_min: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 15, 180), text=v.int_text,
-        schema=js.scalar('int', 15, 180))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 40), text=v.int_text,
-        schema=js.scalar('int', 1, 40))
-    status: TourStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TourStatus), fill=lambda ep: _E10_TourStatus_scheduled,
-        export=enum_value, text=enum_text(TourStatus))
+        sh.optional(sh.refined(sh.TEXT, pattern='^G[0-9]{2}$')), fill=lambda ep: None)
+    starts_at: dt.datetime = field(sh.DATETIME)
+    duration_min: int = field(sh.refined(sh.INT, 15, 180))
+    capacity: int = field(sh.refined(sh.INT, 1, 40))
+    status: TourStatus = field(sh.enum(TourStatus), fill=lambda ep: _E10_TourStatus_scheduled)
 
 
 class Visitor(Row):
     'A visitor, possibly a member.'
 
     visitor_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('visitor_ids', 'V{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('visitor_ids', 'V{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     membership: MembershipTier = field(
-        load=lambda x, p: v.want_enum(x, p, MembershipTier),
-        fill=lambda ep: _E14_MembershipTier_no_membership, export=enum_value,
-        text=enum_text(MembershipTier))
-    member_until: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    passes_left: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 50), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 50))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.enum(MembershipTier), fill=lambda ep: _E14_MembershipTier_no_membership)
+    member_until: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    passes_left: int = field(sh.refined(sh.INT, 0, 50), fill=lambda ep: 0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Ticket(Row):
     'Timed-entry admission for a party, optionally with a guided tour.'
 
-    ticket_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'T{:05d}'),
-        text=v.str_text)
-    visitor: str = field(load=v.want_str, text=v.str_text)
-    slot: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SL[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SL[0-9]{4}$'))
+    ticket_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('ticket_ids', 'T{:05d}'))
+    visitor: str = field(sh.TEXT)
+    slot: str = field(sh.refined(sh.TEXT, pattern='^SL[0-9]{4}$'))
     tour: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^TR[0-9]{3}$')))
-    adults: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10), text=v.int_text,
-        schema=js.scalar('int', 0, 10))
-    children: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10), text=v.int_text,
-        schema=js.scalar('int', 0, 10))
-    passes_used: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 10), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 10))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: TicketStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TicketStatus),
-        fill=lambda ep: _E12_TicketStatus_booked, export=enum_value, text=enum_text(TicketStatus))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^TR[0-9]{3}$')), fill=lambda ep: None)
+    adults: int = field(sh.refined(sh.INT, 0, 10))
+    children: int = field(sh.refined(sh.INT, 0, 10))
+    passes_used: int = field(sh.refined(sh.INT, 0, 10), fill=lambda ep: 0)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: TicketStatus = field(sh.enum(TicketStatus), fill=lambda ep: _E12_TicketStatus_booked)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SlotInfo(Record):
     'An entry slot with the places left.'
 
-    slot: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SL[0-9]{4}$'), text=v.str_text)
-    places_left: int = field(load=v.want_int, text=v.int_text)
+    slot: str = field(sh.refined(sh.TEXT, pattern='^SL[0-9]{4}$'))
+    places_left: int = field(sh.INT)
 
 
 class TourInfo(Record):
     'A tour with the places left.'
 
-    tour: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{3}$'), text=v.str_text)
-    places_left: int = field(load=v.want_int, text=v.int_text)
+    tour: str = field(sh.refined(sh.TEXT, pattern='^TR[0-9]{3}$'))
+    places_left: int = field(sh.INT)
 
 
 class GuideInfo(Record):
     'A guide with the scheduled tours they lead.'
 
-    guide: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^G[0-9]{2}$'), text=v.str_text)
-    tours: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TR[0-9]{3}$'))),
-        export=list)
+    guide: str = field(sh.refined(sh.TEXT, pattern='^G[0-9]{2}$'))
+    tours: tuple[str, ...] = field(sh.list(sh.refined(sh.TEXT, pattern='^TR[0-9]{3}$')))
 
 
 class CancelResult(Record):
     'A cancelled ticket and the refund.'
 
-    ticket: str = field(load=v.want_str, text=v.str_text)
-    refund: float = field(load=v.want_float, text=v.float_text)
-    passes_returned: int = field(load=v.want_int, text=v.int_text)
+    ticket: str = field(sh.TEXT)
+    refund: float = field(sh.FLOAT)
+    passes_returned: int = field(sh.INT)
 
 
 class _State(StateBase):

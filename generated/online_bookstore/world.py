@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -114,193 +115,111 @@ class ReturnReason(enum.StrEnum):
 class Address(Record):
     'A postal address in the USA.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    state_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    state_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}$'))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
 
 
 class OrderLine(Record):
     'One line of an order, with the price paid per copy.'
 
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-    unit_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+    unit_price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Customer(Row):
     'A customer account.'
 
-    customer_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
-    addresses: dict[str, Address] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_map(x, p, v.want_str, (lambda x, p: Address.load(x, p, ep))), p, None, 5),
-        export=lambda value: {k: x.export() for k, x in value.items()}, text=v.record_map_text)
-    store_credit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    customer_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
+    addresses: dict[str, Address] = field(sh.refined(sh.map(sh.TEXT, sh.record(Address)), None, 5))
+    store_credit: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Book(Row):
     'A catalogue title in one format.'
 
-    isbn: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    author: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    format_: BookFormat = field(
-        'format', load=lambda x, p: v.want_enum(x, p, BookFormat), export=enum_value,
-        text=enum_text(BookFormat))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    genre: Genre = field(
-        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
-    published_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    isbn: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 200))
+    author: str = field(sh.refined(sh.TEXT, 1, 120))
+    format_: BookFormat = field(sh.enum(BookFormat), 'format')
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    stock: int = field(sh.refined(sh.INT, 0))
+    genre: Genre = field(sh.enum(Genre))
+    published_on: dt.date = field(sh.DATE)
 
 
 class CartItem(Row):
     "A book in a customer's cart."
 
     cart_item_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('cart_item_ids', 'CI{:04d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-    added_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('cart_item_ids', 'CI{:04d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+    added_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Order(Row):
     'A checked-out order.'
 
-    order_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:05d}'),
-        text=v.str_text)
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text)
-    lines: tuple[OrderLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderLine.load(x, p, ep))), p, 1, 20),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    ship_to: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_placed,
-        export=enum_value, text=enum_text(OrderStatus))
-    placed_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    cancelled_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    order_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('order_ids', 'O{:05d}'))
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    lines: tuple[OrderLine, ...] = field(sh.refined(sh.list(sh.record(OrderLine)), 1, 20))
+    ship_to: Address = field(sh.record(Address))
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_placed)
+    placed_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    cancelled_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Shipment(Row):
     'The one shipment of an order.'
 
     shipment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('shipment_ids', 'SH{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    carrier: Carrier = field(
-        load=lambda x, p: v.want_enum(x, p, Carrier), export=enum_value, text=enum_text(Carrier))
-    tracking_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TRK[0-9]{9}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^TRK[0-9]{9}$'))
-    shipped_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('shipment_ids', 'SH{:04d}'))
+    order: str = field(sh.TEXT)
+    carrier: Carrier = field(sh.enum(Carrier))
+    tracking_number: str = field(sh.refined(sh.TEXT, pattern='^TRK[0-9]{9}$'))
+    shipped_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     status: ShipmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ShipmentStatus),
-        fill=lambda ep: _E14_ShipmentStatus_in_transit, export=enum_value,
-        text=enum_text(ShipmentStatus))
-    delivered_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(ShipmentStatus), fill=lambda ep: _E14_ShipmentStatus_in_transit)
+    delivered_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class BookReturn(Row):
     'Delivered copies of a book returned for store credit.'
 
-    return_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('return_ids', 'RT{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-    reason: ReturnReason = field(
-        load=lambda x, p: v.want_enum(x, p, ReturnReason), export=enum_value,
-        text=enum_text(ReturnReason))
-    requested_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    credit_amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    restocked: bool = field(load=v.want_bool)
+    return_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('return_ids', 'RT{:04d}'))
+    order: str = field(sh.TEXT)
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+    reason: ReturnReason = field(sh.enum(ReturnReason))
+    requested_on: dt.date = field(sh.DATE)
+    credit_amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    restocked: bool = field(sh.BOOL)
 
 
 class CartLine(Record):
     'One cart item with its price.'
 
-    item: str = field(load=v.want_str, text=v.str_text)
-    title: str = field(load=v.want_str, text=v.str_text)
-    unit_price: float = field(load=v.want_float, text=v.float_text)
-    subtotal: float = field(load=v.want_float, text=v.float_text)
+    item: str = field(sh.TEXT)
+    title: str = field(sh.TEXT)
+    unit_price: float = field(sh.FLOAT)
+    subtotal: float = field(sh.FLOAT)
 
 
 class CartView(Record):
     "A customer's cart with line subtotals and the total."
 
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'), text=v.str_text)
-    lines: tuple[CartLine, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: CartLine.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    total: float = field(load=v.want_float, text=v.float_text)
+    customer: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'))
+    lines: tuple[CartLine, ...] = field(sh.list(sh.record(CartLine)))
+    total: float = field(sh.FLOAT)
 
 
 _GET_subtotal = rt.getter('subtotal', float)

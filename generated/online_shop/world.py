@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -84,214 +85,152 @@ _E12_ReturnStatus_requested, _E12_ReturnStatus_refunded = ReturnStatus.__members
 class Address(Record):
     'A postal address in the USA.'
 
-    address1: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    address2: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 100), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    state_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
-    country: str = field(load=v.want_str, fill=lambda ep: 'USA', text=v.str_text)
+    address1: str = field(sh.refined(sh.TEXT, 1, 100))
+    address2: str = field(sh.refined(sh.TEXT, None, 100), fill=lambda ep: '')
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    state_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}$'))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
+    country: str = field(sh.TEXT, fill=lambda ep: 'USA')
 
 
 class CreditCard(Record):
     'A credit card on file.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    brand: str = field(load=v.want_str, text=v.str_text)
-    last_four: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4}$'))
+    id_: str = field(sh.TEXT, 'id')
+    brand: str = field(sh.TEXT)
+    last_four: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}$'))
 
 
 class GiftCard(Record):
     'A store gift card; only gift cards hold a balance.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    balance: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    id_: str = field(sh.TEXT, 'id')
+    balance: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Paypal(Record):
     'A linked PayPal account.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
-
-
-class Transaction(Record):
-    'A charge or refund on an order.'
-
-    kind: TransactionKind = field(
-        load=lambda x, p: v.want_enum(x, p, TransactionKind), export=enum_value,
-        text=enum_text(TransactionKind))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    method_id: str = field(load=v.want_str, text=v.str_text)
-    at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-
-
-class OrderItem(Record):
-    'One line of an order, with the price paid.'
-
-    variant: str = field(load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10), text=v.int_text,
-        schema=js.scalar('int', 1, 10))
-
-
-class Product(Row):
-    'A catalogue product; what can be bought are its variants.'
-
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    category: str = field(load=v.want_str, text=v.str_text)
-
-
-class Variant(Row):
-    'One purchasable option of a product (size, colour, ...).'
-
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    product: str = field(load=v.want_str, text=v.str_text)
-    options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=dict, text=v.map_text)
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    stock: int = field(load=v.want_int, text=v.int_text)
-
-
-class Customer(Row):
-    'A shopper with an account.'
-
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-        text=v.str_text)
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
-        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
-        text=lambda value: '{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}')
-
-
-class Order(Row):
-    'A row of Order.'
-
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'),
-        fill=lambda ep: ep.next_id('order_ids', '#W{:07d}'), text=v.str_text)
-    customer: str = field(load=v.want_str, text=v.str_text)
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    items: tuple[OrderItem, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))), p, 1, None),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_pending,
-        export=enum_value, text=enum_text(OrderStatus))
-    payment_method_id: str = field(load=v.want_str, text=v.str_text)
-    transactions: tuple[Transaction, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Transaction.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    tracking: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{12}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
-    cancel_reason: CancelReason | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(CancelReason))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-
-
-class ReturnRequest(Row):
-    'Delivered items a customer sends back for a refund.'
-
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('return_ids', 'RET{:04d}'),
-        text=v.str_text)
-    order: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^#W[0-9]{7}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^#W[0-9]{7}$'))
-    items: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, 1, None), export=list,
-        schema=js.array(js.STRING, min_items=1))
-    refund_method_id: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    status: ReturnStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ReturnStatus),
-        fill=lambda ep: _E12_ReturnStatus_requested, export=enum_value,
-        text=enum_text(ReturnStatus))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-
-
-class ProductSummary(Record):
-    'The ProductSummary record.'
-
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    category: str = field(load=v.want_str, text=v.str_text)
-    price_from: float = field(load=v.want_float, text=v.float_text)
-    in_stock: int = field(load=v.want_int, text=v.int_text)
-
-
-class ProductDetails(Record):
-    'The ProductDetails record.'
-
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    category: str = field(load=v.want_str, text=v.str_text)
-    variants: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-
-
-class OrderSummary(Record):
-    'The OrderSummary record.'
-
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=enum_value,
-        text=enum_text(OrderStatus))
-    total: float = field(load=v.want_float, text=v.float_text)
-    items: int = field(load=v.want_int, text=v.int_text)
-    created_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id')
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
 _UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
     'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
 )
+
+
+class Transaction(Record):
+    'A charge or refund on an order.'
+
+    kind: TransactionKind = field(sh.enum(TransactionKind))
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    method_id: str = field(sh.TEXT)
+    at: dt.datetime = field(sh.DATETIME)
+
+
+class OrderItem(Record):
+    'One line of an order, with the price paid.'
+
+    variant: str = field(sh.TEXT)
+    name: str = field(sh.TEXT)
+    options: dict[str, str] = field(sh.map(sh.TEXT, sh.TEXT))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    quantity: int = field(sh.refined(sh.INT, 1, 10))
+
+
+class Product(Row):
+    'A catalogue product; what can be bought are its variants.'
+
+    id_: str = field(sh.TEXT, 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 120))
+    category: str = field(sh.TEXT)
+
+
+class Variant(Row):
+    'One purchasable option of a product (size, colour, ...).'
+
+    id_: str = field(sh.TEXT, 'id', key=True)
+    product: str = field(sh.TEXT)
+    options: dict[str, str] = field(sh.map(sh.TEXT, sh.TEXT))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    stock: int = field(sh.INT)
+
+
+class Customer(Row):
+    'A shopper with an account.'
+
+    id_: str = field(sh.TEXT, 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'))
+    address: Address = field(sh.record(Address))
+    payment_methods: dict[str, PaymentMethod] = field(
+        sh.map(sh.TEXT, sh.union(_UNION_PaymentMethod)))
+
+
+class Order(Row):
+    'A row of Order.'
+
+    id_: str = field(
+        sh.refined(sh.TEXT, pattern='^#W[0-9]{7}$'), 'id', key=True,
+        fill=lambda ep: ep.next_id('order_ids', '#W{:07d}'))
+    customer: str = field(sh.TEXT)
+    address: Address = field(sh.record(Address))
+    items: tuple[OrderItem, ...] = field(sh.refined(sh.list(sh.record(OrderItem)), 1))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_pending)
+    payment_method_id: str = field(sh.TEXT)
+    transactions: tuple[Transaction, ...] = field(sh.list(sh.record(Transaction)))
+    tracking: str | None = field(
+        sh.optional(sh.refined(sh.TEXT, pattern='^[0-9]{12}$')), fill=lambda ep: None)
+    cancel_reason: CancelReason | None = field(
+        sh.optional(sh.enum(CancelReason)), fill=lambda ep: None)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+
+
+class ReturnRequest(Row):
+    'Delivered items a customer sends back for a refund.'
+
+    id_: str = field(
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('return_ids', 'RET{:04d}'))
+    order: str = field(sh.refined(sh.TEXT, pattern='^#W[0-9]{7}$'))
+    items: tuple[str, ...] = field(
+        sh.refined(sh.list(sh.TEXT), 1), schema=js.array(js.STRING, min_items=1))
+    refund_method_id: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
+    status: ReturnStatus = field(
+        sh.enum(ReturnStatus), fill=lambda ep: _E12_ReturnStatus_requested)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+
+
+class ProductSummary(Record):
+    'The ProductSummary record.'
+
+    id_: str = field(sh.TEXT, 'id')
+    name: str = field(sh.TEXT)
+    category: str = field(sh.TEXT)
+    price_from: float = field(sh.FLOAT)
+    in_stock: int = field(sh.INT)
+
+
+class ProductDetails(Record):
+    'The ProductDetails record.'
+
+    id_: str = field(sh.TEXT, 'id')
+    name: str = field(sh.TEXT)
+    category: str = field(sh.TEXT)
+    variants: tuple[str, ...] = field(sh.list(sh.TEXT))
+
+
+class OrderSummary(Record):
+    'The OrderSummary record.'
+
+    id_: str = field(sh.TEXT, 'id')
+    status: OrderStatus = field(sh.enum(OrderStatus))
+    total: float = field(sh.FLOAT)
+    items: int = field(sh.INT)
+    created_at: dt.datetime = field(sh.DATETIME)
 
 
 _GET_price = rt.getter('price', float)

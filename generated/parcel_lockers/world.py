@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -119,206 +120,118 @@ class EventKind(enum.StrEnum):
 class Address(Record):
     'A street address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4,5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4,5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4,5}$'))
 
 
 class LockerSite(Row):
     'A locker bank at an address.'
 
-    site_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^LS[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    status: SiteStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SiteStatus), export=enum_value,
-        text=enum_text(SiteStatus))
-    open_24h: bool = field(load=v.want_bool)
-    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    site_id: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    address: Address = field(sh.record(Address))
+    status: SiteStatus = field(sh.enum(SiteStatus))
+    open_24h: bool = field(sh.BOOL)
+    opened_on: dt.date = field(sh.DATE)
 
 
 class Compartment(Row):
     'One door of a locker site; it holds one parcel.'
 
-    compartment_id: str = field(
-        key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}-[SML][0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^LS[0-9]{2}-[SML][0-9]$'))
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LS[0-9]{2}$'))
-    size: Size = field(
-        load=lambda x, p: v.want_enum(x, p, Size), export=enum_value, text=enum_text(Size))
-    label: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 10), text=v.str_text,
-        schema=js.scalar('str', 1, 10))
-    in_service: bool = field(load=v.want_bool)
-    last_opened_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    compartment_id: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$'), key=True)
+    site: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$'))
+    size: Size = field(sh.enum(Size))
+    label: str = field(sh.refined(sh.TEXT, 1, 10))
+    in_service: bool = field(sh.BOOL)
+    last_opened_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Recipient(Row):
     'A person parcels are addressed to.'
 
-    recipient_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^R[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^R[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    preferred_channel: Channel = field(
-        load=lambda x, p: v.want_enum(x, p, Channel), export=enum_value, text=enum_text(Channel))
+    recipient_id: str = field(sh.refined(sh.TEXT, pattern='^R[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    preferred_channel: Channel = field(sh.enum(Channel))
     home_site: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^LS[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$')), fill=lambda ep: None)
 
 
 class Courier(Row):
     'A courier who deposits parcels and takes uncollected ones back to the depot.'
 
-    courier_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    depot: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    vehicle: Vehicle = field(
-        load=lambda x, p: v.want_enum(x, p, Vehicle), export=enum_value, text=enum_text(Vehicle))
-    active: bool = field(load=v.want_bool)
+    courier_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    depot: str = field(sh.refined(sh.TEXT, 1, 60))
+    vehicle: Vehicle = field(sh.enum(Vehicle))
+    active: bool = field(sh.BOOL)
 
 
 class Parcel(Row):
     'A parcel on its way to a locker site.'
 
     parcel_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('parcel_ids', 'PCL{:04d}'),
-        text=v.str_text)
-    recipient: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^R[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^R[0-9]{3}$'))
-    size: Size = field(
-        load=lambda x, p: v.want_enum(x, p, Size), export=enum_value, text=enum_text(Size))
-    weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 30.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 30.0))
-    destination: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^LS[0-9]{2}$'))
-    status: ParcelStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ParcelStatus),
-        fill=lambda ep: _E12_ParcelStatus_at_depot, export=enum_value,
-        text=enum_text(ParcelStatus))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('parcel_ids', 'PCL{:04d}'))
+    recipient: str = field(sh.refined(sh.TEXT, pattern='^R[0-9]{3}$'))
+    size: Size = field(sh.enum(Size))
+    weight_kg: float = field(sh.refined(sh.FLOAT, 0.01, 30.0))
+    destination: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$'))
+    status: ParcelStatus = field(sh.enum(ParcelStatus), fill=lambda ep: _E12_ParcelStatus_at_depot)
     compartment: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}-[SML][0-9]$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^LS[0-9]{2}-[SML][0-9]$')))
-    deposited_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    pickup_deadline: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    extended: bool = field(load=v.want_bool, fill=lambda ep: False)
+        sh.optional(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')), fill=lambda ep: None)
+    deposited_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    pickup_deadline: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    extended: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class PickupCode(Row):
     'A pick-up code sent to the recipient of a parcel in a locker.'
 
-    code_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('code_ids', 'K{:04d}'),
-        text=v.str_text)
-    parcel: str = field(load=v.want_str, text=v.str_text)
-    code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{6}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{6}$'))
-    channel: Channel = field(
-        load=lambda x, p: v.want_enum(x, p, Channel), export=enum_value, text=enum_text(Channel))
-    sent_to: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    sent_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: CodeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, CodeStatus), fill=lambda ep: _E10_CodeStatus_active,
-        export=enum_value, text=enum_text(CodeStatus))
+    code_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('code_ids', 'K{:04d}'))
+    parcel: str = field(sh.TEXT)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{6}$'))
+    channel: Channel = field(sh.enum(Channel))
+    sent_to: str = field(sh.refined(sh.TEXT, 1, 80))
+    sent_at: dt.datetime = field(sh.DATETIME)
+    status: CodeStatus = field(sh.enum(CodeStatus), fill=lambda ep: _E10_CodeStatus_active)
 
 
 class ParcelEvent(Row):
     "One step of a parcel's tracking history."
 
-    event_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('event_ids', 'EV{:04d}'),
-        text=v.str_text)
-    parcel: str = field(load=v.want_str, text=v.str_text)
-    kind: EventKind = field(
-        load=lambda x, p: v.want_enum(x, p, EventKind), export=enum_value,
-        text=enum_text(EventKind))
-    at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    event_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('event_ids', 'EV{:04d}'))
+    parcel: str = field(sh.TEXT)
+    kind: EventKind = field(sh.enum(EventKind))
+    at: dt.datetime = field(sh.DATETIME)
     courier: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^C[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$')), fill=lambda ep: None)
     site: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^LS[0-9]{2}$')))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.optional(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$')), fill=lambda ep: None)
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class SiteInfo(Record):
     'A site with its free in-service compartments per size.'
 
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'), text=v.str_text)
-    free_compartments: dict[Size, int] = field(
-        load=lambda x, p: v.want_map(x, p, (lambda x, p: v.want_enum(x, p, Size)), v.want_int),
-        export=lambda value: {k._value_: x for k, x in value.items()})
+    site: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$'))
+    free_compartments: dict[Size, int] = field(sh.map(sh.enum(Size), sh.INT))
 
 
 class FreeSite(Record):
     'A site with the number of free in-service compartments that fit a size.'
 
-    site: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}$'), text=v.str_text)
-    fitting_free: int = field(load=v.want_int, text=v.int_text)
+    site: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}$'))
+    fitting_free: int = field(sh.INT)
 
 
 class CompartmentInfo(Record):
     'A compartment and the id of the parcel in it, if any.'
 
-    compartment: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^LS[0-9]{2}-[SML][0-9]$'),
-        text=v.str_text)
-    parcel: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    compartment: str = field(sh.refined(sh.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$'))
+    parcel: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -157,213 +158,123 @@ class InspectionStatus(enum.StrEnum):
 class Address(Record):
     'A street address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
 
 
 class Decision(Record):
     'Who approved or rejected an application, with the conditions or the reason.'
 
-    by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), text=v.str_text,
-        schema=js.scalar('str', None, 300))
-    at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    by: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'))
+    note: str = field(sh.refined(sh.TEXT, None, 300))
+    at: dt.datetime = field(sh.DATETIME)
 
 
 class Staff(Row):
     'An office employee who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), export=enum_value,
-        text=enum_text(StaffRole))
-    active: bool = field(load=v.want_bool)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: StaffRole = field(sh.enum(StaffRole))
+    active: bool = field(sh.BOOL)
 
 
 class Applicant(Row):
     'A person or company applying for permits.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('applicant_ids', 'AP{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    kind: ApplicantKind = field(
-        load=lambda x, p: v.want_enum(x, p, ApplicantKind), export=enum_value,
-        text=enum_text(ApplicantKind))
-    license_number: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 20), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 20))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('applicant_ids', 'AP{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    kind: ApplicantKind = field(sh.enum(ApplicantKind))
+    license_number: str = field(sh.refined(sh.TEXT, None, 20), fill=lambda ep: '')
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Property(Row):
     'A property in the city.'
 
     parcel_number: str = field(
-        key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{3}-[0-9]{3}-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    zoning: Zoning = field(
-        load=lambda x, p: v.want_enum(x, p, Zoning), export=enum_value, text=enum_text(Zoning))
-    owner: str = field(load=v.want_str, text=v.str_text)
-    lot_area_sqft: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 100, 1000000), text=v.int_text,
-        schema=js.scalar('int', 100, 1000000))
-    historic_overlay: bool = field(load=v.want_bool)
+        sh.refined(sh.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'), key=True)
+    address: Address = field(sh.record(Address))
+    zoning: Zoning = field(sh.enum(Zoning))
+    owner: str = field(sh.TEXT)
+    lot_area_sqft: int = field(sh.refined(sh.INT, 100, 1000000))
+    historic_overlay: bool = field(sh.BOOL)
 
 
 class Application(Row):
     'A permit application for a property; its id is the permit number once issued.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('application_ids', 'PA{:04d}'),
-        text=v.str_text)
-    applicant: str = field(load=v.want_str, text=v.str_text)
-    property_: str = field(
-        'property',
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{3}-[0-9]{3}-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'))
-    permit_type: PermitType = field(
-        load=lambda x, p: v.want_enum(x, p, PermitType), export=enum_value,
-        text=enum_text(PermitType))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 300), text=v.str_text,
-        schema=js.scalar('str', 1, 300))
-    project_value: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('application_ids', 'PA{:04d}'))
+    applicant: str = field(sh.TEXT)
+    property_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'), 'property')
+    permit_type: PermitType = field(sh.enum(PermitType))
+    description: str = field(sh.refined(sh.TEXT, 1, 300))
+    project_value: float = field(sh.refined(sh.FLOAT, 0.0))
     status: ApplicationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ApplicationStatus),
-        fill=lambda ep: _E17_ApplicationStatus_submitted, export=enum_value,
-        text=enum_text(ApplicationStatus))
-    submitted_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    received_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^ST[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^ST[0-9]{2}$'))
-    decision: Decision | None = field(
-        load_ep=lambda x, p, ep: v.want_optional(x, p, (lambda x, p: Decision.load(x, p, ep))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x.export()),
-        text=v.record_text)
+        sh.enum(ApplicationStatus), fill=lambda ep: _E17_ApplicationStatus_submitted)
+    submitted_at: dt.datetime = field(sh.DATETIME)
+    received_by: str = field(sh.refined(sh.TEXT, pattern='^ST[0-9]{2}$'))
+    decision: Decision | None = field(sh.optional(sh.record(Decision)), fill=lambda ep: None)
 
 
 class Fee(Row):
     'The fee of an application and what was paid.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('fee_ids', 'FE{:04d}'),
-        text=v.str_text)
-    application: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    amount_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    status: FeeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, FeeStatus), fill=lambda ep: _E9_FeeStatus_unpaid,
-        export=enum_value, text=enum_text(FeeStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('fee_ids', 'FE{:04d}'))
+    application: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    amount_paid: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    status: FeeStatus = field(sh.enum(FeeStatus), fill=lambda ep: _E9_FeeStatus_unpaid)
     last_payment_method: PaymentMethod | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, PaymentMethod))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(PaymentMethod))
-    paid_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.enum(PaymentMethod)), fill=lambda ep: None)
+    paid_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Inspector(Row):
     'A city inspector.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^IN[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^IN[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^IN[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     certifications: tuple[PermitType, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, PermitType))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(PermitType), unique=True))
-    max_per_day: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    active: bool = field(load=v.want_bool)
+        sh.set(sh.enum(PermitType)), schema=js.array(js.members(PermitType), unique=True))
+    max_per_day: int = field(sh.refined(sh.INT, 1, 12))
+    active: bool = field(sh.BOOL)
 
 
 class Inspection(Row):
     'An inspection of an approved application.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('inspection_ids', 'IS{:04d}'),
-        text=v.str_text)
-    application: str = field(load=v.want_str, text=v.str_text)
-    inspector: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^IN[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^IN[0-9]{2}$'))
-    scheduled_for: dt.datetime = field(
-        load=v.want_datetime, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('inspection_ids', 'IS{:04d}'))
+    application: str = field(sh.TEXT)
+    inspector: str = field(sh.refined(sh.TEXT, pattern='^IN[0-9]{2}$'))
+    scheduled_for: dt.datetime = field(sh.DATETIME)
     status: InspectionStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InspectionStatus),
-        fill=lambda ep: _E16_InspectionStatus_scheduled, export=enum_value,
-        text=enum_text(InspectionStatus))
-    result_notes: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
-    recorded_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(InspectionStatus), fill=lambda ep: _E16_InspectionStatus_scheduled)
+    result_notes: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
+    recorded_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class ApplicationInfo(Record):
     'An application with its fee and inspections in full.'
 
-    application: str = field(load=v.want_str, text=v.str_text)
-    fee: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    inspections: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    application: str = field(sh.TEXT)
+    fee: str | None = field(sh.optional(sh.TEXT), optional=True)
+    inspections: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class InspectorInfo(Record):
     'An inspector with their inspections (on a day, when one is given).'
 
-    inspector: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^IN[0-9]{2}$'), text=v.str_text)
-    inspections: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    inspector: str = field(sh.refined(sh.TEXT, pattern='^IN[0-9]{2}$'))
+    inspections: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

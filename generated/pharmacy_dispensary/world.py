@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -84,168 +85,95 @@ _E8_FillKind_first_fill, _E8_FillKind_refill = FillKind.__members__.values()
 class Pharmacist(Row):
     'A member of the dispensary staff; the signed-in one acts.'
 
-    staff_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: StaffRole = field(
-        load=lambda x, p: v.want_enum(x, p, StaffRole), export=enum_value,
-        text=enum_text(StaffRole))
-    license_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RPH-[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^RPH-[0-9]{5}$'))
-    active: bool = field(load=v.want_bool)
+    staff_id: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: StaffRole = field(sh.enum(StaffRole))
+    license_number: str = field(sh.refined(sh.TEXT, pattern='^RPH-[0-9]{5}$'))
+    active: bool = field(sh.BOOL)
 
 
 class Patient(Row):
     'A patient of the pharmacy.'
 
     patient_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('patient_ids', 'PT{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('patient_ids', 'PT{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    date_of_birth: dt.date = field(sh.DATE)
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
     email: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+        fill=lambda ep: None)
     allergies: tuple[str, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, v.want_str), p, None, 20), export=list,
-        text=v.str_list_text, schema=js.array(js.STRING, max_items=20))
-    insurance_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 20)))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.refined(sh.list(sh.TEXT), None, 20), schema=js.array(js.STRING, max_items=20))
+    insurance_id: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 20)), fill=lambda ep: None)
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Prescriber(Row):
     'A doctor or nurse practitioner who writes prescriptions.'
 
-    prescriber_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DR[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^DR[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    clinic: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    license_number: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
-    can_prescribe_controlled: bool = field(load=v.want_bool)
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
-    active: bool = field(load=v.want_bool)
+    prescriber_id: str = field(sh.refined(sh.TEXT, pattern='^DR[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    clinic: str = field(sh.refined(sh.TEXT, 1, 80))
+    license_number: str = field(sh.refined(sh.TEXT, 1, 20))
+    can_prescribe_controlled: bool = field(sh.BOOL)
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
+    active: bool = field(sh.BOOL)
 
 
 class Medicine(Row):
     'A stocked medicine (one product, one strength).'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    active_ingredient: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    strength: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30), text=v.str_text,
-        schema=js.scalar('str', 1, 30))
-    form: DosageForm = field(
-        load=lambda x, p: v.want_enum(x, p, DosageForm), export=enum_value,
-        text=enum_text(DosageForm))
-    is_generic: bool = field(load=v.want_bool)
-    controlled: bool = field(load=v.want_bool)
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    reorder_level: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    unit_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    active_ingredient: str = field(sh.refined(sh.TEXT, 1, 60))
+    strength: str = field(sh.refined(sh.TEXT, 1, 30))
+    form: DosageForm = field(sh.enum(DosageForm))
+    is_generic: bool = field(sh.BOOL)
+    controlled: bool = field(sh.BOOL)
+    stock: int = field(sh.refined(sh.INT, 0))
+    reorder_level: int = field(sh.refined(sh.INT, 0))
+    unit_price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Prescription(Row):
     'A prescription received by the pharmacy.'
 
-    rx_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('rx_ids', 'RX{:05d}'),
-        text=v.str_text)
-    patient: str = field(load=v.want_str, text=v.str_text)
-    prescriber: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^DR[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^DR[0-9]{3}$'))
-    medicine: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{3}$'))
-    dispense_as: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 1000), text=v.int_text,
-        schema=js.scalar('int', 1, 1000))
-    refills_allowed: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 12), text=v.int_text,
-        schema=js.scalar('int', 0, 12))
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: RxStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RxStatus), fill=lambda ep: _E8_RxStatus_received,
-        export=enum_value, text=enum_text(RxStatus))
-    hold_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+    rx_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('rx_ids', 'RX{:05d}'))
+    patient: str = field(sh.TEXT)
+    prescriber: str = field(sh.refined(sh.TEXT, pattern='^DR[0-9]{3}$'))
+    medicine: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{3}$'))
+    dispense_as: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 1000))
+    refills_allowed: int = field(sh.refined(sh.INT, 0, 12))
+    expires_on: dt.date = field(sh.DATE)
+    status: RxStatus = field(sh.enum(RxStatus), fill=lambda ep: _E8_RxStatus_received)
+    hold_reason: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Dispensing(Row):
     'One fill or refill handed to a patient.'
 
     dispensing_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('dispensing_ids', 'DS{:05d}'),
-        text=v.str_text)
-    prescription: str = field(load=v.want_str, text=v.str_text)
-    medicine: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 1000), text=v.int_text,
-        schema=js.scalar('int', 1, 1000))
-    kind: FillKind = field(
-        load=lambda x, p: v.want_enum(x, p, FillKind), export=enum_value, text=enum_text(FillKind))
-    dispensed_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    pharmacist: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    substituted: bool = field(load=v.want_bool)
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('dispensing_ids', 'DS{:05d}'))
+    prescription: str = field(sh.TEXT)
+    medicine: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 1000))
+    kind: FillKind = field(sh.enum(FillKind))
+    dispensed_at: dt.datetime = field(sh.DATETIME)
+    pharmacist: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    substituted: bool = field(sh.BOOL)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class PrescriptionInfo(Record):
     'A prescription with its fill counts.'
 
-    prescription: str = field(load=v.want_str, text=v.str_text)
-    fills_dispensed: int = field(load=v.want_int, text=v.int_text)
-    refills_used: int = field(load=v.want_int, text=v.int_text)
-    refills_left: int = field(load=v.want_int, text=v.int_text)
+    prescription: str = field(sh.TEXT)
+    fills_dispensed: int = field(sh.INT)
+    refills_used: int = field(sh.INT)
+    refills_left: int = field(sh.INT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -130,230 +131,128 @@ class WorkOrderStatus(enum.StrEnum):
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
 
 
 class Building(Row):
     'A managed building.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BLD-[A-Z]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^BLD-[A-Z]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    floors: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 60), text=v.int_text,
-        schema=js.scalar('int', 1, 60))
-    year_built: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1800, 2100), text=v.int_text,
-        schema=js.scalar('int', 1800, 2100))
-    site_contact: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    code: str = field(sh.refined(sh.TEXT, pattern='^BLD-[A-Z]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    address: Address = field(sh.record(Address))
+    floors: int = field(sh.refined(sh.INT, 1, 60))
+    year_built: int = field(sh.refined(sh.INT, 1800, 2100))
+    site_contact: str = field(sh.refined(sh.TEXT, 1, 80))
 
 
 class Unit(Row):
     'A rentable unit in a building.'
 
-    unit_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]-[0-9]{3}$'))
-    building: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^BLD-[A-Z]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^BLD-[A-Z]$'))
-    floor: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text,
-        schema=js.scalar('int', 0, 60))
-    bedrooms: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 6), text=v.int_text,
-        schema=js.scalar('int', 0, 6))
-    market_rent: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: UnitStatus = field(
-        load=lambda x, p: v.want_enum(x, p, UnitStatus), fill=lambda ep: _E10_UnitStatus_vacant,
-        export=enum_value, text=enum_text(UnitStatus))
+    unit_id: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]-[0-9]{3}$'), key=True)
+    building: str = field(sh.refined(sh.TEXT, pattern='^BLD-[A-Z]$'))
+    floor: int = field(sh.refined(sh.INT, 0, 60))
+    bedrooms: int = field(sh.refined(sh.INT, 0, 6))
+    market_rent: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: UnitStatus = field(sh.enum(UnitStatus), fill=lambda ep: _E10_UnitStatus_vacant)
 
 
 class Tenant(Row):
     'A person who rents a unit.'
 
-    tenant_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 -]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 -]{7,20}$'))
-    balance_due: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+    tenant_id: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 -]{7,20}$'))
+    balance_due: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     emergency_contact: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, None, 80))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', None, 80)))
+        sh.optional(sh.refined(sh.TEXT, None, 80)), fill=lambda ep: None)
 
 
 class Lease(Row):
     "A tenant's lease of a unit."
 
-    lease_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^L[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^L[0-9]{4}$'))
-    tenant: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{4}$'))
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]-[0-9]{3}$'))
-    start_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    monthly_rent: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    deposit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: LeaseStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LeaseStatus), fill=lambda ep: _E11_LeaseStatus_active,
-        export=enum_value, text=enum_text(LeaseStatus))
+    lease_id: str = field(sh.refined(sh.TEXT, pattern='^L[0-9]{4}$'), key=True)
+    tenant: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'))
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]-[0-9]{3}$'))
+    start_date: dt.date = field(sh.DATE)
+    end_date: dt.date = field(sh.DATE)
+    monthly_rent: float = field(sh.refined(sh.FLOAT, 0.0))
+    deposit: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: LeaseStatus = field(sh.enum(LeaseStatus), fill=lambda ep: _E11_LeaseStatus_active)
 
 
 class MaintenanceRequest(Row):
     'A maintenance problem reported for a unit.'
 
     request_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('request_ids', 'MR{:05d}'),
-        text=v.str_text)
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]-[0-9]{3}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('request_ids', 'MR{:05d}'))
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]-[0-9]{3}$'))
     reported_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^T[0-9]{4}$')))
-    category: Trade = field(
-        load=lambda x, p: v.want_enum(x, p, Trade), export=enum_value, text=enum_text(Trade))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 500), text=v.str_text,
-        schema=js.scalar('str', 1, 500))
-    priority: Priority | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Priority))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(Priority))
-    tenant_caused: bool = field(load=v.want_bool, fill=lambda ep: False)
-    status: RequestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RequestStatus), fill=lambda ep: _E13_RequestStatus_new,
-        export=enum_value, text=enum_text(RequestStatus))
-    reported_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    closed_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$')), fill=lambda ep: None)
+    category: Trade = field(sh.enum(Trade))
+    description: str = field(sh.refined(sh.TEXT, 1, 500))
+    priority: Priority | None = field(sh.optional(sh.enum(Priority)), fill=lambda ep: None)
+    tenant_caused: bool = field(sh.BOOL, fill=lambda ep: False)
+    status: RequestStatus = field(sh.enum(RequestStatus), fill=lambda ep: _E13_RequestStatus_new)
+    reported_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    closed_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Vendor(Row):
     'A contractor who does maintenance work.'
 
-    vendor_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    vendor_id: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
     trades: tuple[Trade, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Trade))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Trade), unique=True))
-    phone: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30), text=v.str_text,
-        schema=js.scalar('str', 1, 30))
-    hourly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    emergency_service: bool = field(load=v.want_bool, fill=lambda ep: False)
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Trade)), schema=js.array(js.members(Trade), unique=True))
+    phone: str = field(sh.refined(sh.TEXT, 1, 30))
+    hourly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    emergency_service: bool = field(sh.BOOL, fill=lambda ep: False)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class WorkOrder(Row):
     'A job given to a vendor for a request.'
 
     work_order_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('work_order_ids', 'WO{:05d}'),
-        text=v.str_text)
-    request: str = field(load=v.want_str, text=v.str_text)
-    vendor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('work_order_ids', 'WO{:05d}'))
+    request: str = field(sh.TEXT)
+    vendor: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
     status: WorkOrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, WorkOrderStatus),
-        fill=lambda ep: _E15_WorkOrderStatus_assigned, export=enum_value,
-        text=enum_text(WorkOrderStatus))
-    assigned_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    scheduled_for: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(WorkOrderStatus), fill=lambda ep: _E15_WorkOrderStatus_assigned)
+    assigned_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    scheduled_for: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
     labor_hours: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 100.0))),
-        fill=lambda ep: None, text=v.float_text,
-        schema=js.nullable(js.scalar('float', 0.0, 100.0)))
+        sh.optional(sh.refined(sh.FLOAT, 0.0, 100.0)), fill=lambda ep: None)
     materials_cost: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0)))
-    total_cost: float | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None))),
-        fill=lambda ep: None, text=v.float_text, schema=js.nullable(js.scalar('float', 0.0)))
-    billed_to_tenant: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.optional(sh.refined(sh.FLOAT, 0.0)), fill=lambda ep: None)
+    total_cost: float | None = field(sh.optional(sh.refined(sh.FLOAT, 0.0)), fill=lambda ep: None)
+    billed_to_tenant: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class UnitInfo(Record):
     'A unit with its active lease and open requests.'
 
-    unit: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]-[0-9]{3}$'),
-        text=v.str_text)
+    unit: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]-[0-9]{3}$'))
     active_lease: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^L[0-9]{4}$'))),
-        optional=True, text=optional_text(v.str_text))
-    open_requests: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+        sh.optional(sh.refined(sh.TEXT, pattern='^L[0-9]{4}$')), optional=True)
+    open_requests: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class RequestInfo(Record):
     'A request with its work orders.'
 
-    request: str = field(load=v.want_str, text=v.str_text)
-    work_orders: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    request: str = field(sh.TEXT)
+    work_orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class VendorInfo(Record):
     'A vendor with its open work orders.'
 
-    vendor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
-    open_work_orders: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    vendor: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    open_work_orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

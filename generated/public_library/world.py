@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -74,152 +75,95 @@ class HoldStatus(enum.StrEnum):
 class Member(Row):
     'A library card holder.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
-    fees_due: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+    fees_due: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Book(Row):
     'A title in the catalogue; what is lent are its copies.'
 
-    isbn: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    author: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    genre: Genre = field(
-        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
+    isbn: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 200))
+    author: str = field(sh.refined(sh.TEXT, 1, 120))
+    genre: Genre = field(sh.enum(Genre))
 
 
 class Copy(Row):
     'One physical copy of a book.'
 
-    barcode: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    status: CopyStatus = field(
-        load=lambda x, p: v.want_enum(x, p, CopyStatus), fill=lambda ep: _E10_CopyStatus_available,
-        export=enum_value, text=enum_text(CopyStatus))
+    barcode: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), key=True)
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    status: CopyStatus = field(sh.enum(CopyStatus), fill=lambda ep: _E10_CopyStatus_available)
 
 
 class Loan(Row):
     'A copy lent to a member.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('loan_ids', 'L{:03d}'),
-        text=v.str_text)
-    copy_: str = field(
-        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{4}$'))
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    borrowed_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    due_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    renewed: bool = field(load=v.want_bool, fill=lambda ep: False)
-    returned_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    late_fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('loan_ids', 'L{:03d}'))
+    copy_: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), 'copy')
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    borrowed_on: dt.date = field(sh.DATE)
+    due_on: dt.date = field(sh.DATE)
+    renewed: bool = field(sh.BOOL, fill=lambda ep: False)
+    returned_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    late_fee: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class Hold(Row):
     "A member's place in the queue for a book."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('hold_ids', 'H{:03d}'),
-        text=v.str_text)
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^97[89][0-9]{10}$'))
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    placed_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    status: HoldStatus = field(
-        load=lambda x, p: v.want_enum(x, p, HoldStatus), fill=lambda ep: _E10_HoldStatus_active,
-        export=enum_value, text=enum_text(HoldStatus))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('hold_ids', 'H{:03d}'))
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    placed_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    status: HoldStatus = field(sh.enum(HoldStatus), fill=lambda ep: _E10_HoldStatus_active)
 
 
 class BookInfo(Record):
     'A catalogue entry with its availability.'
 
-    isbn: str = field(load=v.want_str, text=v.str_text)
-    title: str = field(load=v.want_str, text=v.str_text)
-    author: str = field(load=v.want_str, text=v.str_text)
-    genre: Genre = field(
-        load=lambda x, p: v.want_enum(x, p, Genre), export=enum_value, text=enum_text(Genre))
-    copies: int = field(load=v.want_int, text=v.int_text)
-    available_copies: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list, text=v.str_list_text)
-    active_holds: int = field(load=v.want_int, text=v.int_text)
+    isbn: str = field(sh.TEXT)
+    title: str = field(sh.TEXT)
+    author: str = field(sh.TEXT)
+    genre: Genre = field(sh.enum(Genre))
+    copies: int = field(sh.INT)
+    available_copies: tuple[str, ...] = field(sh.list(sh.TEXT))
+    active_holds: int = field(sh.INT)
 
 
 class LoanLine(Record):
     'A loan with the book whose copy it lends.'
 
-    loan: str = field(load=v.want_str, text=v.str_text)
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
+    loan: str = field(sh.TEXT)
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
 
 
 class HoldLine(Record):
     "A hold with the book it waits for and its place in that book's queue."
 
-    hold: str = field(load=v.want_str, text=v.str_text)
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
-    position: int = field(load=v.want_int, text=v.int_text)
+    hold: str = field(sh.TEXT)
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    position: int = field(sh.INT)
 
 
 class CopyInfo(Record):
     'A physical copy with its book and, while it is lent, its open loan.'
 
-    copy_: str = field(
-        'copy', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{4}$'),
-        text=v.str_text)
-    book: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^97[89][0-9]{10}$'),
-        text=v.str_text)
-    open_loan: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    copy_: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{4}$'), 'copy')
+    book: str = field(sh.refined(sh.TEXT, pattern='^97[89][0-9]{10}$'))
+    open_loan: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class MemberInfo(Record):
     'A member with their open loans and active holds.'
 
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
-    can_borrow: bool = field(load=v.want_bool)
-    open_loans: tuple[LoanLine, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: LoanLine.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    active_holds: tuple[HoldLine, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: HoldLine.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    can_borrow: bool = field(sh.BOOL)
+    open_loans: tuple[LoanLine, ...] = field(sh.list(sh.record(LoanLine)))
+    active_holds: tuple[HoldLine, ...] = field(sh.list(sh.record(HoldLine)))
 
 
 _C_LOAN_DAYS: int = 21  # public_library.world:13

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -105,229 +106,138 @@ class TicketStatus(enum.StrEnum):
 class Stop(Record):
     'A call of a train at a station: the first stop has no arrival, the last no departure.'
 
-    station: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    arrives: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    departs: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    station: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    arrives: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    departs: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Station(Row):
     'A railway station.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    platforms: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 40), text=v.int_text,
-        schema=js.scalar('int', 1, 40))
-    staffed: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    platforms: int = field(sh.refined(sh.INT, 1, 40))
+    staffed: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Clerk(Row):
     'A ticket office clerk who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^K[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^K[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    station: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    role: ClerkRole = field(
-        load=lambda x, p: v.want_enum(x, p, ClerkRole), fill=lambda ep: _E9_ClerkRole_clerk,
-        export=enum_value, text=enum_text(ClerkRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^K[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    station: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    role: ClerkRole = field(sh.enum(ClerkRole), fill=lambda ep: _E9_ClerkRole_clerk)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Train(Row):
     'A dated train service calling at an ordered list of stops.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'),
-        text=v.str_text)
-    service_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text)
-    operator: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text)
-    run_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    stops: tuple[Stop, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Stop.load(x, p, ep))), p, 2, 20),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    status: TrainStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TrainStatus),
-        fill=lambda ep: _E11_TrainStatus_scheduled, export=enum_value, text=enum_text(TrainStatus))
-    delay_minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 600), fill=lambda ep: 0,
-        text=v.int_text)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'), 'id', key=True)
+    service_number: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}$'))
+    operator: str = field(sh.refined(sh.TEXT, 1, 60))
+    run_date: dt.date = field(sh.DATE)
+    stops: tuple[Stop, ...] = field(sh.refined(sh.list(sh.record(Stop)), 2, 20))
+    status: TrainStatus = field(sh.enum(TrainStatus), fill=lambda ep: _E11_TrainStatus_scheduled)
+    delay_minutes: int = field(sh.refined(sh.INT, 0, 600), fill=lambda ep: 0)
 
 
 class Coach(Row):
     'A coach of a train with numbered seats of one class.'
 
-    id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-    train: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{4}$'))
-    letter: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-L]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-L]$'))
-    travel_class: TravelClass = field(
-        load=lambda x, p: v.want_enum(x, p, TravelClass), export=enum_value,
-        text=enum_text(TravelClass))
-    seats: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 80), text=v.int_text,
-        schema=js.scalar('int', 1, 80))
-    accessible: bool = field(load=v.want_bool, fill=lambda ep: False)
+    id_: str = field(sh.TEXT, 'id', key=True)
+    train: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'))
+    letter: str = field(sh.refined(sh.TEXT, pattern='^[A-L]$'))
+    travel_class: TravelClass = field(sh.enum(TravelClass))
+    seats: int = field(sh.refined(sh.INT, 1, 80))
+    accessible: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Fare(Row):
     'The price of a journey between two stations in one class, in either direction.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    origin: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    destination: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    travel_class: TravelClass = field(
-        load=lambda x, p: v.want_enum(x, p, TravelClass), export=enum_value,
-        text=enum_text(TravelClass))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    refundable: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'), 'id', key=True)
+    origin: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    destination: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    travel_class: TravelClass = field(sh.enum(TravelClass))
+    price: float = field(sh.refined(sh.FLOAT, 0.01))
+    refundable: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Passenger(Row):
     'A traveller.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('passenger_ids', 'P{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('passenger_ids', 'P{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    date_of_birth: dt.date = field(sh.DATE)
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Railcard(Row):
     "A passenger's discount card."
 
     number: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('railcard_numbers', 'RC{:05d}'),
-        text=v.str_text)
-    passenger: str = field(load=v.want_str, text=v.str_text)
-    kind: RailcardKind = field(
-        load=lambda x, p: v.want_enum(x, p, RailcardKind), export=enum_value,
-        text=enum_text(RailcardKind))
-    valid_from: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    valid_until: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('railcard_numbers', 'RC{:05d}'))
+    passenger: str = field(sh.TEXT)
+    kind: RailcardKind = field(sh.enum(RailcardKind))
+    valid_from: dt.date = field(sh.DATE)
+    valid_until: dt.date = field(sh.DATE)
     status: RailcardStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RailcardStatus),
-        fill=lambda ep: _E14_RailcardStatus_active, export=enum_value,
-        text=enum_text(RailcardStatus))
+        sh.enum(RailcardStatus), fill=lambda ep: _E14_RailcardStatus_active)
 
 
 class Ticket(Row):
     'A ticket with a seat reservation on one train from one stop to a later one.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'),
-        text=v.str_text)
-    passenger: str = field(load=v.want_str, text=v.str_text)
-    train: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{4}$'))
-    origin: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    destination: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    coach: str = field(load=v.want_str, text=v.str_text)
-    seat: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 80), text=v.int_text,
-        schema=js.scalar('int', 1, 80))
-    fare: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^F[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^F[0-9]{3}$'))
-    railcard: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: TicketStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TicketStatus),
-        fill=lambda ep: _E12_TicketStatus_booked, export=enum_value, text=enum_text(TicketStatus))
-    refund_amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('ticket_ids', 'TK{:04d}'))
+    passenger: str = field(sh.TEXT)
+    train: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'))
+    origin: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    destination: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    coach: str = field(sh.TEXT)
+    seat: int = field(sh.refined(sh.INT, 1, 80))
+    fare: str = field(sh.refined(sh.TEXT, pattern='^F[0-9]{3}$'))
+    railcard: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: TicketStatus = field(sh.enum(TicketStatus), fill=lambda ep: _E12_TicketStatus_booked)
+    refund_amount: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class TrainInfo(Record):
     'A train with its coaches.'
 
-    train: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'), text=v.str_text)
-    coaches: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    train: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'))
+    coaches: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class TrainOption(Record):
     'A train that serves a journey, with times and free seats.'
 
-    train: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{4}$'), text=v.str_text)
-    departs: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), optional=True,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    arrives: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), optional=True,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    free_first: int = field(load=v.want_int, text=v.int_text)
-    free_standard: int = field(load=v.want_int, text=v.int_text)
+    train: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{4}$'))
+    departs: dt.datetime | None = field(sh.optional(sh.DATETIME), optional=True)
+    arrives: dt.datetime | None = field(sh.optional(sh.DATETIME), optional=True)
+    free_first: int = field(sh.INT)
+    free_standard: int = field(sh.INT)
 
 
 class CoachInfo(Record):
     'A coach with the seats free between two stops.'
 
-    coach: str = field(load=v.want_str, text=v.str_text)
-    free_seats: tuple[int, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_int), export=list)
+    coach: str = field(sh.TEXT)
+    free_seats: tuple[int, ...] = field(sh.list(sh.INT))
 
 
 class ExchangeResult(Record):
     'The outcome of an exchange.'
 
-    new_ticket: str = field(load=v.want_str, text=v.str_text)
-    old_ticket: str = field(load=v.want_str, text=v.str_text)
-    amount_due: float = field(load=v.want_float, text=v.float_text)
+    new_ticket: str = field(sh.TEXT)
+    old_ticket: str = field(sh.TEXT)
+    amount_due: float = field(sh.FLOAT)
 
 
 class _State(StateBase):

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -81,156 +82,95 @@ _E9_PayMethod_cash, _E9_PayMethod_card = PayMethod.__members__.values()
 class Server(Row):
     'A member of the floor staff who signs in and takes orders.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
 
 
 class DiningTable(Row):
     'A table in the dining room.'
 
-    number: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
-    seats: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    zone: Zone = field(
-        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
+    number: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{1,2}$'), key=True)
+    seats: int = field(sh.refined(sh.INT, 1, 12))
+    zone: Zone = field(sh.enum(Zone))
 
 
 class MenuItem(Row):
     'A dish or drink on the menu.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    category: Category = field(
-        load=lambda x, p: v.want_enum(x, p, Category), export=enum_value, text=enum_text(Category))
-    price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
-        schema=js.scalar('int', 1, 100000))
-    available: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    category: Category = field(sh.enum(Category))
+    price_cents: int = field(sh.refined(sh.INT, 1, 100000))
+    available: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Order(Row):
     "One party's order at one table."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'),
-        text=v.str_text)
-    table: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{1,2}$'))
-    server: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{2}$'))
-    guests: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_open_,
-        export=enum_value, text=enum_text(OrderStatus))
-    opened_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    sent_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    served_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    split_ways: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), fill=lambda ep: 1,
-        text=v.int_text, schema=js.scalar('int', 1, 12))
-    paid_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('order_ids', 'O{:03d}'))
+    table: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{1,2}$'))
+    server: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{2}$'))
+    guests: int = field(sh.refined(sh.INT, 1, 12))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_open_)
+    opened_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    sent_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    served_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    split_ways: int = field(sh.refined(sh.INT, 1, 12), fill=lambda ep: 1)
+    paid_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class OrderLine(Row):
     'One menu item in an order, with the price at the time it was ordered.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('line_ids', 'L{:04d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2}[0-9]{2}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 20), text=v.int_text,
-        schema=js.scalar('int', 1, 20))
-    unit_price_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 100000), text=v.int_text,
-        schema=js.scalar('int', 1, 100000))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 120))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('line_ids', 'L{:04d}'))
+    order: str = field(sh.TEXT)
+    item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 20))
+    unit_price_cents: int = field(sh.refined(sh.INT, 1, 100000))
+    note: str = field(sh.refined(sh.TEXT, None, 120), fill=lambda ep: '')
 
 
 class Payment(Row):
     'One settled share of a bill.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'PAY{:03d}'),
-        text=v.str_text)
-    order: str = field(load=v.want_str, text=v.str_text)
-    share: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 12), text=v.int_text,
-        schema=js.scalar('int', 1, 12))
-    amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    tip_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    method: PayMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PayMethod), export=enum_value,
-        text=enum_text(PayMethod))
-    paid_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('payment_ids', 'PAY{:03d}'))
+    order: str = field(sh.TEXT)
+    share: int = field(sh.refined(sh.INT, 1, 12))
+    amount_cents: int = field(sh.refined(sh.INT, 0))
+    tip_cents: int = field(sh.refined(sh.INT, 0))
+    method: PayMethod = field(sh.enum(PayMethod))
+    paid_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class OrderView(Record):
     'An order with its lines and what is still due.'
 
-    order: str = field(load=v.want_str, text=v.str_text)
-    lines: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    total_cents: int = field(load=v.want_int, text=v.int_text)
-    split_ways: int = field(load=v.want_int, text=v.int_text)
-    share_amounts: tuple[int, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_int), export=list)
-    payments: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    paid_cents: int = field(load=v.want_int, text=v.int_text)
-    due_cents: int = field(load=v.want_int, text=v.int_text)
+    order: str = field(sh.TEXT)
+    lines: tuple[str, ...] = field(sh.list(sh.TEXT))
+    total_cents: int = field(sh.INT)
+    split_ways: int = field(sh.INT)
+    share_amounts: tuple[int, ...] = field(sh.list(sh.INT))
+    payments: tuple[str, ...] = field(sh.list(sh.TEXT))
+    paid_cents: int = field(sh.INT)
+    due_cents: int = field(sh.INT)
 
 
 class TableStatus(Record):
     'A dining table with the order at it that is not paid yet.'
 
-    table: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{1,2}$'), text=v.str_text)
-    current_order: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    table: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{1,2}$'))
+    current_order: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class SettleReceipt(Record):
     'A settled share and what remains.'
 
-    payment: str = field(load=v.want_str, text=v.str_text)
-    shares_paid: int = field(load=v.want_int, text=v.int_text)
-    split_ways: int = field(load=v.want_int, text=v.int_text)
-    remaining_cents: int = field(load=v.want_int, text=v.int_text)
-    order_status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=enum_value,
-        text=enum_text(OrderStatus))
+    payment: str = field(sh.TEXT)
+    shares_paid: int = field(sh.INT)
+    split_ways: int = field(sh.INT)
+    remaining_cents: int = field(sh.INT)
+    order_status: OrderStatus = field(sh.enum(OrderStatus))
 
 
 _GET_id_ = rt.getter('id_', str)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -65,102 +66,64 @@ _E6_TxKind_deposit, _E6_TxKind_withdrawal, _E6_TxKind_transfer = TxKind.__member
 class Teller(Row):
     'A bank employee who signs in to operate the desk.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    can_freeze: bool = field(load=v.want_bool)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    can_freeze: bool = field(sh.BOOL)
 
 
 class Customer(Row):
     'A bank customer.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
-    since: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    id_: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{4}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'))
+    since: dt.date = field(sh.DATE)
 
 
 class Account(Row):
     'A checking or savings account owned by one customer.'
 
     number: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('account_numbers', 'AC{:05d}'),
-        text=v.str_text)
-    owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CU[0-9]{4}$'))
-    kind: AccountKind = field(
-        load=lambda x, p: v.want_enum(x, p, AccountKind), export=enum_value,
-        text=enum_text(AccountKind))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('account_numbers', 'AC{:05d}'))
+    owner: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{4}$'))
+    kind: AccountKind = field(sh.enum(AccountKind))
     status: AccountStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AccountStatus),
-        fill=lambda ep: _E13_AccountStatus_active, export=enum_value,
-        text=enum_text(AccountStatus))
-    balance_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    opened_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    closed_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    freeze_reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 120))
+        sh.enum(AccountStatus), fill=lambda ep: _E13_AccountStatus_active)
+    balance_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    opened_on: dt.date = field(sh.DATE)
+    closed_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    freeze_reason: str = field(sh.refined(sh.TEXT, None, 120), fill=lambda ep: '')
 
 
 class Transaction(Row):
     'An append-only record of one money movement.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('transaction_ids', 'TX{:06d}'),
-        text=v.str_text)
-    kind: TxKind = field(
-        load=lambda x, p: v.want_enum(x, p, TxKind), export=enum_value, text=enum_text(TxKind))
-    from_account: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    to_account: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
-        schema=js.scalar('int', 1))
-    memo: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 120), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 120))
-    teller: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('transaction_ids', 'TX{:06d}'))
+    kind: TxKind = field(sh.enum(TxKind))
+    from_account: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    to_account: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    amount_cents: int = field(sh.refined(sh.INT, 1))
+    memo: str = field(sh.refined(sh.TEXT, None, 120), fill=lambda ep: '')
+    teller: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'))
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class CustomerView(Record):
     'A customer with all their accounts.'
 
-    customer: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CU[0-9]{4}$'), text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    email: str = field(load=v.want_str, text=v.str_text)
-    accounts: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    total_balance_cents: int = field(load=v.want_int, text=v.int_text)
+    customer: str = field(sh.refined(sh.TEXT, pattern='^CU[0-9]{4}$'))
+    name: str = field(sh.TEXT)
+    email: str = field(sh.TEXT)
+    accounts: tuple[str, ...] = field(sh.list(sh.TEXT))
+    total_balance_cents: int = field(sh.INT)
 
 
 class AccountView(Record):
     'An account with its most recent transactions, newest first.'
 
-    account: str = field(load=v.want_str, text=v.str_text)
-    recent_transactions: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    account: str = field(sh.TEXT)
+    recent_transactions: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _GET_balance_cents = rt.getter('balance_cents', int)

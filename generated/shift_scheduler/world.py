@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -99,164 +100,95 @@ class AvailabilityKind(enum.StrEnum):
 class Staff(Row):
     'A store employee.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     roles: tuple[Role, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Role))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Role), unique=True))
-    weekly_hour_limit: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 60.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 60.0))
-    is_manager: bool = field(load=v.want_bool, fill=lambda ep: False)
-    hourly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Role)), schema=js.array(js.members(Role), unique=True))
+    weekly_hour_limit: float = field(sh.refined(sh.FLOAT, 1.0, 60.0))
+    is_manager: bool = field(sh.BOOL, fill=lambda ep: False)
+    hourly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Area(Row):
     'An area of the store where shifts are worked.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    floor: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 5), text=v.int_text,
-        schema=js.scalar('int', 0, 5))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    floor: int = field(sh.refined(sh.INT, 0, 5))
     lead: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^S[0-9]{3}$')))
-    min_staff: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 20), fill=lambda ep: 1,
-        text=v.int_text, schema=js.scalar('int', 0, 20))
+        sh.optional(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$')), fill=lambda ep: None)
+    min_staff: int = field(sh.refined(sh.INT, 0, 20), fill=lambda ep: 1)
 
 
 class Shift(Row):
     'A shift to be worked by one person in one role.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('shift_ids', 'SH{:04d}'),
-        text=v.str_text)
-    area: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{3}$'))
-    role: Role = field(
-        load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    ends_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    status: ShiftStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ShiftStatus), fill=lambda ep: _E11_ShiftStatus_open_,
-        export=enum_value, text=enum_text(ShiftStatus))
-    posted_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('shift_ids', 'SH{:04d}'))
+    area: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}$'))
+    role: Role = field(sh.enum(Role))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    ends_at: dt.datetime = field(sh.DATETIME)
+    status: ShiftStatus = field(sh.enum(ShiftStatus), fill=lambda ep: _E11_ShiftStatus_open_)
+    posted_by: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class Assignment(Row):
     'A staff member assigned to a shift.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('assignment_ids', 'AS{:04d}'),
-        text=v.str_text)
-    shift: str = field(load=v.want_str, text=v.str_text)
-    staff: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('assignment_ids', 'AS{:04d}'))
+    shift: str = field(sh.TEXT)
+    staff: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
     status: AssignmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AssignmentStatus),
-        fill=lambda ep: _E16_AssignmentStatus_active, export=enum_value,
-        text=enum_text(AssignmentStatus))
-    assigned_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    assigned_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.enum(AssignmentStatus), fill=lambda ep: _E16_AssignmentStatus_active)
+    assigned_by: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    assigned_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SwapRequest(Row):
     "A request to hand one's assigned shift to a colleague."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('swap_ids', 'SW{:04d}'),
-        text=v.str_text)
-    assignment: str = field(load=v.want_str, text=v.str_text)
-    requested_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    swap_with: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    status: SwapStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SwapStatus), fill=lambda ep: _E10_SwapStatus_pending,
-        export=enum_value, text=enum_text(SwapStatus))
-    requested_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('swap_ids', 'SW{:04d}'))
+    assignment: str = field(sh.TEXT)
+    requested_by: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    swap_with: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    status: SwapStatus = field(sh.enum(SwapStatus), fill=lambda ep: _E10_SwapStatus_pending)
+    requested_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     decided_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^S[0-9]{3}$')))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.optional(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$')), fill=lambda ep: None)
+    reason: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class Availability(Row):
     "A staff member's mark of when they can or cannot work."
 
     id_: str = field(
-        'id', key=True, load=v.want_str,
-        fill=lambda ep: ep.next_id('availability_ids', 'AV{:04d}'), text=v.str_text)
-    staff: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{3}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    start_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 23), text=v.int_text,
-        schema=js.scalar('int', 0, 23))
-    end_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 24), text=v.int_text,
-        schema=js.scalar('int', 1, 24))
-    kind: AvailabilityKind = field(
-        load=lambda x, p: v.want_enum(x, p, AvailabilityKind), export=enum_value,
-        text=enum_text(AvailabilityKind))
-    note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('availability_ids', 'AV{:04d}'))
+    staff: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    day: dt.date = field(sh.DATE)
+    start_hour: int = field(sh.refined(sh.INT, 0, 23))
+    end_hour: int = field(sh.refined(sh.INT, 1, 24))
+    kind: AvailabilityKind = field(sh.enum(AvailabilityKind))
+    note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class StaffInfo(Record):
     'A staff member with their active assignments and hours this week.'
 
-    staff: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{3}$'), text=v.str_text)
-    hours_this_week: float = field(load=v.want_float, text=v.float_text)
-    active_assignments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    staff: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{3}$'))
+    hours_this_week: float = field(sh.FLOAT)
+    active_assignments: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class ShiftInfo(Record):
     'A shift with who works it.'
 
-    shift: str = field(load=v.want_str, text=v.str_text)
-    assignment: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    hours: float = field(load=v.want_float, text=v.float_text)
+    shift: str = field(sh.TEXT)
+    assignment: str | None = field(sh.optional(sh.TEXT), optional=True)
+    hours: float = field(sh.FLOAT)
 
 
 class _State(StateBase):
@@ -531,20 +463,20 @@ class ShiftScheduler(Episode):
             for _v2 in rt.each(self, self.t_availability)
         )
 
-    def fn_blocker(self, p: Staff, sh: Shift) -> str:  # shift_scheduler.world:184
+    def fn_blocker(self, p: Staff, sh_: Shift) -> str:  # shift_scheduler.world:184
         'Why a person cannot work a shift; empty when they can.'
         if not p.active:  # shift_scheduler.world:185
             # shift_scheduler.world:186
             return rt.built(self, f'Staff member {p.id_} is inactive.')
-        if not (sh.role in rt.each(self, p.roles)):  # shift_scheduler.world:188
+        if not (sh_.role in rt.each(self, p.roles)):  # shift_scheduler.world:188
             # shift_scheduler.world:189
-            return rt.built(self, f'Staff member {p.id_} does not have the role {sh.role}.')
-        if self.fn_unavailable_during(p, sh.starts_at, sh.ends_at):  # shift_scheduler.world:191
+            return rt.built(self, f'Staff member {p.id_} does not have the role {sh_.role}.')
+        if self.fn_unavailable_during(p, sh_.starts_at, sh_.ends_at):  # shift_scheduler.world:191
             # shift_scheduler.world:192
             return rt.built(self, f'Staff member {p.id_} is marked unavailable then.')
         if any(  # shift_scheduler.world:194
             _a3.staff == p.id_ and _a3.status == _E16_AssignmentStatus_active
-            and _a3.shift != sh.id_ and self.fn_too_close(self.t_shifts[_a3.shift], sh)
+            and _a3.shift != sh_.id_ and self.fn_too_close(self.t_shifts[_a3.shift], sh_)
             for _a3 in rt.each(self, self.t_assignments)
         ):
             return rt.built(  # shift_scheduler.world:195
@@ -553,7 +485,7 @@ class ShiftScheduler(Episode):
                 f'{self.state.min_rest_hours} hours of rest.',
             )
         total: float = (  # shift_scheduler.world:197
-            self.fn_week_hours(p, self.fn_week_start(sh.starts_at)) + self.fn_shift_hours(sh)
+            self.fn_week_hours(p, self.fn_week_start(sh_.starts_at)) + self.fn_shift_hours(sh_)
         )
         if total > p.weekly_hour_limit:  # shift_scheduler.world:198
             return rt.built(  # shift_scheduler.world:199
@@ -563,11 +495,11 @@ class ShiftScheduler(Episode):
             )
         return ''  # shift_scheduler.world:201
 
-    def fn_active_assignment(self, sh: Shift) -> Assignment | None:  # shift_scheduler.world:204
+    def fn_active_assignment(self, sh_: Shift) -> Assignment | None:  # shift_scheduler.world:204
         'The active assignment of a shift, if any.'
         found: tuple[str, ...] = tuple([  # shift_scheduler.world:205
             _a4.id_ for _a4 in rt.each(self, self.t_assignments)
-            if _a4.shift == sh.id_ and _a4.status == _E16_AssignmentStatus_active
+            if _a4.shift == sh_.id_ and _a4.status == _E16_AssignmentStatus_active
         ])
         if len(found) == 0:  # shift_scheduler.world:206
             return None  # shift_scheduler.world:207

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -74,158 +75,88 @@ class TimesheetStatus(enum.StrEnum):
 class TaxCode(Row):
     'A withholding bracket.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    rate_percent: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 60), text=v.int_text,
-        schema=js.scalar('int', 0, 60))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]$'), key=True)
+    description: str = field(sh.refined(sh.TEXT, 1, 80))
+    rate_percent: int = field(sh.refined(sh.INT, 0, 60))
 
 
 class Employee(Row):
     'A person on the payroll.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    role: Role = field(
-        load=lambda x, p: v.want_enum(x, p, Role), export=enum_value, text=enum_text(Role))
-    pay_type: PayType = field(
-        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
-    annual_salary_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    hourly_rate_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    tax_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z][0-9]$'))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    role: Role = field(sh.enum(Role))
+    pay_type: PayType = field(sh.enum(PayType))
+    annual_salary_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    hourly_rate_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    tax_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]$'))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class PayPeriod(Row):
     'A monthly pay period.'
 
-    id_: str = field(
-        'id', key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
-    start: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    end: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: PeriodStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PeriodStatus), fill=lambda ep: _E12_PeriodStatus_open_,
-        export=enum_value, text=enum_text(PeriodStatus))
-    paid_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'), 'id', key=True)
+    start: dt.date = field(sh.DATE)
+    end: dt.date = field(sh.DATE)
+    status: PeriodStatus = field(sh.enum(PeriodStatus), fill=lambda ep: _E12_PeriodStatus_open_)
+    paid_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Timesheet(Row):
     'The hours an hourly employee worked in a period.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('timesheet_ids', 'TS{:03d}'),
-        text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    period: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
-    hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, 300.0), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0, 300.0))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('timesheet_ids', 'TS{:03d}'))
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    period: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))
+    hours: float = field(sh.refined(sh.FLOAT, 0.0, 300.0), fill=lambda ep: 0.0)
     status: TimesheetStatus = field(
-        load=lambda x, p: v.want_enum(x, p, TimesheetStatus),
-        fill=lambda ep: _E15_TimesheetStatus_draft, export=enum_value,
-        text=enum_text(TimesheetStatus))
+        sh.enum(TimesheetStatus), fill=lambda ep: _E15_TimesheetStatus_draft)
     approved_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^E[0-9]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$')), fill=lambda ep: None)
 
 
 class Bonus(Row):
     "A one-off amount added to an employee's pay in a period."
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('bonus_ids', 'BN{:03d}'),
-        text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    period: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
-    amount_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 10000000), text=v.int_text,
-        schema=js.scalar('int', 1, 10000000))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    issued_by: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('bonus_ids', 'BN{:03d}'))
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    period: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))
+    amount_cents: int = field(sh.refined(sh.INT, 1, 10000000))
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
+    issued_by: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
 
 
 class Payslip(Row):
     'What an employee was paid for a period.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('payslip_ids', 'PS{:04d}'),
-        text=v.str_text)
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^E[0-9]{3}$'))
-    period: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{4}-[0-9]{2}$'))
-    timesheet: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
-    gross_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    bonus_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
-    tax_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    net_cents: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    corrected: bool = field(load=v.want_bool, fill=lambda ep: False)
-    correction_note: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 200))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('payslip_ids', 'PS{:04d}'))
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    period: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))
+    timesheet: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    hours: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
+    gross_cents: int = field(sh.refined(sh.INT, 0))
+    bonus_cents: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
+    tax_cents: int = field(sh.refined(sh.INT, 0))
+    net_cents: int = field(sh.refined(sh.INT, 0))
+    corrected: bool = field(sh.BOOL, fill=lambda ep: False)
+    correction_note: str = field(sh.refined(sh.TEXT, None, 200), fill=lambda ep: '')
 
 
 class EmployeeView(Record):
     "An employee's pay details and payslips."
 
-    employee: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^E[0-9]{3}$'), text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    pay_type: PayType = field(
-        load=lambda x, p: v.want_enum(x, p, PayType), export=enum_value, text=enum_text(PayType))
-    annual_salary_cents: int = field(load=v.want_int, text=v.int_text)
-    hourly_rate_cents: int = field(load=v.want_int, text=v.int_text)
-    tax_code: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]$'), text=v.str_text)
-    rate_percent: int = field(load=v.want_int, text=v.int_text)
-    active: bool = field(load=v.want_bool)
-    payslips: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    employee: str = field(sh.refined(sh.TEXT, pattern='^E[0-9]{3}$'))
+    name: str = field(sh.TEXT)
+    pay_type: PayType = field(sh.enum(PayType))
+    annual_salary_cents: int = field(sh.INT)
+    hourly_rate_cents: int = field(sh.INT)
+    tax_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]$'))
+    rate_percent: int = field(sh.INT)
+    active: bool = field(sh.BOOL)
+    payslips: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _GET_code = rt.getter('code', str)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -91,199 +92,113 @@ _E12_ChargeStatus_captured, _E12_ChargeStatus_refunded = ChargeStatus.__members_
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 3, 10), text=v.str_text,
-        schema=js.scalar('str', 3, 10))
-    country: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z]{2}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, 3, 10))
+    country: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2}$'))
 
 
 class AddOnLine(Record):
     'An add-on in a box, with the price per unit.'
 
-    add_on: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AD-[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^AD-[0-9]{3}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5), text=v.int_text,
-        schema=js.scalar('int', 1, 5))
-    unit_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
+    add_on: str = field(sh.refined(sh.TEXT, pattern='^AD-[0-9]{3}$'))
+    quantity: int = field(sh.refined(sh.INT, 1, 5))
+    unit_price: float = field(sh.refined(sh.FLOAT, 0.01))
 
 
 class Agent(Row):
     'A support agent who signs in.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AG[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^AG[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    role: AgentRole = field(
-        load=lambda x, p: v.want_enum(x, p, AgentRole), export=enum_value,
-        text=enum_text(AgentRole))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^AG[0-9]{2}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    role: AgentRole = field(sh.enum(AgentRole))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Subscriber(Row):
     'A customer who receives boxes.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('subscriber_ids', 'C{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('subscriber_ids', 'C{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
     phone: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$')))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    card_last4: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4}$'))
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$')), fill=lambda ep: None)
+    address: Address = field(sh.record(Address))
+    card_last4: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}$'))
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Plan(Row):
     'A box plan with its billing cycle and price per box.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-(M|Q)$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,6}-(M|Q)$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    cycle: BillingCycle = field(
-        load=lambda x, p: v.want_enum(x, p, BillingCycle), export=enum_value,
-        text=enum_text(BillingCycle))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    items_per_box: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 30), text=v.int_text,
-        schema=js.scalar('int', 1, 30))
-    available: bool = field(load=v.want_bool, fill=lambda ep: True)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    cycle: BillingCycle = field(sh.enum(BillingCycle))
+    price: float = field(sh.refined(sh.FLOAT, 0.01))
+    items_per_box: int = field(sh.refined(sh.INT, 1, 30))
+    available: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class AddOn(Row):
     'An extra item that can be added to a box.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^AD-[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^AD-[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    stock: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    sku: str = field(sh.refined(sh.TEXT, pattern='^AD-[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    price: float = field(sh.refined(sh.FLOAT, 0.01))
+    stock: int = field(sh.refined(sh.INT, 0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Subscription(Row):
     "A subscriber's subscription to a plan."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('subscription_ids', 'S{:04d}'),
-        text=v.str_text)
-    subscriber: str = field(load=v.want_str, text=v.str_text)
-    plan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-(M|Q)$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,6}-(M|Q)$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('subscription_ids', 'S{:04d}'))
+    subscriber: str = field(sh.TEXT)
+    plan: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))
     status: SubscriptionStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SubscriptionStatus),
-        fill=lambda ep: _E18_SubscriptionStatus_active, export=enum_value,
-        text=enum_text(SubscriptionStatus))
-    started_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    next_ship_date: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    paused_until: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    cancelled_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    boxes_shipped: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0))
+        sh.enum(SubscriptionStatus), fill=lambda ep: _E18_SubscriptionStatus_active)
+    started_on: dt.date = field(sh.DATE)
+    next_ship_date: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    paused_until: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    cancelled_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
+    boxes_shipped: int = field(sh.refined(sh.INT, 0), fill=lambda ep: 0)
 
 
 class Box(Row):
     'The box of one cycle of a subscription.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('box_ids', 'BX{:04d}'),
-        text=v.str_text)
-    subscription: str = field(load=v.want_str, text=v.str_text)
-    ship_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: BoxStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BoxStatus), fill=lambda ep: _E9_BoxStatus_scheduled,
-        export=enum_value, text=enum_text(BoxStatus))
-    plan: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,6}-(M|Q)$'),
-        text=v.str_text)
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('box_ids', 'BX{:04d}'))
+    subscription: str = field(sh.TEXT)
+    ship_date: dt.date = field(sh.DATE)
+    status: BoxStatus = field(sh.enum(BoxStatus), fill=lambda ep: _E9_BoxStatus_scheduled)
+    plan: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))
     add_ons: tuple[AddOnLine, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: AddOnLine.load(x, p, ep))), p, None, 5),
-        fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
+        sh.refined(sh.list(sh.record(AddOnLine)), None, 5), fill=lambda ep: ())
     tracking: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^TRK[0-9]{8}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text))
-    shipped_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^TRK[0-9]{8}$')), fill=lambda ep: None)
+    shipped_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Charge(Row):
     'Money charged to a subscriber for a shipped box.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'),
-        text=v.str_text)
-    box: str = field(load=v.want_str, text=v.str_text)
-    subscriber: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    card_last4: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4}$'))
-    status: ChargeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ChargeStatus),
-        fill=lambda ep: _E12_ChargeStatus_captured, export=enum_value,
-        text=enum_text(ChargeStatus))
-    charged_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'))
+    box: str = field(sh.TEXT)
+    subscriber: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    card_last4: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4}$'))
+    status: ChargeStatus = field(sh.enum(ChargeStatus), fill=lambda ep: _E12_ChargeStatus_captured)
+    charged_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SubscriptionInfo(Record):
     'A subscription with its scheduled box.'
 
-    subscription: str = field(load=v.want_str, text=v.str_text)
-    scheduled_box: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    subscription: str = field(sh.TEXT)
+    scheduled_box: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class _State(StateBase):

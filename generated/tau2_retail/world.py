@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -75,159 +76,132 @@ _E15_TransactionType_payment, _E15_TransactionType_refund = TransactionType.__me
 class Variant(Record):
     'One purchasable option of a product.'
 
-    item_id: str = field(load=v.want_str, text=v.str_text)
-    options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
-        text=v.map_text)
-    available: bool = field(load=v.want_bool)
-    price: float = field(load=v.want_float, text=v.float_text)
+    item_id: str = field(sh.TEXT)
+    options: dict[str, str] = field(sh.map(sh.TEXT, sh.TEXT), export=v.export_value)
+    available: bool = field(sh.BOOL)
+    price: float = field(sh.FLOAT)
 
 
 class UserName(Record):
     'The UserName record.'
 
-    first_name: str = field(load=v.want_str, text=v.str_text)
-    last_name: str = field(load=v.want_str, text=v.str_text)
+    first_name: str = field(sh.TEXT)
+    last_name: str = field(sh.TEXT)
 
 
 class Address(Record):
     "A postal address (an order's or a user's)."
 
-    address1: str = field(load=v.want_str, text=v.str_text)
-    address2: str = field(load=v.want_str, text=v.str_text)
-    city: str = field(load=v.want_str, text=v.str_text)
-    country: str = field(load=v.want_str, text=v.str_text)
-    state_: str = field('state', load=v.want_str, text=v.str_text)
-    zip_: str = field('zip', load=v.want_str, text=v.str_text)
+    address1: str = field(sh.TEXT)
+    address2: str = field(sh.TEXT)
+    city: str = field(sh.TEXT)
+    country: str = field(sh.TEXT)
+    state_: str = field(sh.TEXT, 'state')
+    zip_: str = field(sh.TEXT, 'zip')
 
 
 class CreditCard(Record):
     'The CreditCard record.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    brand: str = field(load=v.want_str, text=v.str_text)
-    last_four: str = field(load=v.want_str, text=v.str_text)
+    id_: str = field(sh.TEXT, 'id')
+    brand: str = field(sh.TEXT)
+    last_four: str = field(sh.TEXT)
 
 
 class GiftCard(Record):
     'The GiftCard record.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    balance: float = field(load=v.want_float, text=v.float_text)
+    id_: str = field(sh.TEXT, 'id')
+    balance: float = field(sh.FLOAT)
 
 
 class Paypal(Record):
     'The Paypal record.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-
-
-class OrderItem(Record):
-    'One line of an order, with the price paid.'
-
-    name: str = field(load=v.want_str, text=v.str_text)
-    product_id: str = field(load=v.want_str, text=v.str_text)
-    item_id: str = field(load=v.want_str, text=v.str_text)
-    price: float = field(load=v.want_float, text=v.float_text)
-    options: dict[str, str] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_str), export=v.export_value,
-        text=v.map_text)
-
-
-class Fulfillment(Record):
-    'The Fulfillment record.'
-
-    tracking_id: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
-    item_ids: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
-
-
-class OrderPayment(Record):
-    'The OrderPayment record.'
-
-    transaction_type: TransactionType = field(
-        load=lambda x, p: v.want_enum(x, p, TransactionType), export=v.export_value,
-        text=enum_text(TransactionType))
-    amount: float = field(load=v.want_float, text=v.float_text)
-    payment_method_id: str = field(load=v.want_str, text=v.str_text)
-
-
-class Product(Row):
-    'A row of Product.'
-
-    name: str = field(load=v.want_str)
-    product_id: str = field(key=True, load=v.want_str)
-    variants: dict[str, Variant] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: Variant.load(x, p, ep))),
-        export=v.export_value, text=v.record_map_text)
-
-
-class User(Row):
-    'A row of User.'
-
-    user_id: str = field(key=True, load=v.want_str)
-    name: UserName = field(
-        load_ep=lambda x, p, ep: UserName.load(x, p, ep), export=v.export_value,
-        text=v.record_text)
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
-    email: str = field(load=v.want_str)
-    payment_methods: dict[str, PaymentMethod] = field(
-        load_ep=lambda x, p, ep: v.want_map(x, p, v.want_str, (lambda x, p: _UNION_PaymentMethod.load(x, p, ep))),
-        export=lambda value: {k: _UNION_PaymentMethod.export(x) for k, x in value.items()},
-        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _UNION_PaymentMethod.tags for k0, x0 in value.items()])) else v.json_text({k: _UNION_PaymentMethod.export(x) for k, x in value.items()})))
-    orders: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
-
-
-class Order(Row):
-    'A row of Order.'
-
-    order_id: str = field(key=True, load=v.want_str)
-    user_id: str = field(load=v.want_str)
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=v.export_value, text=v.record_text)
-    items: tuple[OrderItem, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderItem.load(x, p, ep))),
-        export=v.export_value, text=v.records_text)
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), export=v.export_value,
-        text=enum_text(OrderStatus, loose=True))
-    fulfillments: tuple[Fulfillment, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Fulfillment.load(x, p, ep))),
-        export=v.export_value, text=v.records_text)
-    payment_history: tuple[OrderPayment, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: OrderPayment.load(x, p, ep))),
-        export=v.export_value, text=v.records_text)
-    cancel_reason: CancelReason | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, CancelReason))),
-        fill=lambda ep: None, export=v.export_value, text=enum_text(CancelReason, loose=True))
-    exchange_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
-        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
-    exchange_new_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
-        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
-    exchange_payment_method_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
-    exchange_price_difference: int | float | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_number), fill=lambda ep: None,
-        text=v.number_text)
-    return_items: tuple[str, ...] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_list(x, p, v.want_str))),
-        fill=lambda ep: None, export=v.export_value, text=v.str_list_text)
-    return_payment_method_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None)
+    id_: str = field(sh.TEXT, 'id')
 
 
 PaymentMethod: TypeAlias = CreditCard | GiftCard | Paypal
 _UNION_PaymentMethod: TaggedUnion[PaymentMethod] = TaggedUnion(
     'source', {'credit_card': CreditCard, 'gift_card': GiftCard, 'paypal': Paypal}
 )
+
+
+class OrderItem(Record):
+    'One line of an order, with the price paid.'
+
+    name: str = field(sh.TEXT)
+    product_id: str = field(sh.TEXT)
+    item_id: str = field(sh.TEXT)
+    price: float = field(sh.FLOAT)
+    options: dict[str, str] = field(sh.map(sh.TEXT, sh.TEXT), export=v.export_value)
+
+
+class Fulfillment(Record):
+    'The Fulfillment record.'
+
+    tracking_id: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
+    item_ids: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
+
+
+class OrderPayment(Record):
+    'The OrderPayment record.'
+
+    transaction_type: TransactionType = field(sh.enum(TransactionType), export=v.export_value)
+    amount: float = field(sh.FLOAT)
+    payment_method_id: str = field(sh.TEXT)
+
+
+class Product(Row):
+    'A row of Product.'
+
+    name: str = field(sh.TEXT, text=None)
+    product_id: str = field(sh.TEXT, key=True, text=None)
+    variants: dict[str, Variant] = field(
+        sh.map(sh.TEXT, sh.record(Variant)), export=v.export_value)
+
+
+class User(Row):
+    'A row of User.'
+
+    user_id: str = field(sh.TEXT, key=True, text=None)
+    name: UserName = field(sh.record(UserName), export=v.export_value)
+    address: Address = field(sh.record(Address), export=v.export_value)
+    email: str = field(sh.TEXT, text=None)
+    payment_methods: dict[str, PaymentMethod] = field(
+        sh.map(sh.TEXT, sh.union(_UNION_PaymentMethod)),
+        text=lambda value: ('{' + ', '.join([v.str_text(k0) + ': ' + _UNION_PaymentMethod.text(x0) for k0, x0 in value.items()]) + '}' if (type(value) is dict and all([type(k0) is str and type(x0) in _UNION_PaymentMethod.tags for k0, x0 in value.items()])) else v.json_text({k: _UNION_PaymentMethod.export(x) for k, x in value.items()})))
+    orders: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
+
+
+class Order(Row):
+    'A row of Order.'
+
+    order_id: str = field(sh.TEXT, key=True, text=None)
+    user_id: str = field(sh.TEXT, text=None)
+    address: Address = field(sh.record(Address), export=v.export_value)
+    items: tuple[OrderItem, ...] = field(sh.list(sh.record(OrderItem)), export=v.export_value)
+    status: OrderStatus = field(
+        sh.enum(OrderStatus), export=v.export_value, text=enum_text(OrderStatus, loose=True))
+    fulfillments: tuple[Fulfillment, ...] = field(
+        sh.list(sh.record(Fulfillment)), export=v.export_value)
+    payment_history: tuple[OrderPayment, ...] = field(
+        sh.list(sh.record(OrderPayment)), export=v.export_value)
+    cancel_reason: CancelReason | None = field(
+        sh.optional(sh.enum(CancelReason)), fill=lambda ep: None, export=v.export_value,
+        text=enum_text(CancelReason, loose=True))
+    exchange_items: tuple[str, ...] | None = field(
+        sh.optional(sh.list(sh.TEXT)), fill=lambda ep: None, export=v.export_value)
+    exchange_new_items: tuple[str, ...] | None = field(
+        sh.optional(sh.list(sh.TEXT)), fill=lambda ep: None, export=v.export_value)
+    exchange_payment_method_id: str | None = field(
+        sh.optional(sh.TEXT), fill=lambda ep: None, text=None)
+    exchange_price_difference: int | float | None = field(
+        sh.optional(sh.NUMBER), fill=lambda ep: None)
+    return_items: tuple[str, ...] | None = field(
+        sh.optional(sh.list(sh.TEXT)), fill=lambda ep: None, export=v.export_value)
+    return_payment_method_id: str | None = field(
+        sh.optional(sh.TEXT), fill=lambda ep: None, text=None)
 
 
 _GET_item_id = rt.getter('item_id', str)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -40,109 +41,71 @@ _E10_Visibility_public, _E10_Visibility_private = Visibility.__members__.values(
 class User(Row):
     'A workspace user.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^U[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    handle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z][a-z0-9_]{1,19}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[a-z][a-z0-9_]{1,19}$'))
-    deactivated: bool = field(load=v.want_bool, fill=lambda ep: False)
+    id_: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    handle: str = field(sh.refined(sh.TEXT, pattern='^[a-z][a-z0-9_]{1,19}$'))
+    deactivated: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class Channel(Row):
     'A conversation space.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('channel_ids', 'CH{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[a-z0-9][a-z0-9-]{0,29}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[a-z0-9][a-z0-9-]{0,29}$'))
-    visibility: Visibility = field(
-        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
-        text=enum_text(Visibility))
-    owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
-    topic: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 200), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', 0, 200))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('channel_ids', 'CH{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'))
+    visibility: Visibility = field(sh.enum(Visibility))
+    owner: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'))
+    topic: str = field(sh.refined(sh.TEXT, 0, 200), fill=lambda ep: '')
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Membership(Row):
     "A user's membership of a channel."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('membership_ids', 'M{:03d}'),
-        text=v.str_text)
-    channel: str = field(load=v.want_str, text=v.str_text)
-    user: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('membership_ids', 'M{:03d}'))
+    channel: str = field(sh.TEXT)
+    user: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'))
     invited_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
-    joined_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None)
+    joined_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Message(Row):
     'A message posted in a channel.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'),
-        text=v.str_text)
-    channel: str = field(load=v.want_str, text=v.str_text)
-    author: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
-    body: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 0, 2000), text=v.str_text,
-        schema=js.scalar('str', 0, 2000))
-    posted_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    edited_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
-    deleted: bool = field(load=v.want_bool, fill=lambda ep: False)
-    pinned: bool = field(load=v.want_bool, fill=lambda ep: False)
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('message_ids', 'MSG{:03d}'))
+    channel: str = field(sh.TEXT)
+    author: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'))
+    body: str = field(sh.refined(sh.TEXT, 0, 2000))
+    posted_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    edited_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
+    deleted: bool = field(sh.BOOL, fill=lambda ep: False)
+    pinned: bool = field(sh.BOOL, fill=lambda ep: False)
     pinned_by: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^U[0-9]{3}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')), fill=lambda ep: None)
 
 
 class ChannelSummary(Record):
     'A channel as listed.'
 
-    id_: str = field('id', load=v.want_str, text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    visibility: Visibility = field(
-        load=lambda x, p: v.want_enum(x, p, Visibility), export=enum_value,
-        text=enum_text(Visibility))
-    owner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^U[0-9]{3}$'))
-    topic: str = field(load=v.want_str, text=v.str_text)
-    members: int = field(load=v.want_int, text=v.int_text)
-    is_member: bool = field(load=v.want_bool)
+    id_: str = field(sh.TEXT, 'id')
+    name: str = field(sh.TEXT)
+    visibility: Visibility = field(sh.enum(Visibility))
+    owner: str = field(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$'))
+    topic: str = field(sh.TEXT)
+    members: int = field(sh.INT)
+    is_member: bool = field(sh.BOOL)
 
 
 class ChannelView(Record):
     'A channel with its members and messages.'
 
-    channel: str = field(load=v.want_str, text=v.str_text)
-    members: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^U[0-9]{3}$'))),
-        export=list)
-    pinned: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    messages: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    channel: str = field(sh.TEXT)
+    members: tuple[str, ...] = field(sh.list(sh.refined(sh.TEXT, pattern='^U[0-9]{3}$')))
+    pinned: tuple[str, ...] = field(sh.list(sh.TEXT))
+    messages: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 _C_MAX_PINS: int = 3  # team_chat.world:90

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -118,186 +119,106 @@ class ChargeStatus(enum.StrEnum):
 class Member(Row):
     'A club member, possibly on the ladder.'
 
-    member_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    membership: MembershipKind = field(
-        load=lambda x, p: v.want_enum(x, p, MembershipKind), export=enum_value,
-        text=enum_text(MembershipKind))
-    ladder_rank: int | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=v.int_text, schema=js.nullable(js.scalar('int', 1, 200)))
-    active: bool = field(load=v.want_bool)
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    member_id: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    membership: MembershipKind = field(sh.enum(MembershipKind))
+    ladder_rank: int | None = field(sh.optional(sh.refined(sh.INT, 1, 200)), fill=lambda ep: None)
+    active: bool = field(sh.BOOL)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Court(Row):
     'A tennis court.'
 
-    court_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CT[0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CT[0-9]$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    surface: Surface = field(
-        load=lambda x, p: v.want_enum(x, p, Surface), export=enum_value, text=enum_text(Surface))
-    has_lights: bool = field(load=v.want_bool)
-    indoor: bool = field(load=v.want_bool)
-    in_service: bool = field(load=v.want_bool)
+    court_id: str = field(sh.refined(sh.TEXT, pattern='^CT[0-9]$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    surface: Surface = field(sh.enum(Surface))
+    has_lights: bool = field(sh.BOOL)
+    indoor: bool = field(sh.BOOL)
+    in_service: bool = field(sh.BOOL)
 
 
 class Coach(Row):
     'A club coach.'
 
-    coach_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CO[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^CO[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    hourly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    coach_id: str = field(sh.refined(sh.TEXT, pattern='^CO[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    hourly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
     working_days: tuple[int, ...] = field(
-        load=lambda x, p: v.check_length(v.want_list(x, p, (lambda x, p: v.check_range(v.want_int(x, p), p, 0, 6))), p, 1, 7),
-        export=list, schema=js.array(js.scalar('int', 0, 6), min_items=1, max_items=7))
-    active: bool = field(load=v.want_bool)
+        sh.refined(sh.list(sh.refined(sh.INT, 0, 6)), 1, 7),
+        schema=js.array(js.scalar('int', 0, 6), min_items=1, max_items=7))
+    active: bool = field(sh.BOOL)
 
 
 class Booking(Row):
     'One court for one hour.'
 
     booking_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('booking_ids', 'BK{:04d}'),
-        text=v.str_text)
-    court: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CT[0-9]$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CT[0-9]$'))
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 7, 21), text=v.int_text,
-        schema=js.scalar('int', 7, 21))
-    kind: BookingKind = field(
-        load=lambda x, p: v.want_enum(x, p, BookingKind), fill=lambda ep: _E11_BookingKind_play,
-        export=enum_value, text=enum_text(BookingKind))
-    guests: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 3), fill=lambda ep: 0,
-        text=v.int_text, schema=js.scalar('int', 0, 3))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('booking_ids', 'BK{:04d}'))
+    court: str = field(sh.refined(sh.TEXT, pattern='^CT[0-9]$'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    day: dt.date = field(sh.DATE)
+    hour: int = field(sh.refined(sh.INT, 7, 21))
+    kind: BookingKind = field(sh.enum(BookingKind), fill=lambda ep: _E11_BookingKind_play)
+    guests: int = field(sh.refined(sh.INT, 0, 3), fill=lambda ep: 0)
     status: BookingStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BookingStatus),
-        fill=lambda ep: _E13_BookingStatus_booked, export=enum_value,
-        text=enum_text(BookingStatus))
-    created_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+        sh.enum(BookingStatus), fill=lambda ep: _E13_BookingStatus_booked)
+    created_at: dt.datetime = field(sh.DATETIME)
 
 
 class Lesson(Row):
     'A coaching session on a booked court hour.'
 
-    lesson_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('lesson_ids', 'LS{:03d}'),
-        text=v.str_text)
-    booking: str = field(load=v.want_str, text=v.str_text)
-    coach: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CO[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^CO[0-9]{2}$'))
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    focus: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
+    lesson_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('lesson_ids', 'LS{:03d}'))
+    booking: str = field(sh.TEXT)
+    coach: str = field(sh.refined(sh.TEXT, pattern='^CO[0-9]{2}$'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    focus: str = field(sh.refined(sh.TEXT, 1, 100))
     status: LessonStatus = field(
-        load=lambda x, p: v.want_enum(x, p, LessonStatus),
-        fill=lambda ep: _E12_LessonStatus_scheduled, export=enum_value,
-        text=enum_text(LessonStatus))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+        sh.enum(LessonStatus), fill=lambda ep: _E12_LessonStatus_scheduled)
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class LadderMatch(Row):
     'A ladder challenge between two ranked members and its result.'
 
-    match_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('match_ids', 'LM{:03d}'),
-        text=v.str_text)
-    challenger: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    opponent: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    played_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    score_: str = field(
-        'score',
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'))
-    winner: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    ranks_before: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 20), text=v.str_text,
-        schema=js.scalar('str', 1, 20))
+    match_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('match_ids', 'LM{:03d}'))
+    challenger: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    opponent: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    played_on: dt.date = field(sh.DATE)
+    score_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'), 'score')
+    winner: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    ranks_before: str = field(sh.refined(sh.TEXT, 1, 20))
 
 
 class Charge(Row):
     "A fee charged to a member's account."
 
-    charge_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'),
-        text=v.str_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^M[0-9]{3}$'))
-    booking: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    kind: ChargeKind = field(
-        load=lambda x, p: v.want_enum(x, p, ChargeKind), export=enum_value,
-        text=enum_text(ChargeKind))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    status: ChargeStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ChargeStatus),
-        fill=lambda ep: _E12_ChargeStatus_unpaid, export=enum_value, text=enum_text(ChargeStatus))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    charge_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('charge_ids', 'CH{:04d}'))
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    booking: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    kind: ChargeKind = field(sh.enum(ChargeKind))
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    status: ChargeStatus = field(sh.enum(ChargeStatus), fill=lambda ep: _E12_ChargeStatus_unpaid)
+    created_on: dt.date = field(sh.DATE)
 
 
 class CourtHours(Record):
     'A court with its free start hours on a day.'
 
-    court: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^CT[0-9]$'), text=v.str_text)
-    free_hours: tuple[int, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_int), export=list)
+    court: str = field(sh.refined(sh.TEXT, pattern='^CT[0-9]$'))
+    free_hours: tuple[int, ...] = field(sh.list(sh.INT))
 
 
 class LadderEntry(Record):
     'A ranked member with the id of their last ladder match.'
 
-    rank: int = field(load=v.want_int, text=v.int_text)
-    member: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^M[0-9]{3}$'), text=v.str_text)
-    last_match: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
+    rank: int = field(sh.INT)
+    member: str = field(sh.refined(sh.TEXT, pattern='^M[0-9]{3}$'))
+    last_match: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
 class _State(StateBase):

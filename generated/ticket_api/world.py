@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -28,19 +29,19 @@ __all__ = [
 class Status(Record):
     'The Status record.'
 
-    status: str = field(load=v.want_str, text=v.str_text)
+    status: str = field(sh.TEXT)
 
 
 class Success(Record):
     'The Success record.'
 
-    success: bool = field(load=v.want_bool)
+    success: bool = field(sh.BOOL)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    login_status: bool = field(load=v.want_bool)
+    login_status: bool = field(sh.BOOL)
 
 
 _C_EDITABLE: tuple[str, ...] = ('title', 'description', 'status', 'priority')  # ticket_api.world:45

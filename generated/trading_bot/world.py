@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -29,80 +30,73 @@ __all__ = [
 class Status(Record):
     'The Status record.'
 
-    status: str = field(load=v.want_str, text=v.str_text)
+    status: str = field(sh.TEXT)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    status: bool = field(load=v.want_bool)
+    status: bool = field(sh.BOOL)
 
 
 class CurrentTime(Record):
     'The CurrentTime record.'
 
-    current_time: str = field(load=v.want_str, text=v.str_text)
+    current_time: str = field(sh.TEXT)
 
 
 class Symbol(Record):
     'The Symbol record.'
 
-    symbol: str = field(load=v.want_str, text=v.str_text)
+    symbol: str = field(sh.TEXT)
 
 
 class Cancelled(Record):
     'The Cancelled record.'
 
-    order_id: int = field(load=v.want_int, text=v.int_text)
-    status: str = field(load=v.want_str, text=v.str_text)
+    order_id: int = field(sh.INT)
+    status: str = field(sh.TEXT)
 
 
 class Placed(Record):
     'The Placed record.'
 
-    order_id: int = field(load=v.want_int, text=v.int_text)
-    order_type: str = field(load=v.want_str, text=v.str_text)
-    status: str = field(load=v.want_str, text=v.str_text)
-    price: float = field(load=v.want_float, text=v.float_text)
-    amount: int = field(load=v.want_int, text=v.int_text)
+    order_id: int = field(sh.INT)
+    order_type: str = field(sh.TEXT)
+    status: str = field(sh.TEXT)
+    price: float = field(sh.FLOAT)
+    amount: int = field(sh.INT)
 
 
 class Balance(Record):
     'The Balance record.'
 
-    status: str = field(load=v.want_str, text=v.str_text)
-    new_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
+    status: str = field(sh.TEXT)
+    new_balance: Any = field(sh.JSON, schema={})
 
 
 class StockList(Record):
     'The StockList record.'
 
-    stock_list: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
+    stock_list: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
 
 class FilteredStocks(Record):
     'The FilteredStocks record.'
 
-    filtered_stocks: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
+    filtered_stocks: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
 
 class Watchlist(Record):
     'The Watchlist record.'
 
-    watchlist: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
+    watchlist: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
 
 class Notification(Record):
     'The Notification record.'
 
-    notification: str = field(load=v.want_str, text=v.str_text)
+    notification: str = field(sh.TEXT)
 
 
 _C_SYMBOLS: dict[str, str] = {'Apple': 'AAPL', 'Google': 'GOOG', 'Tesla': 'TSLA', 'Microsoft': 'MSFT', 'Nvidia': 'NVDA', 'Zeta Corp': 'ZETA', 'Alpha Tech': 'ALPH', 'Omega Industries': 'OMEG', 'Quasar Ltd.': 'QUAS', 'Neptune Systems': 'NEPT', 'Synex Solutions': 'SYNX', 'Amazon': 'AMZN', 'Gorilla': 'GORI'}  # trading_bot.world:93

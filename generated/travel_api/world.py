@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -31,156 +32,132 @@ __all__ = [
 class Token(Record):
     "authenticate_travel's answer."
 
-    expires_in: int = field(load=v.want_int, text=v.int_text)
-    access_token: str = field(load=v.want_str, text=v.str_text)
-    token_type: str = field(load=v.want_str, text=v.str_text)
-    scope: str = field(load=v.want_str, text=v.str_text)
+    expires_in: int = field(sh.INT)
+    access_token: str = field(sh.TEXT)
+    token_type: str = field(sh.TEXT)
+    scope: str = field(sh.TEXT)
 
 
 class LoginStatus(Record):
     'The LoginStatus record.'
 
-    status: bool = field(load=v.want_bool)
+    status: bool = field(sh.BOOL)
 
 
 class FiscalYear(Record):
     'The FiscalYear record.'
 
-    budget_fiscal_year: str = field(load=v.want_str, text=v.str_text)
+    budget_fiscal_year: str = field(sh.TEXT)
 
 
 class CardId(Record):
     'The CardId record.'
 
-    card_id: str = field(load=v.want_str, text=v.str_text)
+    card_id: str = field(sh.TEXT)
 
 
 class CostList(Record):
     'The CostList record.'
 
-    travel_cost_list: tuple[float, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_float), export=v.export_value)
+    travel_cost_list: tuple[float, ...] = field(sh.list(sh.FLOAT), export=v.export_value)
 
 
 class CardBalance(Record):
     'The CardBalance record.'
 
-    card_balance: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
+    card_balance: Any = field(sh.JSON, schema={})
 
 
 class Booking(Record):
     'The Booking record.'
 
-    booking_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
-    transaction_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
-    booking_status: bool = field(load=v.want_bool)
+    booking_id: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
+    transaction_id: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
+    booking_status: bool = field(sh.BOOL)
     booking_history: dict[str, dict[str, Any]] | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))))),
-        optional=True, export=v.export_value, omit_none=True, keeps_text=False,
-        schema=js.nullable(js.mapping(js.mapping({}))))
-    error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
+        sh.optional(sh.map(sh.TEXT, sh.map(sh.TEXT, sh.JSON))), optional=True,
+        export=v.export_value, omit_none=True, schema=js.nullable(js.mapping(js.mapping({}))))
+    error: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
 
 
 class Invoice(Record):
     'The Invoice record.'
 
-    booking_id: str = field(load=v.want_str, text=v.str_text)
-    travel_date: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
-    travel_from: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
-    travel_to: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
-    travel_class: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
-    travel_cost: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
-    transaction_id: Any = field(
-        load=v.want_json, export=lambda value: v.copy_json(value), keeps_text=False, schema={})
+    booking_id: str = field(sh.TEXT)
+    travel_date: Any = field(sh.JSON, schema={})
+    travel_from: Any = field(sh.JSON, schema={})
+    travel_to: Any = field(sh.JSON, schema={})
+    travel_class: Any = field(sh.JSON, schema={})
+    travel_cost: Any = field(sh.JSON, schema={})
+    transaction_id: Any = field(sh.JSON, schema={})
 
 
 class InvoiceResult(Record):
     'The InvoiceResult record.'
 
-    invoice: Invoice = field(
-        load_ep=lambda x, p, ep: Invoice.load(x, p, ep), export=v.export_value, keeps_text=False)
+    invoice: Invoice = field(sh.record(Invoice), export=v.export_value)
 
 
 class BookingHistory(Record):
     'The BookingHistory record.'
 
     booking_history: dict[str, dict[str, Any]] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
+        sh.map(sh.TEXT, sh.map(sh.TEXT, sh.JSON)), export=v.export_value,
+        schema=js.mapping(js.mapping({})))
 
 
 class Cancellation(Record):
     'The Cancellation record.'
 
-    cancel_status: bool = field(load=v.want_bool)
-    error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
+    cancel_status: bool = field(sh.BOOL)
+    error: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
 
 
 class ExchangedValue(Record):
     'The ExchangedValue record.'
 
-    exchanged_value: float = field(load=v.want_float, text=v.float_text)
+    exchanged_value: float = field(sh.FLOAT)
 
 
 class Verification(Record):
     'The Verification record.'
 
-    verification_status: bool = field(load=v.want_bool)
-    verification_failure: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
+    verification_status: bool = field(sh.BOOL)
+    verification_failure: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
 
 
 class BudgetLimit(Record):
     'The BudgetLimit record.'
 
-    budget_limit: float = field(load=v.want_float, text=v.float_text)
+    budget_limit: float = field(sh.FLOAT)
 
 
 class NearestAirport(Record):
     'The NearestAirport record.'
 
-    nearest_airport: str = field(load=v.want_str, text=v.str_text)
+    nearest_airport: str = field(sh.TEXT)
 
 
 class Insurance(Record):
     'The Insurance record.'
 
-    insurance_id: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
-    insurance_status: bool = field(load=v.want_bool)
-    error: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True, omit_none=True,
-        text=optional_text(v.str_text))
+    insurance_id: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
+    insurance_status: bool = field(sh.BOOL)
+    error: str | None = field(sh.optional(sh.TEXT), optional=True, omit_none=True)
 
 
 class SupportMessage(Record):
     'The SupportMessage record.'
 
-    customer_support_message: str = field(load=v.want_str, text=v.str_text)
+    customer_support_message: str = field(sh.TEXT)
 
 
 class CreditCards(Record):
     'The CreditCards record.'
 
     credit_card_list: dict[str, dict[str, Any]] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))))),
-        export=v.export_value, keeps_text=False, schema=js.mapping(js.mapping({})))
+        sh.map(sh.TEXT, sh.map(sh.TEXT, sh.JSON)), export=v.export_value,
+        schema=js.mapping(js.mapping({})))
 
 
 _C_AIRPORTS: tuple[str, ...] = ('RMS', 'SBK', 'MPC', 'SVP', 'SHD', 'CDG', 'LHR', 'SSV', 'OKD', 'WLB', 'PEK', 'HND', 'HKG', 'CIA', 'CRH', 'ATV', 'PHV', 'GFD', 'SFO', 'LAX', 'JFK', 'ORD', 'BOS')  # travel_api.world:150

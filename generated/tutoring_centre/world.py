@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -102,144 +103,88 @@ class SessionStatus(enum.StrEnum):
 class Availability(Record):
     'A weekly window when a tutor takes sessions (weekday 0 is Monday).'
 
-    weekday: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 6), text=v.int_text,
-        schema=js.scalar('int', 0, 6))
-    start_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 23), text=v.int_text,
-        schema=js.scalar('int', 0, 23))
-    end_hour: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 24), text=v.int_text,
-        schema=js.scalar('int', 1, 24))
+    weekday: int = field(sh.refined(sh.INT, 0, 6))
+    start_hour: int = field(sh.refined(sh.INT, 0, 23))
+    end_hour: int = field(sh.refined(sh.INT, 1, 24))
 
 
 class Student(Row):
     'A student of the centre.'
 
     student_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('student_ids', 'ST{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    guardian_phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    grade: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 13), text=v.int_text,
-        schema=js.scalar('int', 1, 13))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    joined_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('student_ids', 'ST{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    guardian_phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    grade: int = field(sh.refined(sh.INT, 1, 13))
+    date_of_birth: dt.date = field(sh.DATE)
+    joined_on: dt.date = field(sh.DATE)
 
 
 class Tutor(Row):
     'A tutor, the subjects they teach and their weekly availability.'
 
-    tutor_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text)
-    subjects: tuple[Subject, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Subject))),
-        export=lambda value: [x._value_ for x in value])
+    tutor_id: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    subjects: tuple[Subject, ...] = field(sh.set(sh.enum(Subject)))
     availability: tuple[Availability, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Availability.load(x, p, ep))), p, None, 14),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    hourly_rate: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text)
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.refined(sh.list(sh.record(Availability)), None, 14))
+    hourly_rate: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Package(Row):
     'Prepaid tutoring hours bought by a student.'
 
     package_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('package_ids', 'PK{:03d}'),
-        text=v.str_text)
-    student: str = field(load=v.want_str, text=v.str_text)
-    hours_purchased: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.5, 100.0), text=v.float_text,
-        schema=js.scalar('float', 0.5, 100.0))
-    hours_remaining: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    purchased_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('package_ids', 'PK{:03d}'))
+    student: str = field(sh.TEXT)
+    hours_purchased: float = field(sh.refined(sh.FLOAT, 0.5, 100.0))
+    hours_remaining: float = field(sh.refined(sh.FLOAT, 0.0))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
+    purchased_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
     status: PackageStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PackageStatus),
-        fill=lambda ep: _E13_PackageStatus_active, export=enum_value,
-        text=enum_text(PackageStatus))
+        sh.enum(PackageStatus), fill=lambda ep: _E13_PackageStatus_active)
 
 
 class Session(Row):
     'A tutoring session of one student with one tutor.'
 
     session_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('session_ids', 'S{:04d}'),
-        text=v.str_text)
-    student: str = field(load=v.want_str, text=v.str_text)
-    tutor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    subject: Subject = field(
-        load=lambda x, p: v.want_enum(x, p, Subject), export=enum_value, text=enum_text(Subject))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 30, 180), text=v.int_text,
-        schema=js.scalar('int', 30, 180))
-    mode: Mode = field(
-        load=lambda x, p: v.want_enum(x, p, Mode), fill=lambda ep: _E4_Mode_in_person,
-        export=enum_value, text=enum_text(Mode))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('session_ids', 'S{:04d}'))
+    student: str = field(sh.TEXT)
+    tutor: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'))
+    subject: Subject = field(sh.enum(Subject))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    minutes: int = field(sh.refined(sh.INT, 30, 180))
+    mode: Mode = field(sh.enum(Mode), fill=lambda ep: _E4_Mode_in_person)
     status: SessionStatus = field(
-        load=lambda x, p: v.want_enum(x, p, SessionStatus),
-        fill=lambda ep: _E13_SessionStatus_booked, export=enum_value,
-        text=enum_text(SessionStatus))
-    package: str = field(load=v.want_str, text=v.str_text)
-    charged_hours: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.enum(SessionStatus), fill=lambda ep: _E13_SessionStatus_booked)
+    package: str = field(sh.TEXT)
+    charged_hours: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
 
 
 class ProgressNote(Row):
     "A tutor's note on an attended session."
 
-    note_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('note_ids', 'N{:04d}'),
-        text=v.str_text)
-    session: str = field(load=v.want_str, text=v.str_text)
-    student: str = field(load=v.want_str, text=v.str_text)
-    tutor: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^T[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^T[0-9]{2}$'))
-    written_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    understanding: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 5), text=v.int_text,
-        schema=js.scalar('int', 1, 5))
-    summary: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 500), text=v.str_text,
-        schema=js.scalar('str', 1, 500))
-    homework: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 300), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 300))
+    note_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('note_ids', 'N{:04d}'))
+    session: str = field(sh.TEXT)
+    student: str = field(sh.TEXT)
+    tutor: str = field(sh.refined(sh.TEXT, pattern='^T[0-9]{2}$'))
+    written_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    understanding: int = field(sh.refined(sh.INT, 1, 5))
+    summary: str = field(sh.refined(sh.TEXT, 1, 500))
+    homework: str = field(sh.refined(sh.TEXT, None, 300), fill=lambda ep: '')
 
 
 class PackageInfo(Record):
     'A package with its hours reserved by booked sessions and its free hours.'
 
-    package: str = field(load=v.want_str, text=v.str_text)
-    reserved_hours: float = field(load=v.want_float, text=v.float_text)
-    free_hours: float = field(load=v.want_float, text=v.float_text)
+    package: str = field(sh.TEXT)
+    reserved_hours: float = field(sh.FLOAT)
+    free_hours: float = field(sh.FLOAT)
 
 
 class _State(StateBase):

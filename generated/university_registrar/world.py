@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -84,49 +85,29 @@ _E5_Grade_A, _E5_Grade_B, _E5_Grade_C, _E5_Grade_D, _E5_Grade_F = Grade.__member
 class Meeting(Record):
     'A weekly class meeting.'
 
-    day: Weekday = field(
-        load=lambda x, p: v.want_enum(x, p, Weekday), export=enum_value, text=enum_text(Weekday))
-    start: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
-    end: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^([01][0-9]|2[0-3]):[0-5][0-9]$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
+    day: Weekday = field(sh.enum(Weekday))
+    start: str = field(sh.refined(sh.TEXT, pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
+    end: str = field(sh.refined(sh.TEXT, pattern='^([01][0-9]|2[0-3]):[0-5][0-9]$'))
 
 
 class Student(Row):
     'An enrolled university student.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^S[0-9]{5}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    program: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{5}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    program: str = field(sh.refined(sh.TEXT, 1, 80))
     status: StudentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, StudentStatus),
-        fill=lambda ep: _E13_StudentStatus_active, export=enum_value,
-        text=enum_text(StudentStatus))
+        sh.enum(StudentStatus), fill=lambda ep: _E13_StudentStatus_active)
 
 
 class Course(Row):
     'A course in the catalogue.'
 
-    code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'))
-    title: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    credits_: int = field(
-        'credits', load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 6), text=v.int_text,
-        schema=js.scalar('int', 1, 6))
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'), key=True)
+    title: str = field(sh.refined(sh.TEXT, 1, 120))
+    credits_: int = field(sh.refined(sh.INT, 1, 6), 'credits')
     prerequisites: tuple[str, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'))),
-        export=list,
+        sh.set(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
         schema=js.array(js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'), unique=True))
 
 
@@ -134,101 +115,66 @@ class Section(Row):
     'One offering of a course in a term.'
 
     id_: str = field(
-        'id', key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
-    course: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}$'),
-        text=v.str_text)
-    term: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^20[0-9]{2}-(spring|fall)$'),
-        text=v.str_text)
-    instructor: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text)
-    meetings: tuple[Meeting, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Meeting.load(x, p, ep))), p, 1, 5),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, 300), text=v.int_text)
-    starts_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    ends_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    drop_deadline: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'), 'id', key=True)
+    course: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'))
+    term: str = field(sh.refined(sh.TEXT, pattern='^20[0-9]{2}-(spring|fall)$'))
+    instructor: str = field(sh.refined(sh.TEXT, 1, 80))
+    meetings: tuple[Meeting, ...] = field(sh.refined(sh.list(sh.record(Meeting)), 1, 5))
+    capacity: int = field(sh.refined(sh.INT, 1, 300))
+    starts_on: dt.date = field(sh.DATE)
+    ends_on: dt.date = field(sh.DATE)
+    drop_deadline: dt.date = field(sh.DATE)
 
 
 class Enrolment(Row):
     "A student's place in a section."
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('enrolment_ids', 'EN{:04d}'),
-        text=v.str_text)
-    student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
-    section: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('enrolment_ids', 'EN{:04d}'))
+    student: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{5}$'))
+    section: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
     status: EnrolmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, EnrolmentStatus),
-        fill=lambda ep: _E15_EnrolmentStatus_enrolled, export=enum_value,
-        text=enum_text(EnrolmentStatus))
-    grade: Grade | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, Grade))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(Grade))
-    enrolled_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    dropped_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.enum(EnrolmentStatus), fill=lambda ep: _E15_EnrolmentStatus_enrolled)
+    grade: Grade | None = field(sh.optional(sh.enum(Grade)), fill=lambda ep: None)
+    enrolled_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    dropped_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class WaitlistEntry(Row):
     'A student waiting for a seat in a full section; first come, first served.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('waitlist_ids', 'W{:03d}'),
-        text=v.str_text)
-    student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^S[0-9]{5}$'))
-    section: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
-    joined_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('waitlist_ids', 'W{:03d}'))
+    student: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{5}$'))
+    section: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
+    joined_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class SectionInfo(Record):
     'A section in full (course, term, instructor, meetings, dates) with its seats.'
 
-    section: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-        text=v.str_text)
-    seats_taken: int = field(load=v.want_int, text=v.int_text)
-    capacity: int = field(load=v.want_int, text=v.int_text)
-    waitlisted: int = field(load=v.want_int, text=v.int_text)
+    section: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))
+    seats_taken: int = field(sh.INT)
+    capacity: int = field(sh.INT)
+    waitlisted: int = field(sh.INT)
 
 
 class StudentRecord(Record):
     "A student's transcript and current registrations."
 
-    student: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^S[0-9]{5}$'), text=v.str_text)
-    enrolments: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
-    waitlist: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    student: str = field(sh.refined(sh.TEXT, pattern='^S[0-9]{5}$'))
+    enrolments: tuple[str, ...] = field(sh.list(sh.TEXT))
+    waitlist: tuple[str, ...] = field(sh.list(sh.TEXT))
     sections: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'))),
-        export=list)
-    credits_by_term: dict[str, int] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, v.want_int), export=dict, text=v.map_text)
+        sh.list(sh.refined(sh.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')))
+    credits_by_term: dict[str, int] = field(sh.map(sh.TEXT, sh.INT))
 
 
 class WaitlistPosition(Record):
     'A waitlist entry and its place in the queue.'
 
-    entry: str = field(load=v.want_str, text=v.str_text)
-    position: int = field(load=v.want_int, text=v.int_text)
+    entry: str = field(sh.TEXT)
+    position: int = field(sh.INT)
 
 
 _C_MAX_CREDITS: int = 18  # university_registrar.world:114

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -30,136 +31,131 @@ __all__ = [
 class EngineStatus(Record):
     'The EngineStatus record.'
 
-    engineState: str = field(load=v.want_str, text=v.str_text)
-    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
-    batteryVoltage: int | float = field(load=v.want_number, text=v.number_text)
+    engineState: str = field(sh.TEXT)
+    fuelLevel: int | float = field(sh.NUMBER)
+    batteryVoltage: int | float = field(sh.NUMBER)
 
 
 class FuelLevel(Record):
     'The FuelLevel record.'
 
-    fuelLevel: int | float = field(load=v.want_number, text=v.number_text)
+    fuelLevel: int | float = field(sh.NUMBER)
 
 
 class LockStatus(Record):
     'The LockStatus record.'
 
-    lockStatus: str = field(load=v.want_str, text=v.str_text)
-    remainingUnlockedDoors: int = field(load=v.want_int, text=v.int_text)
+    lockStatus: str = field(sh.TEXT)
+    remainingUnlockedDoors: int = field(sh.INT)
 
 
 class Climate(Record):
     'The Climate record.'
 
-    currentACTemperature: int | float = field(load=v.want_number, text=v.number_text)
-    climateMode: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    humidityLevel: int | float = field(load=v.want_number, text=v.number_text)
+    currentACTemperature: int | float = field(sh.NUMBER)
+    climateMode: str | None = field(sh.optional(sh.TEXT), optional=True)
+    humidityLevel: int | float = field(sh.NUMBER)
 
 
 class OutsideTemperature(Record):
     'The OutsideTemperature record.'
 
-    outsideTemperature: float = field(load=v.want_float, text=v.float_text)
+    outsideTemperature: float = field(sh.FLOAT)
 
 
 class Headlights(Record):
     'The Headlights record.'
 
-    headlightStatus: str = field(load=v.want_str, text=v.str_text)
+    headlightStatus: str = field(sh.TEXT)
 
 
 class ParkingBrake(Record):
     'The ParkingBrake record.'
 
-    parkingBrakeStatus: str = field(load=v.want_str, text=v.str_text)
-    x_parkingBrakeForce: float = field('_parkingBrakeForce', load=v.want_float, text=v.float_text)
-    x_slopeAngle: float = field('_slopeAngle', load=v.want_float, text=v.float_text)
+    parkingBrakeStatus: str = field(sh.TEXT)
+    x_parkingBrakeForce: float = field(sh.FLOAT, '_parkingBrakeForce')
+    x_slopeAngle: float = field(sh.FLOAT, '_slopeAngle')
 
 
 class BrakePedal(Record):
     'The BrakePedal record.'
 
-    brakePedalStatus: str = field(load=v.want_str, text=v.str_text)
-    brakePedalForce: float = field(load=v.want_float, text=v.float_text)
+    brakePedalStatus: str = field(sh.TEXT)
+    brakePedalForce: float = field(sh.FLOAT)
 
 
 class Cruise(Record):
     'The Cruise record.'
 
-    cruiseStatus: str = field(load=v.want_str, text=v.str_text)
-    currentSpeed: float = field(load=v.want_float, text=v.float_text)
-    distanceToNextVehicle: float = field(load=v.want_float, text=v.float_text)
+    cruiseStatus: str = field(sh.TEXT)
+    currentSpeed: float = field(sh.FLOAT)
+    distanceToNextVehicle: float = field(sh.FLOAT)
 
 
 class Speed(Record):
     'The Speed record.'
 
-    currentSpeed: float = field(load=v.want_float, text=v.float_text)
+    currentSpeed: float = field(sh.FLOAT)
 
 
 class Log(Record):
     'The Log record.'
 
-    log: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=v.export_value,
-        text=v.str_list_text)
+    log: tuple[str, ...] = field(sh.list(sh.TEXT), export=v.export_value)
 
 
 class Feasibility(Record):
     'The Feasibility record.'
 
-    canDrive: bool = field(load=v.want_bool)
+    canDrive: bool = field(sh.BOOL)
 
 
 class Gallons(Record):
     'The Gallons record.'
 
-    gallon: float = field(load=v.want_float, text=v.float_text)
+    gallon: float = field(sh.FLOAT)
 
 
 class Liters(Record):
     'The Liters record.'
 
-    liter: float = field(load=v.want_float, text=v.float_text)
+    liter: float = field(sh.FLOAT)
 
 
 class Distance(Record):
     'The Distance record.'
 
-    distance: float = field(load=v.want_float, text=v.float_text)
+    distance: float = field(sh.FLOAT)
 
 
 class Zipcode(Record):
     'The Zipcode record.'
 
-    zipcode: str = field(load=v.want_str, text=v.str_text)
+    zipcode: str = field(sh.TEXT)
 
 
 class Navigation(Record):
     'The Navigation record.'
 
-    status: str = field(load=v.want_str, text=v.str_text)
+    status: str = field(sh.TEXT)
 
 
 class TirePressure(Record):
     'The TirePressure record.'
 
-    frontLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
-    frontRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
-    rearLeftTirePressure: int | float = field(load=v.want_number, text=v.number_text)
-    rearRightTirePressure: int | float = field(load=v.want_number, text=v.number_text)
-    healthy_tire_pressure: bool = field(load=v.want_bool)
+    frontLeftTirePressure: int | float = field(sh.NUMBER)
+    frontRightTirePressure: int | float = field(sh.NUMBER)
+    rearLeftTirePressure: int | float = field(sh.NUMBER)
+    rearRightTirePressure: int | float = field(sh.NUMBER)
+    healthy_tire_pressure: bool = field(sh.BOOL)
     car_info: dict[str, Any] = field(
-        load=lambda x, p: v.want_map(x, p, v.want_str, (lambda x, p: v.want_json(x, p))),
-        export=v.export_value, keeps_text=False, schema=js.mapping({}))
+        sh.map(sh.TEXT, sh.JSON), export=v.export_value, schema=js.mapping({}))
 
 
 class TireShop(Record):
     'The TireShop record.'
 
-    shopLocation: str = field(load=v.want_str, text=v.str_text)
+    shopLocation: str = field(sh.TEXT)
 
 
 _C_MAX_FUEL_LEVEL: int = 50  # vehicle_control.world:145

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -125,225 +126,131 @@ class FineStatus(enum.StrEnum):
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    zip_: str = field(
-        'zip', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{5}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[0-9]{5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    zip_: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{5}$'), 'zip')
 
 
 class Owner(Row):
     'A person who owns vehicles.'
 
-    owner_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('owner_ids', 'O{:04d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    license_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{7}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[A-Z][0-9]{7}$'))
-    created_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    owner_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('owner_ids', 'O{:04d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    date_of_birth: dt.date = field(sh.DATE)
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    address: Address = field(sh.record(Address))
+    license_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{7}$'))
+    created_on: dt.date = field(sh.DATE)
 
 
 class Vehicle(Row):
     'A vehicle identified by its VIN.'
 
-    vin: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
-    make: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    model: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    year: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1900, 2100), text=v.int_text,
-        schema=js.scalar('int', 1900, 2100))
-    color: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 30), text=v.str_text,
-        schema=js.scalar('str', 1, 30))
-    vehicle_class: VehicleClass = field(
-        load=lambda x, p: v.want_enum(x, p, VehicleClass), export=enum_value,
-        text=enum_text(VehicleClass))
-    owner: str = field(load=v.want_str, text=v.str_text)
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    vin: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'), key=True)
+    make: str = field(sh.refined(sh.TEXT, 1, 40))
+    model: str = field(sh.refined(sh.TEXT, 1, 40))
+    year: int = field(sh.refined(sh.INT, 1900, 2100))
+    color: str = field(sh.refined(sh.TEXT, 1, 30))
+    vehicle_class: VehicleClass = field(sh.enum(VehicleClass))
+    owner: str = field(sh.TEXT)
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Plate(Row):
     'A license plate issued to one vehicle.'
 
-    plate_number: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,8}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9]{2,8}$'))
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
-    kind: PlateKind = field(
-        load=lambda x, p: v.want_enum(x, p, PlateKind), fill=lambda ep: _E9_PlateKind_standard,
-        export=enum_value, text=enum_text(PlateKind))
-    status: PlateStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PlateStatus), fill=lambda ep: _E11_PlateStatus_active,
-        export=enum_value, text=enum_text(PlateStatus))
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    reported_lost_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    plate_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,8}$'), key=True)
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
+    kind: PlateKind = field(sh.enum(PlateKind), fill=lambda ep: _E9_PlateKind_standard)
+    status: PlateStatus = field(sh.enum(PlateStatus), fill=lambda ep: _E11_PlateStatus_active)
+    issued_on: dt.date = field(sh.DATE)
+    reported_lost_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Fee(Row):
     'An entry of the fee schedule.'
 
-    fee_code: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9_]{3,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9_]{3,20}$'))
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    service: Service = field(
-        load=lambda x, p: v.want_enum(x, p, Service), export=enum_value, text=enum_text(Service))
+    fee_code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9_]{3,20}$'), key=True)
+    description: str = field(sh.refined(sh.TEXT, 1, 100))
+    service: Service = field(sh.enum(Service))
     vehicle_class: VehicleClass | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.want_enum(x, p, VehicleClass))),
-        fill=lambda ep: None, export=lambda value: rt.if_present(value, lambda x: x._value_),
-        text=enum_text(VehicleClass))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.enum(VehicleClass)), fill=lambda ep: None)
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Fine(Row):
     'A fine recorded against a vehicle and its owner.'
 
-    fine_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('fine_ids', 'F{:04d}'),
-        text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
-    owner: str = field(load=v.want_str, text=v.str_text)
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 1.0, 10000.0), text=v.float_text,
-        schema=js.scalar('float', 1.0, 10000.0))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    status: FineStatus = field(
-        load=lambda x, p: v.want_enum(x, p, FineStatus), fill=lambda ep: _E10_FineStatus_unpaid,
-        export=enum_value, text=enum_text(FineStatus))
-    paid_on: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    fine_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('fine_ids', 'F{:04d}'))
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
+    owner: str = field(sh.TEXT)
+    amount: float = field(sh.refined(sh.FLOAT, 1.0, 10000.0))
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
+    issued_on: dt.date = field(sh.DATE)
+    status: FineStatus = field(sh.enum(FineStatus), fill=lambda ep: _E10_FineStatus_unpaid)
+    paid_on: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Payment(Row):
     'Money taken at the counter for a fee or a fine.'
 
     payment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('payment_ids', 'P{:05d}'),
-        text=v.str_text)
-    owner: str = field(load=v.want_str, text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('payment_ids', 'P{:05d}'))
+    owner: str = field(sh.TEXT)
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
     fee: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9_]{3,20}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z0-9_]{3,20}$')))
-    fine: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    method: PaymentMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PaymentMethod), export=enum_value,
-        text=enum_text(PaymentMethod))
-    paid_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z0-9_]{3,20}$')), fill=lambda ep: None)
+    fine: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    amount: float = field(sh.refined(sh.FLOAT, 0.0))
+    method: PaymentMethod = field(sh.enum(PaymentMethod))
+    paid_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class Registration(Row):
     'A period a vehicle is registered for.'
 
     registration_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('registration_ids', 'RG{:05d}'),
-        text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
-    owner: str = field(load=v.want_str, text=v.str_text)
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    expires_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('registration_ids', 'RG{:05d}'))
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
+    owner: str = field(sh.TEXT)
+    issued_on: dt.date = field(sh.DATE)
+    expires_on: dt.date = field(sh.DATE)
     status: RegistrationStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RegistrationStatus),
-        fill=lambda ep: _E18_RegistrationStatus_active, export=enum_value,
-        text=enum_text(RegistrationStatus))
-    payment: str = field(load=v.want_str, text=v.str_text)
+        sh.enum(RegistrationStatus), fill=lambda ep: _E18_RegistrationStatus_active)
+    payment: str = field(sh.TEXT)
 
 
 class TitleTransfer(Row):
     "A change of a vehicle's owner."
 
     transfer_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('transfer_ids', 'TT{:04d}'),
-        text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-HJ-NPR-Z0-9]{17}$'))
-    from_owner: str = field(load=v.want_str, text=v.str_text)
-    to_owner: str = field(load=v.want_str, text=v.str_text)
-    transferred_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    sale_price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    odometer_miles: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 2000000), text=v.int_text,
-        schema=js.scalar('int', 0, 2000000))
-    payment: str = field(load=v.want_str, text=v.str_text)
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('transfer_ids', 'TT{:04d}'))
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
+    from_owner: str = field(sh.TEXT)
+    to_owner: str = field(sh.TEXT)
+    transferred_on: dt.date = field(sh.DATE)
+    sale_price: float = field(sh.refined(sh.FLOAT, 0.0))
+    odometer_miles: int = field(sh.refined(sh.INT, 0, 2000000))
+    payment: str = field(sh.TEXT)
 
 
 class VehicleInfo(Record):
     'A vehicle with its active plate, active registration and unpaid fines.'
 
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text)
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
     active_plate: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,8}$'))),
-        optional=True, text=optional_text(v.str_text))
-    registration: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), optional=True,
-        text=optional_text(v.str_text))
-    unpaid_fines: tuple[str, ...] = field(
-        load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,8}$')), optional=True)
+    registration: str | None = field(sh.optional(sh.TEXT), optional=True)
+    unpaid_fines: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class PlateInfo(Record):
     'A plate with its vehicle.'
 
-    plate: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9]{2,8}$'), text=v.str_text)
-    vehicle: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-HJ-NPR-Z0-9]{17}$'),
-        text=v.str_text)
+    plate: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9]{2,8}$'))
+    vehicle: str = field(sh.refined(sh.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'))
 
 
 _GET_fine_id = rt.getter('fine_id', str)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -139,203 +140,120 @@ class PaymentMethod(enum.StrEnum):
 class Address(Record):
     'A postal address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 100), text=v.str_text,
-        schema=js.scalar('str', 1, 100))
-    city: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    postcode: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 12), text=v.str_text,
-        schema=js.scalar('str', 1, 12))
+    street: str = field(sh.refined(sh.TEXT, 1, 100))
+    city: str = field(sh.refined(sh.TEXT, 1, 60))
+    postcode: str = field(sh.refined(sh.TEXT, 1, 12))
 
 
 class Treatment(Record):
     'One treatment given at a visit, with its price.'
 
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 120), text=v.str_text,
-        schema=js.scalar('str', 1, 120))
-    price: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
+    description: str = field(sh.refined(sh.TEXT, 1, 120))
+    price: float = field(sh.refined(sh.FLOAT, 0.0))
 
 
 class Payment(Record):
     'One payment toward an invoice.'
 
-    amount: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, None), text=v.float_text,
-        schema=js.scalar('float', 0.01))
-    method: PaymentMethod = field(
-        load=lambda x, p: v.want_enum(x, p, PaymentMethod), export=enum_value,
-        text=enum_text(PaymentMethod))
-    paid_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
+    amount: float = field(sh.refined(sh.FLOAT, 0.01))
+    method: PaymentMethod = field(sh.enum(PaymentMethod))
+    paid_at: dt.datetime = field(sh.DATETIME)
 
 
 class Owner(Row):
     'A pet owner, the client who pays.'
 
-    owner_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('owner_ids', 'O{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+?[0-9 ]{7,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    owner_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('owner_ids', 'O{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+?[0-9 ]{7,20}$'))
+    address: Address = field(sh.record(Address))
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Pet(Row):
     'An animal registered at the clinic.'
 
-    pet_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('pet_ids', 'PET{:03d}'),
-        text=v.str_text)
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    species: Species = field(
-        load=lambda x, p: v.want_enum(x, p, Species), export=enum_value, text=enum_text(Species))
-    breed: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 60), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 60))
-    date_of_birth: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 200.0), text=v.float_text,
-        schema=js.scalar('float', 0.01, 200.0))
-    owner: str = field(load=v.want_str, text=v.str_text)
-    status: PetStatus = field(
-        load=lambda x, p: v.want_enum(x, p, PetStatus), fill=lambda ep: _E9_PetStatus_active,
-        export=enum_value, text=enum_text(PetStatus))
+    pet_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('pet_ids', 'PET{:03d}'))
+    name: str = field(sh.refined(sh.TEXT, 1, 40))
+    species: Species = field(sh.enum(Species))
+    breed: str = field(sh.refined(sh.TEXT, None, 60), fill=lambda ep: '')
+    date_of_birth: dt.date = field(sh.DATE)
+    weight_kg: float = field(sh.refined(sh.FLOAT, 0.01, 200.0))
+    owner: str = field(sh.TEXT)
+    status: PetStatus = field(sh.enum(PetStatus), fill=lambda ep: _E9_PetStatus_active)
 
 
 class Vet(Row):
     'A veterinarian who sees pets.'
 
-    vet_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    specialty: Specialty = field(
-        load=lambda x, p: v.want_enum(x, p, Specialty), export=enum_value,
-        text=enum_text(Specialty))
+    vet_id: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    specialty: Specialty = field(sh.enum(Specialty))
     species_treated: tuple[Species, ...] = field(
-        load=lambda x, p: v.want_set(x, p, (lambda x, p: v.want_enum(x, p, Species))),
-        export=lambda value: [x._value_ for x in value],
-        schema=js.array(js.members(Species), unique=True))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.set(sh.enum(Species)), schema=js.array(js.members(Species), unique=True))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Appointment(Row):
     'A booked time slot of one pet with one vet.'
 
     appointment_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('appointment_ids', 'A{:04d}'),
-        text=v.str_text)
-    pet: str = field(load=v.want_str, text=v.str_text)
-    vet: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    starts_at: dt.datetime = field(load=v.want_datetime, export=lambda value: value.isoformat())
-    minutes: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 15, 120), text=v.int_text,
-        schema=js.scalar('int', 15, 120))
-    reason: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('appointment_ids', 'A{:04d}'))
+    pet: str = field(sh.TEXT)
+    vet: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    starts_at: dt.datetime = field(sh.DATETIME)
+    minutes: int = field(sh.refined(sh.INT, 15, 120))
+    reason: str = field(sh.refined(sh.TEXT, 1, 200))
     status: AppointmentStatus = field(
-        load=lambda x, p: v.want_enum(x, p, AppointmentStatus),
-        fill=lambda ep: _E17_AppointmentStatus_booked, export=enum_value,
-        text=enum_text(AppointmentStatus))
-    booked_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.enum(AppointmentStatus), fill=lambda ep: _E17_AppointmentStatus_booked)
+    booked_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
     cancel_reason: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 200)))
+        sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
 class Visit(Row):
     'What happened at a completed appointment.'
 
-    visit_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('visit_ids', 'VIS{:04d}'),
-        text=v.str_text)
-    appointment: str = field(load=v.want_str, text=v.str_text)
-    pet: str = field(load=v.want_str, text=v.str_text)
-    vet: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text)
-    visit_date: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    weight_kg: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.01, 200.0), text=v.float_text)
-    diagnosis: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text)
-    treatments: tuple[Treatment, ...] = field(
-        load_ep=lambda x, p, ep: v.check_length(v.want_list(x, p, (lambda x, p: Treatment.load(x, p, ep))), p, 1, 10),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    visit_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('visit_ids', 'VIS{:04d}'))
+    appointment: str = field(sh.TEXT)
+    pet: str = field(sh.TEXT)
+    vet: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    visit_date: dt.date = field(sh.DATE)
+    weight_kg: float = field(sh.refined(sh.FLOAT, 0.01, 200.0))
+    diagnosis: str = field(sh.refined(sh.TEXT, 1, 200))
+    treatments: tuple[Treatment, ...] = field(sh.refined(sh.list(sh.record(Treatment)), 1, 10))
 
 
 class Vaccination(Row):
     'A vaccine given to a pet, with its next due date.'
 
     vaccination_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('vaccination_ids', 'VAC{:04d}'),
-        text=v.str_text)
-    pet: str = field(load=v.want_str, text=v.str_text)
-    vaccine: Vaccine = field(
-        load=lambda x, p: v.want_enum(x, p, Vaccine), export=enum_value, text=enum_text(Vaccine))
-    given_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    next_due: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    vet: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^V[0-9]{2}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^V[0-9]{2}$'))
-    batch_number: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,20}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,20}$'))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('vaccination_ids', 'VAC{:04d}'))
+    pet: str = field(sh.TEXT)
+    vaccine: Vaccine = field(sh.enum(Vaccine))
+    given_on: dt.date = field(sh.DATE)
+    next_due: dt.date = field(sh.DATE)
+    vet: str = field(sh.refined(sh.TEXT, pattern='^V[0-9]{2}$'))
+    batch_number: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,20}$'))
 
 
 class Invoice(Row):
     'The bill for one visit, paid in one or more payments.'
 
     invoice_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:04d}'),
-        text=v.str_text)
-    visit: str = field(load=v.want_str, text=v.str_text)
-    owner: str = field(load=v.want_str, text=v.str_text)
-    issued_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    subtotal: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    tax: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    total: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    amount_paid: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), fill=lambda ep: 0.0,
-        text=v.float_text, schema=js.scalar('float', 0.0))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('invoice_ids', 'INV{:04d}'))
+    visit: str = field(sh.TEXT)
+    owner: str = field(sh.TEXT)
+    issued_on: dt.date = field(sh.DATE)
+    subtotal: float = field(sh.refined(sh.FLOAT, 0.0))
+    tax: float = field(sh.refined(sh.FLOAT, 0.0))
+    total: float = field(sh.refined(sh.FLOAT, 0.0))
+    amount_paid: float = field(sh.refined(sh.FLOAT, 0.0), fill=lambda ep: 0.0)
     status: InvoiceStatus = field(
-        load=lambda x, p: v.want_enum(x, p, InvoiceStatus),
-        fill=lambda ep: _E13_InvoiceStatus_unpaid, export=enum_value,
-        text=enum_text(InvoiceStatus))
-    payments: tuple[Payment, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: Payment.load(x, p, ep))),
-        fill=lambda ep: (), export=lambda value: [x.export() for x in value], text=v.records_text)
+        sh.enum(InvoiceStatus), fill=lambda ep: _E13_InvoiceStatus_unpaid)
+    payments: tuple[Payment, ...] = field(sh.list(sh.record(Payment)), fill=lambda ep: ())
 
 
 _GET_amount = rt.getter('amount', float)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -66,136 +67,87 @@ class MovementKind(enum.StrEnum):
 class Clerk(Row):
     'A warehouse employee who can sign in and perform stock operations.'
 
-    id_: str = field(
-        'id', key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    role: ClerkRole = field(
-        load=lambda x, p: v.want_enum(x, p, ClerkRole), export=enum_value,
-        text=enum_text(ClerkRole))
+    id_: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'), 'id', key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    role: ClerkRole = field(sh.enum(ClerkRole))
 
 
 class Item(Row):
     'A stock-keeping unit.'
 
-    sku: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    reorder_level: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    sku: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 80))
+    reorder_level: int = field(sh.refined(sh.INT, 0))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Bin(Row):
     'A storage location with a capacity in units.'
 
-    code: str = field(
-        key=True,
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
-    zone: Zone = field(
-        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
-    capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 1, None), text=v.int_text,
-        schema=js.scalar('int', 1))
-    blocked: bool = field(load=v.want_bool, fill=lambda ep: False)
+    code: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), key=True)
+    zone: Zone = field(sh.enum(Zone))
+    capacity: int = field(sh.refined(sh.INT, 1))
+    blocked: bool = field(sh.BOOL, fill=lambda ep: False)
 
 
 class StockLevel(Row):
     'The quantity of one item in one bin; at most one row per item and bin.'
 
-    id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('stock_ids', 'S{:04d}'),
-        text=v.str_text)
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
-    bin_: str = field(
-        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'))
-    quantity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, None), text=v.int_text,
-        schema=js.scalar('int', 0))
-    last_counted: dt.date | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_date), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+    id_: str = field(sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('stock_ids', 'S{:04d}'))
+    item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))
+    bin_: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'bin')
+    quantity: int = field(sh.refined(sh.INT, 0))
+    last_counted: dt.date | None = field(sh.optional(sh.DATE), fill=lambda ep: None)
 
 
 class Movement(Row):
     'An append-only log line for every stock change.'
 
     id_: str = field(
-        'id', key=True, load=v.want_str, fill=lambda ep: ep.next_id('movement_ids', 'M{:05d}'),
-        text=v.str_text)
-    kind: MovementKind = field(
-        load=lambda x, p: v.want_enum(x, p, MovementKind), export=enum_value,
-        text=enum_text(MovementKind))
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
+        sh.TEXT, 'id', key=True, fill=lambda ep: ep.next_id('movement_ids', 'M{:05d}'))
+    kind: MovementKind = field(sh.enum(MovementKind))
+    item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))
     from_bin: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None)
     to_bin: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$')))
-    quantity: int = field(load=v.want_int, text=v.int_text)
-    reference: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, None, 40), fill=lambda ep: '',
-        text=v.str_text, schema=js.scalar('str', None, 40))
-    clerk: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^C[0-9]{3}$'))
-    at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
+        sh.optional(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')), fill=lambda ep: None)
+    quantity: int = field(sh.INT)
+    reference: str = field(sh.refined(sh.TEXT, None, 40), fill=lambda ep: '')
+    clerk: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{3}$'))
+    at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
 
 
 class ItemStock(Record):
     'An item with its stock per bin.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text)
-    name: str = field(load=v.want_str, text=v.str_text)
-    reorder_level: int = field(load=v.want_int, text=v.int_text)
-    total: int = field(load=v.want_int, text=v.int_text)
-    below_reorder: bool = field(load=v.want_bool)
-    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))
+    name: str = field(sh.TEXT)
+    reorder_level: int = field(sh.INT)
+    total: int = field(sh.INT)
+    below_reorder: bool = field(sh.BOOL)
+    levels: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class BinReport(Record):
     'A bin with its contents and free capacity.'
 
-    bin_: str = field(
-        'bin', load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z][0-9]{2}-[0-9]{2}$'),
-        text=v.str_text)
-    zone: Zone = field(
-        load=lambda x, p: v.want_enum(x, p, Zone), export=enum_value, text=enum_text(Zone))
-    capacity: int = field(load=v.want_int, text=v.int_text)
-    used: int = field(load=v.want_int, text=v.int_text)
-    free: int = field(load=v.want_int, text=v.int_text)
-    blocked: bool = field(load=v.want_bool)
-    levels: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    bin_: str = field(sh.refined(sh.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'bin')
+    zone: Zone = field(sh.enum(Zone))
+    capacity: int = field(sh.INT)
+    used: int = field(sh.INT)
+    free: int = field(sh.INT)
+    blocked: bool = field(sh.BOOL)
+    levels: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class ReorderFlag(Record):
     'An active item whose total stock is below its reorder level.'
 
-    item: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z]{3}-[0-9]{4}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'))
-    name: str = field(load=v.want_str, text=v.str_text)
-    on_hand: int = field(load=v.want_int, text=v.int_text)
-    reorder_level: int = field(load=v.want_int, text=v.int_text)
-    shortfall: int = field(load=v.want_int, text=v.int_text)
+    item: str = field(sh.refined(sh.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))
+    name: str = field(sh.TEXT)
+    on_hand: int = field(sh.INT)
+    reorder_level: int = field(sh.INT)
+    shortfall: int = field(sh.INT)
 
 
 _GET_id_ = rt.getter('id_', str)

@@ -13,6 +13,7 @@ from typing import Any, ClassVar, TypeAlias
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime import values as v
 from worldspec.runtime.arguments import param, tool, tools
 from worldspec.runtime.contract import enum_text, enum_value, field, optional_text, state_item
@@ -155,219 +156,127 @@ class OrderStatus(enum.StrEnum):
 class Address(Record):
     'A street address.'
 
-    street: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    house_number: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 10), text=v.str_text,
-        schema=js.scalar('str', 1, 10))
-    postcode: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[0-9]{4,5}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^[0-9]{4,5}$'))
+    street: str = field(sh.refined(sh.TEXT, 1, 80))
+    house_number: str = field(sh.refined(sh.TEXT, 1, 10))
+    postcode: str = field(sh.refined(sh.TEXT, pattern='^[0-9]{4,5}$'))
 
 
 class Route(Row):
     'A collection route served on one weekday.'
 
-    route_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RT-[A-Z]{3}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^RT-[A-Z]{3}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    weekday: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 6), text=v.int_text,
-        schema=js.scalar('int', 0, 6))
-    zone: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 40), text=v.str_text,
-        schema=js.scalar('str', 1, 40))
-    bulky_capacity: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 0, 20), text=v.int_text,
-        schema=js.scalar('int', 0, 20))
+    route_id: str = field(sh.refined(sh.TEXT, pattern='^RT-[A-Z]{3}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    weekday: int = field(sh.refined(sh.INT, 0, 6))
+    zone: str = field(sh.refined(sh.TEXT, 1, 40))
+    bulky_capacity: int = field(sh.refined(sh.INT, 0, 20))
     default_crew: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^C[0-9]{2}$')))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+        sh.optional(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$')), fill=lambda ep: None)
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Crew(Row):
     'A collection crew with its truck.'
 
-    crew_id: str = field(
-        key=True, load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^C[0-9]{2}$'))
-    name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 60), text=v.str_text,
-        schema=js.scalar('str', 1, 60))
-    truck_plate: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[A-Z0-9-]{4,10}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[A-Z0-9-]{4,10}$'))
-    members: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 2, 5), text=v.int_text,
-        schema=js.scalar('int', 2, 5))
-    shift: Shift = field(
-        load=lambda x, p: v.want_enum(x, p, Shift), export=enum_value, text=enum_text(Shift))
-    active: bool = field(load=v.want_bool, fill=lambda ep: True)
+    crew_id: str = field(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$'), key=True)
+    name: str = field(sh.refined(sh.TEXT, 1, 60))
+    truck_plate: str = field(sh.refined(sh.TEXT, pattern='^[A-Z0-9-]{4,10}$'))
+    members: int = field(sh.refined(sh.INT, 2, 5))
+    shift: Shift = field(sh.enum(Shift))
+    active: bool = field(sh.BOOL, fill=lambda ep: True)
 
 
 class Household(Row):
     'A household served by the service.'
 
     household_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('household_ids', 'H{:03d}'),
-        text=v.str_text)
-    account_name: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 80), text=v.str_text,
-        schema=js.scalar('str', 1, 80))
-    address: Address = field(
-        load_ep=lambda x, p, ep: Address.load(x, p, ep), export=lambda value: value.export(),
-        text=v.record_text)
-    phone: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^\\+[0-9]{7,15}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^\\+[0-9]{7,15}$'))
-    email: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-        text=v.str_text, schema=js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
-    route: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RT-[A-Z]{3}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^RT-[A-Z]{3}$'))
-    registered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('household_ids', 'H{:03d}'))
+    account_name: str = field(sh.refined(sh.TEXT, 1, 80))
+    address: Address = field(sh.record(Address))
+    phone: str = field(sh.refined(sh.TEXT, pattern='^\\+[0-9]{7,15}$'))
+    email: str = field(sh.refined(sh.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'))
+    route: str = field(sh.refined(sh.TEXT, pattern='^RT-[A-Z]{3}$'))
+    registered_on: dt.date = field(sh.DATE)
 
 
 class Bin(Row):
     'A wheelie bin at a household.'
 
-    bin_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('bin_ids', 'B{:04d}'),
-        text=v.str_text)
-    household: str = field(load=v.want_str, text=v.str_text)
-    kind: BinKind = field(
-        load=lambda x, p: v.want_enum(x, p, BinKind), export=enum_value, text=enum_text(BinKind))
-    litres: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 60, 1100), text=v.int_text,
-        schema=js.scalar('int', 60, 1100))
-    serial: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^SN-[0-9]{6}$'), text=v.str_text,
-        schema=js.scalar('str', pattern='^SN-[0-9]{6}$'))
-    status: BinStatus = field(
-        load=lambda x, p: v.want_enum(x, p, BinStatus), fill=lambda ep: _E9_BinStatus_in_use,
-        export=enum_value, text=enum_text(BinStatus))
-    delivered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
+    bin_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('bin_ids', 'B{:04d}'))
+    household: str = field(sh.TEXT)
+    kind: BinKind = field(sh.enum(BinKind))
+    litres: int = field(sh.refined(sh.INT, 60, 1100))
+    serial: str = field(sh.refined(sh.TEXT, pattern='^SN-[0-9]{6}$'))
+    status: BinStatus = field(sh.enum(BinStatus), fill=lambda ep: _E9_BinStatus_in_use)
+    delivered_on: dt.date = field(sh.DATE)
 
 
 class CollectionRequest(Row):
     'A bulky item pick-up or a missed bin report.'
 
     request_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('request_ids', 'CR{:04d}'),
-        text=v.str_text)
-    household: str = field(load=v.want_str, text=v.str_text)
-    kind: RequestKind = field(
-        load=lambda x, p: v.want_enum(x, p, RequestKind), export=enum_value,
-        text=enum_text(RequestKind))
-    bin_: str | None = field(
-        'bin', load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    scheduled_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    description: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 200), text=v.str_text,
-        schema=js.scalar('str', 1, 200))
-    status: RequestStatus = field(
-        load=lambda x, p: v.want_enum(x, p, RequestStatus),
-        fill=lambda ep: _E13_RequestStatus_open_, export=enum_value, text=enum_text(RequestStatus))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('request_ids', 'CR{:04d}'))
+    household: str = field(sh.TEXT)
+    kind: RequestKind = field(sh.enum(RequestKind))
+    bin_: str | None = field(sh.optional(sh.TEXT), 'bin', fill=lambda ep: None)
+    scheduled_on: dt.date = field(sh.DATE)
+    description: str = field(sh.refined(sh.TEXT, 1, 200))
+    status: RequestStatus = field(sh.enum(RequestStatus), fill=lambda ep: _E13_RequestStatus_open_)
     crew: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_pattern(v.want_str(x, p), p, '^C[0-9]{2}$'))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', pattern='^C[0-9]{2}$')))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    completed_at: dt.datetime | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_datetime), fill=lambda ep: None,
-        export=lambda value: rt.if_present(value, lambda x: x.isoformat()))
+        sh.optional(sh.refined(sh.TEXT, pattern='^C[0-9]{2}$')), fill=lambda ep: None)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    completed_at: dt.datetime | None = field(sh.optional(sh.DATETIME), fill=lambda ep: None)
 
 
 class Complaint(Row):
     'A complaint from a household.'
 
     complaint_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('complaint_ids', 'CP{:03d}'),
-        text=v.str_text)
-    household: str = field(load=v.want_str, text=v.str_text)
-    request: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    category: ComplaintCategory = field(
-        load=lambda x, p: v.want_enum(x, p, ComplaintCategory), export=enum_value,
-        text=enum_text(ComplaintCategory))
-    text: str = field(
-        load=lambda x, p: v.check_length(v.want_str(x, p), p, 1, 500), text=v.str_text,
-        schema=js.scalar('str', 1, 500))
+        sh.TEXT, key=True, fill=lambda ep: ep.next_id('complaint_ids', 'CP{:03d}'))
+    household: str = field(sh.TEXT)
+    request: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    category: ComplaintCategory = field(sh.enum(ComplaintCategory))
+    text: str = field(sh.refined(sh.TEXT, 1, 500))
     status: ComplaintStatus = field(
-        load=lambda x, p: v.want_enum(x, p, ComplaintStatus),
-        fill=lambda ep: _E15_ComplaintStatus_open_, export=enum_value,
-        text=enum_text(ComplaintStatus))
-    created_at: dt.datetime = field(
-        load=v.want_datetime, fill=lambda ep: ep.clock, export=lambda value: value.isoformat())
-    resolution: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, (lambda x, p: v.check_length(v.want_str(x, p), p, 1, 300))),
-        fill=lambda ep: None, text=optional_text(v.str_text),
-        schema=js.nullable(js.scalar('str', 1, 300)))
+        sh.enum(ComplaintStatus), fill=lambda ep: _E15_ComplaintStatus_open_)
+    created_at: dt.datetime = field(sh.DATETIME, fill=lambda ep: ep.clock)
+    resolution: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 300)), fill=lambda ep: None)
 
 
 class BinOrder(Row):
     'An order for a new or replacement bin.'
 
-    order_id: str = field(
-        key=True, load=v.want_str, fill=lambda ep: ep.next_id('order_ids', 'BO{:03d}'),
-        text=v.str_text)
-    household: str = field(load=v.want_str, text=v.str_text)
-    replaces: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
-    kind: BinKind = field(
-        load=lambda x, p: v.want_enum(x, p, BinKind), export=enum_value, text=enum_text(BinKind))
-    litres: int = field(
-        load=lambda x, p: v.check_range(v.want_int(x, p), p, 60, 1100), text=v.int_text,
-        schema=js.scalar('int', 60, 1100))
-    reason: OrderReason = field(
-        load=lambda x, p: v.want_enum(x, p, OrderReason), export=enum_value,
-        text=enum_text(OrderReason))
-    fee: float = field(
-        load=lambda x, p: v.check_range(v.want_float(x, p), p, 0.0, None), text=v.float_text,
-        schema=js.scalar('float', 0.0))
-    status: OrderStatus = field(
-        load=lambda x, p: v.want_enum(x, p, OrderStatus), fill=lambda ep: _E11_OrderStatus_ordered,
-        export=enum_value, text=enum_text(OrderStatus))
-    ordered_on: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    new_bin: str | None = field(
-        load=lambda x, p: v.want_optional(x, p, v.want_str), fill=lambda ep: None,
-        text=optional_text(v.str_text))
+    order_id: str = field(sh.TEXT, key=True, fill=lambda ep: ep.next_id('order_ids', 'BO{:03d}'))
+    household: str = field(sh.TEXT)
+    replaces: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
+    kind: BinKind = field(sh.enum(BinKind))
+    litres: int = field(sh.refined(sh.INT, 60, 1100))
+    reason: OrderReason = field(sh.enum(OrderReason))
+    fee: float = field(sh.refined(sh.FLOAT, 0.0))
+    status: OrderStatus = field(sh.enum(OrderStatus), fill=lambda ep: _E11_OrderStatus_ordered)
+    ordered_on: dt.date = field(sh.DATE)
+    new_bin: str | None = field(sh.optional(sh.TEXT), fill=lambda ep: None)
 
 
 class DaySlot(Record):
     'A route day with its bulky pick-ups booked and the places left.'
 
-    day: dt.date = field(load=v.want_date, export=lambda value: value.isoformat())
-    booked: int = field(load=v.want_int, text=v.int_text)
-    places_left: int = field(load=v.want_int, text=v.int_text)
+    day: dt.date = field(sh.DATE)
+    booked: int = field(sh.INT)
+    places_left: int = field(sh.INT)
 
 
 class RouteInfo(Record):
     'A route with the bulky pick-ups booked on its next route days.'
 
-    route: str = field(
-        load=lambda x, p: v.check_pattern(v.want_str(x, p), p, '^RT-[A-Z]{3}$'), text=v.str_text)
-    next_days: tuple[DaySlot, ...] = field(
-        load_ep=lambda x, p, ep: v.want_list(x, p, (lambda x, p: DaySlot.load(x, p, ep))),
-        export=lambda value: [x.export() for x in value], text=v.records_text)
+    route: str = field(sh.refined(sh.TEXT, pattern='^RT-[A-Z]{3}$'))
+    next_days: tuple[DaySlot, ...] = field(sh.list(sh.record(DaySlot)))
 
 
 class HouseholdInfo(Record):
     'A household with its bins.'
 
-    household: str = field(load=v.want_str, text=v.str_text)
-    bins: tuple[str, ...] = field(load=lambda x, p: v.want_list(x, p, v.want_str), export=list)
+    household: str = field(sh.TEXT)
+    bins: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
 class _State(StateBase):

@@ -11,10 +11,8 @@ A generated record or entity class is a class line, a docstring and one line per
     class User(Row):
         'A registered account.'
 
-        id_: str = field('id', key=True, load=v.want_str, text=v.str_text)
-        presence: Presence = field(load=lambda x, p: v.want_enum(x, p, Presence),
-                                   fill=lambda ep: Presence.offline, export=enum_value,
-                                   text=enum_text(Presence))
+        id_: str = field(sh.TEXT, 'id', key=True)
+        presence: Presence = field(sh.enum(Presence), fill=lambda ep: Presence.offline)
 
 and the class's metaclass (:class:`RowType` for entities, :class:`RecordType` for records)
 turns the :class:`Field` declarations into ``__slots__`` and builds the methods once, when the
@@ -23,7 +21,9 @@ class is defined, as closures over the fields (no source is compiled): ``__init_
 JSON text (records). Both metaclasses are :func:`typing.dataclass_transform`\\ s with
 :func:`field` as field specifier, so that mypy sees each class's constructor as declared.
 
-What a :class:`Field` says:
+A field is declared by its value's shape (:mod:`worldspec.runtime.value_shapes`, imported as
+``sh``), from which :func:`field` takes its loader, exporter, text maker, ``keeps_text`` and
+a refinement's schema, unless the declaration gives them. What a :class:`Field` says:
 
 - ``json``: the field's name in JSON, where it differs from the attribute (``id`` for
   ``id_``);
@@ -65,8 +65,8 @@ from worldspec.runtime.errors import ArgumentError, ToolError
 from worldspec.runtime.values import export_value, json_text, str_text, unalias, want_object
 
 __all__ = [
-    "Field", "field", "FieldTable", "Loader", "declared_fields", "enum_text", "enum_value",
-    "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
+    "Field", "field", "DERIVED", "FieldTable", "Loader", "declared_fields", "enum_text",
+    "enum_value", "optional_text", "slot_setters", "StateItem", "state_item", "declared_items",
     "attribute_copier", "attribute_filler", "record_maker", "kept_text", "TaggedUnion",
     "load_union", "data_path",
 ]
@@ -112,21 +112,53 @@ class Field:
         return self.fill is None and not self.optional
 
 
-def field(json: str | None = None, /, *, load: Callable[[Any, str], Any] | None = None,
-          load_ep: Loader | None = None,
+class _Derived:
+    """What a field's declaration leaves to its shape (``export=``, ``text=``...)."""
+
+    def __repr__(self) -> str:
+        return "DERIVED"
+
+
+#: an argument of :func:`field` left to the field's shape
+DERIVED: Any = _Derived()
+
+
+def field(shape: Any = None, json: str | None = None, /, *,
+          load: Callable[[Any, str], Any] | None = None, load_ep: Loader | None = None,
           fill: Callable[[Any], Any] | None = None, optional: bool = False,
-          omit_none: bool = False, export: Callable[[Any], Any] | None = None,
-          text: Callable[[Any], str] | None = None, keeps_text: bool = True,
+          omit_none: bool = False, export: Callable[[Any], Any] | None = DERIVED,
+          text: Callable[[Any], str] | None = DERIVED, keeps_text: bool = DERIVED,
           from_key: str | None = None, key: bool = False,
-          schema: dict[str, Any] | None = None) -> Any:
-    """Declare a field of a generated record or entity class (see the module's doc): its
-    loader is ``load(value, path)``, or ``load_ep(value, path, episode)`` where loading
-    needs the episode (a record's or a union's loader takes it); ``schema`` the JSON schema
-    of its exported value where the annotation says less (a refinement, a set, a union)."""
+          schema: dict[str, Any] | None = DERIVED) -> Any:
+    """Declare a field of a generated record or entity class (see the module's doc).
+
+    ``shape`` (a :class:`~worldspec.runtime.value_shapes.Shape`) is what its value is made
+    of: its loader, exporter, text maker, whether its text may be kept and a refinement's
+    schema are derived from it, and ``export=``, ``text=``, ``keeps_text=``, ``schema=`` say
+    only where a field's differ. Without a shape (``field('id', load=...)``: the first
+    argument is then the field's JSON name), the field gives its loader, ``load(value,
+    path)`` or ``load_ep(value, path, episode)`` where loading needs the episode, and the
+    rest; ``schema`` is the JSON schema of its exported value where the annotation says less
+    (a refinement, a set, a union)."""
+    if isinstance(shape, str) or shape is None:  # no shape: the JSON name comes first
+        if json is not None:
+            raise TypeError("field() takes a shape, then the JSON name")
+        shape, json = None, shape
+    else:
+        if load is not None or load_ep is not None:
+            raise TypeError("field() takes a shape or a loader, not both")
+        load, load_ep = shape.load, shape.load_ep
     if (load is None) == (load_ep is None):
-        raise TypeError("field() needs one loader: load= or load_ep=")
-    return Field(json, load, load_ep, fill, optional, omit_none, export, text, keeps_text, from_key,
-                 key, schema)
+        raise TypeError("field() needs one loader: a shape, load= or load_ep=")
+
+    def given(value: Any, derived: str, otherwise: Any) -> Any:
+        if value is not DERIVED:
+            return value
+        return otherwise if shape is None else getattr(shape, derived)
+
+    return Field(json, load, load_ep, fill, optional, omit_none, given(export, "export", None),
+                 given(text, "text", None), given(keeps_text, "keeps_text", True), from_key,
+                 key, given(schema, "schema", None))
 
 
 class StateItem:
