@@ -573,6 +573,17 @@ class MinedTask:
         return [c.words() for c in self.changes
                 if not (c.kind == "state" and c.target in self.counters)]
 
+    def told_uses(self) -> list[tuple[str, str, str]]:
+        """Each value the instruction must tell with the call of the reference solution that
+        takes it first: (value, tool, parameter); a value no call takes (none should be)
+        has empty tool and parameter."""
+        uses = []
+        for value in self.told:
+            use = next(((tool, param) for tool, args in self.solution
+                        for param, arg in args.items() if _holds(arg, value)), ("", ""))
+            uses.append((value, *use))
+        return uses
+
     def placeholder_instruction(self) -> str:
         """The placeholder instruction: it says what the instruction must tell."""
         if not self.told:
@@ -604,6 +615,15 @@ class MinedTask:
     def _doc(self) -> str:
         tools = ", ".join(dict.fromkeys(name for name, _ in self.solution))
         return f"Mined from the explorer's calls ({tools}): {len(self.changes)} change(s)."
+
+
+def _holds(arg: Any, value: str) -> bool:
+    """Whether a call's argument is ``value`` or holds it (in a list or an object)."""
+    if isinstance(arg, Mapping):
+        return any(_holds(item, value) for item in arg.values())
+    if isinstance(arg, list | tuple):
+        return any(_holds(item, value) for item in arg)
+    return not isinstance(arg, bool) and isinstance(arg, str | int) and str(arg) == value
 
 
 def _call_text(tool: ToolInfo, args: Mapping[str, Any], world: WorldModel) -> str | None:
