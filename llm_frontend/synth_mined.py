@@ -236,8 +236,8 @@ def _relevant_rows(task: MinedTask, world_class: type[Episode], model: WorldMode
                    ) -> tuple[list[str], list[str], list[str]]:
     """What the writer sees of the start state, as lines: the rows the solution names or
     the goal changes (whole); the rows those rows and the goal's new values refer to, one
-    hop, by what a user calls them; and the session (state values that are not tables:
-    who is signed in, say)."""
+    hop, by what a user calls them; and the session (the rows state values that are not
+    tables hold: who is signed in, say), by what a user calls them."""
     episode = world_class(data=task.data)
     wanted: set[str] = {str(c.key) for c in task.changes if c.key is not None}
     for _, args in task.solution:
@@ -271,20 +271,18 @@ def _relevant_rows(task: MinedTask, world_class: type[Episode], model: WorldMode
     session: list[str] = []
     values = episode.state.export()
     for name, info in model.state.items():
-        if info.kind != "value" or values.get(name) is None:
-            continue
-        value = values[name]
-        doc = f" ({' '.join(info.doc.split())})" if info.doc else ""
-        line = f"{name} = {json.dumps(value, ensure_ascii=False)}{doc}"
         typ = _unwrapped(info.type)
-        holder_state = model.table_of(typ.name) if isinstance(typ, t.Named) and \
-            typ.kind == "entity" else None
+        holder_state = model.table_of(typ.name) if info.kind == "value" and \
+            isinstance(typ, t.Named) and typ.kind == "entity" else None
+        value = values.get(name)
         target = episode.tables[holder_state.name].rows.get(value) \
             if holder_state is not None and isinstance(value, str | int) else None
-        if holder_state is not None and target is not None:
-            names = _name_fields(model, holder_state.name, target.export())
-            line += f": {holder_state.name} {json.dumps(names, ensure_ascii=False)}"
-        session.append(line)
+        if holder_state is None or target is None:
+            continue  # not a row the session holds (a setting, a counter, nobody signed in)
+        doc = f" ({' '.join(info.doc.split())})" if info.doc else ""
+        names = _name_fields(model, holder_state.name, target.export())
+        session.append(f"{name} = {json.dumps(value, ensure_ascii=False)}{doc}: "
+                       f"{holder_state.name} {json.dumps(names, ensure_ascii=False)}")
     return touched, referred, session
 
 
@@ -335,7 +333,7 @@ def _task_brief(task: MinedTask, world_class: type[Episode], model: WorldModel, 
         parts.append("The rows they refer to, by what a user calls them:\n"
                      + "\n".join(f"- {line}" for line in referred))
     if session:
-        parts.append("The session at the start (who is signed in, and other state):\n"
+        parts.append("The session at the start (who is signed in):\n"
                      + "\n".join(f"- {line}" for line in session))
     parts += [f"The goal (what must have changed when the task is done):\n{goal}",
               f"The checks, in WorldSpec:\n{checks}",
