@@ -41,6 +41,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from worldspec.compiler import types as t
 from worldspec.compiler.api import check_specs
 from worldspec.compiler.model import WorldModel
 from worldspec.llm_frontend.batch import InputError
@@ -129,17 +130,30 @@ write only what the user says, so that an agent that follows it reaches exactly 
 Rules:
 - Ask for every change of the goal, with the values it sets, and nothing else: an agent that \
 follows the request must reach this goal and no other.
-- Name the values listed under "must tell" word for word: no tool shows them to the agent.
-- Name as few ids as possible (at most {max_ids}); describe rows by what a user knows \
-(names, titles, emails) so the agent looks the ids up.
+- Name the values listed under "must tell" word for word, each for the call argument it is \
+listed with: no tool shows them to the agent.
+- Ids: an id is a row's key (its `key` field, a code such as "L002" or "ST03") written in \
+the request as a word of its own; a key counts only if it is 3 characters or longer with a \
+digit in it. Name at most {max_ids} ids. The values under "must tell" never count (the \
+user has them and must say them), nor do names, titles, emails, dates, amounts or statuses. \
+Describe every other row by what a user knows of it (a name, a title, an email, a date), as \
+listed under the rows the task touches, the rows they refer to and the session, so the \
+agent looks its id up.
 - Write as the user, in the first person; no tool names, no mention of checks or states.
 {conversational}
 Reply with one JSON object: {{"instruction": "..."{fields}}}."""
 
 _CONVERSATIONAL_RULES = """\
-- This is a conversational task: also write `persona` (who the user is and how they talk), \
-`known` (what the user knows and tells when asked: every value under "must tell") and \
-`unknown` (what the user does not know)."""
+- A conversational task (each task says whether it is one): also write `persona` (who the \
+user is and how they talk), `known` (what the user knows and tells when asked: every value \
+under "must tell") and `unknown` (what the user does not know)."""
+
+#: what each task's brief says it is, and what to write for it
+_KIND_LINES = {
+    True: "Conversational: write `instruction`, `persona`, `known` (every value under "
+          "\"must tell\") and `unknown`.",
+    False: "Not conversational: write `instruction` only.",
+}
 
 _DETERMINE_SYSTEM = """\
 You check a user's request against the outcomes of a stateful tool environment. Each \
@@ -171,18 +185,105 @@ def _world_summary(world_class: type[Episode], model: WorldModel) -> str:
     return "\n".join(lines)
 
 
-def _relevant_rows(task: MinedTask, world_class: type[Episode]) -> list[str]:
-    """The start state's rows the solution names or the goal changes, as JSON lines."""
+def _row_line(table: str, row: Mapping[str, Any]) -> str:
+    return f"{table}: {json.dumps(row, ensure_ascii=False)}"
+
+
+def _unwrapped(typ: t.Type) -> t.Type:
+    """A field's type without ``?`` and one list around it (the type of what it names)."""
+    if isinstance(typ, t.Optional):
+        typ = typ.inner
+    return typ.element if isinstance(typ, t.ListOf) else typ
+
+
+def _references(model: WorldModel, table: str) -> dict[str, str]:
+    """The fields of ``table``'s rows that name rows (an entity, optional or in a list):
+    field -> the table holding the rows named."""
+    state = model.state.get(table)
+    entity = model.records.get(state.entity or "") if state is not None else None
+    found: dict[str, str] = {}
+    for info in entity.fields.values() if entity is not None else ():
+        typ = _unwrapped(info.type)
+        if isinstance(typ, t.Named) and typ.kind == "entity":
+            holder = model.table_of(typ.name)
+            if holder is not None:
+                found[info.name] = holder.name
+    return found
+
+
+def _name_fields(model: WorldModel, table: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a user calls a row: its key and its text fields (names, titles, emails)."""
+    state = model.state.get(table)
+    entity = model.records.get(state.entity or "") if state is not None else None
+    if entity is None:
+        return dict(row)
+    return {name: value for name, value in row.items()
+            if (info := entity.fields.get(name)) is not None and
+            (info.is_key or (_is_text(_unwrapped(info.type)) and isinstance(value, str)))}
+
+
+def _is_text(typ: t.Type) -> bool:
+    return isinstance(typ, t.Prim) and typ.name == "str"
+
+
+def _keys_in(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [item for item in value if isinstance(item, str | int)]
+    return [value] if isinstance(value, str | int) and not isinstance(value, bool) else []
+
+
+def _relevant_rows(task: MinedTask, world_class: type[Episode], model: WorldModel
+                   ) -> tuple[list[str], list[str], list[str]]:
+    """What the writer sees of the start state, as lines: the rows the solution names or
+    the goal changes (whole); the rows those rows and the goal's new values refer to, one
+    hop, by what a user calls them; and the session (the rows state values that are not
+    tables hold: who is signed in, say), by what a user calls them."""
     episode = world_class(data=task.data)
     wanted: set[str] = {str(c.key) for c in task.changes if c.key is not None}
     for _, args in task.solution:
         wanted |= {str(v) for v in args.values() if isinstance(v, str | int)}
-    lines = []
-    for name, table in episode.tables.items():
-        for key, row in table.rows.items():
+    touched: list[str] = []
+    sources: list[tuple[str, str, Mapping[str, Any]]] = []
+    for name, rows in episode.tables.items():
+        for key, row in rows.rows.items():
             if str(key) in wanted:
-                lines.append(f"{name}: {json.dumps(row.export(), ensure_ascii=False)}")
-    return lines
+                exported = row.export()
+                touched.append(_row_line(name, exported))
+                sources.append((name, f"{name} {json.dumps(key)}", exported))
+    for change in task.changes:
+        if change.kind in ("insert", "set"):
+            label = f"{change.target} {json.dumps(change.key)}" if change.kind == "set" \
+                else f"the new {change.target} row"
+            sources.append((change.target, label, change.fields))
+    shown = set(touched)
+    referred: list[str] = []
+    for table, label, row in sources:
+        for field_name, holder in _references(model, table).items():
+            for key in _keys_in(row.get(field_name)):
+                target = episode.tables[holder].rows.get(key)
+                line = _row_line(holder, target.export()) if target is not None else ""
+                if target is None or line in shown:
+                    continue
+                shown.add(line)
+                names = _name_fields(model, holder, target.export())
+                referred.append(f"{holder} {json.dumps(key)} (the {field_name} of {label}): "
+                                f"{json.dumps(names, ensure_ascii=False)}")
+    session: list[str] = []
+    values = episode.state.export()
+    for name, info in model.state.items():
+        typ = _unwrapped(info.type)
+        holder_state = model.table_of(typ.name) if info.kind == "value" and \
+            isinstance(typ, t.Named) and typ.kind == "entity" else None
+        value = values.get(name)
+        target = episode.tables[holder_state.name].rows.get(value) \
+            if holder_state is not None and isinstance(value, str | int) else None
+        if holder_state is None or target is None:
+            continue  # not a row the session holds (a setting, a counter, nobody signed in)
+        doc = f" ({' '.join(info.doc.split())})" if info.doc else ""
+        names = _name_fields(model, holder_state.name, target.export())
+        session.append(f"{name} = {json.dumps(value, ensure_ascii=False)}{doc}: "
+                       f"{holder_state.name} {json.dumps(names, ensure_ascii=False)}")
+    return touched, referred, session
 
 
 def instruction_messages(task: MinedTask, world_class: type[Episode], model: WorldModel, *,
@@ -192,8 +293,8 @@ def instruction_messages(task: MinedTask, world_class: type[Episode], model: Wor
     system = _WRITE_SYSTEM.format(max_ids=max_ids, fields=fields,
                                   conversational=_CONVERSATIONAL_RULES if conversational
                                   else "")
-    user = (f"{_world_summary(world_class, model)}\n\n{_task_brief(task, world_class)}\n\n"
-            "Write the user's request.")
+    brief = _task_brief(task, world_class, model, conversational=conversational)
+    user = f"{_world_summary(world_class, model)}\n\n{brief}\n\nWrite the user's request."
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -206,16 +307,38 @@ def determine_messages(instruction: str, outcomes: Sequence[Sequence[str]]) -> l
     return [{"role": "system", "content": _DETERMINE_SYSTEM}, {"role": "user", "content": user}]
 
 
-def _task_brief(task: MinedTask, world_class: type[Episode]) -> str:
-    """What the writer is told of one task: the rows it touches, its goal, its checks and
-    the values the request must tell."""
+def _told_lines(task: MinedTask) -> list[str]:
+    """Each value the request must tell, with the call argument of the reference solution
+    it is (the writer sees what it is for)."""
+    lines = []
+    for value, tool, param in task.told_uses():
+        use = f"the `{param}` argument of {tool}" if tool else "a value of the goal"
+        lines.append(f"- {json.dumps(value, ensure_ascii=False)}: {use}")
+    return lines
+
+
+def _task_brief(task: MinedTask, world_class: type[Episode], model: WorldModel, *,
+                conversational: bool) -> str:
+    """What the writer is told of one task: whether it is conversational, the rows it
+    touches (and the rows they refer to, and the session), its goal, its checks and the
+    values the request must tell, each with the call argument it is."""
     goal = "\n".join(f"- {line}" for line in task.goal_words())
     checks = "\n".join(f"- {c.condition}" for c in task.checks)
-    rows = "\n".join(_relevant_rows(task, world_class)) or "(none)"
+    touched, referred, session = _relevant_rows(task, world_class, model)
+    rows = "\n".join(touched) or "(none)"
     told = ", ".join(json.dumps(v, ensure_ascii=False) for v in task.told) or "(nothing)"
-    return (f"The start state's rows this task touches:\n{rows}\n\nThe goal (what must have "
-            f"changed when the task is done):\n{goal}\n\nThe checks, in WorldSpec:\n{checks}"
-            f"\n\nMust tell: {told}")
+    parts = [_KIND_LINES[conversational],
+             f"The start state's rows this task touches:\n{rows}"]
+    if referred:
+        parts.append("The rows they refer to, by what a user calls them:\n"
+                     + "\n".join(f"- {line}" for line in referred))
+    if session:
+        parts.append("The session at the start (who is signed in):\n"
+                     + "\n".join(f"- {line}" for line in session))
+    parts += [f"The goal (what must have changed when the task is done):\n{goal}",
+              f"The checks, in WorldSpec:\n{checks}",
+              "\n".join([f"Must tell: {told}", *_told_lines(task)])]
+    return "\n\n".join(parts)
 
 
 def batch_instruction_messages(tasks: Sequence[MinedTask], world_class: type[Episode],
@@ -230,8 +353,9 @@ def batch_instruction_messages(tasks: Sequence[MinedTask], world_class: type[Epi
     system = system.rsplit("\nReply with", 1)[0] + (
         f"\n{_BATCH_NOTE}\nReply with one JSON object: "
         f'{{"tasks": [{{"id": "T1", "instruction": "..."{fields}}}, ...]}}.')
-    briefs = "\n\n".join(f"Task T{i + 1}:\n{_task_brief(task, world_class)}"
-                          for i, task in enumerate(tasks))
+    briefs = "\n\n".join(
+        f"Task T{i + 1}:\n{_task_brief(task, world_class, model, conversational=conversational)}"
+        for i, task in enumerate(tasks))
     user = (f"{_world_summary(world_class, model)}\n\n{briefs}\n\nWrite the user's request "
             f"of each of the {len(tasks)} tasks.")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -295,7 +419,8 @@ async def write_mined_task(client: LLMClient, world: TaskWorld, world_class: typ
                                 conversational=options.conversational,
                                 max_ids=options.max_instruction_ids)
     judge_options = TaskOptions(conversational=options.conversational, min_calls=1,
-                                max_instruction_ids=options.max_instruction_ids)
+                                max_instruction_ids=options.max_instruction_ids,
+                                told=frozenset(task.told))
     messages = base
     for attempt in range(2):
         try:
@@ -379,7 +504,8 @@ async def write_mined_batch(client: LLMClient, world: TaskWorld, world_class: ty
             text = task.text(entry.instruction, persona=entry.persona or None,
                              known=entry.known or None, unknown=entry.unknown or None)
             outcome.text, outcome.instruction = text, entry.instruction
-            verdict = await asyncio.to_thread(_judge_locked, world, text, judge_options)
+            verdict = await asyncio.to_thread(_judge_locked, world, text,
+                                              replace(judge_options, told=frozenset(task.told)))
             if verdict.stage == "ok":
                 passed[ident] = task
                 outcome.reason = outcome.detail = ""

@@ -69,6 +69,9 @@ class TaskOptions:
     min_calls: int = 2
     #: the instruction may name at most this many table keys
     max_instruction_ids: int = 2
+    #: values the instruction must tell (no tool shows them): data the user has, not keys
+    #: they look up, so never counted as ids
+    told: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -260,12 +263,14 @@ def _validate(world: TaskWorld, result: CheckResult, shown: str, name: str, inst
     warnings = tuple(f"{p['code']}: {p['message']}" for p in others)
     episode = load_result(result).worlds[world.name](task=name)
     keys = {str(k) for table in episode.tables.values() for k in table.rows}
-    named = _instruction_ids(instruction, keys)
+    named = _instruction_ids(instruction, keys - options.told)
     if len(named) > options.max_instruction_ids:
         errors.append(_problem(
             f"the instruction names {len(named)} ids ({', '.join(named)}); a user knows few "
             f"ids: keep at most {options.max_instruction_ids} and describe the rest by what "
-            "the user knows (names, emails, dates) so the agent looks them up"))
+            "the user knows (names, emails, dates) so the agent looks them up (an id is a "
+            "row's key of 3 characters or more with a digit in it, written as a word of its "
+            "own; a value the task must tell does not count)"))
     if errors:
         return TaskVerdict("validation", tuple((errors + others)[:MAX_FEEDBACK]), name,
                            instruction, warnings)

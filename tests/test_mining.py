@@ -19,6 +19,7 @@ from worldspec.services.mining import (
     DIFFICULTY_BANDS,
     Change,
     MinedTask,
+    clock_bound,
     derive_checks,
     derive_frame,
     linked_writes,
@@ -317,3 +318,54 @@ def test_a_solution_argument_that_is_not_a_constant_is_an_error_not_a_crash(
                            for code, message in found), found
     if constant:
         load_result(result)  # and it compiles
+
+
+TICKETS = ROOT / "examples" / "corpus" / "worlds" / "event_tickets" / "concert_ticket_office.world"
+PERMITS = ROOT / "examples" / "corpus" / "worlds" / "building_permits" / "permit_office.world"
+
+
+def _changing(candidates: list[MinedTask], name: str) -> list[MinedTask]:
+    return [c for c in candidates
+            if any(name in change.fields and change.kind != "delete" for change in c.changes)]
+
+
+def test_a_deadline_the_clock_sets_is_left_to_the_frame() -> None:
+    """``hold_expires_at: now + minutes(15)`` lies past the run's last moment, yet moves with
+    every call the agent makes: no check pins it, the frame names its table, the rest of the
+    new order is still checked, and the tasks validate."""
+    held = _changing(_mined(TICKETS, 0, runs=30), "hold_expires_at")
+    assert held
+    for candidate in held:
+        conditions = " ".join(c.condition for c in candidate.checks)
+        assert "hold_expires_at" not in conditions
+        assert "orders" in candidate.frame
+        assert "r.customer ==" in conditions or 'orders["' in conditions
+    reports = validate_mined(TICKETS, {c.name: c.text() for c in held})
+    assert all(r is not None and r.valid for r in reports.values()), reports
+
+
+def test_a_record_stamped_by_the_clock_keeps_its_other_parts_checked() -> None:
+    """An application's ``decision`` (who decided, the note, when) is set by the call: its
+    ``at`` moves with the clock and is left out, its ``by`` and ``note`` are still checked."""
+    decided = [c for c in _changing(_mined(PERMITS, 0, runs=30), "decision")
+               if any(change.fields.get("decision") for change in c.changes)]
+    assert decided
+    for candidate in decided:
+        conditions = [c.condition for c in candidate.checks]
+        pinned = [c for c in conditions if ".at ==" in c or "decision == Decision(" in c]
+        assert not pinned, pinned
+        assert any(").note == " in c and ").by == staff[" in c for c in conditions), conditions
+    reports = validate_mined(PERMITS, {c.name: c.text() for c in decided})
+    assert all(r is not None and r.valid for r in reports.values()), reports
+
+
+def test_a_clock_that_does_not_tick_moves_nothing() -> None:
+    """The same solution from a world whose clock stands still sets the same values whenever
+    it runs: the deadline is checked there."""
+    model, world = _world(TICKETS)
+    still = type("StillTickets", (world,), {"TICK": 0})
+    [candidate] = _changing(_mined(TICKETS, 0, runs=30), "hold_expires_at")[:1]
+    assert clock_bound(world, candidate.data, candidate.solution, candidate.changes)
+    assert not clock_bound(still, candidate.data, candidate.solution, candidate.changes)
+    checks = derive_checks(candidate.changes, model)
+    assert any("hold_expires_at ==" in c.condition for c in checks)

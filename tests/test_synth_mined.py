@@ -5,8 +5,10 @@ pick its true outcome out of other outcomes mined from the same start."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
+import random
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,18 +18,23 @@ from llm_server import RecordedRequest, ScriptedLLMServer
 
 from worldspec.cli.main import main as cli_main
 from worldspec.llm_frontend.synth_mined import (
+    MinedOutcome,
     MineOptions,
     MineReport,
     journal_tokens_per_task,
+    load_mining_world,
     mine_world_tasks,
+    write_mined_task,
 )
 from worldspec.llm_frontend.synth_tasks import load_task_world
+from worldspec.services.mining import MinedTask, mine_starts
 from worldspec.services.model_client import LLMClient, LLMConfig
 from worldspec.services.validation import check_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "examples" / "corpus"
 LIBRARY = CORPUS / "worlds" / "library_loans" / "public_library.world"
+PERMITS = CORPUS / "worlds" / "building_permits" / "permit_office.world"
 
 WRITER = "You write the user's request"
 JUDGE = "You check a user's request"
@@ -314,9 +321,11 @@ def test_an_unreachable_server_stops_the_run_without_a_traceback(
 
 # ------------------------------------------------------------------ batches
 def _batch_write(request: RecordedRequest, *, tell: bool | Callable[[str], bool] = True,
-                 skip: str = "", persona: bool = False) -> str:
+                 skip: str = "", persona: bool | None = None) -> str:
     """The scripted writer of a batch: each task's request names its goal's codeword and
-    tells what it must (``tell`` may decide per task id); ``skip`` leaves one task out."""
+    tells what it must (``tell`` may decide per task id); ``skip`` leaves one task out; a
+    persona, known and unknown are written for each task its brief marks conversational
+    (or, given ``persona``, for every task or none)."""
     user = request.messages[1]["content"]
     entries = []
     for ident, brief in re.findall(r"^Task (T\d+):\n(.*?)(?=^Task T\d+:|\Z)", user,
@@ -331,7 +340,8 @@ def _batch_write(request: RecordedRequest, *, tell: bool | Callable[[str], bool]
         telling = tell(ident) if callable(tell) else tell
         said = f" I am {' and '.join(values)}." if values and telling else ""
         entry = {"id": ident, "instruction": f"Please see to request {word}.{said}"}
-        if persona:
+        talks = brief.startswith("Conversational:") if persona is None else persona
+        if talks:
             entry = {"id": ident, "instruction": f"Please see to request {word}.",
                      "persona": "A patient regular who answers briefly.",
                      "known": f"Request {word}.{said}", "unknown": "Any ids."}
@@ -416,10 +426,7 @@ def test_a_batch_task_never_repaired_or_not_determined_is_rejected_alone(
 
 def test_the_last_mined_tasks_are_conversational(llm_server: ScriptedLLMServer,
                                                  llm_config: LLMConfig) -> None:
-    def write(request: RecordedRequest) -> str:
-        return _batch_write(request, persona="This is a conversational task" in request.system)
-
-    llm_server.responder = _batch_responder(write=write)
+    llm_server.responder = _batch_responder()
     report = _run(llm_config, MineOptions(count=3, runs=20, batch=2, conversational_count=1))
     assert [o.conversational for o in report.outcomes] == [False, False, True]
     assert all(o.accepted for o in report.outcomes), report.to_json()
@@ -446,10 +453,7 @@ def test_synth_corpus_mines_in_batches_with_conversational_tasks(
     """``--mined 3 --mined-conversational 1 --mined-batch 3``: per world one request writes
     the two plain tasks and one the conversational one, and one request checks each group;
     the index counts the conversational mined task."""
-    def write(request: RecordedRequest) -> str:
-        return _batch_write(request, persona="This is a conversational task" in request.system)
-
-    mined = _batch_responder(write=write)
+    mined = _batch_responder()
 
     def answer(request: RecordedRequest) -> str:
         if WRITER in request.system or "users' requests" in request.system:
@@ -477,3 +481,140 @@ def test_synth_corpus_mines_in_batches_with_conversational_tasks(
     (world,) = index["worlds"]
     assert world["validated"] and world["conversational_tasks"] == 1
     assert check_paths([out]).ok
+
+
+# ------------------------------------------------------------------ what a brief tells
+def _briefs(request: RecordedRequest) -> dict[str, str]:
+    return dict(re.findall(r"^Task (T\d+):\n(.*?)(?=^Task T\d+:|\Z)",
+                           request.messages[1]["content"], re.MULTILINE | re.DOTALL))
+
+
+def _section(brief: str, title: str) -> list[str]:
+    """The ``- line`` items of the section of ``brief`` that starts with ``title``."""
+    part = brief.partition(f"\n{title}")[2]
+    return _listed(part.partition("\n")[2]) if part else []
+
+
+def _run_world(config: LLMConfig, path: Path, options: MineOptions) -> MineReport:
+    world = load_task_world(path)
+
+    async def go() -> MineReport:
+        async with LLMClient(config) as client:
+            return await mine_world_tasks(client, world, options, concurrency=1)
+
+    return asyncio.run(go())
+
+
+def test_a_brief_names_the_signed_in_user_and_the_rows_referred_to(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """In the permit office a clerk is signed in at the start and applications name their
+    applicant and property: each brief lists the signed-in clerk by name, and every row a
+    touched row refers to (and is not itself listed) by its name-like fields."""
+    llm_server.responder = _batch_responder()
+    _run_world(llm_config, PERMITS, MineOptions(count=4, runs=20, batch=4))
+    request = next(r for r in llm_server.chat_requests if WRITER in r.system)
+    _, world_class = load_mining_world(PERMITS)
+    referred_seen = 0
+    for brief in _briefs(request).values():
+        session = _section(brief, "The session at the start")
+        signed_in = next(line for line in session if line.startswith("current_staff = "))
+        key = json.loads(signed_in.split(" = ", 1)[1].split(":", 1)[0])
+        data = next(spec.data for spec in world_class.TASKS.values())
+        staff = world_class(data=data).tables["staff"].rows[key].export()
+        assert staff["name"] in signed_in and staff["email"] in signed_in
+        touched = brief.partition("this task touches:\n")[2].partition("\n\n")[0]
+        for line in _section(brief, "The rows they refer to"):
+            key_text = line.split(" ", 2)[1]
+            names = json.loads(line.split("): ", 1)[1])
+            assert names[next(iter(names))] == json.loads(key_text)
+            assert f'"{next(iter(names))}": {key_text}' not in touched  # not listed already
+            assert "name" in names or "description" in names or "title" in names, line
+            referred_seen += 1
+        assert "Not conversational: write `instruction` only." in brief
+    assert referred_seen
+
+
+def test_a_brief_without_a_session_or_untouched_references_has_neither(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """The library keeps no session state, and its mined tasks touch every row their rows
+    refer to: no section is added for either."""
+    llm_server.responder = _batch_responder()
+    _run(llm_config, MineOptions(count=3, runs=20, batch=3))
+    request = next(r for r in llm_server.chat_requests if WRITER in r.system)
+    for brief in _briefs(request).values():
+        assert "The session at the start" not in brief
+        assert "The rows they refer to" not in brief
+
+
+def test_each_value_to_tell_says_which_call_argument_it_is(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """Under "Must tell" each value is listed with the tool and parameter of the reference
+    solution's call that takes it; a task with nothing to tell lists none."""
+    llm_server.responder = _batch_responder()
+    report = _run(llm_config, MineOptions(count=4, runs=20, batch=4))
+    request = next(r for r in llm_server.chat_requests if WRITER in r.system)
+    model, world_class = load_mining_world(LIBRARY)
+    candidates = {c.name: c for c in mine_starts(
+        model, world_class, {n: s.data for n, s in world_class.TASKS.items()}, runs=20)}
+    told_some = told_none = 0
+    for (ident, brief), outcome in zip(_briefs(request).items(), report.outcomes, strict=True):
+        task = candidates[outcome.candidate]
+        listed = brief.partition("\nMust tell: ")[2].splitlines()[1:]
+        uses = [re.fullmatch(r'- (".*"): the `(\w+)` argument of (\w+)', line)
+                for line in listed if line.startswith("- ")]
+        assert len(uses) == len(task.told), (ident, listed)
+        for use in uses:
+            assert use is not None
+            value, param, tool = json.loads(use.group(1)), use.group(2), use.group(3)
+            assert value in task.told
+            assert any(name == tool and str(args.get(param)) == value
+                       for name, args in task.solution)
+        told_some += bool(task.told)
+        told_none += not task.told
+    assert told_some and told_none
+
+
+def test_a_value_the_task_must_tell_is_not_counted_as_an_id(
+        llm_server: ScriptedLLMServer, llm_config: LLMConfig) -> None:
+    """A task that must tell a key (no tool shows it) plus two keys the writer names: the
+    told key is data the user has, so the instruction names two ids and is accepted; the
+    same instruction naming a third key it need not tell is over the limit of two."""
+    model, world_class = load_mining_world(LIBRARY)
+    candidates = mine_starts(model, world_class,
+                             {n: s.data for n, s in world_class.TASKS.items()}, runs=20)
+    start_keys = {str(k) for table in world_class(data=candidates[0].data).tables.values()
+                  for k in table.rows}
+
+    def keys_named(task: MinedTask) -> list[str]:
+        return sorted({str(v) for _, args in task.solution for v in args.values()
+                       if str(v) in start_keys and any(ch.isdigit() for ch in str(v))
+                       and len(str(v)) >= 3})
+
+    task = next(c for c in candidates if len(keys_named(c)) >= 3 and
+                all(c.data == other.data for other in candidates if other.start == c.start))
+    k1, k2, k3 = keys_named(task)[:3]
+    others = [c for c in candidates if c.start == task.start and c is not task]
+    world = load_task_world(LIBRARY)
+
+    def write(request: RecordedRequest) -> str:
+        reply = json.loads(_write(request))
+        reply["instruction"] += f" It is about {k1}, {k2} and {k3}."
+        return json.dumps(reply)
+
+    def attempt(told: tuple[str, ...]) -> MinedOutcome:
+        llm_server.responder = _responder(write=write)
+        mined: MinedTask = dataclasses.replace(task, told=told)
+
+        async def go() -> MinedOutcome:
+            async with LLMClient(llm_config) as client:
+                return await write_mined_task(client, world, world_class, model, mined, others,
+                                              MineOptions(), random.Random(0))
+
+        return asyncio.run(go())
+
+    told_third = attempt((*task.told, k3))
+    assert told_third.accepted, (told_third.reason, told_third.detail)
+    not_told = attempt(task.told)
+    assert not not_told.accepted
+    assert "names 3 ids" in not_told.detail
+    assert "a value the task must tell does not count" in not_told.detail

@@ -25,6 +25,7 @@ and :func:`validate_mined` runs them through the validation ``worldspec tasks`` 
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import math
@@ -48,8 +49,9 @@ from worldspec.testing.explore import Call
 from worldspec.testing.mining import WriteRun, careless_failures, draw_write_runs
 
 __all__ = ["DIFFICULTY_BANDS", "PLACEHOLDER_INSTRUCTION", "Change", "Difficulty", "MinedCheck",
-           "MinedTask", "derive_checks", "derive_frame", "goal_changes", "linked_writes",
-           "literal", "mine_starts", "mine_tasks", "solution_difficulty", "validate_mined"]
+           "MinedTask", "clock_bound", "derive_checks", "derive_frame", "goal_changes",
+           "linked_writes", "literal", "mine_starts", "mine_tasks", "solution_difficulty",
+           "validate_mined"]
 
 #: how many reads deep a key is looked for (a read by a key that an earlier read shows)
 _READ_HOPS = 2
@@ -311,6 +313,10 @@ def _key_field(state: StateInfo, world: WorldModel) -> str | None:
 Moments = tuple[str, str] | None
 
 
+#: (table, key, field) of a goal's values that move with the clock (:func:`clock_bound`)
+Moving = frozenset[tuple[str, str, str]]
+
+
 def _stamped(value: Any, typ: t.Type, moments: Moments) -> bool:
     """Whether ``value`` is a time stamp the run put there (a ``datetime`` between its first
     and last moment): it moves with every call the agent makes (the clock ticks per call),
@@ -320,8 +326,46 @@ def _stamped(value: Any, typ: t.Type, moments: Moments) -> bool:
             and isinstance(value, str) and moments[0] <= value <= moments[1])
 
 
-def _row_check(change: Change, world: WorldModel, index: int, moments: Moments = None
-               ) -> MinedCheck | None:
+def _moving_parts(moving: Moving, where: tuple[str, str], name: str) -> frozenset[str] | None:
+    """Of field ``name`` of the row at ``where``: None when the whole value moves with the
+    clock, else the parts of a record value that do (``at`` of ``decision.at``)."""
+    if (*where, name) in moving:
+        return None
+    prefix = f"{name}."
+    return frozenset(f[len(prefix):] for table, key, f in moving
+                     if (table, key) == where and f.startswith(prefix))
+
+
+def _field_parts(path: str, value: Any, typ: t.Type, world: WorldModel,
+                 moving: frozenset[str] | None) -> list[str]:
+    """The comparisons a check makes of one field at ``path``: ``path == literal``; for a
+    record some of whose parts move with the clock, each other part of it
+    (``x.decision != none and (x.decision ?? Decision(...)).note == " "``: the ``??`` only
+    types the optional record, which the first comparison says is set); none for a value
+    that moves or has no literal."""
+    if moving is None:
+        return []
+    whole = literal(value, typ, world)
+    if not moving:
+        return [f"{path} == {whole}"] if whole is not None else []
+    optional = isinstance(typ, t.Optional)
+    inner = typ.inner if isinstance(typ, t.Optional) else typ
+    record = world.records.get(inner.name) if isinstance(inner, t.Named) and \
+        inner.kind == "record" else None
+    if record is None or whole is None or not isinstance(value, Mapping):
+        return []
+    base = f"({path} ?? {whole})" if optional else path
+    parts = [f"{path} != none"] if optional else []
+    for name, item in value.items():
+        info = record.fields.get(str(name))
+        text = _inner_literal(item, info.type, world) if info is not None else None
+        if name not in moving and text is not None:
+            parts.append(f"{base}.{name} == {text}")
+    return parts
+
+
+def _row_check(change: Change, world: WorldModel, index: int, moments: Moments = None,
+               moving: Moving = frozenset()) -> MinedCheck | None:
     state = world.state.get(change.target)
     entity = world.records.get(state.entity or "") if state is not None else None
     if state is None or entity is None:
@@ -329,14 +373,14 @@ def _row_check(change: Change, world: WorldModel, index: int, moments: Moments =
     key_text = literal(change.key, t.Named("entity", entity.name), world)
     if key_text is None:
         return None
+    where = (change.target, str(change.key))
     if change.kind == "set":
         parts = []
         for name, value in change.fields.items():
             info = entity.fields.get(name)
-            text = literal(value, info.type, world) \
-                if info is not None and not _stamped(value, info.type, moments) else None
-            if text is not None:
-                parts.append(f"{change.target}[{key_text}].{name} == {text}")
+            if info is not None and not _stamped(value, info.type, moments):
+                parts += _field_parts(f"{change.target}[{key_text}].{name}", value, info.type,
+                                      world, _moving_parts(moving, where, name))
         if not parts:
             return None
         return MinedCheck(f"{_identifier(entity.name)}_{_identifier(str(change.key))}_changed",
@@ -354,9 +398,8 @@ def _row_check(change: Change, world: WorldModel, index: int, moments: Moments =
         info = entity.fields.get(name)
         if info is None or name == generated or _stamped(value, info.type, moments):
             continue
-        text = literal(value, info.type, world)
-        if text is not None:
-            parts.append(f"r.{name} == {text}")
+        parts += _field_parts(f"r.{name}", value, info.type, world,
+                              _moving_parts(moving, where, name))
     if not parts:
         return None
     suffix = f"_{index}" if index else ""
@@ -365,9 +408,10 @@ def _row_check(change: Change, world: WorldModel, index: int, moments: Moments =
                       f"exists r in {change.target}: " + " and ".join(parts))
 
 
-def _state_check(change: Change, world: WorldModel) -> MinedCheck | None:
+def _state_check(change: Change, world: WorldModel, moving: Moving = frozenset()
+                 ) -> MinedCheck | None:
     state = world.state.get(change.target)
-    if state is None or state.kind != "value":
+    if state is None or state.kind != "value" or (change.target, "", "value") in moving:
         return None  # a sequence moves with the rows it keys: the frame names it
     text = literal(change.fields.get("value"), state.type, world)
     if text is None:
@@ -376,24 +420,63 @@ def _state_check(change: Change, world: WorldModel) -> MinedCheck | None:
                       f"{change.target} == {text}")
 
 
-def derive_checks(changes: Sequence[Change], world: WorldModel, moments: Moments = None
-                  ) -> list[MinedCheck]:
+def derive_checks(changes: Sequence[Change], world: WorldModel, moments: Moments = None,
+                  moving: Moving = frozenset()) -> list[MinedCheck]:
     """Checks as specific as ``changes``: one per changed, inserted or deleted row and per
-    changed state value; a part with no literal form (``json``, ``duration``) and a time
-    stamp of the run (a datetime within ``moments``) are left to the frame."""
+    changed state value; a part with no literal form (``json``, ``duration``), a time
+    stamp of the run (a datetime within ``moments``) and a value that moves with the clock
+    (``moving``: a deadline ``now + minutes(15)``, a time of day) are left to the frame."""
     checks: list[MinedCheck] = []
     inserted: dict[str, int] = {}
     for change in changes:
         if change.kind == "state":
-            check = _state_check(change, world)
+            check = _state_check(change, world, moving)
         else:
             index = inserted.get(change.target, 0)
             if change.kind == "insert":
                 inserted[change.target] = index + 1
-            check = _row_check(change, world, index, moments)
+            check = _row_check(change, world, index, moments, moving)
         if check is not None:
             checks.append(check)
     return checks
+
+
+def _moving_key(change: Change) -> tuple[str, str]:
+    return (change.target, "" if change.kind == "state" else str(change.key))
+
+
+def clock_bound(world: type[Episode], data: Mapping[str, Any], solution: Sequence[Call],
+                changes: Sequence[Change]) -> Moving:
+    """The values of ``changes`` that move with the clock: the solution run again from
+    ``data`` one clock tick later (as if the agent had read once more first) sets them
+    otherwise (a time stamp, a deadline ``now + minutes(15)``, a time of day). Nothing in a
+    world whose clock does not tick, or where the later run fails (then the run's moments
+    alone leave time stamps out)."""
+    if not world.TICK:
+        return frozenset()
+    initial = world(data=data)
+    later = world(data=data)
+    later.clock += dt.timedelta(seconds=world.TICK)
+    for name, args in solution:
+        later.call(name, dict(args))
+        if later.last_error is not None:
+            return frozenset()
+    shifted = {(_moving_key(c), c.kind): c.fields for c in goal_changes(initial, later)}
+    moving: set[tuple[str, str, str]] = set()
+    for change in changes:
+        other = shifted.get((_moving_key(change), change.kind))
+        if other is None:
+            continue  # the later run does not make this change: nothing to compare
+        for name, value in change.fields.items():
+            moved = other.get(name)
+            if moved == value:
+                continue
+            if isinstance(value, Mapping) and isinstance(moved, Mapping):
+                moving |= {(*_moving_key(change), f"{name}.{part}") for part in value
+                           if moved.get(part) != value[part]}
+            else:
+                moving.add((*_moving_key(change), name))
+    return frozenset(moving)
 
 
 def derive_frame(changes: Sequence[Change]) -> tuple[str, ...]:
@@ -490,6 +573,17 @@ class MinedTask:
         return [c.words() for c in self.changes
                 if not (c.kind == "state" and c.target in self.counters)]
 
+    def told_uses(self) -> list[tuple[str, str, str]]:
+        """Each value the instruction must tell with the call of the reference solution that
+        takes it first: (value, tool, parameter); a value no call takes (none should be)
+        has empty tool and parameter."""
+        uses = []
+        for value in self.told:
+            use = next(((tool, param) for tool, args in self.solution
+                        for param, arg in args.items() if _holds(arg, value)), ("", ""))
+            uses.append((value, *use))
+        return uses
+
     def placeholder_instruction(self) -> str:
         """The placeholder instruction: it says what the instruction must tell."""
         if not self.told:
@@ -521,6 +615,15 @@ class MinedTask:
     def _doc(self) -> str:
         tools = ", ".join(dict.fromkeys(name for name, _ in self.solution))
         return f"Mined from the explorer's calls ({tools}): {len(self.changes)} change(s)."
+
+
+def _holds(arg: Any, value: str) -> bool:
+    """Whether a call's argument is ``value`` or holds it (in a list or an object)."""
+    if isinstance(arg, Mapping):
+        return any(_holds(item, value) for item in arg.values())
+    if isinstance(arg, list | tuple):
+        return any(_holds(item, value) for item in arg)
+    return not isinstance(arg, bool) and isinstance(arg, str | int) and str(arg) == value
 
 
 def _call_text(tool: ToolInfo, args: Mapping[str, Any], world: WorldModel) -> str | None:
@@ -727,7 +830,8 @@ def _candidate(model: WorldModel, world: type[Episode], solver: _Solver, initial
         return None
     changes = goal_changes(initial, final)
     moments = (initial.clock.isoformat(), final.clock.isoformat())
-    checks = derive_checks(changes, model, moments)
+    checks = derive_checks(changes, model, moments,
+                           clock_bound(world, solver.data, solution, changes))
     if not changes or not checks:
         return None
     texts = [_call_text(model.tools[name], args, model) for name, args in solution]
