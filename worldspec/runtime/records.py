@@ -355,8 +355,8 @@ def value_class(cls: type[T] | None = None, /, *, frozen: bool = False
                            for i, name in enumerate(names[count:], count)]
             for name, value in zip(names, values, strict=True):
                 # not ``self.__dict__.update``: reading ``__dict__`` makes the instance's
-                # dict a real one, and then no read of a field is specialised (Python 3.11
-                # reads an attribute of an object without one in a single step)
+                # values a dict of their own, whose reads the interpreter never specialises
+                # (left inline, a field is read in one specialised step)
                 _set_attribute(self, name, value)
             if post_init:
                 self.__post_init__()

@@ -544,7 +544,7 @@ def canonical_json(value: Any) -> str:
 #: ``json.dumps(text)`` of a ``str``: the very function ``json.dumps`` encodes text with (C)
 _encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
 #: texts kept by :data:`str_text` at most at once (then it starts afresh), and the longest
-#: text kept (a longer one is encoded each time: its encoding costs more than a lookup)
+#: text kept (a longer one is encoded every time: kept, it would hold memory for little gain)
 _STR_TEXTS_MAX = 4096
 _STR_TEXT_LONGEST = 256
 
