@@ -118,3 +118,36 @@ def test_a_value_class_keeps_its_fields_in_no_real_dict() -> None:
     assert vars(spec) == {"name": "cancel", "doc": "Cancel an order.", "params": (param,),
                           "read_only": False, "invoke": spec.invoke, "where": "",
                           "returns": None, "checks": True, "shows": None}
+
+
+def _arity_spec() -> str:
+    """Records of one to nine fields (nine: past the templates, joined another way), of
+    text, numbers, a flag, a list and an optional text."""
+    kinds = ["str", "int", "float", "bool", "list[str]", "str?", "float", "int", "str"]
+    records = []
+    for count in range(1, 10):
+        fields = [f"  f{i}: {kinds[i]}" for i in range(count)]
+        records.append(f'record R{count} "A record of {count}." {{\n' + "\n".join(fields)
+                       + "\n}")
+    return 'world Arities "Records of every size."\n\n' + "\n\n".join(records) + "\n"
+
+
+def _arity_values(count: int) -> list[Any]:
+    return ['a "quoted" caf\u00e9', 7, 2.5, True, ("x", "y"), None, -0.0, 0, "z"][:count]
+
+
+@pytest.mark.parametrize("count", range(1, 10))
+def test_a_records_kept_text_of_any_size_is_json_dumps_of_its_export(
+        tmp_path_factory: pytest.TempPathFactory, count: int) -> None:
+    root = tmp_path_factory.mktemp("arities")
+    spec = root / "arities.world"
+    spec.write_text(_arity_spec(), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORLDSPEC_CACHE", str(root / "cache"))
+        world = compile_worlds([Path(spec)]).worlds["Arities"]
+    module = __import__(world.__module__, fromlist=[f"R{count}"])
+    record = getattr(module, f"R{count}")(*_arity_values(count))
+    text = record._json_text()
+    assert text == json.dumps(record.export())
+    assert text.startswith('{"f0": "a \\"quoted\\" caf\\u00e9"')  # the key, then the text
+    assert record._json_text() is text  # kept
