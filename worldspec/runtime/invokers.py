@@ -47,9 +47,10 @@ def slot_invoker(method: Callable[..., Any], names: tuple[str, ...], texts: tupl
                  tables: tuple[str | None, ...], loads: tuple[SlotLoad, ...], check: Check,
                  nulls: bool, failures: Failures) -> Invoke:
     """``invoke`` for a tool whose ``names`` are all required, with the check of the
-    arguments' names (a call of exactly ``names``, none null where ``nulls``, costs a count:
-    as many arguments as names, each of which is read before any is loaded, is exactly
-    ``names``; any other goes through ``check``, which says what is wrong). Slot ``i`` takes
+    arguments' names (a call of exactly ``names``, none null where ``nulls``, costs a count
+    and the reads of the names, all made before any argument is loaded: as many arguments as
+    names, each found, are exactly ``names``; any other call goes through ``check``, which
+    says what is wrong). Slot ``i`` takes
     ``arguments[names[i]]`` as it is where ``texts[i]`` and it is ASCII text, or the row of
     ``tables[i]`` of that key where a table is named and it has one; otherwise (another
     value, no such row) ``loads[i](episode, value)`` (at most :data:`MOST_SLOTS` slots)."""
