@@ -491,14 +491,16 @@ def _text_part(pieces: tuple[tuple[str, Callable[[Any], str], str], ...], tail: 
 
 # the templates of :func:`kept_text`, by the number of fields: a record's ``_json_text``
 # method in one function (what the method calling the text maker of :func:`_text_of` does
-# in two frames), its text one f-string; the heads ``H<i>``, the text makers ``M<i>``, the
-# tail ``T``, ``EXPORTED`` (the export's text) and ``KEEP`` (the setter of the record's
-# ``_json`` slot) are its globals, the attributes ``a<i>`` are renamed
+# in two frames), its text one f-string; the text makers ``M<i>``, ``EXPORTED`` (the
+# export's text) and ``KEEP`` (the setter of the record's ``_json`` slot) are its globals,
+# the attributes ``a<i>`` are renamed, and the literal texts ``"<H<i>>"`` (the keys) and
+# ``"<T>"`` (the tail) become the record's own in its constants: the f-string then joins
+# constants and the fields' texts, with no name read and no formatting of a key
 def _kept_one(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = f"{H0}{M0(self.a0)}{T}"  # type: ignore[name-defined]  # noqa: F821
+            text = f"<H0>{M0(self.a0)}<T>"  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -509,7 +511,7 @@ def _kept_two(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{T}"  # type: ignore[name-defined]  # noqa: F821
+            text = f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<T>"  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -520,7 +522,7 @@ def _kept_three(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}{T}"  # type: ignore[name-defined]  # noqa: F821
+            text = f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}<T>"  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -531,8 +533,8 @@ def _kept_four(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H3}{M3(self.a3)}{T}")  # type: ignore[name-defined]  # noqa: F821
+            text = (f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H3>{M3(self.a3)}<T>")  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -543,8 +545,8 @@ def _kept_five(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{T}")  # type: ignore[name-defined]  # noqa: F821
+            text = (f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H3>{M3(self.a3)}<H4>{M4(self.a4)}<T>")  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -555,8 +557,8 @@ def _kept_six(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}{T}")  # type: ignore[name-defined]  # noqa: F821
+            text = (f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H3>{M3(self.a3)}<H4>{M4(self.a4)}<H5>{M5(self.a5)}<T>")  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -567,9 +569,9 @@ def _kept_seven(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H6}{M6(self.a6)}{T}")  # type: ignore[name-defined]  # noqa: F821
+            text = (f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H3>{M3(self.a3)}<H4>{M4(self.a4)}<H5>{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H6>{M6(self.a6)}<T>")  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -580,9 +582,9 @@ def _kept_eight(self):  # type: ignore[no-untyped-def]
     text = self._json
     if text is None:
         try:
-            text = (f"{H0}{M0(self.a0)}{H1}{M1(self.a1)}{H2}{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H3}{M3(self.a3)}{H4}{M4(self.a4)}{H5}{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
-                    f"{H6}{M6(self.a6)}{H7}{M7(self.a7)}{T}")  # type: ignore[name-defined]  # noqa: F821
+            text = (f"<H0>{M0(self.a0)}<H1>{M1(self.a1)}<H2>{M2(self.a2)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H3>{M3(self.a3)}<H4>{M4(self.a4)}<H5>{M5(self.a5)}"  # type: ignore[name-defined]  # noqa: F821
+                    f"<H6>{M6(self.a6)}<H7>{M7(self.a7)}<T>")  # type: ignore[name-defined]  # noqa: F821
         except (TypeError, KeyError, AttributeError):
             text = EXPORTED(self)  # type: ignore[name-defined]  # noqa: F821
         KEEP(self, text)  # type: ignore[name-defined]  # noqa: F821
@@ -607,11 +609,14 @@ def kept_text(fields: tuple[Field, ...], keep: Callable[[Any, str], None],
         return None
     template = _KEPT[len(fields) - 1].__code__
     renamed = {f"a{i}": f.name for i, f in enumerate(fields)}
-    scope: dict[str, Any] = {"T": "}", "EXPORTED": exported, "KEEP": keep}
+    texts = {"<T>": "}"}
+    scope: dict[str, Any] = {"EXPORTED": exported, "KEEP": keep}
     for i, f in enumerate(fields):
-        scope[f"H{i}"] = ("{" if i == 0 else ", ") + json.dumps(f.json) + ": "
+        texts[f"<H{i}>"] = ("{" if i == 0 else ", ") + json.dumps(f.json) + ": "
         scope[f"M{i}"] = f.text or _encoded(f.export)
     code = template.replace(co_names=tuple(renamed.get(n, n) for n in template.co_names),
+                            co_consts=tuple(texts.get(c, c) if type(c) is str else c
+                                            for c in template.co_consts),
                             co_name="_json_text", co_qualname=f"{qualname}._json_text")
     return types.FunctionType(code, scope, code.co_name)
 

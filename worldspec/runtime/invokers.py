@@ -17,8 +17,9 @@ a value of another type than declared (:data:`~worldspec.runtime.helpers.PYTHON_
 becomes the call's failure with Python's text; otherwise ``()``, which catches nothing (a
 ``try`` costs nothing where nothing is raised).
 
-:func:`slot_invoker` checks the arguments' names itself (one set comparison where they
-fit: one call less); :func:`checked_arguments` puts that check before a getter invoker.
+:func:`slot_invoker` checks the arguments' names itself (their count, then the reads of
+its names, which it makes anyway: no set compared, no call); :func:`checked_arguments` puts
+that check before a getter invoker.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ def slot_invoker(method: Callable[..., Any], names: tuple[str, ...], texts: tupl
                  tables: tuple[str | None, ...], loads: tuple[SlotLoad, ...], check: Check,
                  nulls: bool, failures: Failures) -> Invoke:
     """``invoke`` for a tool whose ``names`` are all required, with the check of the
-    arguments' names (a call of exactly ``names``, none null where ``nulls``, costs one set
-    comparison; any other goes through ``check``, which says what is wrong). Slot ``i`` takes
+    arguments' names (a call of exactly ``names``, none null where ``nulls``, costs a count
+    and the reads of the names, all made before any argument is loaded: as many arguments as
+    names, each found, are exactly ``names``; any other call goes through ``check``, which
+    says what is wrong). Slot ``i`` takes
     ``arguments[names[i]]`` as it is where ``texts[i]`` and it is ASCII text, or the row of
     ``tables[i]`` of that key where a table is named and it has one; otherwise (another
     value, no such row) ``loads[i](episode, value)`` (at most :data:`MOST_SLOTS` slots)."""
@@ -79,13 +82,16 @@ def _slots_one(method: Callable[..., Any], names: tuple[str, ...],
     (t0,) = texts
     (r0,) = tables
     (g0,) = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 1 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
@@ -104,18 +110,21 @@ def _slots_two(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1 = texts
     r0, r1 = tables
     g0, g1 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 2 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
@@ -134,23 +143,26 @@ def _slots_three(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2 = texts
     r0, r1, r2 = tables
     g0, g1, g2 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 3 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
@@ -169,28 +181,31 @@ def _slots_four(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2, t3 = texts
     r0, r1, r2, r3 = tables
     g0, g1, g2, g3 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 4 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+            a3 = args[n3]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
                 a2 = ep.tables[r2].rows.get(a2) or g2(ep, a2)
-            a3 = args[n3]
             if not t3 or type(a3) is not str or not a3.isascii():
                 a3 = g3(ep, a3)
             elif r3 is not None:
@@ -209,33 +224,36 @@ def _slots_five(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2, t3, t4 = texts
     r0, r1, r2, r3, r4 = tables
     g0, g1, g2, g3, g4 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 5 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+            a3 = args[n3]
+            a4 = args[n4]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
                 a2 = ep.tables[r2].rows.get(a2) or g2(ep, a2)
-            a3 = args[n3]
             if not t3 or type(a3) is not str or not a3.isascii():
                 a3 = g3(ep, a3)
             elif r3 is not None:
                 a3 = ep.tables[r3].rows.get(a3) or g3(ep, a3)
-            a4 = args[n4]
             if not t4 or type(a4) is not str or not a4.isascii():
                 a4 = g4(ep, a4)
             elif r4 is not None:
@@ -254,38 +272,41 @@ def _slots_six(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2, t3, t4, t5 = texts
     r0, r1, r2, r3, r4, r5 = tables
     g0, g1, g2, g3, g4, g5 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 6 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+            a3 = args[n3]
+            a4 = args[n4]
+            a5 = args[n5]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
                 a2 = ep.tables[r2].rows.get(a2) or g2(ep, a2)
-            a3 = args[n3]
             if not t3 or type(a3) is not str or not a3.isascii():
                 a3 = g3(ep, a3)
             elif r3 is not None:
                 a3 = ep.tables[r3].rows.get(a3) or g3(ep, a3)
-            a4 = args[n4]
             if not t4 or type(a4) is not str or not a4.isascii():
                 a4 = g4(ep, a4)
             elif r4 is not None:
                 a4 = ep.tables[r4].rows.get(a4) or g4(ep, a4)
-            a5 = args[n5]
             if not t5 or type(a5) is not str or not a5.isascii():
                 a5 = g5(ep, a5)
             elif r5 is not None:
@@ -304,43 +325,46 @@ def _slots_seven(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2, t3, t4, t5, t6 = texts
     r0, r1, r2, r3, r4, r5, r6 = tables
     g0, g1, g2, g3, g4, g5, g6 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 7 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+            a3 = args[n3]
+            a4 = args[n4]
+            a5 = args[n5]
+            a6 = args[n6]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
                 a2 = ep.tables[r2].rows.get(a2) or g2(ep, a2)
-            a3 = args[n3]
             if not t3 or type(a3) is not str or not a3.isascii():
                 a3 = g3(ep, a3)
             elif r3 is not None:
                 a3 = ep.tables[r3].rows.get(a3) or g3(ep, a3)
-            a4 = args[n4]
             if not t4 or type(a4) is not str or not a4.isascii():
                 a4 = g4(ep, a4)
             elif r4 is not None:
                 a4 = ep.tables[r4].rows.get(a4) or g4(ep, a4)
-            a5 = args[n5]
             if not t5 or type(a5) is not str or not a5.isascii():
                 a5 = g5(ep, a5)
             elif r5 is not None:
                 a5 = ep.tables[r5].rows.get(a5) or g5(ep, a5)
-            a6 = args[n6]
             if not t6 or type(a6) is not str or not a6.isascii():
                 a6 = g6(ep, a6)
             elif r6 is not None:
@@ -359,48 +383,51 @@ def _slots_eight(method: Callable[..., Any], names: tuple[str, ...],
     t0, t1, t2, t3, t4, t5, t6, t7 = texts
     r0, r1, r2, r3, r4, r5, r6, r7 = tables
     g0, g1, g2, g3, g4, g5, g6, g7 = loads
-    expected = frozenset(names)
 
     def call(ep: Any, args: Mapping[str, Any]) -> Any:
-        if not (args.keys() == expected and (not nulls or None not in args.values())):
+        if len(args) != 8 or (nulls and None in args.values()):
             check(args)
         try:
             a0 = args[n0]
+            a1 = args[n1]
+            a2 = args[n2]
+            a3 = args[n3]
+            a4 = args[n4]
+            a5 = args[n5]
+            a6 = args[n6]
+            a7 = args[n7]
+        except KeyError:  # a name that is none of ours in place of one of them
+            check(args)
+            raise
+        try:
             if not t0 or type(a0) is not str or not a0.isascii():
                 a0 = g0(ep, a0)
             elif r0 is not None:
                 a0 = ep.tables[r0].rows.get(a0) or g0(ep, a0)
-            a1 = args[n1]
             if not t1 or type(a1) is not str or not a1.isascii():
                 a1 = g1(ep, a1)
             elif r1 is not None:
                 a1 = ep.tables[r1].rows.get(a1) or g1(ep, a1)
-            a2 = args[n2]
             if not t2 or type(a2) is not str or not a2.isascii():
                 a2 = g2(ep, a2)
             elif r2 is not None:
                 a2 = ep.tables[r2].rows.get(a2) or g2(ep, a2)
-            a3 = args[n3]
             if not t3 or type(a3) is not str or not a3.isascii():
                 a3 = g3(ep, a3)
             elif r3 is not None:
                 a3 = ep.tables[r3].rows.get(a3) or g3(ep, a3)
-            a4 = args[n4]
             if not t4 or type(a4) is not str or not a4.isascii():
                 a4 = g4(ep, a4)
             elif r4 is not None:
                 a4 = ep.tables[r4].rows.get(a4) or g4(ep, a4)
-            a5 = args[n5]
             if not t5 or type(a5) is not str or not a5.isascii():
                 a5 = g5(ep, a5)
             elif r5 is not None:
                 a5 = ep.tables[r5].rows.get(a5) or g5(ep, a5)
-            a6 = args[n6]
             if not t6 or type(a6) is not str or not a6.isascii():
                 a6 = g6(ep, a6)
             elif r6 is not None:
                 a6 = ep.tables[r6].rows.get(a6) or g6(ep, a6)
-            a7 = args[n7]
             if not t7 or type(a7) is not str or not a7.isascii():
                 a7 = g7(ep, a7)
             elif r7 is not None:

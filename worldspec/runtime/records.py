@@ -287,6 +287,9 @@ def replace_fields(record: R, /, **changes: Any) -> R:
     return cls(**values)
 
 
+#: sets an attribute past a frozen class's ``__setattr__`` (as a frozen dataclass's does)
+_set_attribute = object.__setattr__
+
 #: (id of the instance, thread) of each value-class ``repr`` under way: a value that holds
 #: itself is shown as ``...`` there, as a dataclass's ``repr`` does
 _IN_REPR: set[tuple[int, int]] = set()
@@ -350,7 +353,11 @@ def value_class(cls: type[T] | None = None, /, *, frozen: bool = False
                                     f"{listed}")
                 values += [kwargs[name] if name in kwargs else tail[i]
                            for i, name in enumerate(names[count:], count)]
-            self.__dict__.update(zip(names, values, strict=True))
+            for name, value in zip(names, values, strict=True):
+                # not ``self.__dict__.update``: reading ``__dict__`` makes the instance's
+                # values a dict of their own, whose reads the interpreter never specialises
+                # (left inline, a field is read in one specialised step)
+                _set_attribute(self, name, value)
             if post_init:
                 self.__post_init__()
 

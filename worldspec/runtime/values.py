@@ -542,7 +542,32 @@ def canonical_json(value: Any) -> str:
 
 
 #: ``json.dumps(text)`` of a ``str``: the very function ``json.dumps`` encodes text with (C)
-str_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring_ascii
+#: texts kept by :data:`str_text` at most at once (then it starts afresh), and the longest
+#: text kept (a longer one is encoded every time: kept, it would hold memory for little gain)
+_STR_TEXTS_MAX = 4096
+_STR_TEXT_LONGEST = 256
+
+
+class _StrTexts(dict[str, str]):
+    """``json.dumps`` of recent short texts, by the text. A text met before costs one lookup
+    in C (``__getitem__`` of the dict, bound as :data:`str_text`), less than encoding it
+    again: record texts encode the same ids and names over and over. Equal texts have the
+    same encoding, whatever ``str`` subclass (an enum member) either is; a value that is no
+    text raises ``TypeError``, as the encoder does (unhashable: from the lookup)."""
+
+    __slots__ = ()
+
+    def __missing__(self, value: str) -> str:
+        text = _encode_str(value)  # a value that is no text raises TypeError here
+        if len(value) <= _STR_TEXT_LONGEST:
+            if len(self) >= _STR_TEXTS_MAX:
+                self.clear()
+            self[value] = text
+        return text
+
+
+str_text: Callable[[str], str] = _StrTexts().__getitem__
 
 _int_repr = int.__repr__
 _float_repr = float.__repr__
