@@ -399,9 +399,7 @@ class CarRentalCounter(Episode):
     ) -> Customer:
         # car_rental_counter.world:186
         if any(_c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)):
-            raise ToolError(rt.built(
-                self, f'A customer with licence {licence_number} is already registered.'
-            ))
+            self.fail(f'A customer with licence {licence_number} is already registered.')
         if licence_expires <= self.clock.date():  # car_rental_counter.world:187
             raise ToolError(f'The licence expired on {licence_expires}.')
         customer: Customer = Customer(  # car_rental_counter.world:188
@@ -476,21 +474,16 @@ class CarRentalCounter(Episode):
         if return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         if not car.in_service:  # car_rental_counter.world:266
-            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+            self.fail(f'Car {car.plate} is out of service.')
         if car.branch is None:  # car_rental_counter.world:267
-            raise ToolError(rt.built(
-                self, f'Car {car.plate} is out on a rental and cannot be reserved now.'
-            ))
+            self.fail(f'Car {car.plate} is out on a rental and cannot be reserved now.')
         if not self.fn_car_free(car, pickup_date, return_date):  # car_rental_counter.world:268
-            raise ToolError(rt.built(
-                self, f'Car {car.plate} is already reserved for some of these days.'
-            ))
+            self.fail(f'Car {car.plate} is already reserved for some of these days.')
         if customer.licence_expires < return_date:  # car_rental_counter.world:269
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
                 'return date.',
-            ))
+            )
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
             id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.key(), car=car.key(),
@@ -507,46 +500,41 @@ class CarRentalCounter(Episode):
 
     def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.'
+            )
         # car_rental_counter.world:289
         self.set_field(rental, 'status', _E12_RentalStatus_cancelled)
         return rental  # car_rental_counter.world:290
 
     def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.'
+            )
         today: dt.date = self.clock.date()  # car_rental_counter.world:299
         if today < rental.pickup_date:  # car_rental_counter.world:300
-            raise ToolError(rt.built(
-                self, f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
-            ))
+            self.fail(
+                f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
+            )
         if today >= rental.return_date:  # car_rental_counter.world:301
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
                 'come.',
-            ))
+            )
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
         if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
-            raise ToolError(rt.built(
-                self,
-                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.',
-            ))
+            self.fail(
+                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.'
+            )
         if not car.in_service:  # car_rental_counter.world:304
-            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+            self.fail(f'Car {car.plate} is out of service.')
         # car_rental_counter.world:305
         if self.t_customers[rental.customer].licence_expires < rental.return_date:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_customers[rental.customer].name}\'s licence expires on '
                 f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
-            ))
+            )
         # car_rental_counter.world:306
         self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
@@ -560,17 +548,15 @@ class CarRentalCounter(Episode):
     # car_rental_counter.world:312
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.'
+            )
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
         if mileage_km < car.mileage_km:  # car_rental_counter.world:325
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
                 f'car {car.plate}.',
-            ))
+            )
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         # car_rental_counter.world:327
         extra: int = self.fn_days_between(rental.return_date, today)
@@ -619,18 +605,17 @@ class CarRentalCounter(Episode):
     # car_rental_counter.world:344
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:
         if car.branch is None:  # car_rental_counter.world:350
-            raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
+            self.fail(f'Car {car.plate} is out on a rental.')
         if not (  # car_rental_counter.world:351
             in_service or not any(
                 _r13.car == car.key() and _r13.status == _E12_RentalStatus_reserved
                 for _r13 in rt.each(self, self.t_rentals)
             )
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Car {car.plate} has reservations; cancel or move them before taking it out of '
                 'service.',
-            ))
+            )
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 

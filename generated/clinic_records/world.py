@@ -306,11 +306,10 @@ class ClinicRecords(Episode):
             raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
                     'formulary, e.g. PEN01.',
-                ))
+                )
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
             name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
@@ -324,13 +323,9 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:153
-            raise ToolError(rt.built(
-                self, f'{patient.name} is already recorded as allergic to {drug.name}.'
-            ))
+            self.fail(f'{patient.name} is already recorded as allergic to {drug.name}.')
         if self.fn_has_active(patient, drug):  # clinic_records.world:154
-            raise ToolError(rt.built(
-                self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
-            ))
+            self.fail(f'{patient.name} has an active prescription of {drug.name}; stop it first.')
         # clinic_records.world:155
         self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.key()))
         return patient  # clinic_records.world:156
@@ -353,24 +348,20 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
                 f'from visit {visit.id_}.',
-            ))
+            )
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
         if drug.key() in rt.each(self, patient.allergies):  # clinic_records.world:182
-            raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
+            self.fail(f'{patient.name} is allergic to {drug.name}.')
         if course_days > drug.max_days:  # clinic_records.world:183
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
                 'requested.',
-            ))
+            )
         if self.fn_has_active(patient, drug):  # clinic_records.world:184
-            raise ToolError(rt.built(
-                self, f'{patient.name} already has an active prescription of {drug.name}.'
-            ))
+            self.fail(f'{patient.name} already has an active prescription of {drug.name}.')
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
             id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.key(), drug=drug.key(),
@@ -387,26 +378,20 @@ class ClinicRecords(Episode):
             raise ToolError('No doctor is signed in.')
         # clinic_records.world:204
         if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'Only the prescribing doctor ('
                 f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
                 f'{prescription.id_}.',
-            ))
+            )
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:205
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.id_} is stopped and cannot be renewed.'
-            ))
+            self.fail(f'Prescription {prescription.id_} is stopped and cannot be renewed.')
         if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
                 f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
-            ))
+            )
         if prescription.renewals >= 5:  # clinic_records.world:207
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.id_} has reached the maximum of 5 renewals.'
-            ))
+            self.fail(f'Prescription {prescription.id_} has reached the maximum of 5 renewals.')
         # clinic_records.world:208
         self.set_field(prescription, 'end', prescription.end + dt.timedelta(days=extra_days))
         self.set_field(  # clinic_records.world:209
@@ -420,7 +405,7 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
-            raise ToolError(rt.built(self, f'Prescription {prescription.id_} is already stopped.'))
+            self.fail(f'Prescription {prescription.id_} is already stopped.')
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223

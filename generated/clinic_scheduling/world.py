@@ -574,11 +574,10 @@ class ClinicScheduling(Episode):
             and _p15.birth_date == birth_date
         ])
         if len(same) != 0:  # clinic.world:303
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{name}, born {birth_date}, is already registered as patient '
                 f'{self.t_patients[same[0]].id_}.',
-            ))
+            )
         patient: Patient = Patient(  # clinic.world:304
             id_=self.next_id('patient_ids', 'P{:04d}'),
             name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
@@ -674,32 +673,28 @@ class ClinicScheduling(Episode):
     # clinic.world:391
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
-            raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
-            ))
+            self.fail(
+                f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
+            )
         if appointment.start - self.clock < dt.timedelta(  # clinic.world:398
             hours=self.state.cancellation_notice_hours
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}, '
                 f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
                 'longer be moved. Cancel it instead.',
-            ))
+            )
         if new_slot.key() == appointment.slot:  # clinic.world:399
-            raise ToolError(rt.built(
-                self, f'Appointment {appointment.id_} is already in slot {new_slot.id_}.'
-            ))
+            self.fail(f'Appointment {appointment.id_} is already in slot {new_slot.id_}.')
         if (  # clinic.world:400
             self.t_doctors[new_slot.doctor].specialty
             != self.t_doctors[appointment.doctor].specialty
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty} '
                 f'doctor; appointment {appointment.id_} needs '
                 f'{self.t_doctors[appointment.doctor].specialty}.',
-            ))
+            )
         problem: str | None = self.fn_booking_problem(  # clinic.world:401
             self.t_patients[appointment.patient], new_slot, appointment.kind, appointment.id_
         )
@@ -717,16 +712,14 @@ class ClinicScheduling(Episode):
     # clinic.world:410
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
-            raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} cannot be cancelled: it is {appointment.status}.',
-            ))
+            self.fail(
+                f'Appointment {appointment.id_} cannot be cancelled: it is {appointment.status}.'
+            )
         if appointment.start <= self.clock:  # clinic.world:419
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
                 'mark it as a no-show instead.',
-            ))
+            )
         late: bool = appointment.start - self.clock < dt.timedelta(  # clinic.world:420
             hours=self.state.cancellation_notice_hours
         )
@@ -759,22 +752,19 @@ class ClinicScheduling(Episode):
 
     def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
-            raise ToolError(rt.built(
-                self,
-                f'Appointment {appointment.id_} cannot be checked in: it is {appointment.status}.',
-            ))
+            self.fail(
+                f'Appointment {appointment.id_} cannot be checked in: it is {appointment.status}.'
+            )
         if self.clock < appointment.start - dt.timedelta(minutes=30):  # clinic.world:442
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Too early: check-in for appointment {appointment.id_} opens at '
                 f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.',
-            ))
+            )
         if self.clock > appointment.start + dt.timedelta(minutes=15):  # clinic.world:443
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Too late: appointment {appointment.id_} started at '
                 f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
-            ))
+            )
         # clinic.world:444
         self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)
         return appointment  # clinic.world:445
@@ -782,28 +772,25 @@ class ClinicScheduling(Episode):
     # clinic.world:448
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
                 'and only checked-in patients can be seen.',
-            ))
+            )
         # clinic.world:455
         self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
         return appointment  # clinic.world:457
 
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
                 f'{appointment.status}.',
-            ))
+            )
         if self.clock <= appointment.start + dt.timedelta(minutes=15):  # clinic.world:466
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
                 'wait until 15 minutes after the start before marking a no-show.',
-            ))
+            )
         self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self.set_field(  # clinic.world:468
             self.t_patients[appointment.patient], 'no_shows',
@@ -822,12 +809,11 @@ class ClinicScheduling(Episode):
 
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
         if not (patient.balance > 0.0):  # clinic.world:479
-            raise ToolError(rt.built(self, f'{patient.name} owes nothing.'))
+            self.fail(f'{patient.name} owes nothing.')
         if not (amount <= patient.balance):  # clinic.world:480
-            raise ToolError(rt.built(
-                self,
-                f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.',
-            ))
+            self.fail(
+                f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.'
+            )
         self.set_field(  # clinic.world:481
             patient, 'balance',
             v.check_range(round(patient.balance - amount, 2), 'Patient.balance', 0.0, None),
@@ -845,9 +831,7 @@ class ClinicScheduling(Episode):
             _w25.patient == patient.key() and _w25.doctor == doctor.key()
             for _w25 in rt.each(self, self.t_waitlist)
         ):
-            raise ToolError(rt.built(
-                self, f'{patient.name} is already on {doctor.name}\'s waitlist.'
-            ))
+            self.fail(f'{patient.name} is already on {doctor.name}\'s waitlist.')
         entry: WaitlistEntry = WaitlistEntry(  # clinic.world:499
             id_=self.next_id('waitlist_ids', 'WL{:03d}'), patient=patient.key(),
             doctor=doctor.key(), earliest=earliest, latest=latest,
@@ -875,19 +859,17 @@ class ClinicScheduling(Episode):
         self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
     ) -> Appointment:
         if slot.doctor != entry.doctor:  # clinic.world:535
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
                 f'{self.t_patients[entry.patient].name} is waiting for '
                 f'{self.t_doctors[entry.doctor].name}.',
-            ))
+            )
         day: dt.date = slot.start.date()  # clinic.world:536
         if not (day >= entry.earliest and day <= entry.latest):  # clinic.world:537
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Slot {slot.id_} is on {day}, outside {self.t_patients[entry.patient].name}\'s '
                 f'window of {entry.earliest} to {entry.latest}.',
-            ))
+            )
         problem: str | None = self.fn_booking_problem(  # clinic.world:538
             self.t_patients[entry.patient], slot, kind, ''
         )

@@ -548,11 +548,10 @@ class ConcertTicketOffice(Episode):
     # concert_ticket_office.world:292
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:
         if section.venue != event.venue:  # concert_ticket_office.world:298
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
-            ))
+            )
         # concert_ticket_office.world:299
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         free: tuple[str, ...] = ()  # concert_ticket_office.world:300
@@ -602,38 +601,32 @@ class ConcertTicketOffice(Episode):
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
         if not event.on_sale:  # concert_ticket_office.world:364
-            raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
+            self.fail(f'{event.title} is not on sale.')
         if self.fn_started(event):  # concert_ticket_office.world:365
-            raise ToolError(rt.built(self, f'{event.title} has already started.'))
+            self.fail(f'{event.title} has already started.')
         if section.venue != event.venue:  # concert_ticket_office.world:366
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
-            ))
+            )
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
         if price is None:  # concert_ticket_office.world:368
-            raise ToolError(rt.built(self, f'{event.title} does not sell {section.tier} seats.'))
+            self.fail(f'{event.title} does not sell {section.tier} seats.')
         # concert_ticket_office.world:369
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
-                raise ToolError(rt.built(
-                    self, f'Seat {seat} does not exist in section {section.id_}.'
-                ))
+                self.fail(f'Seat {seat} does not exist in section {section.id_}.')
             if seat in rt.each(self, taken):  # concert_ticket_office.world:372
-                raise ToolError(rt.built(
-                    self, f'Seat {seat} in section {section.id_} is already taken.'
-                ))
+                self.fail(f'Seat {seat} in section {section.id_} is already taken.')
         already: int = rt.bounded(  # concert_ticket_office.world:374
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
         if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{customer.name} already has {already} tickets or held seats for {event.title}; '
                 f'at most {_C_MAX_PER_EVENT} per event.',
-            ))
+            )
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.key(), event=event.key(),
             status=_E11_OrderStatus_held, created_at=self.clock,
@@ -665,13 +658,12 @@ class ConcertTicketOffice(Episode):
     # concert_ticket_office.world:400
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+            self.fail(f'Order {order.id_} is {order.status}, not held.')
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
                 'seats again.',
-            ))
+            )
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.key() for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.key()
         ])
@@ -682,22 +674,20 @@ class ConcertTicketOffice(Episode):
             )
             > _C_MAX_PER_EVENT
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
                 f' tickets for {self.t_events[order.event].title}.',
-            ))
+            )
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if any(  # concert_ticket_office.world:411
                 _o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat
                 and self.fn_owned(_o17)
                 for _o17 in rt.each(self, self.t_tickets)
             ):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
                     'the meantime.',
-                ))
+                )
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
         )
@@ -715,7 +705,7 @@ class ConcertTicketOffice(Episode):
 
     def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+            self.fail(f'Order {order.id_} is {order.status}, not held.')
         # concert_ticket_office.world:432
         self.set_field(order, 'status', _E11_OrderStatus_released)
         for t in rt.each(self, [  # concert_ticket_office.world:433
@@ -728,65 +718,53 @@ class ConcertTicketOffice(Episode):
     # concert_ticket_office.world:439
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
-            raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.',
-            ))
+            self.fail(
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.'
+            )
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:446
-            raise ToolError(rt.built(
-                self, f'{self.t_events[ticket.event].title} has already started.'
-            ))
+            self.fail(f'{self.t_events[ticket.event].title} has already started.')
         if ticket.holder == to_customer.key():  # concert_ticket_office.world:447
-            raise ToolError(rt.built(
-                self, f'{to_customer.name} already holds ticket {ticket.id_}.'
-            ))
+            self.fail(f'{to_customer.name} already holds ticket {ticket.id_}.')
         # concert_ticket_office.world:448
         if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
                 f'{self.t_events[ticket.event].title}.',
-            ))
+            )
         self.set_field(ticket, 'holder', to_customer.key())  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
-            ))
+            self.fail(
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
+            )
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
                 'refunded.',
-            ))
+            )
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
         return Refund(ticket.key(), ticket.price_cents)  # concert_ticket_office.world:461
 
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
-            ))
+            self.fail(f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.')
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:470
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.')
         if (  # concert_ticket_office.world:471
             self.clock
             < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Doors for {self.t_events[ticket.event].title} open at '
                 f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
                 '.',
-            ))
+            )
         # concert_ticket_office.world:472
         if self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS):
-            raise ToolError(rt.built(self, f'{self.t_events[ticket.event].title} has ended.'))
+            self.fail(f'{self.t_events[ticket.event].title} has ended.')
         self.set_fields(  # concert_ticket_office.world:473
             ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
         )

@@ -390,7 +390,7 @@ class HotelFrontDesk(Episode):
             rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
             for _g10 in rt.each(self, self.t_guests)
         ):
-            raise ToolError(rt.built(self, f'A guest with the email {email} already exists.'))
+            self.fail(f'A guest with the email {email} already exists.')
         guest: Guest = Guest(  # hotel_front_desk.world:244
             id_=self.next_id('guest_ids', 'G{:03d}'),
             name=v.check_length(name, 'Guest.name', 1, 80),
@@ -410,19 +410,17 @@ class HotelFrontDesk(Episode):
         if check_in < self.clock.date():  # hotel_front_desk.world:259
             raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
         if room.out_of_service:  # hotel_front_desk.world:260
-            raise ToolError(rt.built(self, f'Room {room.number} is out of service.'))
+            self.fail(f'Room {room.number} is out of service.')
         if guests_count > room.capacity:  # hotel_front_desk.world:261
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
                 'requested.',
-            ))
+            )
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Room {room.number} is already booked for some of the nights from {check_in} to '
                 f'{check_out}.',
-            ))
+            )
         booking: Booking = Booking(  # hotel_front_desk.world:263
             id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.key(), room=room.key(),
             check_in=check_in, check_out=check_out,
@@ -441,22 +439,20 @@ class HotelFrontDesk(Episode):
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'changed.',
-            ))
+            )
         if check_out <= check_in:  # hotel_front_desk.world:283
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:284
             raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
         # hotel_front_desk.world:285
         if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
                 f'nights from {check_in} to {check_out}.',
-            ))
+            )
         # hotel_front_desk.world:286
         self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
         self.set_field(  # hotel_front_desk.world:288
@@ -471,11 +467,10 @@ class HotelFrontDesk(Episode):
 
     def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'cancelled.',
-            ))
+            )
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
             self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
         )
@@ -491,25 +486,22 @@ class HotelFrontDesk(Episode):
 
     def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
                 'checked in.',
-            ))
+            )
         if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.id_} checks in on {booking.check_in}; today is '
                 f'{self.clock.date()}.',
-            ))
+            )
         if any(  # hotel_front_desk.world:314
             _o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in
             for _o11 in rt.each(self, self.t_bookings)
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.',
-            ))
+            self.fail(
+                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.'
+            )
         self.set_fields(  # hotel_front_desk.world:315
             booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
         )
@@ -517,11 +509,10 @@ class HotelFrontDesk(Episode):
 
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
                 'checked out.',
-            ))
+            )
         self.set_fields(  # hotel_front_desk.world:326
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
         )

@@ -421,27 +421,22 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
                 'assigned.',
-            ))
+            )
         if not agent.active:  # ithelpdesk.world:278
-            raise ToolError(rt.built(
-                self, f'{agent.name} is inactive and cannot take new tickets.'
-            ))
+            self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
-            ))
+            )
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
                 f'tier {agent.tier}.',
-            ))
+            )
         # ithelpdesk.world:281
         self.set_fields(ticket, ('assignee', 'status'), agent.key(), _E12_TicketStatus_assigned)
         return ticket  # ithelpdesk.world:283
@@ -451,7 +446,7 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
-            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
+            self.fail(f'Ticket {ticket.id_} is closed.')
         comment: Comment = Comment(  # ithelpdesk.world:295
             id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
             author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000),
@@ -470,27 +465,21 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
-            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
+            self.fail(f'Ticket {ticket.id_} is already escalated.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
                 'escalated.',
-            ))
+            )
         if agent.tier != 2:  # ithelpdesk.world:313
-            raise ToolError(rt.built(
-                self, f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.'
-            ))
+            self.fail(f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
-            ))
+            )
         if not agent.active:  # ithelpdesk.world:315
-            raise ToolError(rt.built(
-                self, f'{agent.name} is inactive and cannot take new tickets.'
-            ))
+            self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         # ithelpdesk.world:316
         self.set_fields(ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True)
         # ithelpdesk.world:318
@@ -515,15 +504,12 @@ class ITHelpdesk(Episode):
             ticket.status == _E12_TicketStatus_assigned
             or ticket.status == _E12_TicketStatus_in_progress
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
                 'can be resolved.',
-            ))
+            )
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
-            raise ToolError(rt.built(
-                self, f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.'
-            ))
+            self.fail(f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.')
         if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
@@ -536,15 +522,12 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if self.fn_window_passed(ticket):  # ithelpdesk.world:353
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
                 'reopened.',
-            ))
+            )
         self.set_fields(  # ithelpdesk.world:354
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_assigned,
             v.check_length('', 'Ticket.resolution_note', None, 500), None,
@@ -569,15 +552,12 @@ class ITHelpdesk(Episode):
         if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
                 'passed since it was resolved.',
-            ))
+            )
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 

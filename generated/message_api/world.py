@@ -188,9 +188,7 @@ class MessageAPI(Episode):
     def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if id_ is None:  # message_api.world:136
-            raise ToolError(rt.built(
-                self, f'User \'{rt.text(user)}\' not found in the workspace.'
-            ))
+            self.fail(f'User \'{rt.text(user)}\' not found in the workspace.')
         return UserId(id_)  # message_api.world:137
 
     def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
@@ -212,7 +210,7 @@ class MessageAPI(Episode):
             raise ToolError('No user is currently logged in.')
         # message_api.world:161
         if receiver_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
-            raise ToolError(rt.built(self, f'Receiver ID \'{rt.text(receiver_id)}\' not found.'))
+            self.fail(f'Receiver ID \'{rt.text(receiver_id)}\' not found.')
         new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
             self.charge(1)
@@ -237,7 +235,7 @@ class MessageAPI(Episode):
             if self.fn_receiver_of(entry) == receiver_id:  # message_api.world:185
                 latest = entry  # message_api.world:186
         if latest is None:  # message_api.world:189
-            raise ToolError(rt.built(self, f'Receiver ID {rt.text(receiver_id)} not found.'))
+            self.fail(f'Receiver ID {rt.text(receiver_id)} not found.')
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
             True, receiver_id, rt.built(
@@ -260,7 +258,7 @@ class MessageAPI(Episode):
 
     def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
         if user_name in self.state.user_map:  # message_api.world:214
-            raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
+            self.fail(f'User name \'{rt.text(user_name)}\' already exists.')
         # message_api.world:215
         self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))
         user_id: str = rt.python_grown(  # message_api.world:216
@@ -284,9 +282,7 @@ class MessageAPI(Episode):
             content: Any = self.fn_content_of(entry)  # message_api.world:236
             kind: str = rt.python_type(content)  # message_api.world:239
             if kind != 'str':  # message_api.world:240
-                raise ToolError(rt.built(
-                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
-                ))
+                self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
             if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
                 self, rt.built(self, rt.text(content)).lower()
             ):

@@ -450,9 +450,7 @@ class MobileMessaging(Episode):
             _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:268
-            raise ToolError(rt.built(
-                self, f'No account is registered with the phone number {phone}.'
-            ))
+            self.fail(f'No account is registered with the phone number {phone}.')
         user: User = self.t_users[matches[0]]  # messaging.world:269
         if user.password != password:  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
@@ -535,11 +533,10 @@ class MobileMessaging(Episode):
             _u15.key() for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:331
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Nobody on the app uses the phone number {phone}; only registered users can be '
                 'added.',
-            ))
+            )
         person: User = self.t_users[matches[0]]  # messaging.world:332
         if person.key() == me.key():  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
@@ -547,9 +544,7 @@ class MobileMessaging(Episode):
             _c16.owner == me.key() and _c16.user == person.key()
             for _c16 in rt.each(self, self.t_contacts)
         ):
-            raise ToolError(rt.built(
-                self, f'{person.name} ({phone}) is already in your contacts.'
-            ))
+            self.fail(f'{person.name} ({phone}) is already in your contacts.')
         contact: Contact = Contact(  # messaging.world:335
             id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.key(), user=person.key(),
             name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
@@ -562,7 +557,7 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
-            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
+            self.fail(f'Contact {contact.id_} is not in your address book.')
         name: str = contact.name  # messaging.world:347
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
         return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
@@ -572,7 +567,7 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:359
-            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
+            self.fail(f'Contact {contact.id_} is not in your address book.')
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
@@ -600,9 +595,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:384
         if self.state.current_user not in rt.each(self, conversation.participants):
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
             rt.each(self, [
                 _m21 for _m21 in rt.each(self, self.t_messages)
@@ -629,7 +622,7 @@ class MobileMessaging(Episode):
         # messaging.world:404
         unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))
         if len(unknown) != 0:  # messaging.world:405
-            raise ToolError(rt.built(self, f'No user with id {unknown_list}.'))
+            self.fail(f'No user with id {unknown_list}.')
         if me.id_ in rt.each(self, members):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if len(v.unique(tuple(rt.each(self, members)))) != len(members):  # messaging.world:407
@@ -651,13 +644,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
         if me.key() not in rt.each(self, conversation.participants):  # messaging.world:424
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.key() in rt.each(self, conversation.archived_by):  # messaging.world:425
-            raise ToolError(rt.built(
-                self, f'Conversation {conversation.id_} is already archived.'
-            ))
+            self.fail(f'Conversation {conversation.id_} is already archived.')
         # messaging.world:426
         self.set_field(conversation, 'archived_by', conversation.archived_by + (me.key(),))
         return self.fn_summary(conversation, me)  # messaging.world:427
@@ -668,11 +657,9 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
         if me.key() not in rt.each(self, conversation.participants):  # messaging.world:437
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.key() not in rt.each(self, conversation.archived_by):  # messaging.world:438
-            raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
+            self.fail(f'Conversation {conversation.id_} is not archived.')
         # messaging.world:439
         self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))
         return self.fn_summary(conversation, me)  # messaging.world:440
@@ -717,9 +704,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
         if me.key() not in rt.each(self, conversation.participants):  # messaging.world:492
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         message: Message = Message(  # messaging.world:493
             id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.key(),
             sender=me.key(), body=v.check_length(body, 'Message.body', 1, 1000),
@@ -740,9 +725,7 @@ class MobileMessaging(Episode):
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
         # messaging.world:515
         if me.key() not in rt.each(self, self.t_conversations[message.conversation].participants):
-            raise ToolError(rt.built(
-                self, f'Message {message.id_} is not in one of your conversations.'
-            ))
+            self.fail(f'Message {message.id_} is not in one of your conversations.')
         if me.key() not in rt.each(self, message.read_by):  # messaging.world:516
             # messaging.world:517
             self.set_field(message, 'read_by', rt.add(message.read_by, me.key()))
@@ -756,9 +739,7 @@ class MobileMessaging(Episode):
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
         if me.key() not in rt.each(self, conversation.participants):  # messaging.world:533
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         unread: tuple[str, ...] = tuple([  # messaging.world:534
             _m25.key() for _m25 in rt.each(self, self.t_messages)
             if _m25.conversation == conversation.key()
@@ -795,11 +776,10 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
                 'only delete messages you sent.',
-            ))
+            )
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.key())  # messaging.world:568
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569

@@ -490,7 +490,7 @@ class OnlineShop(Episode):
             if rt.built(self, _c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
-            raise ToolError(rt.built(self, f'No customer has the email address {email}.'))
+            self.fail(f'No customer has the email address {email}.')
         return self.t_customers[matches[0]].id_  # shop.world:287
 
     def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
@@ -513,9 +513,7 @@ class OnlineShop(Episode):
     def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
-            raise ToolError(rt.built(
-                self, f'Order {order} not found. Order ids look like #W4817420.'
-            ))
+            self.fail(f'Order {order} not found. Order ids look like #W4817420.')
         return found  # shop.world:315
 
     def tool_list_products(  # shop.world:318
@@ -569,19 +567,16 @@ class OnlineShop(Episode):
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if variant is None:  # shop.world:370
-                raise ToolError(rt.built(self, f'Item {id_} not found. Item ids look like V2001.'))
+                self.fail(f'Item {id_} not found. Item ids look like V2001.')
             if variant.stock < items[id_]:  # shop.world:371
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
                     f') left in stock; {items[id_]} requested.',
-                ))
+                )
         # shop.world:373
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)
         if method is None:  # shop.world:374
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} has no payment method {payment_method_id}.'
-            ))
+            self.fail(f'Customer {customer.id_} has no payment method {payment_method_id}.')
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
             OrderItem(
                 _id15, self.t_products[self.t_variants[_id15].product].name,
@@ -598,12 +593,11 @@ class OnlineShop(Episode):
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Gift card {payment_method_id} has a balance of $'
                 f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
                 f'cover the order total of ${total:.2f}.',
-            ))
+            )
         self.set_field(  # shop.world:378
             customer, 'payment_methods', {
                 **customer.payment_methods,
@@ -634,11 +628,10 @@ class OnlineShop(Episode):
 
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
                 'pending orders can be cancelled.',
-            ))
+            )
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
@@ -670,57 +663,50 @@ class OnlineShop(Episode):
 
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
                 'can be changed.',
-            ))
+            )
         if address == order.address:  # shop.world:424
-            raise ToolError(rt.built(self, f'Order {order.id_} already ships to that address.'))
+            self.fail(f'Order {order.id_} already ships to that address.')
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
     # shop.world:429
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
                 'can be changed.',
-            ))
+            )
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
             _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.key()
         ])
         if len(matching) <= 0:  # shop.world:441
-            raise ToolError(rt.built(self, f'Order {order.id_} has no item {old_item.id_}.'))
+            self.fail(f'Order {order.id_} has no item {old_item.id_}.')
         if new_item.key() == old_item.key():  # shop.world:442
-            raise ToolError(rt.built(
-                self, f'Item {new_item.id_} is already in order {order.id_}.'
-            ))
+            self.fail(f'Item {new_item.id_} is already in order {order.id_}.')
         if new_item.product != old_item.product:  # shop.world:443
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
                 f'{self.t_products[old_item.product].name}; an item can only be swapped for '
                 'another option of the same product.',
-            ))
+            )
         quantity: int = matching[0].quantity  # shop.world:444
         if new_item.stock < quantity:  # shop.world:445
-            raise ToolError(rt.built(
-                self,
-                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.',
-            ))
+            self.fail(
+                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.'
+            )
         # shop.world:446
         difference: float = round((new_item.price - old_item.price) * quantity, 2)
         customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'The price difference of ${difference:.2f} is more than the balance of gift '
                     f'card {order.payment_method_id}.',
-                ))
+                )
             self.set_field(  # shop.world:451
                 order, 'transactions', order.transactions + (
                     Transaction(
@@ -766,14 +752,10 @@ class OnlineShop(Episode):
 
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
-            ))
+            self.fail(f'Order {order.id_} cannot be shipped: it is {order.status}.')
         # shop.world:493
         if any(_o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)):
-            raise ToolError(rt.built(
-                self, f'Tracking number {tracking_number} is already used by another order.'
-            ))
+            self.fail(f'Tracking number {tracking_number} is already used by another order.')
         self.set_fields(  # shop.world:494
             order, ('status', 'tracking'), _E11_OrderStatus_processed,
             rt.if_present(
@@ -784,11 +766,10 @@ class OnlineShop(Episode):
 
     def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
                 'processed.',
-            ))
+            )
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
@@ -796,36 +777,32 @@ class OnlineShop(Episode):
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
                 'orders can be returned.',
-            ))
+            )
         unknown: tuple[str, ...] = tuple([  # shop.world:520
             _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
         unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if len(unknown) != 0:  # shop.world:522
-            raise ToolError(rt.built(self, f'Order {order.id_} has no item {unknown_text}.'))
+            self.fail(f'Order {order.id_} has no item {unknown_text}.')
         if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = self.t_customers[order.customer]  # shop.world:524
         # shop.world:525
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)
         if method is None:  # shop.world:526
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} has no payment method {refund_method_id}.'
-            ))
+            self.fail(f'Customer {customer.id_} has no payment method {refund_method_id}.')
         if not (  # shop.world:527
             method.id_ == order.payment_method_id
             or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
                 f'gift card, not to {refund_method_id}.',
-            ))
+            )
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
             _line22 for _line22 in rt.each(self, order.items)
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
@@ -857,7 +834,7 @@ class OnlineShop(Episode):
     # shop.world:541
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
-            raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
+            self.fail(f'Return {return_request.id_} was already refunded.')
         order: Order = self.t_orders[return_request.order]  # shop.world:547
         customer: Customer = self.t_customers[order.customer]  # shop.world:548
         for line in rt.each(self, order.items):  # shop.world:549

@@ -536,28 +536,22 @@ class PublicLibrary(Episode):
 
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:338
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
                 'cannot borrow.',
-            ))
+            )
         if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
-            raise ToolError(rt.built(
-                self, f'Copy {copy_.barcode} is {copy_.status}, not available.'
-            ))
+            self.fail(f'Copy {copy_.barcode} is {copy_.status}, not available.')
         if len(self.fn_open_loans_of(member)) >= _C_MAX_OPEN_LOANS:  # public_library.world:350
-            raise ToolError(rt.built(
-                self, f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.'
-            ))
+            self.fail(f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.')
         # public_library.world:351
         queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
         if len(queue) > 0:  # public_library.world:352
             if self.t_holds[queue[0]].member != member.key():  # public_library.world:353
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'{self.t_books[copy_.book].title} is on hold for another member who comes '
                     'first in line.',
-                ))
+                )
             self.set_field(  # public_library.world:354
                 self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
             )
@@ -573,13 +567,13 @@ class PublicLibrary(Episode):
 
     def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
-            raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
+            self.fail(f'Copy {copy_.barcode} is not on loan.')
         open_: tuple[str, ...] = tuple([  # public_library.world:369
             _l22.key() for _l22 in rt.each(self, self.t_loans)
             if _l22.copy_ == copy_.key() and _l22.returned_on is None
         ])
         if len(open_) != 1:  # public_library.world:370
-            raise ToolError(rt.built(self, f'Copy {copy_.barcode} has no open loan.'))
+            self.fail(f'Copy {copy_.barcode} has no open loan.')
         loan: Loan = self.t_loans[open_[0]]  # public_library.world:371
         today: dt.date = self.clock.date()  # public_library.world:372
         fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
@@ -597,22 +591,20 @@ class PublicLibrary(Episode):
 
     def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
         if loan.returned_on is not None:  # public_library.world:385
-            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been returned.'))
+            self.fail(f'Loan {loan.id_} has already been returned.')
         if loan.renewed:  # public_library.world:386
-            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been renewed once.'))
+            self.fail(f'Loan {loan.id_} has already been renewed once.')
         if loan.due_on < self.clock.date():  # public_library.world:387
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
                 'not renewed.',
-            ))
+            )
         # public_library.world:388
         if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
                 'member, so the loan cannot be renewed.',
-            ))
+            )
         self.set_fields(  # public_library.world:389
             loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
         )
@@ -624,13 +616,9 @@ class PublicLibrary(Episode):
             and _h23.status == _E10_HoldStatus_active
             for _h23 in rt.each(self, self.t_holds)
         ):
-            raise ToolError(rt.built(
-                self, f'{member.name} already has an active hold on {book.title}.'
-            ))
+            self.fail(f'{member.name} already has an active hold on {book.title}.')
         if self.fn_has_book_on_loan(member, book):  # public_library.world:401
-            raise ToolError(rt.built(
-                self, f'{member.name} already has a copy of {book.title} on loan.'
-            ))
+            self.fail(f'{member.name} already has a copy of {book.title} on loan.')
         hold: Hold = Hold(  # public_library.world:402
             id_=self.next_id('hold_ids', 'H{:03d}'), book=book.key(), member=member.key(),
             placed_at=self.clock, status=_E10_HoldStatus_active,
@@ -640,19 +628,18 @@ class PublicLibrary(Episode):
 
     def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
         if hold.status != _E10_HoldStatus_active:  # public_library.world:410
-            raise ToolError(rt.built(self, f'Hold {hold.id_} is {hold.status}, not active.'))
+            self.fail(f'Hold {hold.id_} is {hold.status}, not active.')
         self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
     def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
         if not (member.fees_due > 0.0):  # public_library.world:421
-            raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
+            self.fail(f'{member.name} has no fees due.')
         if not (amount <= member.fees_due):  # public_library.world:422
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
                 'than that.',
-            ))
+            )
         self.set_field(  # public_library.world:423
             member, 'fees_due', v.check_range(
                 max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None

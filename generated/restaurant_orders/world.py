@@ -510,11 +510,9 @@ class RestaurantOrders(Episode):
             _o12.table == table.key() and _o12.status != _E11_OrderStatus_paid
             for _o12 in rt.each(self, self.t_orders)
         ):
-            raise ToolError(rt.built(self, f'Table {table.number} already has an unpaid order.'))
+            self.fail(f'Table {table.number} already has an unpaid order.')
         if guests > table.seats:  # restaurant_orders.world:285
-            raise ToolError(rt.built(
-                self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
-            ))
+            self.fail(f'Table {table.number} seats {table.seats}; {guests} guests is too many.')
         order: Order = Order(  # restaurant_orders.world:286
             id_=self.next_id('order_ids', 'O{:03d}'), table=table.key(),
             server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12),
@@ -529,12 +527,11 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} is {order.status}; lines can only be added while it is open.',
-            ))
+            self.fail(
+                f'Order {order.id_} is {order.status}; lines can only be added while it is open.'
+            )
         if not item.available:  # restaurant_orders.world:301
-            raise ToolError(rt.built(self, f'{item.name} is not available.'))
+            self.fail(f'{item.name} is not available.')
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
             id_=self.next_id('line_ids', 'L{:04d}'), order=order.key(), item=item.key(),
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
@@ -551,11 +548,10 @@ class RestaurantOrders(Episode):
             raise ToolError('Not signed in.')
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} is {order.status}; lines can only be removed before it is '
                 'sent to the kitchen.',
-            ))
+            )
         self.delete(self.t_order_lines, line.key())  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
@@ -576,10 +572,10 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
+            self.fail(f'Order {order.id_} is {order.status}, not open.')
         # restaurant_orders.world:342
         if not any(_l15.order == order.key() for _l15 in rt.each(self, self.t_order_lines)):
-            raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
+            self.fail(f'Order {order.id_} has no lines.')
         # restaurant_orders.world:343
         self.set_fields(order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock)
         return order  # restaurant_orders.world:345
@@ -588,9 +584,7 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_sent_to_kitchen:  # restaurant_orders.world:354
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.')
         # restaurant_orders.world:355
         self.set_fields(order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock)
         return order  # restaurant_orders.world:357
@@ -600,18 +594,13 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; only served orders can be split.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; only served orders can be split.')
         if len(self.fn_payments_of(order)) != 0:  # restaurant_orders.world:370
-            raise ToolError(rt.built(
-                self, f'Payments have already been made on order {order.id_}.'
-            ))
+            self.fail(f'Payments have already been made on order {order.id_}.')
         if ways > order.guests:  # restaurant_orders.world:371
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.',
-            ))
+            self.fail(
+                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.'
+            )
         # restaurant_orders.world:372
         self.set_field(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
@@ -625,13 +614,9 @@ class RestaurantOrders(Episode):
         if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
         if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385
-            raise ToolError(rt.built(
-                self, f'The bill of order {order.id_} is already fully paid.'
-            ))
+            self.fail(f'The bill of order {order.id_} is already fully paid.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:386
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; only served orders can be settled.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; only served orders can be settled.')
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
         payment: Payment = Payment(  # restaurant_orders.world:389

@@ -379,9 +379,7 @@ class RetailBank(Episode):
             and _a8.status != _E13_AccountStatus_closed
             for _a8 in rt.each(self, self.t_accounts)
         ):
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} already has an open {kind} account.'
-            ))
+            self.fail(f'Customer {customer.id_} already has an open {kind} account.')
         account: Account = Account(  # retail_bank.world:228
             number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.key(), kind=kind,
             status=_E13_AccountStatus_active,
@@ -407,17 +405,14 @@ class RetailBank(Episode):
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
-            raise ToolError(rt.built(self, f'Account {account.number} is already closed.'))
+            self.fail(f'Account {account.number} is already closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:254
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen and cannot be closed.'
-            ))
+            self.fail(f'Account {account.number} is frozen and cannot be closed.')
         if account.balance_cents != 0:  # retail_bank.world:255
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Account {account.number} still holds {self.fn_money(account.balance_cents)}; '
                 'the balance must be zero before closing.',
-            ))
+            )
         self.set_fields(  # retail_bank.world:256
             account, ('status', 'closed_on'), _E13_AccountStatus_closed, self.clock.date()
         )
@@ -428,11 +423,9 @@ class RetailBank(Episode):
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:269
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:270
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen: no money can move in or out.'
-            ))
+            self.fail(f'Account {account.number} is frozen: no money can move in or out.')
         self.set_field(  # retail_bank.world:271
             account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
@@ -454,23 +447,19 @@ class RetailBank(Episode):
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:290
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:291
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen: no money can move in or out.'
-            ))
+            self.fail(f'Account {account.number} is frozen: no money can move in or out.')
         if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
                 'per withdrawal.',
-            ))
+            )
         if account.balance_cents < amount_cents:  # retail_bank.world:293
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Insufficient funds: account {account.number} holds '
                 f'{self.fn_money(account.balance_cents)}.',
-            ))
+            )
         self.set_field(  # retail_bank.world:294
             account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
@@ -495,19 +484,18 @@ class RetailBank(Episode):
         if from_account.key() == to_account.key():  # retail_bank.world:314
             raise ToolError('Cannot transfer to the same account.')
         if from_account.status == _E13_AccountStatus_closed:  # retail_bank.world:315
-            raise ToolError(rt.built(self, f'Source account {from_account.number} is closed.'))
+            self.fail(f'Source account {from_account.number} is closed.')
         if to_account.status == _E13_AccountStatus_closed:  # retail_bank.world:316
-            raise ToolError(rt.built(self, f'Destination account {to_account.number} is closed.'))
+            self.fail(f'Destination account {to_account.number} is closed.')
         if from_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:317
-            raise ToolError(rt.built(self, f'Source account {from_account.number} is frozen.'))
+            self.fail(f'Source account {from_account.number} is frozen.')
         if to_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:318
-            raise ToolError(rt.built(self, f'Destination account {to_account.number} is frozen.'))
+            self.fail(f'Destination account {to_account.number} is frozen.')
         if from_account.balance_cents < amount_cents:  # retail_bank.world:319
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Insufficient funds: account {from_account.number} holds '
                 f'{self.fn_money(from_account.balance_cents)}.',
-            ))
+            )
         self.set_field(  # retail_bank.world:320
             from_account, 'balance_cents', v.check_range(
                 rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0,
@@ -536,15 +524,14 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:341
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
                 'allowed to freeze accounts.',
-            ))
+            )
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:343
-            raise ToolError(rt.built(self, f'Account {account.number} is already frozen.'))
+            self.fail(f'Account {account.number} is already frozen.')
         if rt.built(self, reason.strip()) == '':  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
@@ -558,13 +545,12 @@ class RetailBank(Episode):
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:356
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
                 'allowed to unfreeze accounts.',
-            ))
+            )
         if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
-            raise ToolError(rt.built(self, f'Account {account.number} is not frozen.'))
+            self.fail(f'Account {account.number} is not frozen.')
         self.set_fields(  # retail_bank.world:358
             account, ('status', 'freeze_reason'), _E13_AccountStatus_active,
             v.check_length('', 'Account.freeze_reason', None, 120),

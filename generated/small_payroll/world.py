@@ -448,9 +448,7 @@ class SmallPayroll(Episode):
 
     def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
         if employee.role != _E4_Role_manager:  # small_payroll.world:197
-            raise ToolError(rt.built(
-                self, f'{employee.name} is not a manager and cannot sign in to payroll.'
-            ))
+            self.fail(f'{employee.name} is not a manager and cannot sign in to payroll.')
         self.set_state('current_user', employee.key())  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
@@ -531,26 +529,22 @@ class SmallPayroll(Episode):
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
-            raise ToolError(rt.built(
-                self, f'{employee.name} is salaried; only hourly employees have timesheets.'
-            ))
+            self.fail(f'{employee.name} is salaried; only hourly employees have timesheets.')
         if not employee.active:  # small_payroll.world:304
-            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
+            self.fail(f'{employee.name} is inactive.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:305
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
             if ts.status != _E15_TimesheetStatus_draft:  # small_payroll.world:308
-                raise ToolError(rt.built(
-                    self,
-                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.',
-                ))
+                self.fail(
+                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.'
+                )
             if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
                     'allowed.',
-                ))
+                )
             self.set_field(  # small_payroll.world:310
                 self.t_timesheets[ts.id_], 'hours',
                 v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
@@ -568,18 +562,14 @@ class SmallPayroll(Episode):
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
-            raise ToolError(rt.built(
-                self, f'Timesheet {timesheet.id_} is {timesheet.status}, not a draft.'
-            ))
+            self.fail(f'Timesheet {timesheet.id_} is {timesheet.status}, not a draft.')
         if timesheet.employee == self.state.current_user:  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
         # small_payroll.world:326
         if self.t_periods[timesheet.period].status != _E12_PeriodStatus_open_:
-            raise ToolError(rt.built(
-                self, f'Period {self.t_periods[timesheet.period].id_} has already been paid.'
-            ))
+            self.fail(f'Period {self.t_periods[timesheet.period].id_} has already been paid.')
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
-            raise ToolError(rt.built(self, f'Timesheet {timesheet.id_} has no hours.'))
+            self.fail(f'Timesheet {timesheet.id_} has no hours.')
         # small_payroll.world:328
         self.set_field(timesheet, 'status', _E15_TimesheetStatus_approved)
         # small_payroll.world:329
@@ -592,9 +582,9 @@ class SmallPayroll(Episode):
         if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         if not employee.active:  # small_payroll.world:343
-            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
+            self.fail(f'{employee.name} is inactive.')
         bonus: Bonus = Bonus(  # small_payroll.world:344
             id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.key(),
             period=period.key(),
@@ -609,15 +599,13 @@ class SmallPayroll(Episode):
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
             _p10.key() for _p10 in rt.each(self, self.t_periods)
             if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
         ])
         if len(earlier) != 0:  # small_payroll.world:368
-            raise ToolError(rt.built(
-                self, f'Period {self.t_periods[earlier[0]].id_} is still open; pay it first.'
-            ))
+            self.fail(f'Period {self.t_periods[earlier[0]].id_} is still open; pay it first.')
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
             bonus: int = sum(rt.each(self, tuple([  # small_payroll.world:371
@@ -692,9 +680,7 @@ class SmallPayroll(Episode):
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
         if gross_cents == payslip.gross_cents:  # small_payroll.world:433
-            raise ToolError(rt.built(
-                self, f'Payslip {payslip.id_} already has a gross of {gross_cents} cents.'
-            ))
+            self.fail(f'Payslip {payslip.id_} already has a gross of {gross_cents} cents.')
         tax: int = self.fn_tax_for(  # small_payroll.world:434
             self.t_employees[payslip.employee], rt.bounded(gross_cents + payslip.bonus_cents)
         )

@@ -564,8 +564,7 @@ class Tau2Retail(Episode):
             raise ToolError('Non-delivered order cannot be exchanged')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:379
         if missing >= 0:  # retail.world:380
-            # retail.world:381
-            raise ToolError(rt.built(self, f'Number of {rt.text(item_ids[missing])} not found.'))
+            self.fail(f'Number of {rt.text(item_ids[missing])} not found.')  # retail.world:381
         if len(item_ids) != len(new_item_ids):  # retail.world:383
             raise ToolError('The number of items to be exchanged should match.')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:386
@@ -582,7 +581,7 @@ class Tau2Retail(Episode):
             if v_ is None:  # retail.world:398
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:399
-                raise ToolError(rt.built(self, f'New item {rt.text(new)} not found or available'))
+                self.fail(f'New item {rt.text(new)} not found or available')
             diff_ = diff_ + (v_.price - it.price)  # retail.world:400
         diff_ = round(diff_, 2)  # retail.world:402
         method: PaymentMethod | None = (  # retail.world:403
@@ -642,8 +641,7 @@ class Tau2Retail(Episode):
             raise ToolError('Non-pending order cannot be modified')
         missing: int = self.fn_over_requested(order, item_ids)  # retail.world:456
         if missing >= 0:  # retail.world:457
-            # retail.world:458
-            raise ToolError(rt.built(self, f'{rt.text(item_ids[missing])} not found'))
+            self.fail(f'{rt.text(item_ids[missing])} not found')  # retail.world:458
         if len(item_ids) != len(new_item_ids):  # retail.world:460
             raise ToolError('The number of items to be exchanged should match')
         news: tuple[str, ...] = tuple(rt.each(self, new_item_ids))  # retail.world:461
@@ -664,7 +662,7 @@ class Tau2Retail(Episode):
             if v_ is None:  # retail.world:477
                 raise ToolError('Variant not found')
             if not v_.available:  # retail.world:478
-                raise ToolError(rt.built(self, f'New item {rt.text(new)} not found or available'))
+                self.fail(f'New item {rt.text(new)} not found or available')
             diff_ = diff_ + (v_.price - it.price)  # retail.world:479
             last_price = v_.price  # retail.world:480
             last_options = v_.options  # retail.world:481

@@ -290,7 +290,7 @@ class TeamChat(Episode):
 
     def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
         if user.deactivated:  # team_chat.world:138
-            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
+            self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
@@ -299,7 +299,7 @@ class TeamChat(Episode):
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
         if any(_c3.name == name for _c3 in rt.each(self, self.t_channels)):  # team_chat.world:151
-            raise ToolError(rt.built(self, f'A channel named {name} already exists.'))
+            self.fail(f'A channel named {name} already exists.')
         channel: Channel = Channel(  # team_chat.world:152
             id_=self.next_id('channel_ids', 'CH{:03d}'),
             name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
@@ -321,18 +321,16 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         # team_chat.world:165
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(self, f'You are not a member of #{channel.name}.'))
+            self.fail(f'You are not a member of #{channel.name}.')
         if not (  # team_chat.world:166
             channel.visibility == _E10_Visibility_public
             or channel.owner == self.state.current_user
         ):
-            raise ToolError(rt.built(
-                self, f'Only the owner can invite to the private channel #{channel.name}.'
-            ))
+            self.fail(f'Only the owner can invite to the private channel #{channel.name}.')
         if user.deactivated:  # team_chat.world:167
-            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
+            self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         if self.fn_is_member(channel, user):  # team_chat.world:168
-            raise ToolError(rt.built(self, f'{user.name} is already a member of #{channel.name}.'))
+            self.fail(f'{user.name} is already a member of #{channel.name}.')
         membership: Membership = Membership(  # team_chat.world:169
             id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.key(), user=user.key(),
             invited_by=self.state.current_user, joined_at=self.clock,
@@ -345,9 +343,7 @@ class TeamChat(Episode):
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
         if channel.owner != self.state.current_user:  # team_chat.world:181
-            raise ToolError(rt.built(
-                self, f'Only the owner of #{channel.name} can remove members.'
-            ))
+            self.fail(f'Only the owner of #{channel.name} can remove members.')
         if user.key() == channel.owner:  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
         found: tuple[str, ...] = tuple([  # team_chat.world:183
@@ -355,7 +351,7 @@ class TeamChat(Episode):
             if _m4.channel == channel.key() and _m4.user == user.key()
         ])
         if len(found) <= 0:  # team_chat.world:184
-            raise ToolError(rt.built(self, f'{user.name} is not a member of #{channel.name}.'))
+            self.fail(f'{user.name} is not a member of #{channel.name}.')
         self.delete(self.t_memberships, found[0])  # team_chat.world:185
         return tuple([  # team_chat.world:186
             _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.key()
@@ -366,7 +362,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         # team_chat.world:196
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
+            self.fail(f'Only members can post in #{channel.name}.')
         message: Message = Message(  # team_chat.world:197
             id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.key(),
             author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000),
@@ -381,13 +377,11 @@ class TeamChat(Episode):
         if message.author != self.state.current_user:  # team_chat.world:209
             raise ToolError('You can only edit your own messages.')
         if message.deleted:  # team_chat.world:210
-            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
+            self.fail(f'Message {message.id_} is deleted.')
         if not self.fn_is_member(  # team_chat.world:211
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'You are no longer a member of #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'You are no longer a member of #{self.t_channels[message.channel].name}.')
         self.set_fields(  # team_chat.world:212
             message, ('body', 'edited_at'), v.check_length(body, 'Message.body', 0, 2000),
             self.clock,
@@ -400,7 +394,7 @@ class TeamChat(Episode):
         if message.author != self.state.current_user:  # team_chat.world:223
             raise ToolError('You can only delete your own messages.')
         if message.deleted:  # team_chat.world:224
-            raise ToolError(rt.built(self, f'Message {message.id_} is already deleted.'))
+            self.fail(f'Message {message.id_} is already deleted.')
         self.set_fields(  # team_chat.world:225
             message, ('deleted', 'body', 'pinned', 'pinned_by'), True,
             v.check_length('', 'Message.body', 0, 2000), False, None,
@@ -413,20 +407,17 @@ class TeamChat(Episode):
         if not self.fn_is_member(  # team_chat.world:238
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'Only members can pin in #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'Only members can pin in #{self.t_channels[message.channel].name}.')
         if message.deleted:  # team_chat.world:239
-            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
+            self.fail(f'Message {message.id_} is deleted.')
         if message.pinned:  # team_chat.world:240
-            raise ToolError(rt.built(self, f'Message {message.id_} is already pinned.'))
+            self.fail(f'Message {message.id_} is already pinned.')
         # team_chat.world:241
         if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
                 'messages; unpin one first.',
-            ))
+            )
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
@@ -437,11 +428,9 @@ class TeamChat(Episode):
         if not self.fn_is_member(  # team_chat.world:253
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'Only members can unpin in #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'Only members can unpin in #{self.t_channels[message.channel].name}.')
         if not message.pinned:  # team_chat.world:254
-            raise ToolError(rt.built(self, f'Message {message.id_} is not pinned.'))
+            self.fail(f'Message {message.id_} is not pinned.')
         self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
@@ -468,9 +457,7 @@ class TeamChat(Episode):
             channel.visibility == _E10_Visibility_public
             or self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)])
         ):
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         posted: tuple[str, ...] = rt.sorted_keys(  # team_chat.world:275
             rt.each(self, [
                 _m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.key()
@@ -509,9 +496,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
         if not self.fn_can_read(channel, me):  # team_chat.world:314
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         return ChannelSummary(  # team_chat.world:315
             channel.id_, channel.name, channel.visibility, channel.owner, channel.topic,
             len([
@@ -545,9 +530,7 @@ class TeamChat(Episode):
             raise ToolError('Not signed in.')
         # team_chat.world:343
         if not self.fn_can_read(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         return rt.sorted_keys(  # team_chat.world:344
             rt.each(self, [
                 _m17 for _m17 in rt.each(self, self.t_memberships) if _m17.channel == channel.key()
@@ -561,11 +544,10 @@ class TeamChat(Episode):
         if not self.fn_can_read(  # team_chat.world:353
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'#{self.t_channels[message.channel].name} is private and only visible to its '
                 'members.',
-            ))
+            )
         return message  # team_chat.world:354
 
     def tool_search_messages(  # team_chat.world:357

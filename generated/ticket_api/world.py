@@ -135,20 +135,18 @@ class TicketAPI(Episode):
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if position is None:  # ticket_api.world:109
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
     def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if position is None:  # ticket_api.world:115
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:116
         if 'status' not in ticket:  # ticket_api.world:117
             raise ToolError("'status'")
         if ticket['status'] == 'Closed':  # ticket_api.world:118
-            raise ToolError(rt.built(
-                self, f'Ticket with ID {rt.text(ticket_id)} is already closed.'
-            ))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} is already closed.')
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         # ticket_api.world:121
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
@@ -159,14 +157,12 @@ class TicketAPI(Episode):
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:133
         if 'status' not in ticket:  # ticket_api.world:134
             raise ToolError("'status'")
         if ticket['status'] == 'Resolved':  # ticket_api.world:135
-            raise ToolError(rt.built(
-                self, f'Ticket with ID {rt.text(ticket_id)} is already resolved.'
-            ))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} is already resolved.')
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         # ticket_api.world:138
@@ -179,7 +175,7 @@ class TicketAPI(Episode):
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
             _name1 for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
             if _name1 not in rt.each(self, _C_EDITABLE)
@@ -234,9 +230,7 @@ class TicketAPI(Episode):
                 raise ToolError("'status'")
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:221
             if kind != 'str':  # ticket_api.world:222
-                raise ToolError(rt.built(
-                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
-                ))
+                self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
         return tuple([  # ticket_api.world:224
             _ticket4 for _ticket4 in rt.each(self, mine)
             if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(

@@ -197,7 +197,7 @@ class TradingBot(Episode):
 
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
         if symbol not in self.state.stocks:  # trading_bot.world:265
-            raise ToolError(rt.built(self, f'Stock with symbol \'{rt.text(symbol)}\' not found.'))
+            self.fail(f'Stock with symbol \'{rt.text(symbol)}\' not found.')
         return self.state.stocks[symbol]  # trading_bot.world:266
 
     def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
@@ -230,7 +230,7 @@ class TradingBot(Episode):
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
         if symbol not in self.state.stocks:  # trading_bot.world:294
-            raise ToolError(rt.built(self, f'Invalid stock symbol: {rt.text(symbol)}'))
+            self.fail(f'Invalid stock symbol: {rt.text(symbol)}')
         if price <= 0 or amount <= 0:  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
         if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
@@ -329,7 +329,7 @@ class TradingBot(Episode):
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
-            raise ToolError(rt.built(self, f'Stock {rt.text(symbol)} not found in watchlist.'))
+            self.fail(f'Stock {rt.text(symbol)} not found in watchlist.')
         # trading_bot.world:394
         self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
         return Status(rt.built(  # trading_bot.world:395

@@ -276,7 +276,7 @@ class TravelAPI(Episode):
     def fn_key_of(self, entry: dict[str, Any], key_: str) -> Any:  # travel_api.world:698
         "entry[key], failing as Python's KeyError does."
         if key_ not in entry:  # travel_api.world:701
-            raise ToolError(rt.built(self, rt.python_repr(key_)))
+            self.fail(rt.python_repr(key_))
         return entry[key_]  # travel_api.world:702
 
     def fn_cost_lookup(  # travel_api.world:707
@@ -307,11 +307,10 @@ class TravelAPI(Episode):
             char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
-                    raise ToolError(rt.built(
-                        self,
+                    self.fail(
                         'invalid literal for int() with base 10: '
                         f'{rt.text(rt.built(self, rt.python_repr(char)))}',
-                    ))
+                    )
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
@@ -573,7 +572,7 @@ class TravelAPI(Episode):
             rt.python_type(card_id) == 'str'
             and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
         ):
-            raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
+            self.fail(rt.python_repr(rt.each(self, card_id)))
         # travel_api.world:1004
         card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
         self.set_state(  # travel_api.world:1005

@@ -671,18 +671,16 @@ class UniversityRegistrar(Episode):
     # university_registrar.world:355
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be dropped.',
-            ))
+            )
         # university_registrar.world:361
         if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
                 f'{self.t_sections[enrolment.section].drop_deadline}.',
-            ))
+            )
         self.set_fields(  # university_registrar.world:362
             enrolment, ('status', 'dropped_at'), _E15_EnrolmentStatus_dropped, self.clock
         )
@@ -691,15 +689,11 @@ class UniversityRegistrar(Episode):
     # university_registrar.world:369
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
-            raise ToolError(rt.built(
-                self, f'Student {student.id_} ({student.name}) is suspended.'
-            ))
+            self.fail(f'Student {student.id_} ({student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:376
-            raise ToolError(rt.built(self, f'Section {section.id_} has already ended.'))
+            self.fail(f'Section {section.id_} has already ended.')
         if self.fn_seats_taken(section) < section.capacity:  # university_registrar.world:377
-            raise ToolError(rt.built(
-                self, f'Section {section.id_} still has free seats; enrol instead.'
-            ))
+            self.fail(f'Section {section.id_} still has free seats; enrol instead.')
         # university_registrar.world:378
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         codes: str = rt.built(self, rt.join(  # university_registrar.world:379
@@ -707,23 +701,19 @@ class UniversityRegistrar(Episode):
             rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))),
         ))
         if len(missing) != 0:  # university_registrar.world:380
-            raise ToolError(rt.built(self, f'Prerequisite not passed: {codes}.'))
+            self.fail(f'Prerequisite not passed: {codes}.')
         if any(  # university_registrar.world:381
             _e25.student == student.key() and _e25.section == section.key() and self.fn_holds_seat(
                 _e25
             )
             for _e25 in rt.each(self, self.t_enrolments)
         ):
-            raise ToolError(rt.built(
-                self, f'{student.name} is already enrolled in {section.id_}.'
-            ))
+            self.fail(f'{student.name} is already enrolled in {section.id_}.')
         if any(  # university_registrar.world:382
             _w26.student == student.key() and _w26.section == section.key()
             for _w26 in rt.each(self, self.t_waitlist)
         ):
-            raise ToolError(rt.built(
-                self, f'{student.name} is already on the waitlist of {section.id_}.'
-            ))
+            self.fail(f'{student.name} is already on the waitlist of {section.id_}.')
         entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
             id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.key(),
             section=section.key(), joined_at=self.clock,
@@ -746,18 +736,17 @@ class UniversityRegistrar(Episode):
             key=lambda _w27: _w27.joined_at,
         )
         if len(queue) <= 0:  # university_registrar.world:403
-            raise ToolError(rt.built(self, f'The waitlist of {section.id_} is empty.'))
+            self.fail(f'The waitlist of {section.id_} is empty.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:404
-            raise ToolError(rt.built(self, f'Section {section.id_} is still full.'))
+            self.fail(f'Section {section.id_} is still full.')
         first: WaitlistEntry = self.t_waitlist[queue[0]]  # university_registrar.world:405
         # university_registrar.world:406
         problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The first student on the waitlist, {self.t_students[first.student].name}, '
                 f'cannot enrol: {problem}',
-            ))
+            )
         self.delete(self.t_waitlist, first.key())  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
             id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student,
@@ -770,18 +759,16 @@ class UniversityRegistrar(Episode):
     # university_registrar.world:416
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be graded.',
-            ))
+            )
         # university_registrar.world:423
         if self.clock.date() < self.t_sections[enrolment.section].ends_on:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {self.t_sections[enrolment.section].id_} ends on '
                 f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
-            ))
+            )
         # university_registrar.world:424
         self.set_fields(enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed)
         return enrolment  # university_registrar.world:426

@@ -418,16 +418,15 @@ class WarehouseInventoryDesk(Episode):
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
-            raise ToolError(rt.built(self, f'Item {item.sku} is inactive and cannot be received.'))
+            self.fail(f'Item {item.sku} is inactive and cannot be received.')
         if bin_.blocked:  # warehouse_inventory_desk.world:246
-            raise ToolError(rt.built(self, f'Bin {bin_.code} is blocked and accepts no stock.'))
+            self.fail(f'Bin {bin_.code} is blocked and accepts no stock.')
         # warehouse_inventory_desk.world:247
         free: int = rt.bounded(bin_.capacity - self.fn_bin_used(bin_))
         if quantity > free:  # warehouse_inventory_desk.world:248
-            raise ToolError(rt.built(
-                self,
-                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.',
-            ))
+            self.fail(
+                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.'
+            )
         # warehouse_inventory_desk.world:249
         level: StockLevel | None = self.fn_find_stock(item, bin_)
         id_: str = ''  # warehouse_inventory_desk.world:250
@@ -465,13 +464,12 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:279
         level: StockLevel | None = self.fn_find_stock(item, bin_)
         if level is None:  # warehouse_inventory_desk.world:280
-            raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
+            self.fail(f'Item {item.sku} is not stocked in bin {bin_.code}.')
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
                 'requested.',
-            ))
+            )
         self.set_field(  # warehouse_inventory_desk.world:282
             self.t_stock[level.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0,
@@ -496,25 +494,20 @@ class WarehouseInventoryDesk(Episode):
         if from_bin.key() == to_bin.key():  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
         if to_bin.blocked:  # warehouse_inventory_desk.world:304
-            raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
+            self.fail(f'Bin {to_bin.code} is blocked and accepts no stock.')
         # warehouse_inventory_desk.world:305
         source: StockLevel | None = self.fn_find_stock(item, from_bin)
         if source is None:  # warehouse_inventory_desk.world:306
-            raise ToolError(rt.built(
-                self, f'Item {item.sku} is not stocked in bin {from_bin.code}.'
-            ))
+            self.fail(f'Item {item.sku} is not stocked in bin {from_bin.code}.')
         if source.quantity < quantity:  # warehouse_inventory_desk.world:307
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
                 'requested.',
-            ))
+            )
         # warehouse_inventory_desk.world:308
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
         if quantity > free:  # warehouse_inventory_desk.world:309
-            raise ToolError(rt.built(
-                self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
-            ))
+            self.fail(f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.')
         self.set_field(  # warehouse_inventory_desk.world:310
             self.t_stock[source.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0,
@@ -564,11 +557,10 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:350
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A count of {counted} would put bin {bin_.code} over its capacity of '
                 f'{bin_.capacity} (other items hold {others}).',
-            ))
+            )
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
                 self.t_stock[level.id_], 'quantity',
