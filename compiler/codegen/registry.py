@@ -334,6 +334,7 @@ class RegistryWriter:
                 schemas.append(tables.result_schema(info.returns))
         self.schemas = SchemaWriter(world, tables, schemas)
         self._param_constants: list[Assign] = []
+        self._row_constants: list[Assign] = []
 
     def registry(self, checks: dict[str, bool], given: set[str]) -> list[str]:
         """``<World>.TOOLS = tools(...)``, after the constants it names: the schemas and the
@@ -341,7 +342,9 @@ class RegistryWriter:
         check the invariants; ``given``: the tools whose method takes the names of the
         arguments given."""
         tools = list(self.world.tools.values())
-        params = {(info.name, p.name): self.param(p) for info in tools for p in info.params}
+        rows = self._shared_rows([p for info in tools for p in info.params])
+        params = {(info.name, p.name): self.param(p, rows) for info in tools
+                  for p in info.params}
         shared = self._shared(params)
         declared = [self.tool(info, [shared.get(params[info.name, p.name].flat(),
                                                 params[info.name, p.name])
@@ -356,9 +359,37 @@ class RegistryWriter:
         registry = Call(Name("tools"), tuple(declared), tuple(keywords))
         statement = Assign(Attr(Name(self.class_name), "TOOLS"), registry)
         constants = self.schemas.lines()
+        if self._row_constants:
+            constants += print_block(self._row_constants, 0)
         if self._param_constants:
             constants += print_block(self._param_constants, 0)
         return [*constants, *([""] * 2 if constants else []), *print_block([statement], 0)]
+
+    def _shared_rows(self, params: list[ParamInfo]) -> dict[str, Expr]:
+        """The rows (a table with the spec's not-found message) that parameters declared
+        differently share (by their code), each a constant ``_ROW_<table>`` named wherever
+        it appears: ``param('doctor', _ROW_doctors, "The doctor's id.")``. A row is counted
+        once per distinct parameter, so that one shared as a whole ``_PARAM_`` stays
+        inline there."""
+        distinct: dict[str, tuple[str, Expr]] = {}
+        for p in params:
+            found = self._row(p)
+            if found is not None:
+                distinct.setdefault(self.param(p, {}).flat(), found)
+        uses = Counter(row.flat() for _, row in distinct.values())
+        shared: dict[str, Expr] = {}
+        taken: set[str] = set()
+        for table, row in distinct.values():
+            text = row.flat()
+            if uses[text] < 2 or text in shared:
+                continue
+            name = f"_ROW_{py_name(table)}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            shared[text] = Name(name)
+            self._row_constants.append(Assign(Name(name), row))
+        return shared
 
     def _shared(self, params: dict[tuple[str, str], Expr]) -> dict[str, Expr]:
         """The parameters declared alike by several tools (by their code), each a constant
@@ -405,9 +436,10 @@ class RegistryWriter:
             keywords.append(("given", Const(True)))
         return Call(Name("tool"), tuple(args), tuple(keywords))
 
-    def param(self, p: ParamInfo) -> Expr:
-        """The ``param(...)`` declaration of a tool's parameter."""
-        args: list[Expr] = [Const(p.name), self.argument(p)]
+    def param(self, p: ParamInfo, rows: dict[str, Expr]) -> Expr:
+        """The ``param(...)`` declaration of a tool's parameter (``rows``: the shared rows'
+        constants, by the row's code)."""
+        args: list[Expr] = [Const(p.name), self.argument(p, rows)]
         if p.doc:
             args.append(Const(p.doc))
         keywords: list[tuple[str, Expr]] = []
@@ -416,8 +448,9 @@ class RegistryWriter:
             default = self.x.value(p.default, Env(ep="ep"))
             # an optional parameter's default none is what it is without one
             if not (optional and isinstance(default, Const) and default.value is None):
-                keywords.append(("default", Lambda(("ep",), default)))
-        if p.not_found is not None:
+                keywords.append(("default", default) if _constant(default, p.type) else
+                                ("default_from", Lambda(("ep",), default)))
+        if p.not_found is not None and self._row(p) is None:
             keywords.append(("not_found", self._message(p)))
         return Call(Name("param"), tuple(args), tuple(keywords))
 
@@ -427,19 +460,29 @@ class RegistryWriter:
         return Lambda(("ep", "key"), self.x.value(p.not_found,
                                                   Env(ep="ep", locals={p.name: "key"})))
 
-    def argument(self, p: ParamInfo) -> Expr:
-        """The argument type of ``p``: how its argument loads (an entity: its row; the
-        parameter's not-found message is the row's)."""
+    def argument(self, p: ParamInfo, rows: dict[str, Expr]) -> Expr:
+        """The argument type of ``p``: how its argument loads (an entity: its row, with the
+        parameter's not-found message; a shared row: its constant)."""
+        found = self._row(p)
+        if found is None:
+            return self.argument_type(p.type)
+        row = rows.get(found[1].flat(), found[1])
+        return call(_arg("optional"), row) if isinstance(p.type, t.Optional) else row
+
+    def _row(self, p: ParamInfo) -> tuple[str, Expr] | None:
+        """An entity parameter's table and row, ``arg.row(table, key, not_found=...)``
+        (``key``: where it is no plain text), or None for a parameter of another type."""
         base = t.strip_optional(p.type)
         if not (isinstance(base, t.Named) and base.kind == "entity"):
-            return self.argument_type(p.type)
+            return None
         table = self.world.table_of(base.name)
+        name = table.name if table else base.name.lower()
         key = self.argument_type(self.tables.key_type(base.name))
-        args: list[Expr] = [Const(table.name if table else base.name.lower())]
+        args: list[Expr] = [Const(name)]
         if key != _arg("TEXT"):
             args.append(key)
-        found = Call(_arg("row"), tuple(args))
-        return call(_arg("optional"), found) if isinstance(p.type, t.Optional) else found
+        keywords = (("not_found", self._message(p)),) if p.not_found is not None else ()
+        return name, Call(_arg("row"), tuple(args), keywords)
 
     def argument_type(self, typ: t.Type) -> Expr:
         """The runtime's argument type for ``typ`` (a table over the types, as the type
@@ -474,6 +517,16 @@ class RegistryWriter:
             [Const(ref.low)] if ref.low is not None else []
         pattern = (("pattern", Const(ref.pattern)),) if ref.pattern is not None else ()
         return Call(_arg("refined"), (out, *limits), pattern)
+
+
+def _constant(default: Expr, typ: t.Type) -> bool:
+    """Whether a parameter's default is a constant the registry may hold as it is (a text, a
+    number or a bool: not null, which would say "no default"; or an enum member's constant);
+    any other default is computed by the episode at each call."""
+    if isinstance(default, Const):
+        return isinstance(default.value, (str, int, float))
+    base = t.strip_optional(typ)
+    return isinstance(default, Name) and isinstance(base, t.Named) and base.kind == "enum"
 
 
 def _data(value: Any) -> Expr:

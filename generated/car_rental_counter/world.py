@@ -620,6 +620,15 @@ class CarRentalCounter(Episode):
         return car  # car_rental_counter.world:353
 
 
+_ROW_branches = arg.row(
+    'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
+)
+_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'))
+_ROW_cars = arg.row(
+    'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
+)
 _PARAM_return_date = param(
     'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
 )
@@ -628,18 +637,12 @@ _PARAM_category = param(
     'Only cars of this category; any when omitted.',
 )
 _PARAM_customer = param(
-    'customer', arg.row('customers'), 'The customer id, e.g. CU001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
+    'customer',
+    arg.row('customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')),
+    'The customer id, e.g. CU001.',
 )
-_PARAM_rental = param(
-    'rental', arg.row('rentals'), 'The rental id, e.g. R0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-)
-_PARAM_car = param(
-    'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-    "The car's plate, e.g. 1234-XYZ.",
-    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-)
+_PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
+_PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
 
 
 CarRentalCounter.TOOLS = tools(
@@ -647,11 +650,7 @@ CarRentalCounter.TOOLS = tools(
         CarRentalCounter.tool_search_cars,
         'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
         'first, with the price.',
-        param(
-            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The branch code, e.g. MAD.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-        ),
+        param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
         param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
         _PARAM_category, read_only=True, where='car_rental_counter.world:163',
         returns=js.array(CarOffer),
@@ -716,10 +715,8 @@ CarRentalCounter.TOOLS = tools(
         "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
         "service, whatever their bookings; cars out on a rental have no branch.",
         param(
-            'branch',
-            arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'branch', arg.optional(_ROW_branches),
             'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
         ),
         _PARAM_category, read_only=True, where='car_rental_counter.world:238',
         returns=js.array(Car), shows=('list', ('row', 'cars')),
@@ -735,22 +732,14 @@ CarRentalCounter.TOOLS = tools(
         CarRentalCounter.tool_reserve_car,
         "Reserve a car at the branch where it is parked. The price is the number of days times "
         "the car's daily rate.",
-        _PARAM_customer,
-        param(
-            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-            "The car's plate, e.g. 6666-FGH.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-        ),
+        _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
         param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
         where='car_rental_counter.world:255', returns=Rental,
     ),
     tool(
         CarRentalCounter.tool_cancel_reservation,
         'Cancel a reservation that has not been picked up. There is no fee.',
-        param(
-            'rental', arg.row('rentals'), 'The rental id, e.g. R0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-        ),
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
         where='car_rental_counter.world:283', returns=Rental,
     ),
     tool(
@@ -764,15 +753,8 @@ CarRentalCounter.TOOLS = tools(
         'Take back a picked-up car at any branch. Days past the planned return date are charged '
         'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
         'differs from\nthe pick-up branch. Returns the rental with its charges.',
-        param(
-            'rental', arg.row('rentals'), 'The rental id, e.g. R0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-        ),
-        param(
-            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The branch where the car is returned, e.g. BCN.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-        ),
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
+        param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
         param(
             'mileage_km', arg.refined(arg.INT, 0, 10000000),
             'The odometer reading at return, in km.',
@@ -782,11 +764,7 @@ CarRentalCounter.TOOLS = tools(
     tool(
         CarRentalCounter.tool_set_car_in_service,
         'Take a parked car out of service for maintenance, or put it back in service.',
-        param(
-            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-            "The car's plate, e.g. 4444-DEF.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-        ),
+        param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
         param(
             'in_service', arg.BOOL,
             'true to put the car back in service, false to take it out for maintenance.',

@@ -473,25 +473,34 @@ class ClinicRecords(Episode):
         return prescription  # clinic_records.world:314
 
 
+_ROW_visits = arg.row('visits', not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'))
 _PARAM_doctor = param(
-    'doctor', arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
+    'doctor',
+    arg.row(
+        'doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
+    ),
     "The doctor's id (D and three digits), as list_doctors shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
 )
 _PARAM_patient = param(
-    'patient', arg.row('patients'),
+    'patient',
+    arg.row('patients', not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.')),
     "The patient's id (P and three digits), as search_patients shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
 )
 _PARAM_drug = param(
-    'drug', arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+    'drug',
+    arg.row(
+        'drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
+    ),
     "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
 )
 _PARAM_prescription = param(
-    'prescription', arg.row('prescriptions'),
+    'prescription',
+    arg.row(
+        'prescriptions', not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.')
+    ),
     'The prescription id (RX and three digits), as list_prescriptions shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.'),
 )
 
 
@@ -532,10 +541,9 @@ ClinicRecords.TOOLS = tools(
         'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
         'held the visit can prescribe from it.',
         param(
-            'visit', arg.row('visits'),
+            'visit', _ROW_visits,
             'The id of the visit the drug is prescribed from (V and three digits), as '
             'list_visits shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
         ),
         _PARAM_drug,
         param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
@@ -589,7 +597,7 @@ ClinicRecords.TOOLS = tools(
             'name', arg.TEXT,
             'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
             'formulary.',
-            default=lambda ep: '',
+            default='',
         ),
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
         read_only=True, where='clinic_records.world:248', returns=js.array(Drug),
@@ -608,7 +616,7 @@ ClinicRecords.TOOLS = tools(
             'name', arg.TEXT,
             'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
             'patient.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'birth_date', arg.optional(arg.DATE),
@@ -631,11 +639,7 @@ ClinicRecords.TOOLS = tools(
     ),
     tool(
         ClinicRecords.tool_get_visit, 'Read a visit: its patient, doctor, time and diagnosis.',
-        param(
-            'visit', arg.row('visits'),
-            'The visit id (V and three digits), as list_visits shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
-        ),
+        param('visit', _ROW_visits, 'The visit id (V and three digits), as list_visits shows it.'),
         read_only=True, where='clinic_records.world:292', returns=Visit,
     ),
     tool(
@@ -643,10 +647,7 @@ ClinicRecords.TOOLS = tools(
         "List a patient's prescriptions, optionally only the active ones, with each one's visit, "
         "drug code, dose, start and end dates, renewals and status.",
         _PARAM_patient,
-        param(
-            'active_only', arg.BOOL, 'Only list the active prescriptions.',
-            default=lambda ep: False,
-        ),
+        param('active_only', arg.BOOL, 'Only list the active prescriptions.', default=False),
         read_only=True, where='clinic_records.world:300', returns=js.array(Prescription),
         shows=('list', ('row', 'prescriptions')),
     ),

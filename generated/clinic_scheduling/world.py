@@ -888,19 +888,27 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:551
 
 
+_ROW_doctors = arg.row(
+    'doctors', not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.')
+)
+_ROW_patients = arg.row(
+    'patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
+)
+_ROW_slots = arg.row('slots', not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'))
+_ROW_appointments = arg.row(
+    'appointments', not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.')
+)
+_ROW_waitlist = arg.row(
+    'waitlist', not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.')
+)
 _PARAM_kind = param(
     'kind', arg.enum_of(VisitKind),
     'consultation (30 min), follow-up (15 min) or procedure (60 min).',
-    default=lambda ep: _E9_VisitKind_consultation,
+    default=_E9_VisitKind_consultation,
 )
-_PARAM_appointment = param(
-    'appointment', arg.row('appointments'), 'The appointment id.',
-    not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-)
-_PARAM_patient = param(
-    'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
-    "The patient's id.", not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
-)
+_PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id.')
+_PARAM_patient = param('patient', _ROW_patients, "The patient's id.")
 
 
 ClinicScheduling.TOOLS = tools(
@@ -911,10 +919,7 @@ ClinicScheduling.TOOLS = tools(
             'specialty', arg.optional(arg.enum_of(Specialty)),
             'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
         ),
-        param(
-            'accepting_only', arg.BOOL, 'Only doctors who take new patients.',
-            default=lambda ep: False,
-        ),
+        param('accepting_only', arg.BOOL, 'Only doctors who take new patients.', default=False),
         read_only=True, where='clinic.world:274', returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
     ),
@@ -959,17 +964,14 @@ ClinicScheduling.TOOLS = tools(
             'kind', arg.enum_of(VisitKind),
             'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
             'min) or procedure (60 min).',
-            default=lambda ep: _E9_VisitKind_consultation,
+            default=_E9_VisitKind_consultation,
         ),
         read_only=True, where='clinic.world:315', returns=js.array(SlotView),
     ),
     tool(
         ClinicScheduling.tool_get_doctor_schedule,
         "Show a doctor's active appointments and free consultation slots on one day.",
-        param(
-            'doctor', arg.row('doctors'), "The doctor's id, e.g. D01.",
-            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
-        ),
+        param('doctor', _ROW_doctors, "The doctor's id, e.g. D01."),
         param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
         returns=DaySchedule,
     ),
@@ -993,15 +995,8 @@ ClinicScheduling.TOOLS = tools(
         "the\npatient already has an appointment at that time or the daily maximum, the clinic "
         "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
         "Booking removes the patient's waitlist entry for that doctor, if any.",
-        param(
-            'patient', arg.row('patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$')),
-            "The patient's id, e.g. P1001.",
-            not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
-        ),
-        param(
-            'slot', arg.row('slots'), 'The id of a free slot, from find_available_slots.',
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
-        ),
+        param('patient', _ROW_patients, "The patient's id, e.g. P1001."),
+        param('slot', _ROW_slots, 'The id of a free slot, from find_available_slots.'),
         param(
             'reason', arg.refined(arg.TEXT, 1, 200),
             'Why the patient wants to be seen, in a few words.',
@@ -1012,14 +1007,10 @@ ClinicScheduling.TOOLS = tools(
         ClinicScheduling.tool_reschedule_appointment,
         'Move a booked appointment to another slot. Only possible up to the cancellation notice '
         '(24 hours) before it starts.',
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1003.'),
         param(
-            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1003.',
-            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-        ),
-        param(
-            'new_slot', arg.row('slots'),
+            'new_slot', _ROW_slots,
             'The id of the free slot to move to; it must be with a doctor of the same specialty.',
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         where='clinic.world:391', returns=Appointment,
     ),
@@ -1027,10 +1018,7 @@ ClinicScheduling.TOOLS = tools(
         ClinicScheduling.tool_cancel_appointment,
         "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
         "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
-        param(
-            'appointment', arg.row('appointments'), 'The appointment id, e.g. APT1001.',
-            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-        ),
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1001.'),
         where='clinic.world:410', returns=Cancellation,
     ),
     tool(
@@ -1060,11 +1048,7 @@ ClinicScheduling.TOOLS = tools(
     tool(
         ClinicScheduling.tool_join_waitlist,
         "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
-        _PARAM_patient,
-        param(
-            'doctor', arg.row('doctors'), "The doctor's id, e.g. D05.",
-            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
-        ),
+        _PARAM_patient, param('doctor', _ROW_doctors, "The doctor's id, e.g. D05."),
         param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
         param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
@@ -1075,34 +1059,26 @@ ClinicScheduling.TOOLS = tools(
         'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
         'that suits them and why.',
         param(
-            'doctor', arg.optional(arg.row('doctors')),
+            'doctor', arg.optional(_ROW_doctors),
             "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
             "it).",
-            not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.'),
         ),
         read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
         shows=('list', ('row', 'waitlist')),
     ),
     tool(
         ClinicScheduling.tool_leave_waitlist, "Take a patient off a doctor's waitlist.",
-        param(
-            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL102.',
-            not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
-        ),
+        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL102.'),
         where='clinic.world:518', returns=js.STRING,
     ),
     tool(
         ClinicScheduling.tool_book_from_waitlist,
         'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
         'entry is removed.',
+        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL101.'),
         param(
-            'entry', arg.row('waitlist'), 'The waitlist entry id, e.g. WL101.',
-            not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.'),
-        ),
-        param(
-            'slot', arg.row('slots'),
+            'slot', _ROW_slots,
             "A free slot with the same doctor, inside the entry's window of days.",
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
         ),
         _PARAM_kind, where='clinic.world:528', returns=Appointment,
     ),

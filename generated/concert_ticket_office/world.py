@@ -774,32 +774,30 @@ class ConcertTicketOffice(Episode):
 _RESULT_OrderView = js.closed({
     'order': Order, 'tickets': js.array(Ticket), 'hold_expired': js.BOOLEAN
 })
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id.', not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
+_ROW_events = arg.row(
+    'events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
 )
-_PARAM_event = param(
-    'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
-    'The event id (E and two digits).', not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
-)
-_PARAM_section = param(
-    'section', arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
-    'The section id (as get_event or list_sections shows it).',
-    not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
-)
-_PARAM_customer_ = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id (C and three digits).',
+_ROW_customers = arg.row(
+    'customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
-_PARAM_order = param(
-    'order', arg.row('orders'), 'The id of a held order (ORD and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'No order {key}.'))
+_ROW_events_ = arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'))
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id.')
+_PARAM_event = param('event', _ROW_events, 'The event id (E and two digits).')
+_PARAM_section = param(
+    'section',
+    arg.row(
+        'sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
+    ),
+    'The section id (as get_event or list_sections shows it).',
 )
-_PARAM_ticket = param(
-    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-)
+_PARAM_customer_ = param('customer', _ROW_customers, 'The customer id (C and three digits).')
+_PARAM_order = param('order', _ROW_orders, 'The id of a held order (ORD and three digits).')
+_PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
 
 
 ConcertTicketOffice.TOOLS = tools(
@@ -815,12 +813,8 @@ ConcertTicketOffice.TOOLS = tools(
         "Show one event with its venue and every section of the venue: the section id, name, "
         "tier, rows and seats per row, the event's price for it and how many of its seats are "
         "free.",
-        param(
-            'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
-            'The event id, as list_events shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:251',
+        param('event', _ROW_events, 'The event id, as list_events shows it.'), read_only=True,
+        where='concert_ticket_office.world:251',
         returns=js.closed({
             'event': Event, 'venue': Venue, 'sections': js.array(js.closed({
                 'section': Section, 'price_cents': js.nullable(js.INTEGER),
@@ -847,10 +841,13 @@ ConcertTicketOffice.TOOLS = tools(
         ConcertTicketOffice.tool_list_sections,
         'List seat sections with their id, venue, name, tier, rows and seats per row.',
         param(
-            'venue', arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+            'venue',
+            arg.optional(arg.row(
+                'venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'),
+                not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
+            )),
             'Only the sections of this venue (its id, as list_venues shows it); all venues when '
             'left out.',
-            not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
         ),
         read_only=True, where='concert_ticket_office.world:267', returns=js.array(Section),
         shows=('list', ('row', 'sections')),
@@ -879,11 +876,8 @@ ConcertTicketOffice.TOOLS = tools(
     tool(
         ConcertTicketOffice.tool_get_order,
         'Show an order with its tickets, total, status and hold expiry.',
-        param(
-            'order', arg.row('orders'), 'The order id (ORD and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
+        param('order', _ROW_orders, 'The order id (ORD and three digits).'), read_only=True,
+        where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
         shows=(
             'record', (
                 ('order', 'order', ('row', 'orders')),
@@ -897,7 +891,7 @@ ConcertTicketOffice.TOOLS = tools(
         'optionally for one event.',
         _PARAM_customer_,
         param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'event', arg.optional(_ROW_events_),
             'Only tickets for this event; all events when left out.',
         ),
         read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
@@ -909,7 +903,7 @@ ConcertTicketOffice.TOOLS = tools(
         'and payment.',
         _PARAM_customer,
         param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'event', arg.optional(_ROW_events_),
             'Only orders for this event; all events when left out.',
         ),
         read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),
@@ -919,11 +913,8 @@ ConcertTicketOffice.TOOLS = tools(
         ConcertTicketOffice.tool_get_ticket,
         'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
         'time.',
-        param(
-            'ticket', arg.row('tickets'), 'The ticket id.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:348', returns=Ticket,
+        param('ticket', _ROW_tickets, 'The ticket id.'), read_only=True,
+        where='concert_ticket_office.world:348', returns=Ticket,
     ),
     tool(
         ConcertTicketOffice.tool_hold_seats,
@@ -965,9 +956,8 @@ ConcertTicketOffice.TOOLS = tools(
         'Give a sold ticket to another customer before the event starts; they become its holder.',
         _PARAM_ticket,
         param(
-            'to_customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'to_customer', _ROW_customers,
             'The id of the customer who receives it (C and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
         ),
         where='concert_ticket_office.world:439', returns=Ticket,
     ),
@@ -980,11 +970,7 @@ ConcertTicketOffice.TOOLS = tools(
         ConcertTicketOffice.tool_check_in_ticket,
         'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
         'until 4 hours after it.',
-        param(
-            'ticket', arg.row('tickets'),
-            'The ticket id scanned at the door (TK and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-        ),
+        param('ticket', _ROW_tickets, 'The ticket id scanned at the door (TK and four digits).'),
         where='concert_ticket_office.world:464', returns=Ticket,
     ),
 )

@@ -523,16 +523,20 @@ class HotelFrontDesk(Episode):
 
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
 _PARAM_booking = param(
-    'booking', arg.row('bookings'), 'The booking id (B and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'),
+    'booking', arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.')),
+    'The booking id (B and three digits).',
 )
 _PARAM_guest = param(
-    'guest', arg.row('guests'), 'The guest id (G and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'),
+    'guest', arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.')),
+    'The guest id (G and three digits).',
 )
 _PARAM_room = param(
-    'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
-    'The three-digit room number.', not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+    'room',
+    arg.row(
+        'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+    ),
+    'The three-digit room number.',
 )
 
 
@@ -549,8 +553,7 @@ HotelFrontDesk.TOOLS = tools(
         ),
         param(
             'guests_count', arg.refined(arg.INT, 1, 6),
-            'How many people will stay; only rooms that hold them are listed.',
-            default=lambda ep: 1,
+            'How many people will stay; only rooms that hold them are listed.', default=1,
         ),
         read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
     ),
@@ -652,10 +655,7 @@ HotelFrontDesk.TOOLS = tools(
         'nights times the nightly rate.',
         _PARAM_guest, _PARAM_room, _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in.'),
-        param(
-            'guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.',
-            default=lambda ep: 1,
-        ),
+        param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.', default=1),
         where='hotel_front_desk.world:249', returns=Booking,
     ),
     tool(

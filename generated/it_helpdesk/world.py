@@ -562,14 +562,18 @@ class ITHelpdesk(Episode):
         return ticket  # ithelpdesk.world:371
 
 
-_PARAM_agent = param(
-    'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-    "The agent's id (A and two digits).",
+_ROW_agents = arg.row(
+    'agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
 )
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
+)
+_PARAM_agent = param('agent', _ROW_agents, "The agent's id (A and two digits).")
 _PARAM_ticket = param(
-    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
+    'ticket', arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.')),
+    'The ticket id (TK and four digits).',
 )
 
 
@@ -593,10 +597,8 @@ ITHelpdesk.TOOLS = tools(
             'Only tickets assigned to this agent (agent id, A and two digits).',
         ),
         param(
-            'reporter',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'))),
+            'reporter', arg.optional(_ROW_employees),
             'Only tickets reported by this employee (employee id, E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         read_only=True, where='ithelpdesk.world:182', returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
@@ -634,9 +636,8 @@ ITHelpdesk.TOOLS = tools(
             'tier', arg.optional(arg.refined(arg.INT, 1, 2)),
             'Only agents of this tier (2 = senior, can take escalated tickets).',
         ),
-        param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
-        read_only=True, where='ithelpdesk.world:215', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
+        param('active_only', arg.BOOL, 'Leave out inactive agents.', default=True), read_only=True,
+        where='ithelpdesk.world:215', returns=js.array(Agent), shows=('list', ('row', 'agents')),
     ),
     tool(
         ITHelpdesk.tool_get_agent, 'Show one agent: name, skills, tier and whether active.',
@@ -660,26 +661,21 @@ ITHelpdesk.TOOLS = tools(
     ),
     tool(
         ITHelpdesk.tool_get_employee, 'Show one employee: name, department and email.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
-            'The employee id (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
-        ),
-        read_only=True, where='ithelpdesk.world:246', returns=Employee,
+        param('employee', _ROW_employees, 'The employee id (E and four digits).'), read_only=True,
+        where='ithelpdesk.world:246', returns=Employee,
     ),
     tool(
         ITHelpdesk.tool_open_ticket,
         'Open a ticket on behalf of an employee. It starts open and unassigned.',
         param(
-            'reporter', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
+            'reporter', _ROW_employees,
             'The id of the employee reporting the problem (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
         ),
         param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
         param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
         param(
             'priority', arg.enum_of(Priority), 'low, medium, high or critical.',
-            default=lambda ep: _E8_Priority_medium,
+            default=_E8_Priority_medium,
         ),
         where='ithelpdesk.world:256', returns=Ticket,
     ),
@@ -688,11 +684,7 @@ ITHelpdesk.TOOLS = tools(
         'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
         'the skill for its category. Escalated tickets need a tier-2 agent.',
         _PARAM_ticket,
-        param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The id of the agent to take it (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
-        ),
+        param('agent', _ROW_agents, 'The id of the agent to take it (A and two digits).'),
         where='ithelpdesk.world:270', returns=Ticket,
     ),
     tool(
@@ -700,10 +692,7 @@ ITHelpdesk.TOOLS = tools(
         'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
         'assigned ticket, it moves to in progress.',
         _PARAM_ticket, param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
-        param(
-            'internal', arg.BOOL, 'True for a note hidden from the reporter.',
-            default=lambda ep: False,
-        ),
+        param('internal', arg.BOOL, 'True for a note hidden from the reporter.', default=False),
         where='ithelpdesk.world:286', returns=Comment,
     ),
     tool(
@@ -712,9 +701,8 @@ ITHelpdesk.TOOLS = tools(
         'escalated and hand it to an active tier-2 agent with the skill.',
         _PARAM_ticket,
         param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'agent', _ROW_agents,
             'The id of the tier-2 agent who takes it over (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
         ),
         param(
             'reason', arg.refined(arg.TEXT, 1, 500),

@@ -804,6 +804,15 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
+_ROW_contacts = arg.row(
+    'contacts', not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.')
+)
+_ROW_conversations = arg.row(
+    'conversations', not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.')
+)
+_ROW_messages = arg.row(
+    'messages', not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.')
+)
 _PARAM_body = param(
     'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
 )
@@ -836,8 +845,7 @@ MobileMessaging.TOOLS = tools(
         "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
         "numbers.",
         param(
-            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.',
-            default=lambda ep: False,
+            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.', default=False
         ),
         read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
     ),
@@ -861,28 +869,20 @@ MobileMessaging.TOOLS = tools(
             'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
             'The name to save the contact under; defaults to the name on their account.',
         ),
-        param(
-            'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
-        ),
+        param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
         where='messaging.world:321', returns=ContactCard,
     ),
     tool(
         MobileMessaging.tool_remove_contact,
         "Remove an entry from the signed-in user's contacts. Conversations with the person are "
         "kept.",
-        param(
-            'contact', arg.row('contacts'), 'The contact id, e.g. CT104 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
-        ),
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
         where='messaging.world:340', returns=js.STRING,
     ),
     tool(
         MobileMessaging.tool_set_favorite_contact,
         "Mark or unmark one of the signed-in user's contacts as a favorite.",
-        param(
-            'contact', arg.row('contacts'), 'The contact id, e.g. CT102 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
-        ),
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
         param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
         where='messaging.world:352', returns=ContactCard,
     ),
@@ -891,7 +891,7 @@ MobileMessaging.TOOLS = tools(
         "List the signed-in user's conversations, most recent activity first, with unread counts.",
         param(
             'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
-            default=lambda ep: False,
+            default=False,
         ),
         read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
     ),
@@ -900,13 +900,12 @@ MobileMessaging.TOOLS = tools(
         'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
         'read.',
         param(
-            'conversation', arg.row('conversations'),
+            'conversation', _ROW_conversations,
             'The conversation id, e.g. CONV101 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         param(
             'limit', arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).', default=lambda ep: 20,
+            'How many of the latest messages to return (1 to 100).', default=20,
         ),
         read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
     ),
@@ -924,19 +923,13 @@ MobileMessaging.TOOLS = tools(
         MobileMessaging.tool_archive_conversation,
         "Move a conversation to the signed-in user's archive. The other participants are not "
         "affected.",
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV103.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
         where='messaging.world:417', returns=ConversationSummary,
     ),
     tool(
         MobileMessaging.tool_unarchive_conversation,
         "Bring a conversation back from the signed-in user's archive to the main list.",
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV104.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
         where='messaging.world:430', returns=ConversationSummary,
     ),
     tool(
@@ -946,9 +939,9 @@ MobileMessaging.TOOLS = tools(
         'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
         'it is sent and\nwaits on the server.',
         param(
-            'recipient', arg.row('users'),
+            'recipient',
+            arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.')),
             'The user id of the person to write to, e.g. U002 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'),
         ),
         _PARAM_body, where='messaging.world:445', returns=Message,
     ),
@@ -957,29 +950,22 @@ MobileMessaging.TOOLS = tools(
         'Post a message in an existing conversation (direct or group). An archived conversation '
         'comes back to the main list.',
         param(
-            'conversation', arg.row('conversations'),
+            'conversation', _ROW_conversations,
             'The conversation id, e.g. CONV103 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
         ),
         _PARAM_body, where='messaging.world:484', returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_message_read,
         'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
-        param(
-            'message', arg.row('messages'), 'The message id, e.g. MSG103.',
-            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
-        ),
+        param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
         where='messaging.world:508', returns=Message,
     ),
     tool(
         MobileMessaging.tool_mark_conversation_read,
         'Mark every message of a conversation as read by the signed-in user. Returns how many '
         'were unread.',
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV102.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
         where='messaging.world:526', returns=js.INTEGER,
     ),
     tool(
@@ -992,10 +978,7 @@ MobileMessaging.TOOLS = tools(
         MobileMessaging.tool_delete_message,
         'Delete a message the signed-in user sent, for everyone in the conversation. Received '
         'messages cannot be deleted.',
-        param(
-            'message', arg.row('messages'), 'The id of a message you sent, e.g. MSG114.',
-            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
-        ),
+        param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
         where='messaging.world:560', returns=js.STRING,
     ),
     tool(

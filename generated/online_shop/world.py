@@ -906,15 +906,18 @@ _RESULT_Order = js.closed({
     'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
     'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
 })
-_PARAM_customer = param(
-    'customer', arg.row('customers'), 'The customer id, e.g. C01.',
-    not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.')
 )
-_PARAM_order = param(
-    'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-    'The id of a pending order, e.g. #W4817420.',
+_ROW_orders = arg.row(
+    'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
     not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
+_ROW_variants = arg.row(
+    'variants', not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.')
+)
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
+_PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
 
 
 OnlineShop.TOOLS = tools(
@@ -968,7 +971,7 @@ OnlineShop.TOOLS = tools(
         ),
         param(
             'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
-            default=lambda ep: False,
+            default=False,
         ),
         read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
     ),
@@ -976,8 +979,11 @@ OnlineShop.TOOLS = tools(
         OnlineShop.tool_get_product_details,
         'Show a product with every variant: its item id, options, price and stock.',
         param(
-            'product', arg.row('products'), 'The product id, e.g. P02.',
-            not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
+            'product',
+            arg.row(
+                'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
+            ),
+            'The product id, e.g. P02.',
         ),
         read_only=True, where='shop.world:342',
         returns=js.closed({
@@ -990,10 +996,7 @@ OnlineShop.TOOLS = tools(
         OnlineShop.tool_place_order,
         'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
         'gift\ncard must hold at least the order total. Stock is reserved at once.',
-        param(
-            'customer', arg.row('customers'), 'The id of the customer who buys, e.g. C01.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
+        param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
         param(
             'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
             'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
@@ -1029,30 +1032,18 @@ OnlineShop.TOOLS = tools(
         OnlineShop.tool_swap_order_item,
         "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
         "product. The price difference is charged to, or refunded on, the order's payment method.",
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
+        param('old_item', _ROW_variants, 'The item id currently in the order.'),
         param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a pending order, e.g. #W3391820.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'old_item', arg.row('variants'), 'The item id currently in the order.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
-        ),
-        param(
-            'new_item', arg.row('variants'),
+            'new_item', _ROW_variants,
             'The item id to switch to; it must be another option of the same product.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
         ),
         where='shop.world:429', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_ship_order,
         'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a pending order, e.g. #W1038846.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
         param(
             'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
             "The carrier's 12-digit tracking number.",
@@ -1062,22 +1053,14 @@ OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_mark_order_delivered,
         'Record that the carrier delivered a processed order.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a processed order, e.g. #W6650318.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
+        param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
         where='shop.world:499', returns=_RESULT_Order,
     ),
     tool(
         OnlineShop.tool_request_return,
         'Open a return for items of a delivered order. The refund is paid when the parcel '
         'reaches the warehouse.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a delivered order, e.g. #W2290175.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
+        param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
         param(
             'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
             'The item ids to send back; each line is returned in full.',
@@ -1095,8 +1078,9 @@ OnlineShop.TOOLS = tools(
         'Record that a returned parcel reached the warehouse: the items go back to stock and the '
         'refund is paid.',
         param(
-            'return_request', arg.row('returns'), 'The return id, e.g. RET9001.',
-            not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
+            'return_request',
+            arg.row('returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')),
+            'The return id, e.g. RET9001.',
         ),
         where='shop.world:541', returns=ReturnRequest,
     ),
@@ -1104,10 +1088,7 @@ OnlineShop.TOOLS = tools(
         OnlineShop.tool_issue_gift_card,
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
         'their payment methods.',
-        param(
-            'customer', arg.row('customers'), 'The customer id, e.g. C04.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
+        param('customer', _ROW_customers, 'The customer id, e.g. C04.'),
         param(
             'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
             'The value of the card in dollars, from 1 to 500.',
@@ -1118,10 +1099,7 @@ OnlineShop.TOOLS = tools(
     tool(
         OnlineShop.tool_restock_variant,
         "Add units that arrived from the supplier to an item's stock.",
-        param(
-            'variant', arg.row('variants'), 'The item id, e.g. V4003.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
-        ),
+        param('variant', _ROW_variants, 'The item id, e.g. V4003.'),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
         where='shop.world:578', returns=Variant,
     ),

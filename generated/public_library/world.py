@@ -651,27 +651,36 @@ class PublicLibrary(Episode):
 _RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
 _RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
 _PARAM_book = param(
-    'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
+    'book',
+    arg.row(
+        'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
+    ),
     "The book's ISBN-13 (13 digits starting 978 or 979).",
-    not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
 )
 _PARAM_copy_ = param(
-    'copy', arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+    'copy',
+    arg.row(
+        'copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
+    ),
     'The barcode of the copy (C and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
 )
 _PARAM_member = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+    'member',
+    arg.row(
+        'members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
+    ),
     "The member's card number (M and three digits).",
-    not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
 )
 _PARAM_loan = param(
-    'loan', arg.row('loans'), 'The loan id (L and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'),
+    'loan', arg.row('loans', not_found=lambda ep, key: rt.built(ep, f'No loan {key}.')),
+    'The loan id (L and three digits).',
 )
 _PARAM_hold = param(
-    'hold', arg.row('holds'), 'The hold id (H and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'),
+    'hold', arg.row('holds', not_found=lambda ep, key: rt.built(ep, f'No hold {key}.')),
+    'The hold id (H and three digits).',
 )
 
 
@@ -776,7 +785,7 @@ PublicLibrary.TOOLS = tools(
         _PARAM_member,
         param(
             'open_only', arg.BOOL, 'Only loans not yet returned; false lists past loans too.',
-            default=lambda ep: True,
+            default=True,
         ),
         read_only=True, where='public_library.world:301', returns=js.array(_RESULT_LoanLine),
         shows=(

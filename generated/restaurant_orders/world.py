@@ -652,30 +652,35 @@ _RESULT_OrderView = js.closed({
     'split_ways': js.INTEGER, 'share_amounts': js.array(js.INTEGER), 'payments': js.array(Payment),
     'paid_cents': js.INTEGER, 'due_cents': js.INTEGER,
 })
-_PARAM_item = param(
-    'item', arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
-    'The menu item code (two letters and two digits, as list_menu shows it).',
-    not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
+_ROW_servers = arg.row(
+    'servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
 )
-_PARAM_table = param(
-    'table', arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
-    'The table number, as list_tables shows it (T and a number).',
+_ROW_dining_tables = arg.row(
+    'dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
 )
+_PARAM_item = param(
+    'item',
+    arg.row(
+        'menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
+    ),
+    'The menu item code (two letters and two digits, as list_menu shows it).',
+)
+_PARAM_table = param(
+    'table', _ROW_dining_tables, 'The table number, as list_tables shows it (T and a number).'
+)
 _PARAM_order = param(
-    'order', arg.row('orders'), 'The order id (O and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
+    'order', arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.')),
+    'The order id (O and three digits).',
 )
 
 
 RestaurantOrders.TOOLS = tools(
     tool(
         RestaurantOrders.tool_sign_in, 'Sign in as a server; orders opened afterwards are theirs.',
-        param(
-            'server', arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            "The server's id (S and two digits).",
-            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
-        ),
+        param('server', _ROW_servers, "The server's id (S and two digits)."),
         where='restaurant_orders.world:190', returns=Server,
     ),
     tool(
@@ -686,7 +691,7 @@ RestaurantOrders.TOOLS = tools(
             'category', arg.optional(arg.enum_of(Category)),
             'Only items of this category: starter, main, dessert or drink.',
         ),
-        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
+        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=True),
         read_only=True, where='restaurant_orders.world:199', returns=js.array(MenuItem),
         shows=('list', ('row', 'menu')),
     ),
@@ -714,9 +719,7 @@ RestaurantOrders.TOOLS = tools(
             'zone', arg.optional(arg.enum_of(Zone)),
             'Only tables in this zone: indoor, terrace or bar.',
         ),
-        param(
-            'free_only', arg.BOOL, 'Only tables with no unpaid order.', default=lambda ep: False
-        ),
+        param('free_only', arg.BOOL, 'Only tables with no unpaid order.', default=False),
         read_only=True, where='restaurant_orders.world:225', returns=js.array(_RESULT_TableStatus),
         shows=(
             'list', (
@@ -745,16 +748,12 @@ RestaurantOrders.TOOLS = tools(
         'recently opened first.',
         param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
         param(
-            'table',
-            arg.optional(arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'))),
+            'table', arg.optional(_ROW_dining_tables),
             'Only orders at this table (T and a number).',
-            not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
         ),
         param(
-            'server',
-            arg.optional(arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+            'server', arg.optional(_ROW_servers),
             'Only orders opened by this server (S and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
         ),
         read_only=True, where='restaurant_orders.world:242', returns=js.array(Order),
         shows=('list', ('row', 'orders')),
@@ -787,10 +786,10 @@ RestaurantOrders.TOOLS = tools(
     tool(
         RestaurantOrders.tool_add_line, 'Add a menu item to an open order at its current price.',
         _PARAM_order, _PARAM_item,
-        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=lambda ep: 1),
+        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=1),
         param(
             'note', arg.refined(arg.TEXT, None, 120), "A note for the kitchen, e.g. 'no onions'.",
-            default=lambda ep: '',
+            default='',
         ),
         where='restaurant_orders.world:291', returns=OrderLine,
     ),
@@ -798,9 +797,12 @@ RestaurantOrders.TOOLS = tools(
         RestaurantOrders.tool_remove_line,
         'Remove a line from an open order; returns the order as it is now.',
         param(
-            'line', arg.row('order_lines'),
+            'line',
+            arg.row(
+                'order_lines',
+                not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
+            ),
             'The line id (L and four digits, as get_order shows it).',
-            not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
         ),
         where='restaurant_orders.world:313', returns=_RESULT_OrderView,
         shows=(
@@ -838,7 +840,7 @@ RestaurantOrders.TOOLS = tools(
         _PARAM_order, param('method', arg.enum_of(PayMethod), 'cash or card.'),
         param(
             'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
-            default=lambda ep: 0,
+            default=0,
         ),
         where='restaurant_orders.world:377', returns=SettleReceipt,
     ),

@@ -558,17 +558,20 @@ class RetailBank(Episode):
         return account  # retail_bank.world:360
 
 
-_PARAM_account = param(
-    'account', arg.row('accounts'), 'The account number, e.g. AC00001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
+_ROW_customers = arg.row(
+    'customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
 )
+_ROW_accounts = arg.row(
+    'accounts', not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.')
+)
+_PARAM_account = param('account', _ROW_accounts, 'The account number, e.g. AC00001.')
 _PARAM_amount_cents = param(
     'amount_cents', arg.refined(arg.INT, 1, 100000000),
     'The amount in cents, e.g. 15000 for 150.00.',
 )
 _PARAM_memo = param(
-    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.',
-    default=lambda ep: '',
+    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.', default=''
 )
 
 
@@ -577,21 +580,20 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_sign_in,
         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
         param(
-            'teller', arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
+            'teller',
+            arg.row(
+                'tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
+                not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
+            ),
             'The teller id, e.g. T01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
         ),
         where='retail_bank.world:137', returns=Teller,
     ),
     tool(
         RetailBank.tool_get_customer,
         'Show a customer and all their accounts with balances (in cents) and statuses.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
-            'The customer id, e.g. CU0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-        ),
-        read_only=True, where='retail_bank.world:144',
+        param('customer', _ROW_customers, 'The customer id, e.g. CU0001.'), read_only=True,
+        where='retail_bank.world:144',
         returns=js.closed({
             'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
             'email': js.STRING, 'accounts': js.array(Account), 'total_balance_cents': js.INTEGER,
@@ -634,10 +636,8 @@ RetailBank.TOOLS = tools(
         'List accounts with their owner, kind, status, balance (in cents) and opening date, '
         'optionally of one customer, kind or status.',
         param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
+            'customer', arg.optional(_ROW_customers),
             "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
         ),
         param(
             'kind', arg.optional(arg.enum_of(AccountKind)),
@@ -654,8 +654,12 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_get_transaction,
         'Show one transaction: its kind, accounts, amount, memo, teller and time.',
         param(
-            'transaction', arg.row('transactions'), 'The transaction id, e.g. TX000001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
+            'transaction',
+            arg.row(
+                'transactions',
+                not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
+            ),
+            'The transaction id, e.g. TX000001.',
         ),
         read_only=True, where='retail_bank.world:201', returns=Transaction,
     ),
@@ -674,15 +678,11 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_open_account,
         'Open a new active account for a customer, with an optional opening deposit. A customer '
         'may hold one open account of each kind.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
-            'The customer id, e.g. CU0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-        ),
+        param('customer', _ROW_customers, 'The customer id, e.g. CU0003.'),
         param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
         param(
             'initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
-            'An optional opening deposit in cents; 0 for none.', default=lambda ep: 0,
+            'An optional opening deposit in cents; 0 for none.', default=0,
         ),
         where='retail_bank.world:219', returns=Account,
     ),
@@ -690,10 +690,7 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_close_account,
         'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
         'it must not be frozen.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00006.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
+        param('account', _ROW_accounts, 'The account number, e.g. AC00006.'),
         where='retail_bank.world:247', returns=Account,
     ),
     tool(
@@ -708,14 +705,8 @@ RetailBank.TOOLS = tools(
     ),
     tool(
         RetailBank.tool_transfer, 'Move money from one active account to another.',
-        param(
-            'from_account', arg.row('accounts'), 'The account to debit, e.g. AC00002.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        param(
-            'to_account', arg.row('accounts'), 'The account to credit, e.g. AC00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
+        param('from_account', _ROW_accounts, 'The account to debit, e.g. AC00002.'),
+        param('to_account', _ROW_accounts, 'The account to credit, e.g. AC00001.'),
         param(
             'amount_cents', arg.refined(arg.INT, 1, 100000000),
             'The amount in cents, e.g. 20000 for 200.00.',
@@ -726,10 +717,7 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_freeze_account,
         'Freeze an active account, with a reason. Only tellers with freeze permission may do '
         'this.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
+        param('account', _ROW_accounts, 'The account number, e.g. AC00003.'),
         param(
             'reason', arg.refined(arg.TEXT, 1, 120),
             'Why the account is frozen, as the customer or teller gives it.',
@@ -740,10 +728,7 @@ RetailBank.TOOLS = tools(
         RetailBank.tool_unfreeze_account,
         'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
         'permission may do this.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00004.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
+        param('account', _ROW_accounts, 'The account number, e.g. AC00004.'),
         where='retail_bank.world:350', returns=Account,
     ),
 )

@@ -700,34 +700,32 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:440
 
 
-_PARAM_employee = param(
-    'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-    'The employee id (E and three digits).',
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
 )
-_PARAM_period = param(
-    'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
-    'The period id, the year and month as YYYY-MM.',
+_ROW_periods = arg.row(
+    'periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
 )
+_PARAM_employee = param('employee', _ROW_employees, 'The employee id (E and three digits).')
+_PARAM_period = param('period', _ROW_periods, 'The period id, the year and month as YYYY-MM.')
 _PARAM_payslip = param(
-    'payslip', arg.row('payslips'), 'The payslip id (PS and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.'),
+    'payslip',
+    arg.row('payslips', not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.')),
+    'The payslip id (PS and four digits).',
 )
 _PARAM_timesheet = param(
-    'timesheet', arg.row('timesheets'), 'The timesheet id (TS and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.'),
+    'timesheet',
+    arg.row('timesheets', not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.')),
+    'The timesheet id (TS and three digits).',
 )
 
 
 SmallPayroll.TOOLS = tools(
     tool(
         SmallPayroll.tool_sign_in, 'Sign in to payroll. Only managers may sign in.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            'Your employee id (E and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
+        param('employee', _ROW_employees, 'Your employee id (E and three digits).'),
         where='small_payroll.world:192', returns=Employee,
     ),
     tool(
@@ -779,8 +777,8 @@ SmallPayroll.TOOLS = tools(
             'pay_type', arg.optional(arg.enum_of(PayType)),
             'Only salaried or only hourly employees; all when omitted.',
         ),
-        param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
-        read_only=True, where='small_payroll.world:246', returns=js.array(Employee),
+        param('active_only', arg.BOOL, 'Only active employees.', default=False), read_only=True,
+        where='small_payroll.world:246', returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     ),
     tool(
@@ -809,16 +807,12 @@ SmallPayroll.TOOLS = tools(
         SmallPayroll.tool_list_bonuses,
         'List bonuses with their employee, period, amount in cents, reason and who issued them.',
         param(
-            'period',
-            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
+            'period', arg.optional(_ROW_periods),
             'Only bonuses paid in this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'employee', arg.optional(_ROW_employees),
             "Only this employee's bonuses (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         read_only=True, where='small_payroll.world:277', returns=js.array(Bonus),
         shows=('list', ('row', 'bonuses')),
@@ -828,16 +822,12 @@ SmallPayroll.TOOLS = tools(
         'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
         'and any correction.',
         param(
-            'period',
-            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
+            'period', arg.optional(_ROW_periods),
             'Only payslips of this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
         ),
         param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'employee', arg.optional(_ROW_employees),
             "Only this employee's payslips (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
         ),
         read_only=True, where='small_payroll.world:286', returns=js.array(Payslip),
         shows=('list', ('row', 'payslips')),
@@ -846,11 +836,7 @@ SmallPayroll.TOOLS = tools(
         SmallPayroll.tool_record_hours,
         "Add hours to an hourly employee's draft timesheet for an open period, creating the "
         "timesheet if there is none.",
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            "The hourly employee's id (E and three digits).",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
+        param('employee', _ROW_employees, "The hourly employee's id (E and three digits)."),
         _PARAM_period,
         param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
         where='small_payroll.world:295', returns=Timesheet,
@@ -866,11 +852,7 @@ SmallPayroll.TOOLS = tools(
         "Issue a bonus to an active employee in an open period; it is paid with that period's "
         "payroll.",
         _PARAM_employee,
-        param(
-            'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
-            'The open period it is paid in, as YYYY-MM.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
-        ),
+        param('period', _ROW_periods, 'The open period it is paid in, as YYYY-MM.'),
         param(
             'amount_cents', arg.refined(arg.INT, 1, 10000000),
             'The bonus in cents, e.g. 25000 for 250.00.',

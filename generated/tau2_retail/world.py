@@ -818,14 +818,13 @@ _RESULT_User = js.closed({
     'payment_methods': js.mapping(_RESULT_PaymentMethod), 'orders': js.array(js.STRING),
 })
 _PARAM_order_id = param(
-    'order_id', arg.row('orders'),
+    'order_id', arg.row('orders', not_found=lambda ep, key: 'Order not found'),
     "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
     "order id.",
-    not_found=lambda ep, key: 'Order not found',
 )
 _PARAM_user_id = param(
-    'user_id', arg.row('users'), "The user id, such as 'sara_doe_496'.",
-    not_found=lambda ep, key: 'User not found',
+    'user_id', arg.row('users', not_found=lambda ep, key: 'User not found'),
+    "The user id, such as 'sara_doe_496'.",
 )
 _PARAM_payment_method_id = param(
     'payment_method_id', arg.TEXT,
@@ -887,10 +886,9 @@ Tau2Retail.TOOLS = tools(
     tool(
         Tau2Retail.tool_get_product_details, 'Get the inventory details of a product.',
         param(
-            'product_id', arg.row('products'),
+            'product_id', arg.row('products', not_found=lambda ep, key: 'Product not found'),
             "The product id, such as '6086499569'. Be careful the product id is different from "
             "the item id.",
-            not_found=lambda ep, key: 'Product not found',
         ),
         read_only=True, where='retail.world:288', returns=Product,
     ),

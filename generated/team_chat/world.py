@@ -569,20 +569,22 @@ class TeamChat(Episode):
         )
 
 
-_PARAM_user = param(
-    'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
-    "The user's id (U and three digits), as search_users shows it.",
+_ROW_users = arg.row(
+    'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
 )
+_PARAM_user = param(
+    'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
+)
 _PARAM_channel = param(
-    'channel', arg.row('channels'),
+    'channel',
+    arg.row('channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')),
     'The channel id (CH and three digits), as list_channels shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.'),
 )
 _PARAM_message = param(
-    'message', arg.row('messages'),
+    'message',
+    arg.row('messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')),
     'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.'),
 )
 
 
@@ -599,10 +601,7 @@ TeamChat.TOOLS = tools(
             'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
         ),
         param('visibility', arg.enum_of(Visibility), 'public or private.'),
-        param(
-            'topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.',
-            default=lambda ep: '',
-        ),
+        param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
         where='team_chat.world:143', returns=Channel,
     ),
     tool(
@@ -611,9 +610,8 @@ TeamChat.TOOLS = tools(
         'invite to a private one.',
         _PARAM_channel,
         param(
-            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'user', _ROW_users,
             'The id of the user to add (U and three digits), as search_users shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:158', returns=Membership,
     ),
@@ -623,9 +621,8 @@ TeamChat.TOOLS = tools(
         'stay. Returns the remaining members.',
         _PARAM_channel,
         param(
-            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
+            'user', _ROW_users,
             'The id of the member to remove (U and three digits), as list_members shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
         ),
         where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
     ),
@@ -690,7 +687,7 @@ TeamChat.TOOLS = tools(
             'query', arg.TEXT,
             'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
             'everyone.',
-            default=lambda ep: '',
+            default='',
         ),
         read_only=True, where='team_chat.world:290', returns=js.array(User),
         shows=('list', ('row', 'users')),
@@ -735,7 +732,7 @@ TeamChat.TOOLS = tools(
             'query', arg.TEXT,
             'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
             'message.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'channel', arg.optional(arg.row('channels')),

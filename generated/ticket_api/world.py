@@ -245,12 +245,12 @@ TicketAPI.TOOLS = tools(
         param('title', arg.TEXT, 'Title of the ticket.'),
         param(
             'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'priority', arg.INT,
             'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
-            default=lambda ep: 1,
+            default=1,
         ),
         where='ticket_api.world:80', returns=js.mapping({}),
     ),

@@ -786,30 +786,38 @@ _RESULT_SectionInfo = js.closed({
     'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
     'waitlisted': js.INTEGER,
 })
+_ROW_sections = arg.row(
+    'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
+)
 _PARAM_course = param(
-    'course', arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
+    'course',
+    arg.row(
+        'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
+    ),
     'The course code (two to four capital letters and three digits), as search_courses shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
 )
 _PARAM_term = param(
     'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
     'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
 )
 _PARAM_student = param(
-    'student', arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
+    'student',
+    arg.row(
+        'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
+    ),
     'The student id (S and five digits), as search_students shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
 )
 _PARAM_section = param(
-    'section',
-    arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')),
+    'section', _ROW_sections,
     "The section id (the course code, a dash and the section's code), as find_sections shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
 )
 _PARAM_enrolment = param(
-    'enrolment', arg.row('enrolments'),
+    'enrolment',
+    arg.row('enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')),
     'The enrolment id (EN and four digits), as get_student_record shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.'),
 )
 
 
@@ -849,11 +857,11 @@ UniversityRegistrar.TOOLS = tools(
             'name', arg.TEXT,
             'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
             'student.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
-            default=lambda ep: '',
+            default='',
         ),
         read_only=True, where='university_registrar.world:254', returns=js.array(Student),
         shows=('list', ('row', 'students')),
@@ -866,7 +874,7 @@ UniversityRegistrar.TOOLS = tools(
             'title', arg.TEXT,
             'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
             'the whole catalogue.',
-            default=lambda ep: '',
+            default='',
         ),
         read_only=True, where='university_registrar.world:265', returns=js.array(Course),
         shows=('list', ('row', 'courses')),
@@ -891,7 +899,7 @@ UniversityRegistrar.TOOLS = tools(
         _PARAM_term,
         param(
             'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
-            default=lambda ep: '',
+            default='',
         ),
         param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
         read_only=True, where='university_registrar.world:295',
@@ -908,9 +916,7 @@ UniversityRegistrar.TOOLS = tools(
         UniversityRegistrar.tool_list_roster,
         "List a section's enrolments (its class roster) with each student, status and grade.",
         _PARAM_section,
-        param(
-            'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
-        ),
+        param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
         read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
         shows=('list', ('row', 'enrolments')),
     ),
@@ -939,23 +945,22 @@ UniversityRegistrar.TOOLS = tools(
         'Put a student on the waitlist of a full section; returns their place in the queue.',
         _PARAM_student,
         param(
-            'section',
-            arg.row(
-                'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
-            ),
+            'section', _ROW_sections,
             "The id of a full section (the course code, a dash and the section's code), as "
             "find_sections shows it.",
-            not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
         ),
         where='university_registrar.world:369', returns=WaitlistPosition,
     ),
     tool(
         UniversityRegistrar.tool_leave_waitlist, 'Take a student off a waitlist.',
         param(
-            'entry', arg.row('waitlist'),
+            'entry',
+            arg.row(
+                'waitlist',
+                not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
+            ),
             'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
             'shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
         ),
         where='university_registrar.world:388', returns=WaitlistEntry,
     ),

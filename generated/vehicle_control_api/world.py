@@ -540,16 +540,16 @@ VehicleControlAPI.TOOLS = tools(
         param(
             'unit', arg.optional(arg.TEXT),
             '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
-            default=lambda ep: 'celsius',
+            default='celsius',
         ),
         param(
             'fanSpeed', arg.INT, '[Optional] The fan speed to set from 0 to 100. Default is 50.',
-            default=lambda ep: 50,
+            default=50,
         ),
         param(
             'mode', arg.optional(arg.TEXT),
             '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
-            default=lambda ep: 'auto',
+            default='auto',
         ),
         where='vehicle_control.world:295', returns=Climate,
     ),

@@ -628,26 +628,35 @@ class WarehouseInventoryDesk(Episode):
         )
 
 
+_ROW_items = arg.row(
+    'items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
+)
+_ROW_bins = arg.row(
+    'bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
+)
+
+
 WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_sign_in,
         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
         param(
-            'clerk', arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+            'clerk',
+            arg.row(
+                'clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
+                not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
+            ),
             'The clerk id, e.g. C001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
         ),
         where='warehouse_inventory_desk.world:168', returns=Clerk,
     ),
     tool(
         WarehouseInventoryDesk.tool_get_item_stock,
         'Show an item with its quantity in each bin and its total on hand.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The item SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:175',
+        param('item', _ROW_items, 'The item SKU, e.g. BOL-1001.'), read_only=True,
+        where='warehouse_inventory_desk.world:175',
         returns=js.closed({
             'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
             'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
@@ -659,12 +668,8 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_get_bin,
         "Show a bin's contents (each item's stock row with its quantity), used units and free "
         "capacity.",
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin code, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:191',
+        param('bin', _ROW_bins, 'The bin code, e.g. A01-01.'), read_only=True,
+        where='warehouse_inventory_desk.world:191',
         returns=js.closed({
             'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
             'capacity': js.INTEGER, 'used': js.INTEGER, 'free': js.INTEGER, 'blocked': js.BOOLEAN,
@@ -692,10 +697,8 @@ WarehouseInventoryDesk.TOOLS = tools(
             'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
         ),
         param(
-            'item',
-            arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))),
+            'item', arg.optional(_ROW_items),
             'Only bins that hold stock of this SKU; all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
         ),
         read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(Bin),
         shows=('list', ('row', 'bins')),
@@ -710,8 +713,11 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_get_movement,
         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
         param(
-            'movement', arg.row('movements'), 'The movement id, e.g. M00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.'),
+            'movement',
+            arg.row(
+                'movements', not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.')
+            ),
+            'The movement id, e.g. M00001.',
         ),
         read_only=True, where='warehouse_inventory_desk.world:228', returns=Movement,
     ),
@@ -719,16 +725,8 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_receive_delivery,
         'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
         'whole delivery.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU delivered, e.g. NUT-2001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin the delivery is put into, e.g. R00-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
+        param('item', _ROW_items, 'The SKU delivered, e.g. NUT-2001.'),
+        param('bin', _ROW_bins, 'The bin the delivery is put into, e.g. R00-01.'),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
         param(
             'delivery_note', arg.refined(arg.TEXT, 1, 40),
@@ -739,16 +737,8 @@ WarehouseInventoryDesk.TOOLS = tools(
     tool(
         WarehouseInventoryDesk.tool_pick_stock,
         'Pick units of an item from a bin for a customer order.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU to pick, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin to pick from, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
+        param('item', _ROW_items, 'The SKU to pick, e.g. BOL-1001.'),
+        param('bin', _ROW_bins, 'The bin to pick from, e.g. A01-01.'),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
         param(
             'order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
@@ -760,21 +750,9 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_move_stock,
         'Transfer units of an item from one bin to another. Returns the source and destination '
         'stock rows.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU to move, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'from_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The source bin, e.g. B02-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param(
-            'to_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The destination bin, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
+        param('item', _ROW_items, 'The SKU to move, e.g. BOL-1001.'),
+        param('from_bin', _ROW_bins, 'The source bin, e.g. B02-01.'),
+        param('to_bin', _ROW_bins, 'The destination bin, e.g. A01-01.'),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
         where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING),
     ),
@@ -783,16 +761,8 @@ WarehouseInventoryDesk.TOOLS = tools(
         'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
         'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
         'count\nadjustment. Returns the difference, counted minus recorded.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU counted, e.g. WSH-3001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin counted, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
+        param('item', _ROW_items, 'The SKU counted, e.g. WSH-3001.'),
+        param('bin', _ROW_bins, 'The bin counted, e.g. A01-01.'),
         param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
         where='warehouse_inventory_desk.world:332', returns=js.INTEGER,
     ),
@@ -800,11 +770,7 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_set_bin_blocked,
         'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
         'transfers.',
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin code, e.g. B02-02.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
+        param('bin', _ROW_bins, 'The bin code, e.g. B02-02.'),
         param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
         where='warehouse_inventory_desk.world:379', returns=Bin,
     ),
@@ -818,12 +784,8 @@ WarehouseInventoryDesk.TOOLS = tools(
         WarehouseInventoryDesk.tool_list_movements,
         'List the stock movements of an item, newest first, with kind, bins, quantity, '
         'reference, clerk and time.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
+        param('item', _ROW_items, 'The SKU, e.g. BOL-1001.'), read_only=True,
+        where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
         shows=('list', ('row', 'movements')),
     ),
 )

@@ -12,7 +12,7 @@ parameters, each a :func:`param` saying how its argument loads::
             Shop.tool_cancel_order,
             param('order', arg.row('orders'), 'The order to cancel.'),
             param('reason', arg.optional(arg.enum_of(Reason)), 'Why.'),
-            param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=lambda ep: 1),
+            param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=1),
             where='shop.world:40',
             returns=_RESULT_Order,
         ),
@@ -27,9 +27,10 @@ An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
 (the value checks of :mod:`worldspec.runtime.values`), and carries its JSON schema, made by the
 functions of :mod:`worldspec.runtime.schema` that the compiler's type tables use too.
 
-A :func:`param` may say ``default=`` (``default(ep)``, for a call that leaves the argument
-out or gives null) and ``not_found=`` (the spec's message for a value that does not fit the
-type, or for a row, a key no row has).
+A :func:`param` may say ``default=`` (the value for a call that leaves the argument out or
+gives null: a constant; ``default_from=``: a function of the episode that computes it) and
+``not_found=`` (the spec's message for a value that does not fit the type, or for a row, a key
+no row has: it may be said once by the row, ``row('orders', not_found=...)``).
 
 The world's argument rules (``config { arguments: python | dynamic }``) are
 :func:`tools`'s ``arguments``: with Python's rules an explicit null is a value and errors
@@ -287,18 +288,29 @@ class ParamDeclaration:
     not_found: Message | None = None
 
 
-def param(name: str, how: Loads, doc: str = "", *, default: Callable[[Any], Any] | None = None,
+def param(name: str, how: Loads, doc: str = "", *, default: Any = None,
+          default_from: Callable[[Any], Any] | None = None,
           not_found: Message | None = None) -> ParamDeclaration:
     """A tool's parameter: its name, how its argument loads (an optional type: a call may
-    leave it out), its description; ``default(ep)`` for a call that leaves it out;
-    ``not_found(ep, value)`` the spec's message for a value that does not fit its type (for
-    a row, for a key no row has)."""
+    leave it out), its description; for a call that leaves it out, ``default`` (a constant:
+    a number, a text, a bool, an enum member; None is no default) or ``default_from(ep)``
+    (computed by the episode, or a null default); ``not_found(ep, value)`` the spec's message
+    for a value that does not fit its type (for a row, for a key no row has)."""
+    if default is not None:
+        if default_from is not None:
+            raise TypeError(f"parameter {name!r}: say default= or default_from=, not both")
+        default_from = _constant(default)
     found = _row_of(how)
     if not_found is not None and found is not None:
         assert found.key is not None
         made = row(found.table or "", found.key, not_found)
         how, not_found = (made if how is found else optional(made)), None
-    return ParamDeclaration(name, how, doc, default, how.kind == "optional", not_found)
+    return ParamDeclaration(name, how, doc, default_from, how.kind == "optional", not_found)
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    """``default_from`` for a constant default: the value, whatever the episode."""
+    return lambda ep: value
 
 
 @value_class(frozen=True)
