@@ -353,3 +353,101 @@ def test_a_parameters_schema_is_its_argument_types() -> None:
     assert arg.refined(arg.INT, 1, 5).load(3, "n", None) == 3
     with pytest.raises(ToolError):
         arg.refined(arg.INT, 1, 5).load(6, "n", None)
+
+
+DESK = """\
+world Desk "Rows the registry shares, and defaults."
+
+config { results: bfcl }
+
+enum Level { low, high }
+
+entity Ticket "A ticket." {
+  key id: str
+  level: Level
+  hits: int
+}
+
+entity Agent "An agent." {
+  key id: str
+  name: str
+}
+
+state {
+  tickets: table Ticket
+  agents: table Agent
+  step: int = 3
+}
+
+tool bump(
+  ticket: Ticket "The ticket." else f"No ticket {ticket}.",
+  by: int = 1 "How much.",
+  level: Level = high "The level.",
+  note: str = "" "A note.",
+  start: int = step + 1 "Where to start.",
+) -> str "Bump a ticket." {
+  ticket.hits += by
+  ticket.level = level
+  return f"{ticket.hits}|{note}|{start}"
+}
+
+tool close(ticket: Ticket "A ticket id." else f"No ticket {ticket}.") -> str "Close a ticket." {
+  delete ticket from tickets
+  return ticket.id
+}
+
+tool assign(
+  ticket: Ticket? "Maybe a ticket." else f"No ticket {ticket}.",
+  agent: Agent "An agent." else f"No agent {agent}.",
+) -> str "Assign." {
+  return agent.name
+}
+"""
+DESK_DATA = {"tickets": [{"id": "T1", "level": "low", "hits": 1}],
+             "agents": [{"id": "A1", "name": "Ann"}]}
+
+
+def test_a_row_several_parameters_take_is_declared_once(tmp_path: Path) -> None:
+    """Three parameters (one optional) take a ticket with the same message: one ``_ROW_``
+    constant says the table and the message, each parameter names it; the agent's row, taken
+    once, stays inline. Every one of them still refuses a key no row has with its message."""
+    world = compile_text(tmp_path, "desk.world", DESK, "Desk")
+    source = generated_source(world)
+    assert source.count("f'No ticket {key}.'") == 1
+    assert "_ROW_tickets = arg.row('tickets', not_found=" in source
+    assert source.count("_ROW_tickets") == 4
+    assert "param('ticket', arg.optional(_ROW_tickets), 'Maybe a ticket.')" in source
+    assert "_ROW_agents" not in source and "arg.row('agents', not_found=" in source
+    ep = world(data=DESK_DATA)
+    assert ep.call("bump", {"ticket": "T9"}) == {"error": "No ticket T9."}
+    assert ep.call("close", {"ticket": "T9"}) == {"error": "No ticket T9."}
+    assert ep.call("assign", {"ticket": "T9", "agent": "A1"}) == {"error": "No ticket T9."}
+    assert ep.call("assign", {"agent": "A9"}) == {"error": "No agent A9."}
+    assert ep.call("assign", {"ticket": "T1", "agent": "A1"}) == "Ann"
+
+
+def test_a_constant_default_is_a_value_and_a_computed_one_a_function(tmp_path: Path) -> None:
+    """``default=1``, ``default=''``, an enum member's constant: held as they are;
+    ``step + 1`` reads the state, so the episode computes it at each call."""
+    world = compile_text(tmp_path, "desk.world", DESK, "Desk")
+    source = generated_source(world)
+    assert "param('by', arg.INT, 'How much.', default=1)" in source
+    assert "param('note', arg.TEXT, 'A note.', default='')" in source
+    assert "default=_E5_Level_high)" in source
+    assert "default_from=lambda ep: ep.state.step + 1" in source
+    assert "default=lambda" not in source
+    ep = world(data=DESK_DATA)
+    assert ep.call("bump", {"ticket": "T1"}) == "2||4"
+    assert ep.export_state()["tickets"] == [{"id": "T1", "level": "high", "hits": 2}]
+    assert ep.call("bump", {"ticket": "T1", "by": 2, "note": "n", "start": 0}) == "4|n|0"
+
+
+def test_param_takes_a_default_value_or_a_function_of_the_episode() -> None:
+    by_value = arg.param("n", arg.INT, "A number.", default=0)
+    computed = arg.param("n", arg.INT, "A number.", default_from=lambda ep: ep * 2)
+    none = arg.param("n", arg.INT, "A number.")
+    assert by_value.default is not None and by_value.default(21) == 0
+    assert computed.default is not None and computed.default(21) == 42
+    assert none.default is None  # no default: the argument is required
+    with pytest.raises(TypeError, match="say default= or default_from=, not both"):
+        arg.param("n", arg.INT, "A number.", default=0, default_from=lambda ep: 1)
