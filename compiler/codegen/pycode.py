@@ -641,13 +641,16 @@ class Match(Stmt):
 
 @dataclass(slots=True)
 class FunctionDef(Stmt):
-    """``def name(params) -> returns:`` with a docstring (its text) and a body."""
+    """``def name(params) -> returns:`` with a docstring (its text) and a body, after its
+    decorators (``@expr`` each; the anchor goes on the first one's line, where the
+    definition starts)."""
 
     name: str
     params: list[str]
     returns: str
     body: list[Stmt]
     doc: str | None = None
+    decorators: tuple[Expr, ...] = ()
 
 
 # -------------------------------------------------------------------------------- printing
@@ -1021,7 +1024,15 @@ def _signature(fn: FunctionDef, indent: str, reserve: int) -> list[str]:
 
 def _function(fn: FunctionDef, depth: int) -> list[str]:
     indent = _INDENT * depth
-    out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
+    if fn.decorators:  # the anchor on the definition's first line: its first decorator's
+        first, *others = fn.decorators
+        out = _anchored(fn.anchor, indent,
+                        lambda reserve: _wrapped(first, indent, "@", "", False, reserve))
+        out += [line for decorator in others
+                for line in _wrapped(decorator, indent, "@", "", False)]
+        out += _signature(fn, indent, 0)
+    else:
+        out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
     if fn.doc:
         out += _docstring(fn.doc, indent + _INDENT)
     return out + print_block(fn.body, depth + 1)

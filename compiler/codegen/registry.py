@@ -1,13 +1,15 @@
-"""A world's tool registry as code: each tool's ``tool(...)`` declaration and its schemas.
+"""A world's tool registry as code: each tool's ``@tool(...)`` declaration and its schemas.
 
 The runtime (:mod:`worldspec.runtime.arguments`, imported as ``arg``) loads each call's
 arguments from what the declaration says, so no function of the generated module loads them:
 a parameter says how its argument loads (``arg.TEXT``, ``arg.row('orders')``,
 ``arg.optional(arg.enum_of(Color))``, ``arg.refined(arg.INT, 1, 5)``: a table over the types,
-as the type tables' loader is), its default, its own message; a tool names its method, its
-description (written here only, never as the method's docstring, which ``python -OO``
-drops), its result's schema, how a union result exports. A parameter
-several tools declare alike is written once, as a module constant ``_PARAM_<name>``.
+as the type tables' loader is), its default, its own message; a tool's declaration decorates
+its method and says its description (written here only, never as the method's docstring,
+which ``python -OO`` drops), its result's schema, how a union result exports; after the
+world's class, ``<World>.TOOLS = tools(<World>)`` collects them. A parameter several tools
+declare alike is written once, as a module constant ``_PARAM_<name>``, and so is a row
+(with the spec's not-found message) that several parameters take, ``_ROW_<table>``.
 
 Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
 with the runtime's schema functions (:mod:`worldspec.runtime.schema`, imported as ``js``):
@@ -16,7 +18,7 @@ an entity's result is its class (``returns=js.array(Doctor)``), whose schema the
 builds from its fields (see :class:`ResultClasses`). Another named type's schema that the
 registry shows more than once is written once, as a module constant (``_SCHEMA_<Class>`` for
 what an agent sends, ``_RESULT_<Class>`` for what a tool returns), and named wherever it
-appears.
+appears. The constants come before the world's class, whose methods' declarations name them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
@@ -48,7 +51,7 @@ from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ParamInfo, ToolInfo, WorldModel
 from worldspec.runtime import schema as js
 
-__all__ = ["RegistryWriter", "ResultClasses", "SchemaWriter"]
+__all__ = ["Registry", "RegistryWriter", "ResultClasses", "SchemaWriter"]
 
 #: the scalar schemas the runtime names (``js.STRING``...), by their JSON text
 _SCALARS = {
@@ -318,6 +321,18 @@ def _arg(name: str) -> Expr:
     return Attr(Name("arg"), name)
 
 
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """A world's tool registry as code: the module constants its declarations name (lines,
+    before the world's class), each tool's declaration (the ``tool(...)`` call decorating
+    its method, by the tool's name) and the statement making the registry (lines, after
+    the class)."""
+
+    constants: list[str]
+    declarations: dict[str, Expr]
+    statement: list[str]
+
+
 class RegistryWriter:
     """The ``tools(...)`` registry of a world (see the module's doc)."""
 
@@ -336,34 +351,34 @@ class RegistryWriter:
         self._param_constants: list[Assign] = []
         self._row_constants: list[Assign] = []
 
-    def registry(self, checks: dict[str, bool], given: set[str]) -> list[str]:
-        """``<World>.TOOLS = tools(...)``, after the constants it names: the schemas and the
-        parameters that several tools share. ``checks``: whether a call of each tool must
-        check the invariants; ``given``: the tools whose method takes the names of the
-        arguments given."""
+    def registry(self, checks: dict[str, bool], given: set[str]) -> Registry:
+        """Each tool's ``@tool(...)`` declaration, the constants they name (the schemas, the
+        rows and the parameters that several tools share) and ``<World>.TOOLS =
+        tools(<World>)``. ``checks``: whether a call of each tool must check the invariants;
+        ``given``: the tools whose method takes the names of the arguments given."""
         tools = list(self.world.tools.values())
         rows = self._shared_rows([p for info in tools for p in info.params])
         params = {(info.name, p.name): self.param(p, rows) for info in tools
                   for p in info.params}
         shared = self._shared(params)
-        declared = [self.tool(info, [shared.get(params[info.name, p.name].flat(),
-                                                params[info.name, p.name])
-                                     for p in info.params],
-                              checks.get(info.name, True), info.name in given)
-                    for info in tools]
+        declarations = {
+            info.name: self.tool(info, [shared.get(params[info.name, p.name].flat(),
+                                                   params[info.name, p.name])
+                                        for p in info.params],
+                                 checks.get(info.name, True), info.name in given)
+            for info in tools}
         rules = self.world.config.arguments
         keywords: list[tuple[str, Expr]] = []
         if rules in ("python", "dynamic"):
             keywords += [("arguments", Const(rules)), ("python_class", Const(
                 self.world.config.class_name or self.world.name))]
-        registry = Call(Name("tools"), tuple(declared), tuple(keywords))
+        registry = Call(Name("tools"), (Name(self.class_name),), tuple(keywords))
         statement = Assign(Attr(Name(self.class_name), "TOOLS"), registry)
         constants = self.schemas.lines()
-        if self._row_constants:
-            constants += print_block(self._row_constants, 0)
-        if self._param_constants:
-            constants += print_block(self._param_constants, 0)
-        return [*constants, *([""] * 2 if constants else []), *print_block([statement], 0)]
+        for defined in (self._row_constants, self._param_constants):
+            if defined:
+                constants += print_block(defined, 0)
+        return Registry(constants, declarations, print_block([statement], 0))
 
     def _shared_rows(self, params: list[ParamInfo]) -> dict[str, Expr]:
         """The rows (a table with the spec's not-found message) that parameters declared
@@ -410,9 +425,8 @@ class RegistryWriter:
         return shared
 
     def tool(self, info: ToolInfo, params: list[Expr], checks: bool, given: bool) -> Expr:
-        """The ``tool(...)`` declaration of a tool."""
-        method = Attr(Name(self.class_name), f"tool_{py_name(info.name)}")
-        args: list[Expr] = [method, Const(info.doc or ""), *params]
+        """The ``tool(...)`` declaration of a tool (its method's decorator)."""
+        args: list[Expr] = [Const(info.doc or ""), *params]
         keywords: list[tuple[str, Expr]] = []
         if info.read_only:
             keywords.append(("read_only", Const(True)))

@@ -187,6 +187,31 @@ class CustomerRentals(Record):
 _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 
 
+_ROW_branches = arg.row(
+    'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
+)
+_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'))
+_ROW_cars = arg.row(
+    'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
+)
+_PARAM_return_date = param(
+    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
+)
+_PARAM_category = param(
+    'category', arg.optional(arg.enum_of(CarCategory)),
+    'Only cars of this category; any when omitted.',
+)
+_PARAM_customer = param(
+    'customer',
+    arg.row('customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')),
+    'The customer id, e.g. CU001.',
+)
+_PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
+_PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -364,7 +389,15 @@ class CarRentalCounter(Episode):
             for _r1 in rt.each(self, self.t_rentals)
         )
 
-    def tool_search_cars(  # car_rental_counter.world:163
+    @tool(  # car_rental_counter.world:163
+        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
+        'first, with the price.',
+        param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
+        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
+        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
+        returns=js.array(CarOffer),
+    )
+    def tool_search_cars(
         self,
         branch: Branch,
         pickup_date: dt.date,
@@ -394,7 +427,21 @@ class CarRentalCounter(Episode):
             key=lambda _o3: _o3.price_cents,
         ))
 
-    def tool_register_customer(  # car_rental_counter.world:178
+    @tool(  # car_rental_counter.world:178
+        'Register a new customer with their driving licence.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
+        param(
+            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
+            'The driving licence number, 6 to 12 capital letters or digits.',
+        ),
+        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            "The customer's email address.",
+        ),
+        where='car_rental_counter.world:178', returns=Customer,
+    )
+    def tool_register_customer(
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
         # car_rental_counter.world:186
@@ -414,7 +461,16 @@ class CarRentalCounter(Episode):
         self.insert(self.t_customers, customer)  # car_rental_counter.world:194
         return customer  # car_rental_counter.world:195
 
-    # car_rental_counter.world:198
+    @tool(  # car_rental_counter.world:198
+        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
+        'latest pick-up first.',
+        _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
+        returns=js.closed({
+            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
+            'rentals': js.array(Rental),
+        }),
+        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
+    )
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
         return CustomerRentals(  # car_rental_counter.world:203
             customer.key(), customer.name, customer.licence_expires,
@@ -426,14 +482,34 @@ class CarRentalCounter(Episode):
             ),
         )
 
-    def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
+    @tool(  # car_rental_counter.world:211
+        'Show one rental with its car, dates, mileage and charges.', _PARAM_rental, read_only=True,
+        where='car_rental_counter.world:211', returns=Rental,
+    )
+    def tool_get_rental(self, rental: Rental) -> Rental:
         return rental  # car_rental_counter.world:216
 
-    def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
+    @tool(  # car_rental_counter.world:219
+        'List the branches with their codes, names and cities.', read_only=True,
+        where='car_rental_counter.world:219', returns=js.array(Branch),
+        shows=('list', ('row', 'branches')),
+    )
+    def tool_list_branches(self) -> tuple[str, ...]:
         # car_rental_counter.world:220
         return tuple([_b8.key() for _b8 in rt.each(self, self.t_branches)])
 
-    def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
+    @tool(  # car_rental_counter.world:223
+        'Find registered customers whose name, email or licence number contains the text, with '
+        'their customer id and licence expiry date.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
+            "matter.",
+        ),
+        read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(self, text: str) -> tuple[str, ...]:
         # car_rental_counter.world:228
         wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
         return tuple([  # car_rental_counter.world:229
@@ -443,10 +519,25 @@ class CarRentalCounter(Episode):
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
         ])
 
-    def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
+    @tool(  # car_rental_counter.world:232
+        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+        'and whether it is in service.',
+        _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car,
+    )
+    def tool_get_car(self, car: Car) -> Car:
         return car  # car_rental_counter.world:235
 
-    def tool_list_cars(  # car_rental_counter.world:238
+    @tool(  # car_rental_counter.world:238
+        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
+        "service, whatever their bookings; cars out on a rental have no branch.",
+        param(
+            'branch', arg.optional(_ROW_branches),
+            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
+        ),
+        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
+        returns=js.array(Car), shows=('list', ('row', 'cars')),
+    )
+    def tool_list_cars(
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
         return tuple([  # car_rental_counter.world:244
@@ -455,7 +546,13 @@ class CarRentalCounter(Episode):
             and (category is None or _c10.category == category)
         ])
 
-    def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
+    @tool(  # car_rental_counter.world:247
+        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+        'first.',
+        _PARAM_car, read_only=True, where='car_rental_counter.world:247', returns=js.array(Rental),
+        shows=('list', ('row', 'rentals')),
+    )
+    def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(self, [
                 _r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.key()
@@ -463,7 +560,14 @@ class CarRentalCounter(Episode):
             key=lambda _r11: _r11.pickup_date, reverse=True,
         )
 
-    def tool_reserve_car(  # car_rental_counter.world:255
+    @tool(  # car_rental_counter.world:255
+        "Reserve a car at the branch where it is parked. The price is the number of days times "
+        "the car's daily rate.",
+        _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
+        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
+        where='car_rental_counter.world:255', returns=Rental,
+    )
+    def tool_reserve_car(
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
         if return_date <= pickup_date:  # car_rental_counter.world:263
@@ -498,7 +602,12 @@ class CarRentalCounter(Episode):
         self.insert(self.t_rentals, rental)  # car_rental_counter.world:279
         return rental  # car_rental_counter.world:280
 
-    def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
+    @tool(  # car_rental_counter.world:283
+        'Cancel a reservation that has not been picked up. There is no fee.',
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
+        where='car_rental_counter.world:283', returns=Rental,
+    )
+    def tool_cancel_reservation(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
             self.fail(
                 f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.'
@@ -507,7 +616,12 @@ class CarRentalCounter(Episode):
         self.set_field(rental, 'status', _E12_RentalStatus_cancelled)
         return rental  # car_rental_counter.world:290
 
-    def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
+    @tool(  # car_rental_counter.world:293
+        'Hand the car of a reservation to the customer, from its pick-up day until the day '
+        'before its planned return. Records the start mileage.',
+        _PARAM_rental, where='car_rental_counter.world:293', returns=Rental,
+    )
+    def tool_pick_up(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
             self.fail(
                 f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.'
@@ -545,7 +659,18 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
-    # car_rental_counter.world:312
+    @tool(  # car_rental_counter.world:312
+        'Take back a picked-up car at any branch. Days past the planned return date are charged '
+        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
+        'differs from\nthe pick-up branch. Returns the rental with its charges.',
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
+        param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
+        param(
+            'mileage_km', arg.refined(arg.INT, 0, 10000000),
+            'The odometer reading at return, in km.',
+        ),
+        where='car_rental_counter.world:312', returns=Rental,
+    )
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
             self.fail(
@@ -602,7 +727,15 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', branch.key())
         return rental  # car_rental_counter.world:341
 
-    # car_rental_counter.world:344
+    @tool(  # car_rental_counter.world:344
+        'Take a parked car out of service for maintenance, or put it back in service.',
+        param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
+        param(
+            'in_service', arg.BOOL,
+            'true to put the car back in service, false to take it out for maintenance.',
+        ),
+        where='car_rental_counter.world:344', returns=Car,
+    )
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:
         if car.branch is None:  # car_rental_counter.world:350
             self.fail(f'Car {car.plate} is out on a rental.')
@@ -620,158 +753,7 @@ class CarRentalCounter(Episode):
         return car  # car_rental_counter.world:353
 
 
-_ROW_branches = arg.row(
-    'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-)
-_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'))
-_ROW_cars = arg.row(
-    'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-)
-_PARAM_return_date = param(
-    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
-)
-_PARAM_category = param(
-    'category', arg.optional(arg.enum_of(CarCategory)),
-    'Only cars of this category; any when omitted.',
-)
-_PARAM_customer = param(
-    'customer',
-    arg.row('customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')),
-    'The customer id, e.g. CU001.',
-)
-_PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
-_PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
-
-
-CarRentalCounter.TOOLS = tools(
-    tool(
-        CarRentalCounter.tool_search_cars,
-        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
-        'first, with the price.',
-        param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
-        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
-        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
-        returns=js.array(CarOffer),
-    ),
-    tool(
-        CarRentalCounter.tool_register_customer,
-        'Register a new customer with their driving licence.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
-        param(
-            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
-            'The driving licence number, 6 to 12 capital letters or digits.',
-        ),
-        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            "The customer's email address.",
-        ),
-        where='car_rental_counter.world:178', returns=Customer,
-    ),
-    tool(
-        CarRentalCounter.tool_get_customer_rentals,
-        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-        'latest pick-up first.',
-        _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
-        returns=js.closed({
-            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
-            'rentals': js.array(Rental),
-        }),
-        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
-    ),
-    tool(
-        CarRentalCounter.tool_get_rental,
-        'Show one rental with its car, dates, mileage and charges.', _PARAM_rental, read_only=True,
-        where='car_rental_counter.world:211', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_list_branches,
-        'List the branches with their codes, names and cities.', read_only=True,
-        where='car_rental_counter.world:219', returns=js.array(Branch),
-        shows=('list', ('row', 'branches')),
-    ),
-    tool(
-        CarRentalCounter.tool_find_customers,
-        'Find registered customers whose name, email or licence number contains the text, with '
-        'their customer id and licence expiry date.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
-            "matter.",
-        ),
-        read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        CarRentalCounter.tool_get_car,
-        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
-        'and whether it is in service.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car,
-    ),
-    tool(
-        CarRentalCounter.tool_list_cars,
-        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
-        "service, whatever their bookings; cars out on a rental have no branch.",
-        param(
-            'branch', arg.optional(_ROW_branches),
-            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
-        ),
-        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
-        returns=js.array(Car), shows=('list', ('row', 'cars')),
-    ),
-    tool(
-        CarRentalCounter.tool_list_car_rentals,
-        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
-        'first.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:247', returns=js.array(Rental),
-        shows=('list', ('row', 'rentals')),
-    ),
-    tool(
-        CarRentalCounter.tool_reserve_car,
-        "Reserve a car at the branch where it is parked. The price is the number of days times "
-        "the car's daily rate.",
-        _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
-        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
-        where='car_rental_counter.world:255', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_cancel_reservation,
-        'Cancel a reservation that has not been picked up. There is no fee.',
-        param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
-        where='car_rental_counter.world:283', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_pick_up,
-        'Hand the car of a reservation to the customer, from its pick-up day until the day '
-        'before its planned return. Records the start mileage.',
-        _PARAM_rental, where='car_rental_counter.world:293', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_return_car,
-        'Take back a picked-up car at any branch. Days past the planned return date are charged '
-        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
-        'differs from\nthe pick-up branch. Returns the rental with its charges.',
-        param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
-        param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
-        param(
-            'mileage_km', arg.refined(arg.INT, 0, 10000000),
-            'The odometer reading at return, in km.',
-        ),
-        where='car_rental_counter.world:312', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_set_car_in_service,
-        'Take a parked car out of service for maintenance, or put it back in service.',
-        param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
-        param(
-            'in_service', arg.BOOL,
-            'true to put the car back in service, false to take it out for maintenance.',
-        ),
-        where='car_rental_counter.world:344', returns=Car,
-    ),
-)
+CarRentalCounter.TOOLS = tools(CarRentalCounter)
 
 
 # car_rental_counter.world:500

@@ -219,6 +219,29 @@ class DaySchedule(Record):
         export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
+_ROW_doctors = arg.row(
+    'doctors', not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.')
+)
+_ROW_patients = arg.row(
+    'patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
+)
+_ROW_slots = arg.row('slots', not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'))
+_ROW_appointments = arg.row(
+    'appointments', not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.')
+)
+_ROW_waitlist = arg.row(
+    'waitlist', not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.')
+)
+_PARAM_kind = param(
+    'kind', arg.enum_of(VisitKind),
+    'consultation (30 min), follow-up (15 min) or procedure (60 min).',
+    default=_E9_VisitKind_consultation,
+)
+_PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id.')
+_PARAM_patient = param('patient', _ROW_patients, "The patient's id.")
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -543,7 +566,17 @@ class ClinicScheduling(Episode):
             key=lambda _s9: _s9.start,
         )
 
-    def tool_list_doctors(  # clinic.world:274
+    @tool(  # clinic.world:274
+        "List the clinic's doctors with their specialty, room and whether they take new patients.",
+        param(
+            'specialty', arg.optional(arg.enum_of(Specialty)),
+            'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
+        ),
+        param('accepting_only', arg.BOOL, 'Only doctors who take new patients.', default=False),
+        read_only=True, where='clinic.world:274', returns=js.array(Doctor),
+        shows=('list', ('row', 'doctors')),
+    )
+    def tool_list_doctors(
         self, specialty: Specialty | None, accepting_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # clinic.world:280
@@ -552,7 +585,17 @@ class ClinicScheduling(Episode):
             and (_d12.accepting_new_patients or not accepting_only)
         ])
 
-    def tool_find_patients(self, query: str) -> tuple[str, ...]:  # clinic.world:283
+    @tool(  # clinic.world:283
+        'Find registered patients by name or phone number.',
+        param(
+            'query', arg.refined(arg.TEXT, 2, 80),
+            "Part of the patient's name (any case), or their full phone number such as "
+            "+15125550111.",
+        ),
+        read_only=True, where='clinic.world:283',
+        returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
+    )
+    def tool_find_patients(self, query: str) -> tuple[str, ...]:
         needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
             rt.each(self, [
@@ -563,7 +606,24 @@ class ClinicScheduling(Episode):
             key=lambda _p13: _p13.name,
         )
 
-    def tool_register_patient(  # clinic.world:292
+    @tool(  # clinic.world:292
+        'Register a new patient so that they can be booked.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+        param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'A contact phone number in international form, e.g. +15125550190. Family members may '
+            'share one.',
+        ),
+        param(
+            'email',
+            arg.optional(arg.refined(arg.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+            'An email address for reminders.',
+        ),
+        param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
+        where='clinic.world:292', returns=Patient,
+    )
+    def tool_register_patient(
         self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None
     ) -> Patient:
         if birth_date > self.clock.date():  # clinic.world:301
@@ -591,7 +651,23 @@ class ClinicScheduling(Episode):
         self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
 
-    def tool_find_available_slots(  # clinic.world:315
+    @tool(  # clinic.world:315
+        'Find free slots on a day, earliest first. A slot listed here can still be refused for '
+        'patient-specific reasons when booking.',
+        param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
+        param(
+            'specialty', arg.optional(arg.enum_of(Specialty)), 'Only doctors of this specialty.'
+        ),
+        param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
+        param(
+            'kind', arg.enum_of(VisitKind),
+            'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
+            'min) or procedure (60 min).',
+            default=_E9_VisitKind_consultation,
+        ),
+        read_only=True, where='clinic.world:315', returns=js.array(SlotView),
+    )
+    def tool_find_available_slots(
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
         chosen: tuple[str, ...] = tuple([  # clinic.world:323
@@ -608,7 +684,12 @@ class ClinicScheduling(Episode):
             ))
         ])
 
-    # clinic.world:331
+    @tool(  # clinic.world:331
+        "Show a doctor's active appointments and free consultation slots on one day.",
+        param('doctor', _ROW_doctors, "The doctor's id, e.g. D01."),
+        param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
+        returns=DaySchedule,
+    )
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         booked: tuple[str, ...] = tuple([  # clinic.world:337
             _a19.key() for _a19 in rt.each(self, self.t_appointments)
@@ -628,7 +709,20 @@ class ClinicScheduling(Episode):
             ]),
         )
 
-    def tool_list_appointments(  # clinic.world:346
+    @tool(  # clinic.world:346
+        'List appointments, earliest first, filtered by patient, doctor, day and status.',
+        param(
+            'patient_id', arg.optional(arg.TEXT), "Only this patient's appointments, e.g. P1001."
+        ),
+        param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
+        param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
+            'Only appointments with this status, e.g. "booked".',
+        ),
+        read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
+    )
+    def tool_list_appointments(
         self,
         patient_id: str | None,
         doctor_id: str | None,
@@ -646,7 +740,20 @@ class ClinicScheduling(Episode):
             rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a23: _a23.start
         )
 
-    def tool_book_appointment(  # clinic.world:360
+    @tool(  # clinic.world:360
+        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, "
+        "the\npatient already has an appointment at that time or the daily maximum, the clinic "
+        "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
+        "Booking removes the patient's waitlist entry for that doctor, if any.",
+        param('patient', _ROW_patients, "The patient's id, e.g. P1001."),
+        param('slot', _ROW_slots, 'The id of a free slot, from find_available_slots.'),
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 200),
+            'Why the patient wants to be seen, in a few words.',
+        ),
+        _PARAM_kind, where='clinic.world:360', returns=Appointment,
+    )
+    def tool_book_appointment(
         self, patient: Patient, slot: Slot, reason: str, kind: VisitKind
     ) -> Appointment:
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
@@ -670,7 +777,16 @@ class ClinicScheduling(Episode):
             self.delete(self.t_waitlist, entry.key())  # clinic.world:386
         return appointment  # clinic.world:388
 
-    # clinic.world:391
+    @tool(  # clinic.world:391
+        'Move a booked appointment to another slot. Only possible up to the cancellation notice '
+        '(24 hours) before it starts.',
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1003.'),
+        param(
+            'new_slot', _ROW_slots,
+            'The id of the free slot to move to; it must be with a doctor of the same specialty.',
+        ),
+        where='clinic.world:391', returns=Appointment,
+    )
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
             self.fail(
@@ -709,7 +825,12 @@ class ClinicScheduling(Episode):
         )
         return appointment  # clinic.world:407
 
-    # clinic.world:410
+    @tool(  # clinic.world:410
+        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
+        "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1001.'),
+        where='clinic.world:410', returns=Cancellation,
+    )
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
             self.fail(
@@ -750,7 +871,12 @@ class ClinicScheduling(Episode):
             )
         return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
-    def tool_check_in(self, appointment: Appointment) -> Appointment:  # clinic.world:436
+    @tool(  # clinic.world:436
+        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
+        'after it.',
+        _PARAM_appointment, where='clinic.world:436', returns=Appointment,
+    )
+    def tool_check_in(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
             self.fail(
                 f'Appointment {appointment.id_} cannot be checked in: it is {appointment.status}.'
@@ -769,7 +895,11 @@ class ClinicScheduling(Episode):
         self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)
         return appointment  # clinic.world:445
 
-    # clinic.world:448
+    @tool(  # clinic.world:448
+        "Close a visit after the patient was seen, with the doctor's notes.", _PARAM_appointment,
+        param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
+        where='clinic.world:448', returns=Appointment,
+    )
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
             self.fail(
@@ -780,7 +910,12 @@ class ClinicScheduling(Episode):
         self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
         return appointment  # clinic.world:457
 
-    def tool_mark_no_show(self, appointment: Appointment) -> Appointment:  # clinic.world:460
+    @tool(  # clinic.world:460
+        'Record that the patient did not come. Possible from 15 minutes after the start; the '
+        'late fee is added to their balance.',
+        _PARAM_appointment, where='clinic.world:460', returns=Appointment,
+    )
+    def tool_mark_no_show(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
             self.fail(
                 f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
@@ -807,7 +942,12 @@ class ClinicScheduling(Episode):
         )
         return appointment  # clinic.world:470
 
-    def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:  # clinic.world:473
+    @tool(  # clinic.world:473
+        'Record a payment towards the fees a patient owes.', _PARAM_patient,
+        param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
+        where='clinic.world:473', returns=Patient,
+    )
+    def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:
         if not (patient.balance > 0.0):  # clinic.world:479
             self.fail(f'{patient.name} owes nothing.')
         if not (amount <= patient.balance):  # clinic.world:480
@@ -820,7 +960,15 @@ class ClinicScheduling(Episode):
         )
         return patient  # clinic.world:482
 
-    def tool_join_waitlist(  # clinic.world:487
+    @tool(  # clinic.world:487
+        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
+        _PARAM_patient, param('doctor', _ROW_doctors, "The doctor's id, e.g. D05."),
+        param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
+        param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
+        where='clinic.world:487', returns=WaitlistEntry,
+    )
+    def tool_join_waitlist(
         self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str
     ) -> WaitlistEntry:
         if earliest > latest:  # clinic.world:496
@@ -840,13 +988,29 @@ class ClinicScheduling(Episode):
         self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
 
-    def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:  # clinic.world:510
+    @tool(  # clinic.world:510
+        'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
+        'that suits them and why.',
+        param(
+            'doctor', arg.optional(_ROW_doctors),
+            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
+            "it).",
+        ),
+        read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
+        shows=('list', ('row', 'waitlist')),
+    )
+    def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:
         return tuple([  # clinic.world:515
             _w26.key() for _w26 in rt.each(self, self.t_waitlist)
             if doctor is None or _w26.doctor == doctor.key()
         ])
 
-    def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:  # clinic.world:518
+    @tool(  # clinic.world:518
+        "Take a patient off a doctor's waitlist.",
+        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL102.'),
+        where='clinic.world:518', returns=js.STRING,
+    )
+    def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:
         text: str = rt.built(  # clinic.world:523
             self,
             f'{self.t_patients[entry.patient].name} was removed from '
@@ -855,7 +1019,17 @@ class ClinicScheduling(Episode):
         self.delete(self.t_waitlist, entry.key())  # clinic.world:524
         return text  # clinic.world:525
 
-    def tool_book_from_waitlist(  # clinic.world:528
+    @tool(  # clinic.world:528
+        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
+        'entry is removed.',
+        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL101.'),
+        param(
+            'slot', _ROW_slots,
+            "A free slot with the same doctor, inside the entry's window of days.",
+        ),
+        _PARAM_kind, where='clinic.world:528', returns=Appointment,
+    )
+    def tool_book_from_waitlist(
         self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
     ) -> Appointment:
         if slot.doctor != entry.doctor:  # clinic.world:535
@@ -888,201 +1062,7 @@ class ClinicScheduling(Episode):
         return appointment  # clinic.world:551
 
 
-_ROW_doctors = arg.row(
-    'doctors', not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.')
-)
-_ROW_patients = arg.row(
-    'patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
-)
-_ROW_slots = arg.row('slots', not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'))
-_ROW_appointments = arg.row(
-    'appointments', not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.')
-)
-_ROW_waitlist = arg.row(
-    'waitlist', not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.')
-)
-_PARAM_kind = param(
-    'kind', arg.enum_of(VisitKind),
-    'consultation (30 min), follow-up (15 min) or procedure (60 min).',
-    default=_E9_VisitKind_consultation,
-)
-_PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id.')
-_PARAM_patient = param('patient', _ROW_patients, "The patient's id.")
-
-
-ClinicScheduling.TOOLS = tools(
-    tool(
-        ClinicScheduling.tool_list_doctors,
-        "List the clinic's doctors with their specialty, room and whether they take new patients.",
-        param(
-            'specialty', arg.optional(arg.enum_of(Specialty)),
-            'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
-        ),
-        param('accepting_only', arg.BOOL, 'Only doctors who take new patients.', default=False),
-        read_only=True, where='clinic.world:274', returns=js.array(Doctor),
-        shows=('list', ('row', 'doctors')),
-    ),
-    tool(
-        ClinicScheduling.tool_find_patients, 'Find registered patients by name or phone number.',
-        param(
-            'query', arg.refined(arg.TEXT, 2, 80),
-            "Part of the patient's name (any case), or their full phone number such as "
-            "+15125550111.",
-        ),
-        read_only=True, where='clinic.world:283',
-        returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
-    ),
-    tool(
-        ClinicScheduling.tool_register_patient,
-        'Register a new patient so that they can be booked.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
-        param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            'A contact phone number in international form, e.g. +15125550190. Family members may '
-            'share one.',
-        ),
-        param(
-            'email',
-            arg.optional(arg.refined(arg.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-            'An email address for reminders.',
-        ),
-        param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
-        where='clinic.world:292', returns=Patient,
-    ),
-    tool(
-        ClinicScheduling.tool_find_available_slots,
-        'Find free slots on a day, earliest first. A slot listed here can still be refused for '
-        'patient-specific reasons when booking.',
-        param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
-        param(
-            'specialty', arg.optional(arg.enum_of(Specialty)), 'Only doctors of this specialty.'
-        ),
-        param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
-        param(
-            'kind', arg.enum_of(VisitKind),
-            'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
-            'min) or procedure (60 min).',
-            default=_E9_VisitKind_consultation,
-        ),
-        read_only=True, where='clinic.world:315', returns=js.array(SlotView),
-    ),
-    tool(
-        ClinicScheduling.tool_get_doctor_schedule,
-        "Show a doctor's active appointments and free consultation slots on one day.",
-        param('doctor', _ROW_doctors, "The doctor's id, e.g. D01."),
-        param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
-        returns=DaySchedule,
-    ),
-    tool(
-        ClinicScheduling.tool_list_appointments,
-        'List appointments, earliest first, filtered by patient, doctor, day and status.',
-        param(
-            'patient_id', arg.optional(arg.TEXT), "Only this patient's appointments, e.g. P1001."
-        ),
-        param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
-        param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status, e.g. "booked".',
-        ),
-        read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
-    ),
-    tool(
-        ClinicScheduling.tool_book_appointment,
-        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, "
-        "the\npatient already has an appointment at that time or the daily maximum, the clinic "
-        "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
-        "Booking removes the patient's waitlist entry for that doctor, if any.",
-        param('patient', _ROW_patients, "The patient's id, e.g. P1001."),
-        param('slot', _ROW_slots, 'The id of a free slot, from find_available_slots.'),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why the patient wants to be seen, in a few words.',
-        ),
-        _PARAM_kind, where='clinic.world:360', returns=Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_reschedule_appointment,
-        'Move a booked appointment to another slot. Only possible up to the cancellation notice '
-        '(24 hours) before it starts.',
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1003.'),
-        param(
-            'new_slot', _ROW_slots,
-            'The id of the free slot to move to; it must be with a doctor of the same specialty.',
-        ),
-        where='clinic.world:391', returns=Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_cancel_appointment,
-        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
-        "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1001.'),
-        where='clinic.world:410', returns=Cancellation,
-    ),
-    tool(
-        ClinicScheduling.tool_check_in,
-        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
-        'after it.',
-        _PARAM_appointment, where='clinic.world:436', returns=Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_complete_appointment,
-        "Close a visit after the patient was seen, with the doctor's notes.", _PARAM_appointment,
-        param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
-        where='clinic.world:448', returns=Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_mark_no_show,
-        'Record that the patient did not come. Possible from 15 minutes after the start; the '
-        'late fee is added to their balance.',
-        _PARAM_appointment, where='clinic.world:460', returns=Appointment,
-    ),
-    tool(
-        ClinicScheduling.tool_pay_balance, 'Record a payment towards the fees a patient owes.',
-        _PARAM_patient,
-        param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
-        where='clinic.world:473', returns=Patient,
-    ),
-    tool(
-        ClinicScheduling.tool_join_waitlist,
-        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
-        _PARAM_patient, param('doctor', _ROW_doctors, "The doctor's id, e.g. D05."),
-        param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
-        param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
-        where='clinic.world:487', returns=WaitlistEntry,
-    ),
-    tool(
-        ClinicScheduling.tool_list_waitlist,
-        'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
-        'that suits them and why.',
-        param(
-            'doctor', arg.optional(_ROW_doctors),
-            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
-            "it).",
-        ),
-        read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
-        shows=('list', ('row', 'waitlist')),
-    ),
-    tool(
-        ClinicScheduling.tool_leave_waitlist, "Take a patient off a doctor's waitlist.",
-        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL102.'),
-        where='clinic.world:518', returns=js.STRING,
-    ),
-    tool(
-        ClinicScheduling.tool_book_from_waitlist,
-        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
-        'entry is removed.',
-        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL101.'),
-        param(
-            'slot', _ROW_slots,
-            "A free slot with the same doctor, inside the entry's window of days.",
-        ),
-        _PARAM_kind, where='clinic.world:528', returns=Appointment,
-    ),
-)
+ClinicScheduling.TOOLS = tools(ClinicScheduling)
 
 
 def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16

@@ -143,6 +143,25 @@ class CheckoutReceipt(Record):
     amount_due: int = field(load=v.want_int, text=v.int_text)
 
 
+_PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
+_PARAM_booking = param(
+    'booking', arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.')),
+    'The booking id (B and three digits).',
+)
+_PARAM_guest = param(
+    'guest', arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.')),
+    'The guest id (G and three digits).',
+)
+_PARAM_room = param(
+    'room',
+    arg.row(
+        'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
+        not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+    ),
+    'The three-digit room number.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -304,7 +323,22 @@ class HotelFrontDesk(Episode):
             for _b1 in rt.each(self, self.t_bookings)
         )
 
-    def tool_search_free_rooms(  # hotel_front_desk.world:147
+    @tool(  # hotel_front_desk.world:147
+        'List the rooms in service that are free for every night from check_in to check_out, '
+        'with the price of the stay.',
+        _PARAM_check_in,
+        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
+        param(
+            'room_type', arg.optional(arg.enum_of(RoomType)),
+            'Only rooms of this type (single, double or suite); any type when left out.',
+        ),
+        param(
+            'guests_count', arg.refined(arg.INT, 1, 6),
+            'How many people will stay; only rooms that hold them are listed.', default=1,
+        ),
+        read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
+    )
+    def tool_search_free_rooms(
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
         if check_out <= check_in:  # hotel_front_desk.world:155
@@ -322,7 +356,16 @@ class HotelFrontDesk(Episode):
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
 
-    def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
+    @tool(  # hotel_front_desk.world:161
+        'Look up guests by exact email (case-insensitive) or by part of the name, with their '
+        'guest id, name, email and phone.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
+        ),
+        read_only=True, where='hotel_front_desk.world:161', returns=js.array(Guest),
+        shows=('list', ('row', 'guests')),
+    )
+    def tool_find_guest(self, query: str) -> tuple[str, ...]:
         # hotel_front_desk.world:166
         q: str = rt.built(self, rt.built(self, query.strip()).lower())
         return tuple([  # hotel_front_desk.world:167
@@ -331,10 +374,33 @@ class HotelFrontDesk(Episode):
             or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
         ])
 
-    def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
+    @tool(  # hotel_front_desk.world:170
+        'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
+        'fee.',
+        _PARAM_booking, read_only=True, where='hotel_front_desk.world:170', returns=Booking,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # hotel_front_desk.world:175
 
-    def tool_list_bookings(  # hotel_front_desk.world:178
+    @tool(  # hotel_front_desk.world:178
+        'List bookings with their guest, room, check-in and check-out dates, number of guests, '
+        'status and total, optionally of one guest, of one room and with one status.',
+        param(
+            'guest', arg.optional(arg.row('guests')),
+            "Only this guest's bookings (the guest id, G and three digits).",
+        ),
+        param(
+            'room',
+            arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'))),
+            'Only bookings of this room (the three-digit room number).',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
+        ),
+        read_only=True, where='hotel_front_desk.world:178', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_list_bookings(
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # hotel_front_desk.world:185
@@ -344,10 +410,23 @@ class HotelFrontDesk(Episode):
             and (status is None or _b4.status == status)
         ])
 
-    def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
+    @tool(  # hotel_front_desk.world:188
+        'Show one guest profile: name, email and phone.', _PARAM_guest, read_only=True,
+        where='hotel_front_desk.world:188', returns=Guest,
+    )
+    def tool_get_guest(self, guest: Guest) -> Guest:
         return guest  # hotel_front_desk.world:193
 
-    # hotel_front_desk.world:196
+    @tool(  # hotel_front_desk.world:196
+        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
+        "out of service, whatever their bookings.",
+        param(
+            'room_type', arg.optional(arg.enum_of(RoomType)),
+            'Only rooms of this type (single, double or suite); all rooms when left out.',
+        ),
+        read_only=True, where='hotel_front_desk.world:196', returns=js.array(Room),
+        shows=('list', ('row', 'rooms')),
+    )
     def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(self, [
@@ -357,10 +436,20 @@ class HotelFrontDesk(Episode):
             key=lambda _r5: _r5.number,
         )
 
-    def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
+    @tool(  # hotel_front_desk.world:204
+        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
+        _PARAM_room, read_only=True, where='hotel_front_desk.world:204', returns=Room,
+    )
+    def tool_get_room(self, room: Room) -> Room:
         return room  # hotel_front_desk.world:207
 
-    # hotel_front_desk.world:210
+    @tool(  # hotel_front_desk.world:210
+        'List the reserved bookings that check in on a day (today by default), with guest, room, '
+        'check-out date, number of guests and total.',
+        param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
+        read_only=True, where='hotel_front_desk.world:210', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
     def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
         # hotel_front_desk.world:215
         wanted: dt.date = day if day is not None else self.clock.date()
@@ -369,7 +458,13 @@ class HotelFrontDesk(Episode):
             if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
         ])
 
-    # hotel_front_desk.world:219
+    @tool(  # hotel_front_desk.world:219
+        'List the checked-in bookings due to check out on a day (today by default), with guest, '
+        'room, check-in date and total.',
+        param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
+        read_only=True, where='hotel_front_desk.world:219', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
     def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
         # hotel_front_desk.world:224
         wanted: dt.date = day if day is not None else self.clock.date()
@@ -378,13 +473,31 @@ class HotelFrontDesk(Episode):
             if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
         ])
 
-    def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
+    @tool(  # hotel_front_desk.world:228
+        'List the bookings of the guests staying in the hotel now (checked in), with guest, '
+        'room, check-in and check-out dates and total.',
+        read_only=True, where='hotel_front_desk.world:228', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_list_in_house(self) -> tuple[str, ...]:
         return tuple([  # hotel_front_desk.world:231
             _b9.key() for _b9 in rt.each(self, self.t_bookings)
             if _b9.status == _E13_BookingStatus_checked_in
         ])
 
-    # hotel_front_desk.world:236
+    @tool(  # hotel_front_desk.world:236
+        'Create a guest profile. Each email address belongs to one guest.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            "The guest's email address.",
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+            'A contact phone number with its country code, e.g. +44 20 7946 0000.',
+        ),
+        where='hotel_front_desk.world:236', returns=Guest,
+    )
     def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
         if any(  # hotel_front_desk.world:243
             rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
@@ -402,7 +515,15 @@ class HotelFrontDesk(Episode):
         self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
 
-    def tool_book_room(  # hotel_front_desk.world:249
+    @tool(  # hotel_front_desk.world:249
+        'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
+        'nights times the nightly rate.',
+        _PARAM_guest, _PARAM_room, _PARAM_check_in,
+        param('check_out', arg.DATE, 'The departure day, after check_in.'),
+        param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.', default=1),
+        where='hotel_front_desk.world:249', returns=Booking,
+    )
+    def tool_book_room(
         self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
     ) -> Booking:
         if check_out <= check_in:  # hotel_front_desk.world:258
@@ -435,7 +556,13 @@ class HotelFrontDesk(Episode):
         self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
         return booking  # hotel_front_desk.world:272
 
-    def tool_change_dates(  # hotel_front_desk.world:275
+    @tool(  # hotel_front_desk.world:275
+        'Move a reserved booking to new dates in the same room; the total is recomputed.',
+        _PARAM_booking, param('check_in', arg.DATE, 'The new first night.'),
+        param('check_out', arg.DATE, 'The new departure day, after check_in.'),
+        where='hotel_front_desk.world:275', returns=Booking,
+    )
+    def tool_change_dates(
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
@@ -465,7 +592,12 @@ class HotelFrontDesk(Episode):
         )
         return booking  # hotel_front_desk.world:289
 
-    def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
+    @tool(  # hotel_front_desk.world:292
+        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
+        "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
+        _PARAM_booking, where='hotel_front_desk.world:292', returns=Booking,
+    )
+    def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
             self.fail(
                 f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
@@ -484,7 +616,11 @@ class HotelFrontDesk(Episode):
         )
         return booking  # hotel_front_desk.world:304
 
-    def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
+    @tool(  # hotel_front_desk.world:307
+        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
+        _PARAM_booking, where='hotel_front_desk.world:307', returns=Booking,
+    )
+    def tool_check_in(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
             self.fail(
                 f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
@@ -507,7 +643,11 @@ class HotelFrontDesk(Episode):
         )
         return booking  # hotel_front_desk.world:317
 
-    def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
+    @tool(  # hotel_front_desk.world:320
+        'Check out a guest who is checked in; returns the amount due, the booking total.',
+        _PARAM_booking, where='hotel_front_desk.world:320', returns=CheckoutReceipt,
+    )
+    def tool_check_out(self, booking: Booking) -> CheckoutReceipt:
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
             self.fail(
                 f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
@@ -521,167 +661,7 @@ class HotelFrontDesk(Episode):
         )
 
 
-_PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
-_PARAM_booking = param(
-    'booking', arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.')),
-    'The booking id (B and three digits).',
-)
-_PARAM_guest = param(
-    'guest', arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.')),
-    'The guest id (G and three digits).',
-)
-_PARAM_room = param(
-    'room',
-    arg.row(
-        'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
-    ),
-    'The three-digit room number.',
-)
-
-
-HotelFrontDesk.TOOLS = tools(
-    tool(
-        HotelFrontDesk.tool_search_free_rooms,
-        'List the rooms in service that are free for every night from check_in to check_out, '
-        'with the price of the stay.',
-        _PARAM_check_in,
-        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
-        param(
-            'room_type', arg.optional(arg.enum_of(RoomType)),
-            'Only rooms of this type (single, double or suite); any type when left out.',
-        ),
-        param(
-            'guests_count', arg.refined(arg.INT, 1, 6),
-            'How many people will stay; only rooms that hold them are listed.', default=1,
-        ),
-        read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
-    ),
-    tool(
-        HotelFrontDesk.tool_find_guest,
-        'Look up guests by exact email (case-insensitive) or by part of the name, with their '
-        'guest id, name, email and phone.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
-        ),
-        read_only=True, where='hotel_front_desk.world:161', returns=js.array(Guest),
-        shows=('list', ('row', 'guests')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_booking,
-        'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
-        'fee.',
-        _PARAM_booking, read_only=True, where='hotel_front_desk.world:170', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_bookings,
-        'List bookings with their guest, room, check-in and check-out dates, number of guests, '
-        'status and total, optionally of one guest, of one room and with one status.',
-        param(
-            'guest', arg.optional(arg.row('guests')),
-            "Only this guest's bookings (the guest id, G and three digits).",
-        ),
-        param(
-            'room',
-            arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'))),
-            'Only bookings of this room (the three-digit room number).',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='hotel_front_desk.world:178', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_guest, 'Show one guest profile: name, email and phone.',
-        _PARAM_guest, read_only=True, where='hotel_front_desk.world:188', returns=Guest,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_rooms,
-        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
-        "out of service, whatever their bookings.",
-        param(
-            'room_type', arg.optional(arg.enum_of(RoomType)),
-            'Only rooms of this type (single, double or suite); all rooms when left out.',
-        ),
-        read_only=True, where='hotel_front_desk.world:196', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_room,
-        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
-        _PARAM_room, read_only=True, where='hotel_front_desk.world:204', returns=Room,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_arrivals,
-        'List the reserved bookings that check in on a day (today by default), with guest, room, '
-        'check-out date, number of guests and total.',
-        param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
-        read_only=True, where='hotel_front_desk.world:210', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_list_departures,
-        'List the checked-in bookings due to check out on a day (today by default), with guest, '
-        'room, check-in date and total.',
-        param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
-        read_only=True, where='hotel_front_desk.world:219', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_list_in_house,
-        'List the bookings of the guests staying in the hotel now (checked in), with guest, '
-        'room, check-in and check-out dates and total.',
-        read_only=True, where='hotel_front_desk.world:228', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_register_guest,
-        'Create a guest profile. Each email address belongs to one guest.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            "The guest's email address.",
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
-            'A contact phone number with its country code, e.g. +44 20 7946 0000.',
-        ),
-        where='hotel_front_desk.world:236', returns=Guest,
-    ),
-    tool(
-        HotelFrontDesk.tool_book_room,
-        'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
-        'nights times the nightly rate.',
-        _PARAM_guest, _PARAM_room, _PARAM_check_in,
-        param('check_out', arg.DATE, 'The departure day, after check_in.'),
-        param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.', default=1),
-        where='hotel_front_desk.world:249', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_change_dates,
-        'Move a reserved booking to new dates in the same room; the total is recomputed.',
-        _PARAM_booking, param('check_in', arg.DATE, 'The new first night.'),
-        param('check_out', arg.DATE, 'The new departure day, after check_in.'),
-        where='hotel_front_desk.world:275', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_cancel_booking,
-        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
-        "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
-        _PARAM_booking, where='hotel_front_desk.world:292', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_check_in,
-        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
-        _PARAM_booking, where='hotel_front_desk.world:307', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_check_out,
-        'Check out a guest who is checked in; returns the amount due, the booking total.',
-        _PARAM_booking, where='hotel_front_desk.world:320', returns=CheckoutReceipt,
-    ),
-)
+HotelFrontDesk.TOOLS = tools(HotelFrontDesk)
 
 
 # hotel_front_desk.world:415

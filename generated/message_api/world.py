@@ -124,6 +124,9 @@ class MessageStats(Record):
         load_ep=lambda x, p, ep: Stats.load(x, p, ep), export=v.export_value, text=v.record_text)
 
 
+_PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send the message to.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -182,16 +185,29 @@ class MessageAPI(Episode):
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
         return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
-    def tool_list_users(self) -> UserList:  # message_api.world:130
+    @tool(  # message_api.world:130
+        'List all users in the workspace.', read_only=True, where='message_api.world:130',
+        returns=UserList,
+    )
+    def tool_list_users(self) -> UserList:
         return UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
-    def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
+    @tool(  # message_api.world:134
+        'Get user ID from user name.', param('user', arg.TEXT, 'User name of the user.'),
+        read_only=True, where='message_api.world:134', returns=UserId,
+    )
+    def tool_get_user_id(self, user: str) -> UserId:
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if id_ is None:  # message_api.world:136
             self.fail(f'User \'{rt.text(user)}\' not found in the workspace.')
         return UserId(id_)  # message_api.world:137
 
-    def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
+    @tool(  # message_api.world:140
+        'Log in a user with the given user ID to messeage application.',
+        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
+        where='message_api.world:140', returns=LoginResult,
+    )
+    def tool_message_login(self, user_id: str) -> LoginResult:
         # message_api.world:143
         if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             # message_api.world:144
@@ -201,10 +217,18 @@ class MessageAPI(Episode):
             True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
         )
 
-    def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
+    @tool(  # message_api.world:150
+        'Get the login status of the current user.', read_only=True, where='message_api.world:150',
+        returns=LoginStatus,
+    )
+    def tool_message_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    # message_api.world:154
+    @tool(  # message_api.world:154
+        'Send a message to a user.', _PARAM_receiver_id,
+        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
+        returns=SendResult,
+    )
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
@@ -227,7 +251,11 @@ class MessageAPI(Episode):
             rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
-    def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
+    @tool(  # message_api.world:177
+        'Delete the latest message sent to a receiver.', _PARAM_receiver_id,
+        where='message_api.world:177', returns=DeleteResult,
+    )
+    def tool_delete_message(self, receiver_id: str) -> DeleteResult:
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
@@ -243,7 +271,11 @@ class MessageAPI(Episode):
             ),
         )
 
-    def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
+    @tool(  # message_api.world:201
+        'View all historical messages sent by the current user.', read_only=True,
+        where='message_api.world:201', returns=SentMessages,
+    )
+    def tool_view_messages_sent(self) -> SentMessages:
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
@@ -256,7 +288,12 @@ class MessageAPI(Episode):
             }
         return SentMessages(sent)  # message_api.world:208
 
-    def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
+    @tool(  # message_api.world:211
+        'Add a contact to the workspace.',
+        param('user_name', arg.TEXT, 'User name of contact to be added.'),
+        where='message_api.world:211', returns=AddedContact,
+    )
+    def tool_add_contact(self, user_name: str) -> AddedContact:
         if user_name in self.state.user_map:  # message_api.world:214
             self.fail(f'User name \'{rt.text(user_name)}\' already exists.')
         # message_api.world:215
@@ -274,7 +311,12 @@ class MessageAPI(Episode):
             True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
 
-    def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
+    @tool(  # message_api.world:230
+        'Search for messages containing a specific keyword.',
+        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
+        where='message_api.world:230', returns=SearchResults,
+    )
+    def tool_search_messages(self, keyword: str) -> SearchResults:
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
@@ -290,7 +332,11 @@ class MessageAPI(Episode):
                 hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245
 
-    def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
+    @tool(  # message_api.world:248
+        'Get statistics about messages for the current user.', read_only=True,
+        where='message_api.world:248', returns=MessageStats,
+    )
+    def tool_get_message_stats(self) -> MessageStats:
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
@@ -300,56 +346,4 @@ class MessageAPI(Episode):
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
 
-_PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send the message to.')
-
-
-MessageAPI.TOOLS = tools(
-    tool(
-        MessageAPI.tool_list_users, 'List all users in the workspace.', read_only=True,
-        where='message_api.world:130', returns=UserList,
-    ),
-    tool(
-        MessageAPI.tool_get_user_id, 'Get user ID from user name.',
-        param('user', arg.TEXT, 'User name of the user.'), read_only=True,
-        where='message_api.world:134', returns=UserId,
-    ),
-    tool(
-        MessageAPI.tool_message_login,
-        'Log in a user with the given user ID to messeage application.',
-        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
-        where='message_api.world:140', returns=LoginResult,
-    ),
-    tool(
-        MessageAPI.tool_message_get_login_status, 'Get the login status of the current user.',
-        read_only=True, where='message_api.world:150', returns=LoginStatus,
-    ),
-    tool(
-        MessageAPI.tool_send_message, 'Send a message to a user.', _PARAM_receiver_id,
-        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
-        returns=SendResult,
-    ),
-    tool(
-        MessageAPI.tool_delete_message, 'Delete the latest message sent to a receiver.',
-        _PARAM_receiver_id, where='message_api.world:177', returns=DeleteResult,
-    ),
-    tool(
-        MessageAPI.tool_view_messages_sent,
-        'View all historical messages sent by the current user.', read_only=True,
-        where='message_api.world:201', returns=SentMessages,
-    ),
-    tool(
-        MessageAPI.tool_add_contact, 'Add a contact to the workspace.',
-        param('user_name', arg.TEXT, 'User name of contact to be added.'),
-        where='message_api.world:211', returns=AddedContact,
-    ),
-    tool(
-        MessageAPI.tool_search_messages, 'Search for messages containing a specific keyword.',
-        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
-        where='message_api.world:230', returns=SearchResults,
-    ),
-    tool(
-        MessageAPI.tool_get_message_stats, 'Get statistics about messages for the current user.',
-        read_only=True, where='message_api.world:248', returns=MessageStats,
-    ),
-    arguments='dynamic', python_class='MessageAPI',
-)
+MessageAPI.TOOLS = tools(MessageAPI, arguments='dynamic', python_class='MessageAPI')

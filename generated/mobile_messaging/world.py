@@ -197,6 +197,20 @@ class UnreadSummary(Record):
 _GET_id_ = rt.attrgetter('id_')
 
 
+_ROW_contacts = arg.row(
+    'contacts', not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.')
+)
+_ROW_conversations = arg.row(
+    'conversations', not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.')
+)
+_ROW_messages = arg.row(
+    'messages', not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.')
+)
+_PARAM_body = param(
+    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -445,7 +459,17 @@ class MobileMessaging(Episode):
             viewer.key() in rt.each(self, conversation.archived_by),
         )
 
-    def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
+    @tool(  # messaging.world:258
+        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
+        'on the phone.',
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The account's phone number in international form, e.g. +14155550101.",
+        ),
+        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
+        where='messaging.world:258', returns=Profile,
+    )
+    def tool_login(self, phone: str, password: str) -> Profile:
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.key() for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
@@ -468,7 +492,11 @@ class MobileMessaging(Episode):
         self.set_state('current_user', user.key())  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
-    def tool_logout(self) -> str:  # messaging.world:280
+    @tool(  # messaging.world:280
+        'Sign out of the app. The account shows as offline until the next login.',
+        where='messaging.world:280', returns=js.STRING,
+    )
+    def tool_logout(self) -> str:
         if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users[rt.present(self.state.current_user)].name  # messaging.world:282
@@ -484,13 +512,24 @@ class MobileMessaging(Episode):
         self.set_state('current_user', None)  # messaging.world:285
         return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
 
-    def tool_get_current_user(self) -> Profile:  # messaging.world:289
+    @tool(  # messaging.world:289
+        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
+        read_only=True, where='messaging.world:289', returns=Profile,
+    )
+    def tool_get_current_user(self) -> Profile:
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:293
         return self.fn_profile(self.t_users[rt.present(self.state.current_user)])
 
-    # messaging.world:298
+    @tool(  # messaging.world:298
+        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
+        "numbers.",
+        param(
+            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.', default=False
+        ),
+        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
+    )
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
@@ -506,7 +545,15 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
+    @tool(  # messaging.world:309
+        'Find contacts of the signed-in user whose name or phone number contains the query.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 80),
+            "Part of a contact's name (any case) or of their phone number.",
+        ),
+        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
+    )
+    def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
@@ -524,7 +571,19 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    # messaging.world:321
+    @tool(  # messaging.world:321
+        "Add a person who has an account on the app to the signed-in user's contacts.",
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The new contact's phone number in international form, e.g. +33612345678.",
+        ),
+        param(
+            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
+            'The name to save the contact under; defaults to the name on their account.',
+        ),
+        param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
+        where='messaging.world:321', returns=ContactCard,
+    )
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
@@ -553,7 +612,13 @@ class MobileMessaging(Episode):
         self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
 
-    def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
+    @tool(  # messaging.world:340
+        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
+        "kept.",
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
+        where='messaging.world:340', returns=js.STRING,
+    )
+    def tool_remove_contact(self, contact: Contact) -> str:
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
@@ -562,7 +627,12 @@ class MobileMessaging(Episode):
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
         return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
 
-    # messaging.world:352
+    @tool(  # messaging.world:352
+        "Mark or unmark one of the signed-in user's contacts as a favorite.",
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
+        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
+        where='messaging.world:352', returns=ContactCard,
+    )
     def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
@@ -571,7 +641,14 @@ class MobileMessaging(Episode):
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    # messaging.world:366
+    @tool(  # messaging.world:366
+        "List the signed-in user's conversations, most recent activity first, with unread counts.",
+        param(
+            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
+            default=False,
+        ),
+        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
+    )
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
@@ -588,7 +665,20 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    def tool_get_conversation_messages(  # messaging.world:377
+    @tool(  # messaging.world:377
+        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
+        'read.',
+        param(
+            'conversation', _ROW_conversations,
+            'The conversation id, e.g. CONV101 (see list_conversations).',
+        ),
+        param(
+            'limit', arg.refined(arg.INT, 1, 100),
+            'How many of the latest messages to return (1 to 100).', default=20,
+        ),
+        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
+    )
+    def tool_get_conversation_messages(
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:383
@@ -611,7 +701,15 @@ class MobileMessaging(Episode):
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
-    # messaging.world:395
+    @tool(  # messaging.world:395
+        'Create a group conversation with the signed-in user and at least two other people.',
+        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
+        param(
+            'members', arg.refined(arg.TEXT_LIST, 2, 20),
+            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
+        ),
+        where='messaging.world:395', returns=ConversationSummary,
+    )
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
@@ -638,7 +736,12 @@ class MobileMessaging(Episode):
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    # messaging.world:417
+    @tool(  # messaging.world:417
+        "Move a conversation to the signed-in user's archive. The other participants are not "
+        "affected.",
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
+        where='messaging.world:417', returns=ConversationSummary,
+    )
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
@@ -651,7 +754,11 @@ class MobileMessaging(Episode):
         self.set_field(conversation, 'archived_by', conversation.archived_by + (me.key(),))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    # messaging.world:430
+    @tool(  # messaging.world:430
+        "Bring a conversation back from the signed-in user's archive to the main list.",
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
+        where='messaging.world:430', returns=ConversationSummary,
+    )
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
@@ -664,7 +771,19 @@ class MobileMessaging(Episode):
         self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.key()))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
-    def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
+    @tool(  # messaging.world:445
+        'Send a text message to one person. It goes into the direct conversation with them, '
+        'which\nis created if there is none yet and brought back from the archive if it was '
+        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
+        'it is sent and\nwaits on the server.',
+        param(
+            'recipient',
+            arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.')),
+            'The user id of the person to write to, e.g. U002 (see list_contacts).',
+        ),
+        _PARAM_body, where='messaging.world:445', returns=Message,
+    )
+    def tool_send_message(self, recipient: User, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
@@ -698,7 +817,15 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:481
 
-    # messaging.world:484
+    @tool(  # messaging.world:484
+        'Post a message in an existing conversation (direct or group). An archived conversation '
+        'comes back to the main list.',
+        param(
+            'conversation', _ROW_conversations,
+            'The conversation id, e.g. CONV103 (see list_conversations).',
+        ),
+        _PARAM_body, where='messaging.world:484', returns=Message,
+    )
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
@@ -719,7 +846,12 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:505
 
-    def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
+    @tool(  # messaging.world:508
+        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
+        param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
+        where='messaging.world:508', returns=Message,
+    )
+    def tool_mark_message_read(self, message: Message) -> Message:
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
@@ -733,7 +865,12 @@ class MobileMessaging(Episode):
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    # messaging.world:526
+    @tool(  # messaging.world:526
+        'Mark every message of a conversation as read by the signed-in user. Returns how many '
+        'were unread.',
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
+        where='messaging.world:526', returns=js.INTEGER,
+    )
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
@@ -752,7 +889,12 @@ class MobileMessaging(Episode):
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
-    def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
+    @tool(  # messaging.world:544
+        "Count the signed-in user's unread messages, in total and per conversation. Archived "
+        "conversations are not counted.",
+        read_only=True, where='messaging.world:544', returns=UnreadSummary,
+    )
+    def tool_get_unread_count(self) -> UnreadSummary:
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
@@ -772,7 +914,13 @@ class MobileMessaging(Episode):
         # messaging.world:557
         return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
-    def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
+    @tool(  # messaging.world:560
+        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
+        'messages cannot be deleted.',
+        param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
+        where='messaging.world:560', returns=js.STRING,
+    )
+    def tool_delete_message(self, message: Message) -> str:
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
@@ -784,7 +932,12 @@ class MobileMessaging(Episode):
         self.delete(self.t_messages, message.key())  # messaging.world:568
         return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
 
-    def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
+    @tool(  # messaging.world:572
+        'Send again every message of the signed-in user whose delivery failed. Returns the '
+        'messages retried.',
+        where='messaging.world:572', returns=js.array(js.STRING),
+    )
+    def tool_retry_failed_messages(self) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
@@ -804,190 +957,7 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
-_ROW_contacts = arg.row(
-    'contacts', not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.')
-)
-_ROW_conversations = arg.row(
-    'conversations', not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.')
-)
-_ROW_messages = arg.row(
-    'messages', not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.')
-)
-_PARAM_body = param(
-    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
-)
-
-
-MobileMessaging.TOOLS = tools(
-    tool(
-        MobileMessaging.tool_login,
-        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
-        'on the phone.',
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The account's phone number in international form, e.g. +14155550101.",
-        ),
-        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
-        where='messaging.world:258', returns=Profile,
-    ),
-    tool(
-        MobileMessaging.tool_logout,
-        'Sign out of the app. The account shows as offline until the next login.',
-        where='messaging.world:280', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_get_current_user,
-        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
-        read_only=True, where='messaging.world:289', returns=Profile,
-    ),
-    tool(
-        MobileMessaging.tool_list_contacts,
-        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
-        "numbers.",
-        param(
-            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.', default=False
-        ),
-        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
-    ),
-    tool(
-        MobileMessaging.tool_search_contacts,
-        'Find contacts of the signed-in user whose name or phone number contains the query.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80),
-            "Part of a contact's name (any case) or of their phone number.",
-        ),
-        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
-    ),
-    tool(
-        MobileMessaging.tool_add_contact,
-        "Add a person who has an account on the app to the signed-in user's contacts.",
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The new contact's phone number in international form, e.g. +33612345678.",
-        ),
-        param(
-            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
-            'The name to save the contact under; defaults to the name on their account.',
-        ),
-        param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
-        where='messaging.world:321', returns=ContactCard,
-    ),
-    tool(
-        MobileMessaging.tool_remove_contact,
-        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
-        "kept.",
-        param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
-        where='messaging.world:340', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_set_favorite_contact,
-        "Mark or unmark one of the signed-in user's contacts as a favorite.",
-        param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
-        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
-        where='messaging.world:352', returns=ContactCard,
-    ),
-    tool(
-        MobileMessaging.tool_list_conversations,
-        "List the signed-in user's conversations, most recent activity first, with unread counts.",
-        param(
-            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
-            default=False,
-        ),
-        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
-    ),
-    tool(
-        MobileMessaging.tool_get_conversation_messages,
-        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
-        'read.',
-        param(
-            'conversation', _ROW_conversations,
-            'The conversation id, e.g. CONV101 (see list_conversations).',
-        ),
-        param(
-            'limit', arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).', default=20,
-        ),
-        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
-    ),
-    tool(
-        MobileMessaging.tool_create_group,
-        'Create a group conversation with the signed-in user and at least two other people.',
-        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
-        param(
-            'members', arg.refined(arg.TEXT_LIST, 2, 20),
-            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
-        ),
-        where='messaging.world:395', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_archive_conversation,
-        "Move a conversation to the signed-in user's archive. The other participants are not "
-        "affected.",
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
-        where='messaging.world:417', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_unarchive_conversation,
-        "Bring a conversation back from the signed-in user's archive to the main list.",
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
-        where='messaging.world:430', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_send_message,
-        'Send a text message to one person. It goes into the direct conversation with them, '
-        'which\nis created if there is none yet and brought back from the archive if it was '
-        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
-        'it is sent and\nwaits on the server.',
-        param(
-            'recipient',
-            arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.')),
-            'The user id of the person to write to, e.g. U002 (see list_contacts).',
-        ),
-        _PARAM_body, where='messaging.world:445', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_reply_in_conversation,
-        'Post a message in an existing conversation (direct or group). An archived conversation '
-        'comes back to the main list.',
-        param(
-            'conversation', _ROW_conversations,
-            'The conversation id, e.g. CONV103 (see list_conversations).',
-        ),
-        _PARAM_body, where='messaging.world:484', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_mark_message_read,
-        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
-        param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
-        where='messaging.world:508', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_mark_conversation_read,
-        'Mark every message of a conversation as read by the signed-in user. Returns how many '
-        'were unread.',
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
-        where='messaging.world:526', returns=js.INTEGER,
-    ),
-    tool(
-        MobileMessaging.tool_get_unread_count,
-        "Count the signed-in user's unread messages, in total and per conversation. Archived "
-        "conversations are not counted.",
-        read_only=True, where='messaging.world:544', returns=UnreadSummary,
-    ),
-    tool(
-        MobileMessaging.tool_delete_message,
-        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-        'messages cannot be deleted.',
-        param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
-        where='messaging.world:560', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_retry_failed_messages,
-        'Send again every message of the signed-in user whose delivery failed. Returns the '
-        'messages retried.',
-        where='messaging.world:572', returns=js.array(js.STRING),
-    ),
-)
+MobileMessaging.TOOLS = tools(MobileMessaging)
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging) -> bool:  # tasks.world:16

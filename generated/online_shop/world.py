@@ -300,6 +300,45 @@ _GET_stock = rt.attrgetter('stock')
 _GET_variant = rt.attrgetter('variant')
 
 
+_SCHEMA_Address = js.closed({
+    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
+    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
+})
+_RESULT_PaymentMethod = js.any_of(
+    js.closed({
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
+        'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
+    }),
+    js.closed({
+        'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
+    }),
+    js.closed({
+        'source': js.text_in('paypal'), 'id': js.STRING,
+        'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+    }),
+)
+_RESULT_Order = js.closed({
+    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING, 'address': Address,
+    'items': js.array(OrderItem, min_items=1), 'status': js.members(OrderStatus),
+    'payment_method_id': js.STRING, 'transactions': js.array(Transaction),
+    'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
+    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
+})
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.')
+)
+_ROW_orders = arg.row(
+    'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
+)
+_ROW_variants = arg.row(
+    'variants', not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.')
+)
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
+_PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -483,7 +522,16 @@ class OnlineShop(Episode):
             order.created_at,
         )
 
-    def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
+    @tool(  # shop.world:279
+        "Find a customer's id from their email address. Use it to identify the customer before "
+        "anything else.",
+        param(
+            'email', arg.refined(arg.TEXT, 3, 120),
+            "The customer's email address; case does not matter.",
+        ),
+        read_only=True, where='shop.world:279', returns=js.STRING,
+    )
+    def tool_find_customer_by_email(self, email: str) -> str:
         wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.key() for _c5 in rt.each(self, self.t_customers)
@@ -493,10 +541,28 @@ class OnlineShop(Episode):
             self.fail(f'No customer has the email address {email}.')
         return self.t_customers[matches[0]].id_  # shop.world:287
 
-    def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
+    @tool(  # shop.world:290
+        "Show a customer's profile: name, email, default address and payment methods (with gift "
+        "card balances).",
+        _PARAM_customer, read_only=True, where='shop.world:290',
+        returns=js.closed({
+            'id': js.STRING, 'name': js.scalar('str', 1, 80),
+            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
+        }),
+    )
+    def tool_get_customer_details(self, customer: Customer) -> Customer:
         return customer  # shop.world:295
 
-    def tool_list_customer_orders(  # shop.world:298
+    @tool(  # shop.world:298
+        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
+        param(
+            'status', arg.optional(arg.enum_of(OrderStatus)),
+            'Only list orders with this status, e.g. "pending".',
+        ),
+        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
+    )
+    def tool_list_customer_orders(
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
         theirs: tuple[str, ...] = tuple([  # shop.world:304
@@ -510,13 +576,35 @@ class OnlineShop(Episode):
             ))
         ])
 
-    def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
+    @tool(  # shop.world:308
+        'Show an order: items and prices paid, shipping address, status, tracking number and '
+        'transactions.',
+        param(
+            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+            'The order id, with the leading #W, e.g. #W4817420.',
+        ),
+        read_only=True, where='shop.world:308', returns=_RESULT_Order,
+    )
+    def tool_get_order_details(self, order: str) -> Order:
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
             self.fail(f'Order {order} not found. Order ids look like #W4817420.')
         return found  # shop.world:315
 
-    def tool_list_products(  # shop.world:318
+    @tool(  # shop.world:318
+        'Browse the catalogue: each product with its lowest price and the units in stock over '
+        'all its variants.',
+        param(
+            'category', arg.optional(arg.TEXT),
+            'Only list products of this category, e.g. "Kitchen" (any case).',
+        ),
+        param(
+            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
+            default=False,
+        ),
+        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
+    )
+    def tool_list_products(
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
@@ -548,7 +636,23 @@ class OnlineShop(Episode):
                 )
         return listed  # shop.world:339
 
-    def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
+    @tool(  # shop.world:342
+        'Show a product with every variant: its item id, options, price and stock.',
+        param(
+            'product',
+            arg.row(
+                'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
+            ),
+            'The product id, e.g. P02.',
+        ),
+        read_only=True, where='shop.world:342',
+        returns=js.closed({
+            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
+            'variants': js.array(Variant),
+        }),
+        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
+    )
+    def tool_get_product_details(self, product: Product) -> ProductDetails:
         return ProductDetails(  # shop.world:347
             product.id_, product.name, product.category,
             tuple([
@@ -557,7 +661,25 @@ class OnlineShop(Episode):
             ]),
         )
 
-    def tool_place_order(  # shop.world:357
+    @tool(  # shop.world:357
+        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+        'gift\ncard must hold at least the order total. Stock is reserved at once.',
+        param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
+        param(
+            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
+        ),
+        param(
+            'payment_method_id', arg.TEXT,
+            "One of the customer's payment method ids, e.g. gift_card_7245904.",
+        ),
+        param(
+            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+            "Where to ship; defaults to the customer's address.",
+        ),
+        where='shop.world:357', returns=_RESULT_Order,
+    )
+    def tool_place_order(
         self,
         customer: Customer,
         items: dict[str, int],
@@ -626,7 +748,16 @@ class OnlineShop(Episode):
         self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
-    def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
+    @tool(  # shop.world:393
+        'Cancel a pending order. The amount paid goes back to the payment method it came from '
+        'and the items return to stock.',
+        _PARAM_order,
+        param(
+            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
+        ),
+        where='shop.world:393', returns=_RESULT_Order,
+    )
+    def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
             self.fail(
                 f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
@@ -661,7 +792,13 @@ class OnlineShop(Episode):
         self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
         return order  # shop.world:414
 
-    def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
+    @tool(  # shop.world:417
+        "Change where a pending order ships to. The customer's default address is not changed.",
+        _PARAM_order,
+        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
+        where='shop.world:417', returns=_RESULT_Order,
+    )
+    def tool_modify_order_address(self, order: Order, address: Address) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
             self.fail(
                 f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
@@ -672,7 +809,17 @@ class OnlineShop(Episode):
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    # shop.world:429
+    @tool(  # shop.world:429
+        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
+        "product. The price difference is charged to, or refunded on, the order's payment method.",
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
+        param('old_item', _ROW_variants, 'The item id currently in the order.'),
+        param(
+            'new_item', _ROW_variants,
+            'The item id to switch to; it must be another option of the same product.',
+        ),
+        where='shop.world:429', returns=_RESULT_Order,
+    )
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
             self.fail(
@@ -750,7 +897,16 @@ class OnlineShop(Episode):
         self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
 
-    def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
+    @tool(  # shop.world:486
+        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
+        param(
+            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+            "The carrier's 12-digit tracking number.",
+        ),
+        where='shop.world:486', returns=_RESULT_Order,
+    )
+    def tool_ship_order(self, order: Order, tracking_number: str) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
             self.fail(f'Order {order.id_} cannot be shipped: it is {order.status}.')
         # shop.world:493
@@ -764,7 +920,12 @@ class OnlineShop(Episode):
         )
         return order  # shop.world:496
 
-    def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
+    @tool(  # shop.world:499
+        'Record that the carrier delivered a processed order.',
+        param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
+        where='shop.world:499', returns=_RESULT_Order,
+    )
+    def tool_mark_order_delivered(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
             self.fail(
                 f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
@@ -773,7 +934,23 @@ class OnlineShop(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
-    def tool_request_return(  # shop.world:511
+    @tool(  # shop.world:511
+        'Open a return for items of a delivered order. The refund is paid when the parcel '
+        'reaches the warehouse.',
+        param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
+        param(
+            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
+            'The item ids to send back; each line is returned in full.',
+        ),
+        param(
+            'refund_method_id', arg.TEXT,
+            "Where the refund goes: the order's own payment method or one of the customer's gift "
+            "cards.",
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
+        where='shop.world:511', returns=ReturnRequest,
+    )
+    def tool_request_return(
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
@@ -831,7 +1008,16 @@ class OnlineShop(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    # shop.world:541
+    @tool(  # shop.world:541
+        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
+        'refund is paid.',
+        param(
+            'return_request',
+            arg.row('returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')),
+            'The return id, e.g. RET9001.',
+        ),
+        where='shop.world:541', returns=ReturnRequest,
+    )
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             self.fail(f'Return {return_request.id_} was already refunded.')
@@ -866,226 +1052,7 @@ class OnlineShop(Episode):
         self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    # shop.world:567
-    def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
-        card: GiftCard = GiftCard(  # shop.world:573
-            self.next_id('gift_card_ids', 'gift_card_{:07d}'),
-            v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
-        )
-        # shop.world:574
-        self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
-        return card  # shop.world:575
-
-    def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
-        self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
-        return variant  # shop.world:585
-
-
-_SCHEMA_Address = js.closed({
-    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
-    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
-})
-_RESULT_PaymentMethod = js.any_of(
-    js.closed({
-        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
-        'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
-    }),
-    js.closed({
-        'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
-    }),
-    js.closed({
-        'source': js.text_in('paypal'), 'id': js.STRING,
-        'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-    }),
-)
-_RESULT_Order = js.closed({
-    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING, 'address': Address,
-    'items': js.array(OrderItem, min_items=1), 'status': js.members(OrderStatus),
-    'payment_method_id': js.STRING, 'transactions': js.array(Transaction),
-    'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
-    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
-})
-_ROW_customers = arg.row(
-    'customers', not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.')
-)
-_ROW_orders = arg.row(
-    'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-_ROW_variants = arg.row(
-    'variants', not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.')
-)
-_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
-_PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
-
-
-OnlineShop.TOOLS = tools(
-    tool(
-        OnlineShop.tool_find_customer_by_email,
-        "Find a customer's id from their email address. Use it to identify the customer before "
-        "anything else.",
-        param(
-            'email', arg.refined(arg.TEXT, 3, 120),
-            "The customer's email address; case does not matter.",
-        ),
-        read_only=True, where='shop.world:279', returns=js.STRING,
-    ),
-    tool(
-        OnlineShop.tool_get_customer_details,
-        "Show a customer's profile: name, email, default address and payment methods (with gift "
-        "card balances).",
-        _PARAM_customer, read_only=True, where='shop.world:290',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
-        }),
-    ),
-    tool(
-        OnlineShop.tool_list_customer_orders,
-        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
-        param(
-            'status', arg.optional(arg.enum_of(OrderStatus)),
-            'Only list orders with this status, e.g. "pending".',
-        ),
-        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
-    ),
-    tool(
-        OnlineShop.tool_get_order_details,
-        'Show an order: items and prices paid, shipping address, status, tracking number and '
-        'transactions.',
-        param(
-            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
-            'The order id, with the leading #W, e.g. #W4817420.',
-        ),
-        read_only=True, where='shop.world:308', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_list_products,
-        'Browse the catalogue: each product with its lowest price and the units in stock over '
-        'all its variants.',
-        param(
-            'category', arg.optional(arg.TEXT),
-            'Only list products of this category, e.g. "Kitchen" (any case).',
-        ),
-        param(
-            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
-            default=False,
-        ),
-        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
-    ),
-    tool(
-        OnlineShop.tool_get_product_details,
-        'Show a product with every variant: its item id, options, price and stock.',
-        param(
-            'product',
-            arg.row(
-                'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
-            ),
-            'The product id, e.g. P02.',
-        ),
-        read_only=True, where='shop.world:342',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
-            'variants': js.array(Variant),
-        }),
-        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
-    ),
-    tool(
-        OnlineShop.tool_place_order,
-        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-        'gift\ncard must hold at least the order total. Stock is reserved at once.',
-        param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
-        param(
-            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
-            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
-        ),
-        param(
-            'payment_method_id', arg.TEXT,
-            "One of the customer's payment method ids, e.g. gift_card_7245904.",
-        ),
-        param(
-            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
-            "Where to ship; defaults to the customer's address.",
-        ),
-        where='shop.world:357', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_cancel_order,
-        'Cancel a pending order. The amount paid goes back to the payment method it came from '
-        'and the items return to stock.',
-        _PARAM_order,
-        param(
-            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
-        ),
-        where='shop.world:393', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_modify_order_address,
-        "Change where a pending order ships to. The customer's default address is not changed.",
-        _PARAM_order,
-        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
-        where='shop.world:417', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_swap_order_item,
-        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
-        "product. The price difference is charged to, or refunded on, the order's payment method.",
-        param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
-        param('old_item', _ROW_variants, 'The item id currently in the order.'),
-        param(
-            'new_item', _ROW_variants,
-            'The item id to switch to; it must be another option of the same product.',
-        ),
-        where='shop.world:429', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_ship_order,
-        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
-        param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
-        param(
-            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
-            "The carrier's 12-digit tracking number.",
-        ),
-        where='shop.world:486', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_mark_order_delivered,
-        'Record that the carrier delivered a processed order.',
-        param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
-        where='shop.world:499', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_request_return,
-        'Open a return for items of a delivered order. The refund is paid when the parcel '
-        'reaches the warehouse.',
-        param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
-        param(
-            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
-            'The item ids to send back; each line is returned in full.',
-        ),
-        param(
-            'refund_method_id', arg.TEXT,
-            "Where the refund goes: the order's own payment method or one of the customer's gift "
-            "cards.",
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
-        where='shop.world:511', returns=ReturnRequest,
-    ),
-    tool(
-        OnlineShop.tool_receive_return,
-        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
-        'refund is paid.',
-        param(
-            'return_request',
-            arg.row('returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')),
-            'The return id, e.g. RET9001.',
-        ),
-        where='shop.world:541', returns=ReturnRequest,
-    ),
-    tool(
-        OnlineShop.tool_issue_gift_card,
+    @tool(  # shop.world:567
         'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
         'their payment methods.',
         param('customer', _ROW_customers, 'The customer id, e.g. C04.'),
@@ -1095,15 +1062,28 @@ OnlineShop.TOOLS = tools(
         ),
         where='shop.world:567', returns=_RESULT_PaymentMethod,
         export=lambda value: _UNION_PaymentMethod.export(value),
-    ),
-    tool(
-        OnlineShop.tool_restock_variant,
+    )
+    def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
+        card: GiftCard = GiftCard(  # shop.world:573
+            self.next_id('gift_card_ids', 'gift_card_{:07d}'),
+            v.check_range(round(amount, 2), 'GiftCard.balance', 0.0, None),
+        )
+        # shop.world:574
+        self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
+        return card  # shop.world:575
+
+    @tool(  # shop.world:578
         "Add units that arrived from the supplier to an item's stock.",
         param('variant', _ROW_variants, 'The item id, e.g. V4003.'),
         param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
         where='shop.world:578', returns=Variant,
-    ),
-)
+    )
+    def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:
+        self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
+        return variant  # shop.world:585
+
+
+OnlineShop.TOOLS = tools(OnlineShop)
 
 
 def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:20

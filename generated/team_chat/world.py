@@ -148,6 +148,25 @@ class ChannelView(Record):
 _C_MAX_PINS: int = 3  # team_chat.world:90
 
 
+_ROW_users = arg.row(
+    'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
+)
+_PARAM_user = param(
+    'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
+)
+_PARAM_channel = param(
+    'channel',
+    arg.row('channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')),
+    'The channel id (CH and three digits), as list_channels shows it.',
+)
+_PARAM_message = param(
+    'message',
+    arg.row('messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')),
+    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -288,13 +307,26 @@ class TeamChat(Episode):
             if _m2.channel == channel.key() and _m2.pinned
         ])
 
-    def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
+    @tool(  # team_chat.world:133
+        'Sign in as a user; every other tool acts as this user.', _PARAM_user,
+        where='team_chat.world:133', returns=User,
+    )
+    def tool_sign_in(self, user: User) -> User:
         if user.deactivated:  # team_chat.world:138
             self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         self.set_state('current_user', user.key())  # team_chat.world:139
         return user  # team_chat.world:140
 
-    # team_chat.world:143
+    @tool(  # team_chat.world:143
+        'Create a channel owned by the signed-in user, who becomes its first member.',
+        param(
+            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
+        ),
+        param('visibility', arg.enum_of(Visibility), 'public or private.'),
+        param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
+        where='team_chat.world:143', returns=Channel,
+    )
     def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
@@ -315,7 +347,16 @@ class TeamChat(Episode):
         )
         return channel  # team_chat.world:155
 
-    # team_chat.world:158
+    @tool(  # team_chat.world:158
+        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
+        'invite to a private one.',
+        _PARAM_channel,
+        param(
+            'user', _ROW_users,
+            'The id of the user to add (U and three digits), as search_users shows it.',
+        ),
+        where='team_chat.world:158', returns=Membership,
+    )
     def tool_invite_member(self, channel: Channel, user: User) -> Membership:
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
@@ -338,7 +379,16 @@ class TeamChat(Episode):
         self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
-    # team_chat.world:174
+    @tool(  # team_chat.world:174
+        'Remove a member from a channel; only the channel owner can. Their earlier messages '
+        'stay. Returns the remaining members.',
+        _PARAM_channel,
+        param(
+            'user', _ROW_users,
+            'The id of the member to remove (U and three digits), as list_members shows it.',
+        ),
+        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
+    )
     def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
@@ -357,7 +407,12 @@ class TeamChat(Episode):
             _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.key()
         ])
 
-    def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
+    @tool(  # team_chat.world:189
+        'Post a message in a channel the signed-in user belongs to.', _PARAM_channel,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
+        where='team_chat.world:189', returns=Message,
+    )
+    def tool_post_message(self, channel: Channel, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
         # team_chat.world:196
@@ -371,7 +426,12 @@ class TeamChat(Episode):
         self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
 
-    def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
+    @tool(  # team_chat.world:202
+        "Replace the text of one of the signed-in user's own messages.", _PARAM_message,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
+        where='team_chat.world:202', returns=Message,
+    )
+    def tool_edit_message(self, message: Message, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:208
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:209
@@ -388,7 +448,11 @@ class TeamChat(Episode):
         )
         return message  # team_chat.world:214
 
-    def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
+    @tool(  # team_chat.world:217
+        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
+        _PARAM_message, where='team_chat.world:217', returns=Message,
+    )
+    def tool_delete_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:222
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:223
@@ -401,7 +465,11 @@ class TeamChat(Episode):
         )
         return message  # team_chat.world:229
 
-    def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
+    @tool(  # team_chat.world:232
+        'Pin a message in its channel; a channel holds at most 3 pinned messages.', _PARAM_message,
+        where='team_chat.world:232', returns=Message,
+    )
+    def tool_pin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:237
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:238
@@ -422,7 +490,9 @@ class TeamChat(Episode):
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
 
-    def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
+    # team_chat.world:247
+    @tool('Unpin a pinned message.', _PARAM_message, where='team_chat.world:247', returns=Message)
+    def tool_unpin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:252
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:253
@@ -434,7 +504,12 @@ class TeamChat(Episode):
         self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
-    def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
+    @tool(  # team_chat.world:260
+        'List the public channels and the private channels the signed-in user belongs to, with '
+        'member counts.',
+        read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary),
+    )
+    def tool_list_channels(self) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
@@ -450,7 +525,24 @@ class TeamChat(Episode):
             if _c6.visibility == _E10_Visibility_public or self.fn_is_member(_c6, me)
         ])
 
-    def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
+    @tool(  # team_chat.world:268
+        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
+        'channels are visible to members only.',
+        _PARAM_channel, read_only=True, where='team_chat.world:268',
+        returns=js.closed({
+            'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
+            'messages': js.array(Message),
+        }),
+        shows=(
+            'record', (
+                ('channel', 'channel', ('row', 'channels')),
+                ('members', 'members', ('list', ('row', 'users'))),
+                ('pinned', 'pinned', ('list', ('row', 'messages'))),
+                ('messages', 'messages', ('list', ('row', 'messages'))),
+            ),
+        ),
+    )
+    def tool_get_channel_messages(self, channel: Channel) -> ChannelView:
         if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
         if not (  # team_chat.world:274
@@ -477,10 +569,25 @@ class TeamChat(Episode):
             posted,
         )
 
-    def tool_get_current_user(self) -> User | None:  # team_chat.world:284
+    @tool(  # team_chat.world:284
+        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
+        read_only=True, where='team_chat.world:284', returns=js.nullable(User),
+    )
+    def tool_get_current_user(self) -> User | None:
         return self.t_users.ref(self.state.current_user)  # team_chat.world:287
 
-    def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
+    @tool(  # team_chat.world:290
+        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
+        param(
+            'query', arg.TEXT,
+            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
+            'everyone.',
+            default='',
+        ),
+        read_only=True, where='team_chat.world:290', returns=js.array(User),
+        shows=('list', ('row', 'users')),
+    )
+    def tool_search_users(self, query: str) -> tuple[str, ...]:
         wanted: str = rt.built(self, query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
             _u12.key() for _u12 in rt.each(self, self.t_users)
@@ -488,10 +595,19 @@ class TeamChat(Episode):
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
 
-    def tool_get_user(self, user: User) -> User:  # team_chat.world:299
+    @tool(  # team_chat.world:299
+        "Read a user's name, handle and whether they are deactivated.", _PARAM_user,
+        read_only=True, where='team_chat.world:299', returns=User,
+    )
+    def tool_get_user(self, user: User) -> User:
         return user  # team_chat.world:304
 
-    def tool_get_channel(self, channel: Channel) -> ChannelSummary:  # team_chat.world:307
+    @tool(  # team_chat.world:307
+        "Read a channel's name, visibility, owner, topic and member count, and whether the "
+        "signed-in user is a member. Private channels are visible to members only.",
+        _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary,
+    )
+    def tool_get_channel(self, channel: Channel) -> ChannelSummary:
         if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
@@ -505,7 +621,14 @@ class TeamChat(Episode):
             self.fn_is_member(channel, me),
         )
 
-    # team_chat.world:326
+    @tool(  # team_chat.world:326
+        'Find the channels the signed-in user can see (public ones and private ones they belong '
+        'to) by name or topic, with owner, topic and member count.',
+        param(
+            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
+        ),
+        read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary),
+    )
     def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
@@ -525,7 +648,13 @@ class TeamChat(Episode):
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
         ])
 
-    def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
+    @tool(  # team_chat.world:337
+        "List a channel's memberships, oldest first: each member's user id, who invited them and "
+        "when they joined. Private channels are visible to members only.",
+        _PARAM_channel, read_only=True, where='team_chat.world:337', returns=js.array(Membership),
+        shows=('list', ('row', 'memberships')),
+    )
+    def tool_list_members(self, channel: Channel) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
         # team_chat.world:343
@@ -538,7 +667,12 @@ class TeamChat(Episode):
             key=lambda _m16: _m16.joined_at,
         )
 
-    def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
+    @tool(  # team_chat.world:347
+        'Read one message: its channel, author, text, when it was posted or edited, and whether '
+        'it is deleted or pinned (and by whom).',
+        _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message,
+    )
+    def tool_get_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
@@ -550,182 +684,7 @@ class TeamChat(Episode):
             )
         return message  # team_chat.world:354
 
-    def tool_search_messages(  # team_chat.world:357
-        self, query: str, channel: Channel | None, author: User | None
-    ) -> tuple[str, ...]:
-        if self.state.current_user is None:  # team_chat.world:364
-            raise ToolError('Not signed in.')
-        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:366
-        found: tuple[str, ...] = tuple([  # team_chat.world:367
-            _m18.key() for _m18 in rt.each(self, self.t_messages)
-            if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
-            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
-            and (channel is None or _m18.channel == channel.key())
-            and (author is None or _m18.author == author.key())
-        ])
-        return rt.sorted_keys(  # team_chat.world:368
-            rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
-        )
-
-
-_ROW_users = arg.row(
-    'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
-)
-_PARAM_user = param(
-    'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
-)
-_PARAM_channel = param(
-    'channel',
-    arg.row('channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')),
-    'The channel id (CH and three digits), as list_channels shows it.',
-)
-_PARAM_message = param(
-    'message',
-    arg.row('messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')),
-    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
-)
-
-
-TeamChat.TOOLS = tools(
-    tool(
-        TeamChat.tool_sign_in, 'Sign in as a user; every other tool acts as this user.',
-        _PARAM_user, where='team_chat.world:133', returns=User,
-    ),
-    tool(
-        TeamChat.tool_create_channel,
-        'Create a channel owned by the signed-in user, who becomes its first member.',
-        param(
-            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
-        ),
-        param('visibility', arg.enum_of(Visibility), 'public or private.'),
-        param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
-        where='team_chat.world:143', returns=Channel,
-    ),
-    tool(
-        TeamChat.tool_invite_member,
-        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
-        'invite to a private one.',
-        _PARAM_channel,
-        param(
-            'user', _ROW_users,
-            'The id of the user to add (U and three digits), as search_users shows it.',
-        ),
-        where='team_chat.world:158', returns=Membership,
-    ),
-    tool(
-        TeamChat.tool_remove_member,
-        'Remove a member from a channel; only the channel owner can. Their earlier messages '
-        'stay. Returns the remaining members.',
-        _PARAM_channel,
-        param(
-            'user', _ROW_users,
-            'The id of the member to remove (U and three digits), as list_members shows it.',
-        ),
-        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
-    ),
-    tool(
-        TeamChat.tool_post_message, 'Post a message in a channel the signed-in user belongs to.',
-        _PARAM_channel, param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
-        where='team_chat.world:189', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_edit_message,
-        "Replace the text of one of the signed-in user's own messages.", _PARAM_message,
-        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
-        where='team_chat.world:202', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_delete_message,
-        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
-        _PARAM_message, where='team_chat.world:217', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_pin_message,
-        'Pin a message in its channel; a channel holds at most 3 pinned messages.', _PARAM_message,
-        where='team_chat.world:232', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_unpin_message, 'Unpin a pinned message.', _PARAM_message,
-        where='team_chat.world:247', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_list_channels,
-        'List the public channels and the private channels the signed-in user belongs to, with '
-        'member counts.',
-        read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary),
-    ),
-    tool(
-        TeamChat.tool_get_channel_messages,
-        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
-        'channels are visible to members only.',
-        _PARAM_channel, read_only=True, where='team_chat.world:268',
-        returns=js.closed({
-            'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
-            'messages': js.array(Message),
-        }),
-        shows=(
-            'record', (
-                ('channel', 'channel', ('row', 'channels')),
-                ('members', 'members', ('list', ('row', 'users'))),
-                ('pinned', 'pinned', ('list', ('row', 'messages'))),
-                ('messages', 'messages', ('list', ('row', 'messages'))),
-            ),
-        ),
-    ),
-    tool(
-        TeamChat.tool_get_current_user,
-        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
-        read_only=True, where='team_chat.world:284', returns=js.nullable(User),
-    ),
-    tool(
-        TeamChat.tool_search_users,
-        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
-        param(
-            'query', arg.TEXT,
-            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
-            'everyone.',
-            default='',
-        ),
-        read_only=True, where='team_chat.world:290', returns=js.array(User),
-        shows=('list', ('row', 'users')),
-    ),
-    tool(
-        TeamChat.tool_get_user, "Read a user's name, handle and whether they are deactivated.",
-        _PARAM_user, read_only=True, where='team_chat.world:299', returns=User,
-    ),
-    tool(
-        TeamChat.tool_get_channel,
-        "Read a channel's name, visibility, owner, topic and member count, and whether the "
-        "signed-in user is a member. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary,
-    ),
-    tool(
-        TeamChat.tool_search_channels,
-        'Find the channels the signed-in user can see (public ones and private ones they belong '
-        'to) by name or topic, with owner, topic and member count.',
-        param(
-            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
-        ),
-        read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary),
-    ),
-    tool(
-        TeamChat.tool_list_members,
-        "List a channel's memberships, oldest first: each member's user id, who invited them and "
-        "when they joined. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:337', returns=js.array(Membership),
-        shows=('list', ('row', 'memberships')),
-    ),
-    tool(
-        TeamChat.tool_get_message,
-        'Read one message: its channel, author, text, when it was posted or edited, and whether '
-        'it is deleted or pinned (and by whom).',
-        _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_search_messages,
+    @tool(  # team_chat.world:357
         'Search the messages the signed-in user can read (deleted ones excluded), oldest first, '
         'with channel, author, text, posting time and pin.',
         param(
@@ -744,8 +703,27 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True, where='team_chat.world:357', returns=js.array(Message),
         shows=('list', ('row', 'messages')),
-    ),
-)
+    )
+    def tool_search_messages(
+        self, query: str, channel: Channel | None, author: User | None
+    ) -> tuple[str, ...]:
+        if self.state.current_user is None:  # team_chat.world:364
+            raise ToolError('Not signed in.')
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
+        wanted: str = rt.built(self, query.lower())  # team_chat.world:366
+        found: tuple[str, ...] = tuple([  # team_chat.world:367
+            _m18.key() for _m18 in rt.each(self, self.t_messages)
+            if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
+            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
+            and (channel is None or _m18.channel == channel.key())
+            and (author is None or _m18.author == author.key())
+        ])
+        return rt.sorted_keys(  # team_chat.world:368
+            rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
+        )
+
+
+TeamChat.TOOLS = tools(TeamChat)
 
 
 def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502

@@ -237,6 +237,53 @@ _C_MAX_CREDITS: int = 18  # university_registrar.world:114
 _GET_code = rt.attrgetter('code')
 
 
+_RESULT_Section = js.closed({
+    'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
+    'instructor': js.scalar('str', 1, 80), 'meetings': js.array(Meeting, min_items=1, max_items=5),
+    'capacity': js.scalar('int', 1, 300), 'starts_on': js.STRING, 'ends_on': js.STRING,
+    'drop_deadline': js.STRING,
+})
+_RESULT_SectionInfo = js.closed({
+    'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
+    'waitlisted': js.INTEGER,
+})
+_ROW_sections = arg.row(
+    'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
+)
+_PARAM_course = param(
+    'course',
+    arg.row(
+        'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
+    ),
+    'The course code (two to four capital letters and three digits), as search_courses shows it.',
+)
+_PARAM_term = param(
+    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
+    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
+)
+_PARAM_student = param(
+    'student',
+    arg.row(
+        'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
+        not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
+    ),
+    'The student id (S and five digits), as search_students shows it.',
+)
+_PARAM_section = param(
+    'section', _ROW_sections,
+    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
+)
+_PARAM_enrolment = param(
+    'enrolment',
+    arg.row('enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')),
+    'The enrolment id (EN and four digits), as get_student_record shows it.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -540,7 +587,13 @@ class UniversityRegistrar(Episode):
             )
         return ''  # university_registrar.world:186
 
-    # university_registrar.world:223
+    @tool(  # university_registrar.world:223
+        'List the sections of a course with instructor, meetings, seats taken, capacity and '
+        'waitlist length.',
+        _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    )
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
         return tuple([  # university_registrar.world:229
             SectionInfo(
@@ -550,7 +603,24 @@ class UniversityRegistrar(Episode):
             if _s11.course == course.key() and (term is None or _s11.term == term)
         ])
 
-    # university_registrar.world:232
+    @tool(  # university_registrar.world:232
+        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
+        "(course, term, instructor, meetings) and their credit load per term.",
+        _PARAM_student, read_only=True, where='university_registrar.world:232',
+        returns=js.closed({
+            'student': Student, 'enrolments': js.array(Enrolment),
+            'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
+            'credits_by_term': js.mapping(js.INTEGER),
+        }),
+        shows=(
+            'record', (
+                ('student', 'student', ('row', 'students')),
+                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
+                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
+                ('sections', 'sections', ('list', ('row', 'sections'))),
+            ),
+        ),
+    )
     def tool_get_student_record(self, student: Student) -> StudentRecord:
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.key() for _e12 in rt.each(self, self.t_enrolments)
@@ -584,7 +654,22 @@ class UniversityRegistrar(Episode):
             credits_,
         )
 
-    # university_registrar.world:254
+    @tool(  # university_registrar.world:254
+        'Find students by name or program, with their ids, names, programs and status (active or '
+        'suspended).',
+        param(
+            'name', arg.TEXT,
+            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
+            'student.',
+            default='',
+        ),
+        param(
+            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
+            default='',
+        ),
+        read_only=True, where='university_registrar.world:254', returns=js.array(Student),
+        shows=('list', ('row', 'students')),
+    )
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
         wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
         wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
@@ -596,7 +681,19 @@ class UniversityRegistrar(Episode):
             )))
         ])
 
-    def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
+    @tool(  # university_registrar.world:265
+        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
+        'prerequisites (course codes).',
+        param(
+            'title', arg.TEXT,
+            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
+            'the whole catalogue.',
+            default='',
+        ),
+        read_only=True, where='university_registrar.world:265', returns=js.array(Course),
+        shows=('list', ('row', 'courses')),
+    )
+    def tool_search_courses(self, title: str) -> tuple[str, ...]:
         wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.key() for _c18 in rt.each(self, self.t_courses)
@@ -604,16 +701,40 @@ class UniversityRegistrar(Episode):
             or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
         ])
 
-    def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
+    @tool(  # university_registrar.world:274
+        'Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
+        read_only=True, where='university_registrar.world:274', returns=Course,
+    )
+    def tool_get_course(self, course: Course) -> Course:
         return course  # university_registrar.world:279
 
-    def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
+    @tool(  # university_registrar.world:282
+        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
+        'seats taken, capacity and waitlist length.',
+        _PARAM_section, read_only=True, where='university_registrar.world:282',
+        returns=_RESULT_SectionInfo,
+        shows=('record', (('section', 'section', ('row', 'sections')),)),
+    )
+    def tool_get_section(self, section: Section) -> SectionInfo:
         return SectionInfo(  # university_registrar.world:287
             section.key(), self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
         )
 
-    def tool_search_sections(  # university_registrar.world:295
+    @tool(  # university_registrar.world:295
+        'Find sections of any course by term, instructor or meeting day, with course, '
+        'instructor, meetings, seats taken, capacity and waitlist length.',
+        _PARAM_term,
+        param(
+            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
+            default='',
+        ),
+        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
+        read_only=True, where='university_registrar.world:295',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    )
+    def tool_search_sections(
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
         wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
@@ -630,11 +751,21 @@ class UniversityRegistrar(Episode):
             ))
         ])
 
-    # university_registrar.world:306
+    @tool(  # university_registrar.world:306
+        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
+        _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
+        returns=Enrolment,
+    )
     def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:
         return enrolment  # university_registrar.world:311
 
-    # university_registrar.world:314
+    @tool(  # university_registrar.world:314
+        "List a section's enrolments (its class roster) with each student, status and grade.",
+        _PARAM_section,
+        param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
+        read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
+        shows=('list', ('row', 'enrolments')),
+    )
     def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         return tuple([  # university_registrar.world:320
             _e21.key() for _e21 in rt.each(self, self.t_enrolments)
@@ -642,7 +773,12 @@ class UniversityRegistrar(Episode):
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
 
-    # university_registrar.world:323
+    @tool(  # university_registrar.world:323
+        "List a section's waitlist in queue order, first in line first, with each entry's "
+        "student and when they joined.",
+        _PARAM_section, read_only=True, where='university_registrar.world:323',
+        returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')),
+    )
     def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(self, [
@@ -651,7 +787,13 @@ class UniversityRegistrar(Episode):
             key=lambda _w22: _w22.joined_at,
         )
 
-    # university_registrar.world:333
+    @tool(  # university_registrar.world:333
+        "Enrol a student in a section. The section must have a free seat, the student must have "
+        "passed\nthe course's prerequisites, must not already take the course this term, must "
+        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
+        "section is removed.",
+        _PARAM_student, _PARAM_section, where='university_registrar.world:333', returns=Enrolment,
+    )
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
@@ -668,7 +810,10 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
-    # university_registrar.world:355
+    @tool(  # university_registrar.world:355
+        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
+        _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment,
+    )
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
             self.fail(
@@ -686,7 +831,16 @@ class UniversityRegistrar(Episode):
         )
         return enrolment  # university_registrar.world:364
 
-    # university_registrar.world:369
+    @tool(  # university_registrar.world:369
+        'Put a student on the waitlist of a full section; returns their place in the queue.',
+        _PARAM_student,
+        param(
+            'section', _ROW_sections,
+            "The id of a full section (the course code, a dash and the section's code), as "
+            "find_sections shows it.",
+        ),
+        where='university_registrar.world:369', returns=WaitlistPosition,
+    )
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             self.fail(f'Student {student.id_} ({student.name}) is suspended.')
@@ -722,12 +876,28 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:385
         return WaitlistPosition(entry.key(), self.fn_waiting_count(section))
 
-    # university_registrar.world:388
+    @tool(  # university_registrar.world:388
+        'Take a student off a waitlist.',
+        param(
+            'entry',
+            arg.row(
+                'waitlist',
+                not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
+            ),
+            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
+            'shows it.',
+        ),
+        where='university_registrar.world:388', returns=WaitlistEntry,
+    )
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:
         self.delete(self.t_waitlist, entry.key())  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
-    # university_registrar.world:397
+    @tool(  # university_registrar.world:397
+        "Enrol the first student on a section's waitlist now that a seat is free (the same "
+        "checks as enrol); their entry is removed.",
+        _PARAM_section, where='university_registrar.world:397', returns=Enrolment,
+    )
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(self, [
@@ -756,7 +926,12 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
-    # university_registrar.world:416
+    @tool(  # university_registrar.world:416
+        'Record the final grade of an enrolment once its section has ended; the enrolment is '
+        'then completed.',
+        _PARAM_enrolment, param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
+        where='university_registrar.world:416', returns=Enrolment,
+    )
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
             self.fail(
@@ -774,210 +949,7 @@ class UniversityRegistrar(Episode):
         return enrolment  # university_registrar.world:426
 
 
-_RESULT_Section = js.closed({
-    'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
-    'instructor': js.scalar('str', 1, 80), 'meetings': js.array(Meeting, min_items=1, max_items=5),
-    'capacity': js.scalar('int', 1, 300), 'starts_on': js.STRING, 'ends_on': js.STRING,
-    'drop_deadline': js.STRING,
-})
-_RESULT_SectionInfo = js.closed({
-    'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
-    'waitlisted': js.INTEGER,
-})
-_ROW_sections = arg.row(
-    'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
-)
-_PARAM_course = param(
-    'course',
-    arg.row(
-        'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
-    ),
-    'The course code (two to four capital letters and three digits), as search_courses shows it.',
-)
-_PARAM_term = param(
-    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
-    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
-)
-_PARAM_student = param(
-    'student',
-    arg.row(
-        'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
-    ),
-    'The student id (S and five digits), as search_students shows it.',
-)
-_PARAM_section = param(
-    'section', _ROW_sections,
-    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
-)
-_PARAM_enrolment = param(
-    'enrolment',
-    arg.row('enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')),
-    'The enrolment id (EN and four digits), as get_student_record shows it.',
-)
-
-
-UniversityRegistrar.TOOLS = tools(
-    tool(
-        UniversityRegistrar.tool_find_sections,
-        'List the sections of a course with instructor, meetings, seats taken, capacity and '
-        'waitlist length.',
-        _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_student_record,
-        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
-        "(course, term, instructor, meetings) and their credit load per term.",
-        _PARAM_student, read_only=True, where='university_registrar.world:232',
-        returns=js.closed({
-            'student': Student, 'enrolments': js.array(Enrolment),
-            'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
-            'credits_by_term': js.mapping(js.INTEGER),
-        }),
-        shows=(
-            'record', (
-                ('student', 'student', ('row', 'students')),
-                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
-                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
-                ('sections', 'sections', ('list', ('row', 'sections'))),
-            ),
-        ),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_students,
-        'Find students by name or program, with their ids, names, programs and status (active or '
-        'suspended).',
-        param(
-            'name', arg.TEXT,
-            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
-            'student.',
-            default='',
-        ),
-        param(
-            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
-            default='',
-        ),
-        read_only=True, where='university_registrar.world:254', returns=js.array(Student),
-        shows=('list', ('row', 'students')),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_courses,
-        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
-        'prerequisites (course codes).',
-        param(
-            'title', arg.TEXT,
-            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
-            'the whole catalogue.',
-            default='',
-        ),
-        read_only=True, where='university_registrar.world:265', returns=js.array(Course),
-        shows=('list', ('row', 'courses')),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_course,
-        'Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
-        read_only=True, where='university_registrar.world:274', returns=Course,
-    ),
-    tool(
-        UniversityRegistrar.tool_get_section,
-        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
-        'seats taken, capacity and waitlist length.',
-        _PARAM_section, read_only=True, where='university_registrar.world:282',
-        returns=_RESULT_SectionInfo,
-        shows=('record', (('section', 'section', ('row', 'sections')),)),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_sections,
-        'Find sections of any course by term, instructor or meeting day, with course, '
-        'instructor, meetings, seats taken, capacity and waitlist length.',
-        _PARAM_term,
-        param(
-            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
-            default='',
-        ),
-        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
-        read_only=True, where='university_registrar.world:295',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_enrolment,
-        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
-        _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
-        returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_list_roster,
-        "List a section's enrolments (its class roster) with each student, status and grade.",
-        _PARAM_section,
-        param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
-        read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
-        shows=('list', ('row', 'enrolments')),
-    ),
-    tool(
-        UniversityRegistrar.tool_list_waitlist,
-        "List a section's waitlist in queue order, first in line first, with each entry's "
-        "student and when they joined.",
-        _PARAM_section, read_only=True, where='university_registrar.world:323',
-        returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')),
-    ),
-    tool(
-        UniversityRegistrar.tool_enrol,
-        "Enrol a student in a section. The section must have a free seat, the student must have "
-        "passed\nthe course's prerequisites, must not already take the course this term, must "
-        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
-        "section is removed.",
-        _PARAM_student, _PARAM_section, where='university_registrar.world:333', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_drop_enrolment,
-        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
-        _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_join_waitlist,
-        'Put a student on the waitlist of a full section; returns their place in the queue.',
-        _PARAM_student,
-        param(
-            'section', _ROW_sections,
-            "The id of a full section (the course code, a dash and the section's code), as "
-            "find_sections shows it.",
-        ),
-        where='university_registrar.world:369', returns=WaitlistPosition,
-    ),
-    tool(
-        UniversityRegistrar.tool_leave_waitlist, 'Take a student off a waitlist.',
-        param(
-            'entry',
-            arg.row(
-                'waitlist',
-                not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
-            ),
-            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
-            'shows it.',
-        ),
-        where='university_registrar.world:388', returns=WaitlistEntry,
-    ),
-    tool(
-        UniversityRegistrar.tool_enrol_from_waitlist,
-        "Enrol the first student on a section's waitlist now that a seat is free (the same "
-        "checks as enrol); their entry is removed.",
-        _PARAM_section, where='university_registrar.world:397', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_record_grade,
-        'Record the final grade of an enrolment once its section has ended; the enrolment is '
-        'then completed.',
-        _PARAM_enrolment, param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
-        where='university_registrar.world:416', returns=Enrolment,
-    ),
-)
+UniversityRegistrar.TOOLS = tools(UniversityRegistrar)
 
 
 # university_registrar.world:660

@@ -3,20 +3,23 @@
 Part of the contract between generated code and the runtime (see
 :mod:`worldspec.runtime.contract`, which this module completes: it needs the episode's
 ``ToolSpec``, which needs the contract's classes). A generated world imports this module as
-``arg`` (its argument types) and declares its tools in one registry, :func:`tools`, each with
-:func:`tool`: the tool's method (whose docstring is the tool's description) and its
-parameters, each a :func:`param` saying how its argument loads::
+``arg`` (its argument types) and declares each tool by decorating its method with
+:func:`tool`: the tool's description (never the method's docstring, which ``python -OO``
+drops) and its parameters, each a :func:`param` saying how its argument loads; after the
+class, :func:`tools` makes its registry of what the methods declare::
 
-    Shop.TOOLS = tools(
-        tool(
-            Shop.tool_cancel_order,
+    class Shop(Episode):
+        @tool(
+            'Cancel a pending order.',
             param('order', arg.row('orders'), 'The order to cancel.'),
             param('reason', arg.optional(arg.enum_of(Reason)), 'Why.'),
             param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=1),
-            where='shop.world:40',
-            returns=_RESULT_Order,
-        ),
-    )
+            where='shop.world:40', returns=Order,
+        )
+        def tool_cancel_order(self, order: Order, reason: Reason | None, count: int) -> Order:
+            ...
+
+    Shop.TOOLS = tools(Shop)
 
 An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
 (:data:`TEXT`, :data:`INT`, :data:`FLOAT`, :data:`NUMBER`, :data:`BOOL`, :data:`DATE`,
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from worldspec.runtime import schema as js
 from worldspec.runtime.episode import ParamSpec, ToolSpec
@@ -96,12 +99,17 @@ from worldspec.runtime.values import (
 __all__ = [
     "Loads", "TEXT", "TEXT_LIST", "INT", "FLOAT", "NUMBER", "BOOL", "DATE", "DATETIME",
     "DURATION", "JSON", "refined", "optional", "list_of", "set_of", "map_of", "enum_of",
-    "record", "row", "param", "tool", "tools", "tool_spec", "ParamDeclaration",
+    "record", "row", "param", "tool", "tools", "declaration", "tool_spec", "ParamDeclaration",
     "ToolDeclaration", "invoker", "ARGUMENT_RULES",
 ]
 
 #: ``message(episode, key) -> text``: the spec's message for a key or value that fits not
 Message = Callable[[Any, Any], "str | None"]
+
+#: a tool's method, as :func:`tool` declares it
+Method = TypeVar("Method", bound=Callable[..., Any])
+#: where :func:`tool` keeps a method's declaration: an attribute of the function
+_DECLARATION = "tool_declaration"
 
 #: ``config { arguments: ... }``: the world's argument rules
 ARGUMENT_RULES: Final = ("worldspec", "python", "dynamic")
@@ -330,34 +338,47 @@ class ToolDeclaration:
     given: bool = False
 
 
-def tool(method: Callable[..., Any], doc: str, /, *params: ParamDeclaration,
-         read_only: bool = False, name: str | None = None, where: str = "",
-         returns: js.SchemaOf | None = None, checks: bool | None = None,
-         shows: tuple[Any, ...] | None = None, export: Callable[[Any], Any] | None = None,
-         given: bool = False) -> ToolDeclaration:
-    """A tool: its method (``method(episode, *arguments)``, named ``tool_<name>``: ``name``
-    where the tool's name is no Python name), its description ``doc`` (the registry's text,
-    never the method's docstring, which ``python -OO`` drops) and its parameters;
-    ``read_only`` where it changes nothing; ``returns`` the JSON schema of its result (a
-    record's or a row's class: the schema :func:`~worldspec.runtime.schema.result_of` builds);
-    ``export`` the function writing a result as JSON where the result's class cannot (a
-    union, whose tag only the declared type knows); ``given``: the method also takes the
-    names of the arguments the call gave."""
-    if name is None:
-        name = method.__name__.removeprefix("tool_")
-    return ToolDeclaration(method, name, tuple(params), read_only, doc, where,
-                           None if returns is None else js.schema_of(returns), checks, shows,
-                           export, given)
+def tool(doc: str, /, *params: ParamDeclaration, read_only: bool = False,
+         name: str | None = None, where: str = "", returns: js.SchemaOf | None = None,
+         checks: bool | None = None, shows: tuple[Any, ...] | None = None,
+         export: Callable[[Any], Any] | None = None,
+         given: bool = False) -> Callable[[Method], Method]:
+    """Declares the method it decorates (``method(episode, *arguments)``, named
+    ``tool_<name>``: ``name`` where the tool's name is no Python name) a tool: its
+    description ``doc`` (the registry's text, never the method's docstring, which ``python
+    -OO`` drops) and its parameters; ``read_only`` where it changes nothing; ``returns`` the
+    JSON schema of its result (a record's or a row's class: the schema
+    :func:`~worldspec.runtime.schema.result_of` builds); ``export`` the function writing a
+    result as JSON where the result's class cannot (a union, whose tag only the declared type
+    knows); ``given``: the method also takes the names of the arguments the call gave. The
+    method is left as it is; :func:`tools` collects the declarations of a world's class."""
+    schema = None if returns is None else js.schema_of(returns)
+
+    def declare(method: Method) -> Method:
+        declared = ToolDeclaration(method, name or method.__name__.removeprefix("tool_"),
+                                   params, read_only, doc, where, schema, checks, shows,
+                                   export, given)
+        vars(method)[_DECLARATION] = declared
+        return method
+    return declare
 
 
-def tools(*declared: ToolDeclaration, arguments: str = "worldspec",
+def declaration(method: Any) -> ToolDeclaration | None:
+    """The tool declaration :func:`tool` made of ``method``, or None for any other value."""
+    found = getattr(method, "__dict__", {}).get(_DECLARATION)
+    return found if isinstance(found, ToolDeclaration) else None
+
+
+def tools(world: type, *, arguments: str = "worldspec",
           python_class: str = "") -> dict[str, ToolSpec]:
-    """A world's tool registry: its tools by name, in declaration order, each with its
-    invoker built (``arguments``: the world's argument rules; ``python_class``: with
-    Python's, the class its errors name)."""
+    """A world's tool registry: the tools its class ``world`` declares (its methods
+    decorated with :func:`tool`), by name, in the class's order, each with its invoker built
+    (``arguments``: the world's argument rules; ``python_class``: with Python's, the class
+    its errors name)."""
     if arguments not in ARGUMENT_RULES:
         raise ValueError(f"unknown argument rules {arguments!r}: use one of "
                          f"{', '.join(ARGUMENT_RULES)}")
+    declared = [d for d in map(declaration, vars(world).values()) if d is not None]
     return {decl.name: tool_spec(decl, arguments, python_class) for decl in declared}
 
 
