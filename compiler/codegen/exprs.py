@@ -673,6 +673,8 @@ class ExprCompiler:
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> Expr:
         left = self.value(e.left, env)
+        if isinstance(e.left, n.NameRef) and isinstance(left, Name) and left.id in env.present:
+            return left  # a local the test around it proved present (mypy narrowed it too)
         if self._draws(e.left) or not isinstance(e.left, (n.NameRef, n.Attribute)):
             # evaluate the left side once (a call or a lookup cannot be narrowed by mypy
             # when repeated) and the default only when needed; a default that may be none

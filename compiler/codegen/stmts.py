@@ -486,7 +486,17 @@ class StatementCompiler:
 
     def s_Require(self, s: n.Require) -> None:
         test = self.x.negation(s.condition, self.env)
-        self.emit(If(test, [self.failure(s.message)]), s)
+        # `require x == none else ...x...`: the message runs where x is not none
+        proved = self.x.none_tested(s.condition, "==", self.env)
+        if proved is None or proved in self.env.present:
+            failure = self.failure(s.message)
+        else:
+            self.env.present.add(proved)
+            try:
+                failure = self.failure(s.message)
+            finally:
+                self.env.present.discard(proved)
+        self.emit(If(test, [failure]), s)
         for part in _conjuncts(s.condition):  # mypy narrows `x` after `if not (x is not None)`
             if isinstance(part, n.Compare) and part.op == "!=" and \
                     isinstance(part.right, n.NoneLit) and isinstance(part.left, n.NameRef):

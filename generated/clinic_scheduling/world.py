@@ -758,7 +758,7 @@ class ClinicScheduling(Episode):
     ) -> Appointment:
         problem: str | None = self.fn_booking_problem(patient, slot, kind, '')  # clinic.world:373
         if problem is not None:  # clinic.world:374
-            raise ToolError(problem if problem is not None else '')
+            raise ToolError(problem)
         appointment: Appointment = Appointment(  # clinic.world:375
             id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=patient.key(),
             doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,
@@ -815,7 +815,7 @@ class ClinicScheduling(Episode):
             self.t_patients[appointment.patient], new_slot, appointment.kind, appointment.id_
         )
         if problem is not None:  # clinic.world:402
-            raise ToolError(problem if problem is not None else '')
+            raise ToolError(problem)
         self.set_field(appointment, 'slot', new_slot.key())  # clinic.world:403
         self.set_field(appointment, 'doctor', new_slot.doctor)  # clinic.world:404
         self.set_field(appointment, 'start', new_slot.start)  # clinic.world:405
@@ -1048,7 +1048,7 @@ class ClinicScheduling(Episode):
             self.t_patients[entry.patient], slot, kind, ''
         )
         if problem is not None:  # clinic.world:539
-            raise ToolError(problem if problem is not None else '')
+            raise ToolError(problem)
         appointment: Appointment = Appointment(  # clinic.world:540
             id_=self.next_id('appointment_ids', 'APT{:04d}'), patient=entry.patient,
             doctor=slot.doctor, slot=slot.key(), kind=kind, start=slot.start,

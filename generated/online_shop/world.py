@@ -620,9 +620,8 @@ class OnlineShop(Episode):
                 self.t_variants, rt.each(self, options)
             )))))
             wanted: bool = (  # shop.world:328
-                category is None or rt.built(self, product.category.lower()) == rt.built(
-                    self, (category if category is not None else '').lower()
-                )
+                category is None
+                or rt.built(self, product.category.lower()) == rt.built(self, category.lower())
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
                 listed = rt.each(self, listed) + (  # shop.world:330
