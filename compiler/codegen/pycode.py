@@ -1010,16 +1010,24 @@ def _header(keyword: str, expr: Expr, indent: str, anchor: str | None) -> list[s
 
 def _signature(fn: FunctionDef, indent: str, reserve: int) -> list[str]:
     """``def name(params) -> returns:`` on one line, else its parameters on a line of their
-    own, else one a line; the first line leaves ``reserve`` characters free."""
+    own, else as many a line as fit (as a call's arguments fill their lines), each line
+    ending with a comma; the first line leaves ``reserve`` characters free."""
     params = ", ".join(fn.params)
     head = f"def {fn.name}({params}) -> {fn.returns}:"
     opener = indent + f"def {fn.name}("
     closer = indent + f") -> {fn.returns}:"
     if len(indent + head) + reserve <= WIDTH:
         return [indent + head]
-    if len(indent + _INDENT + params) <= WIDTH:
-        return [opener, indent + _INDENT + params, closer]
-    return [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
+    inner = indent + _INDENT
+    if len(inner + params) <= WIDTH:
+        return [opener, inner + params, closer]
+    lines = [inner + fn.params[0] + ","]
+    for param in fn.params[1:]:
+        if len(lines[-1] + " " + param + ",") <= WIDTH:
+            lines[-1] += " " + param + ","
+        else:
+            lines.append(inner + param + ",")
+    return [opener, *lines, closer]
 
 
 def _function(fn: FunctionDef, depth: int) -> list[str]:

@@ -398,10 +398,7 @@ class CarRentalCounter(Episode):
         returns=js.array(CarOffer),
     )
     def tool_search_cars(
-        self,
-        branch: Branch,
-        pickup_date: dt.date,
-        return_date: dt.date,
+        self, branch: Branch, pickup_date: dt.date, return_date: dt.date,
         category: CarCategory | None,
     ) -> tuple[CarOffer, ...]:
         if return_date <= pickup_date:  # car_rental_counter.world:171

@@ -723,10 +723,7 @@ class ClinicScheduling(Episode):
         read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
     )
     def tool_list_appointments(
-        self,
-        patient_id: str | None,
-        doctor_id: str | None,
-        on: dt.date | None,
+        self, patient_id: str | None, doctor_id: str | None, on: dt.date | None,
         status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # clinic.world:354

@@ -374,12 +374,8 @@ class ITHelpdesk(Episode):
         shows=('list', ('row', 'tickets')),
     )
     def tool_list_tickets(
-        self,
-        status: TicketStatus | None,
-        priority: Priority | None,
-        category: Category | None,
-        assignee: Agent | None,
-        reporter: Employee | None,
+        self, status: TicketStatus | None, priority: Priority | None, category: Category | None,
+        assignee: Agent | None, reporter: Employee | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.key() for _t1 in rt.each(self, self.t_tickets)

@@ -679,10 +679,7 @@ class OnlineShop(Episode):
         where='shop.world:357', returns=_RESULT_Order,
     )
     def tool_place_order(
-        self,
-        customer: Customer,
-        items: dict[str, int],
-        payment_method_id: str,
+        self, customer: Customer, items: dict[str, int], payment_method_id: str,
         ship_to: Address | None,
     ) -> Order:
         for id_ in rt.each(self, items):  # shop.world:368

@@ -684,10 +684,7 @@ class Tau2Retail(Episode):
         _PARAM_payment_method_id, checks=False, where='retail.world:369', returns=Order,
     )
     def tool_exchange_delivered_order_items(
-        self,
-        order_id: Order,
-        item_ids: tuple[str, ...],
-        new_item_ids: tuple[str, ...],
+        self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
         order: Order = order_id  # retail.world:377
@@ -742,13 +739,7 @@ class Tau2Retail(Episode):
         _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:419', returns=Order,
     )
     def tool_modify_pending_order_address(
-        self,
-        order_id: Order,
-        address1: str,
-        address2: str,
-        city: str,
-        state_: str,
-        country: str,
+        self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str,
         zip_: str,
     ) -> Order:
         if not (  # retail.world:430
@@ -785,10 +776,7 @@ class Tau2Retail(Episode):
         _PARAM_payment_method_id, checks=False, where='retail.world:446', returns=Order,
     )
     def tool_modify_pending_order_items(
-        self,
-        order_id: Order,
-        item_ids: tuple[str, ...],
-        new_item_ids: tuple[str, ...],
+        self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...],
         payment_method_id: str,
     ) -> Order:
         order: Order = order_id  # retail.world:454
@@ -926,13 +914,7 @@ class Tau2Retail(Episode):
         _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:565', returns=_RESULT_User,
     )
     def tool_modify_user_address(
-        self,
-        user_id: User,
-        address1: str,
-        address2: str,
-        city: str,
-        state_: str,
-        country: str,
+        self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str,
         zip_: str,
     ) -> User:
         invalid: str | None = self.fn_address_error(  # retail.world:576

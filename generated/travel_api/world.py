@@ -372,13 +372,8 @@ class TravelAPI(Episode):
         where='travel_api.world:769', returns=Token,
     )
     def tool_authenticate_travel(
-        self,
-        client_id: str,
-        client_secret: str,
-        refresh_token: str,
-        grant_type: str,
-        user_first_name: str,
-        user_last_name: str,
+        self, client_id: str, client_secret: str, refresh_token: str, grant_type: str,
+        user_first_name: str, user_last_name: str,
     ) -> Token:
         token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
         self.set_state('token_expires_in', 2)  # travel_api.world:781
@@ -435,11 +430,7 @@ class TravelAPI(Episode):
         where='travel_api.world:804', returns=CardId,
     )
     def tool_register_credit_card(
-        self,
-        access_token: str,
-        card_number: str,
-        expiration_date: str,
-        cardholder_name: str,
+        self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str,
         card_verification_number: int,
     ) -> CardId:
         if self.state.token_expires_in is None:  # travel_api.world:816
@@ -521,12 +512,7 @@ class TravelAPI(Episode):
         returns=Booking,
     )
     def tool_book_flight(
-        self,
-        access_token: str,
-        card_id: str,
-        travel_date: str,
-        travel_from: str,
-        travel_to: str,
+        self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str,
         travel_class: str,
     ) -> Booking:
         if self.state.token_expires_in == 0:  # travel_api.world:868
@@ -804,11 +790,7 @@ class TravelAPI(Episode):
         where='travel_api.world:1092', returns=Insurance,
     )
     def tool_purchase_insurance(
-        self,
-        access_token: str,
-        insurance_type: str,
-        booking_id: str,
-        insurance_cost: int | float,
+        self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float,
         card_id: str,
     ) -> Insurance:
         if self.state.token_expires_in == 0:  # travel_api.world:1101
