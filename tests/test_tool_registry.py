@@ -433,31 +433,41 @@ tool close(ticket: Ticket "A ticket id." else f"No ticket {ticket}.") -> str "Cl
 
 tool assign(
   ticket: Ticket? "Maybe a ticket." else f"No ticket {ticket}.",
-  agent: Agent "An agent." else f"No agent {agent}.",
+  agent: Agent "An agent." else "No such agent.",
 ) -> str "Assign." {
   return agent.name
+}
+
+tool peek(ticket: Ticket "A ticket id.") -> int "Read a ticket." {
+  return ticket.hits
 }
 """
 DESK_DATA = {"tickets": [{"id": "T1", "level": "low", "hits": 1}],
              "agents": [{"id": "A1", "name": "Ann"}]}
 
 
-def test_a_row_several_parameters_take_is_declared_once(tmp_path: Path) -> None:
+def test_a_row_and_its_message_are_declared_once(tmp_path: Path) -> None:
     """Three parameters (one optional) take a ticket with the same message: one ``_ROW_``
-    constant says the table and the message, each parameter names it; the agent's row, taken
-    once, stays inline. Every one of them still refuses a key no row has with its message."""
+    constant says the table and the message, each parameter names it; the agent's constant
+    message is the text itself, no function. Every parameter still refuses a key no row has
+    with its message; a parameter of a table without a message keeps the runtime's."""
     world = compile_text(tmp_path, "desk.world", DESK, "Desk")
     source = generated_source(world)
     assert source.count("f'No ticket {key}.'") == 1
-    assert "_ROW_tickets = arg.row('tickets', not_found=" in source
+    assert "_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: " in source
     assert source.count("_ROW_tickets") == 4
     assert "param('ticket', arg.optional(_ROW_tickets), 'Maybe a ticket.')" in source
-    assert "_ROW_agents" not in source and "arg.row('agents', not_found=" in source
+    assert "_ROW_agents = arg.row('agents', not_found='No such agent.')" in source
     ep = world(data=DESK_DATA)
     assert ep.call("bump", {"ticket": "T9"}) == {"error": "No ticket T9."}
     assert ep.call("close", {"ticket": "T9"}) == {"error": "No ticket T9."}
     assert ep.call("assign", {"ticket": "T9", "agent": "A1"}) == {"error": "No ticket T9."}
-    assert ep.call("assign", {"agent": "A9"}) == {"error": "No agent A9."}
+    assert ep.call("assign", {"agent": "A9"}) == {"error": "No such agent."}
+    assert "param('ticket', arg.row('tickets'), 'A ticket id.')" in source
+    assert ep.call("peek", {"ticket": "T9"}) == {"error": 'Ticket "T9" not found.'}
+    assert ep.call("peek", {"ticket": "T1"}) == 1
+    with pytest.raises(ToolError, match="^Gone.$"):  # a text is the message, whatever the key
+        arg.row("tickets", not_found="Gone.").lookup(ep, "T9")
     assert ep.call("assign", {"ticket": "T1", "agent": "A1"}) == "Ann"
 
 

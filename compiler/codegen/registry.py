@@ -381,22 +381,19 @@ class RegistryWriter:
         return Registry(constants, declarations, print_block([statement], 0))
 
     def _shared_rows(self, params: list[ParamInfo]) -> dict[str, Expr]:
-        """The rows (a table with the spec's not-found message) that parameters declared
-        differently share (by their code), each a constant ``_ROW_<table>`` named wherever
-        it appears: ``param('doctor', _ROW_doctors, "The doctor's id.")``. A row is counted
-        once per distinct parameter, so that one shared as a whole ``_PARAM_`` stays
-        inline there."""
-        distinct: dict[str, tuple[str, Expr]] = {}
-        for p in params:
-            found = self._row(p)
-            if found is not None:
-                distinct.setdefault(self.param(p, {}).flat(), found)
-        uses = Counter(row.flat() for _, row in distinct.values())
+        """The rows that parameters take with the spec's not-found message, each a constant
+        ``_ROW_<table>`` (one per table and message) named wherever it appears:
+        ``param('doctor', _ROW_doctors, "The doctor's id.")``. So each message is written
+        once, with its table, among the module's constants."""
         shared: dict[str, Expr] = {}
         taken: set[str] = set()
-        for table, row in distinct.values():
+        for p in params:
+            found = self._row(p)
+            if found is None or p.not_found is None:
+                continue
+            table, row = found
             text = row.flat()
-            if uses[text] < 2 or text in shared:
+            if text in shared:
                 continue
             name = f"_ROW_{py_name(table)}"
             while name in taken:
@@ -469,10 +466,13 @@ class RegistryWriter:
         return Call(Name("param"), tuple(args), tuple(keywords))
 
     def _message(self, p: ParamInfo) -> Expr:
-        """``lambda ep, key: <the parameter's own message>``."""
+        """The parameter's own message: ``lambda ep, key: <message>``, or the text itself
+        where it is a constant."""
         assert p.not_found is not None
-        return Lambda(("ep", "key"), self.x.value(p.not_found,
-                                                  Env(ep="ep", locals={p.name: "key"})))
+        message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+        if isinstance(message, Const) and isinstance(message.value, str):
+            return message
+        return Lambda(("ep", "key"), message)
 
     def argument(self, p: ParamInfo, rows: dict[str, Expr]) -> Expr:
         """The argument type of ``p``: how its argument loads (an entity: its row, with the

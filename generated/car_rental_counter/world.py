@@ -191,6 +191,9 @@ _ROW_branches = arg.row(
     'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
 )
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')
+)
 _ROW_rentals = arg.row('rentals', not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'))
 _ROW_cars = arg.row(
     'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
@@ -203,11 +206,7 @@ _PARAM_category = param(
     'category', arg.optional(arg.enum_of(CarCategory)),
     'Only cars of this category; any when omitted.',
 )
-_PARAM_customer = param(
-    'customer',
-    arg.row('customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')),
-    'The customer id, e.g. CU001.',
-)
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. CU001.')
 _PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
 _PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
 

@@ -158,33 +158,33 @@ class Prescription(Row):
         schema=js.nullable(js.scalar('str', 1, 200)))
 
 
+_ROW_doctors = arg.row(
+    'doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
+)
+_ROW_patients = arg.row(
+    'patients', not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.')
+)
+_ROW_drugs = arg.row(
+    'drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
+)
 _ROW_visits = arg.row('visits', not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'))
+_ROW_prescriptions = arg.row(
+    'prescriptions', not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.')
+)
 _PARAM_doctor = param(
-    'doctor',
-    arg.row(
-        'doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
-    ),
-    "The doctor's id (D and three digits), as list_doctors shows it.",
+    'doctor', _ROW_doctors, "The doctor's id (D and three digits), as list_doctors shows it."
 )
 _PARAM_patient = param(
-    'patient',
-    arg.row('patients', not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.')),
-    "The patient's id (P and three digits), as search_patients shows it.",
+    'patient', _ROW_patients, "The patient's id (P and three digits), as search_patients shows it."
 )
 _PARAM_drug = param(
-    'drug',
-    arg.row(
-        'drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
-    ),
+    'drug', _ROW_drugs,
     "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
 )
 _PARAM_prescription = param(
-    'prescription',
-    arg.row(
-        'prescriptions', not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.')
-    ),
+    'prescription', _ROW_prescriptions,
     'The prescription id (RX and three digits), as list_prescriptions shows it.',
 )
 

@@ -277,22 +277,24 @@ _ROW_events = arg.row(
     'events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
 )
+_ROW_venues = arg.row(
+    'venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
+)
 _ROW_customers = arg.row(
     'customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
 )
+_ROW_sections = arg.row(
+    'sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
+)
 _ROW_orders = arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'No order {key}.'))
-_ROW_events_ = arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))
 _ROW_tickets = arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'))
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id.')
 _PARAM_event = param('event', _ROW_events, 'The event id (E and two digits).')
 _PARAM_section = param(
-    'section',
-    arg.row(
-        'sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
-    ),
-    'The section id (as get_event or list_sections shows it).',
+    'section', _ROW_sections, 'The section id (as get_event or list_sections shows it).'
 )
 _PARAM_customer_ = param('customer', _ROW_customers, 'The customer id (C and three digits).')
 _PARAM_order = param('order', _ROW_orders, 'The id of a held order (ORD and three digits).')
@@ -591,11 +593,7 @@ class ConcertTicketOffice(Episode):
     @tool(  # concert_ticket_office.world:267
         'List seat sections with their id, venue, name, tier, rows and seats per row.',
         param(
-            'venue',
-            arg.optional(arg.row(
-                'venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'),
-                not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
-            )),
+            'venue', arg.optional(_ROW_venues),
             'Only the sections of this venue (its id, as list_venues shows it); all venues when '
             'left out.',
         ),
@@ -684,7 +682,7 @@ class ConcertTicketOffice(Episode):
         'optionally for one event.',
         _PARAM_customer_,
         param(
-            'event', arg.optional(_ROW_events_),
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only tickets for this event; all events when left out.',
         ),
         read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
@@ -703,7 +701,7 @@ class ConcertTicketOffice(Episode):
         'and payment.',
         _PARAM_customer,
         param(
-            'event', arg.optional(_ROW_events_),
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
             'Only orders for this event; all events when left out.',
         ),
         read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),

@@ -143,23 +143,16 @@ class CheckoutReceipt(Record):
     amount_due: int = field(load=v.want_int, text=v.int_text)
 
 
+_ROW_bookings = arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'))
+_ROW_guests = arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'))
+_ROW_rooms = arg.row(
+    'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+)
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
-_PARAM_booking = param(
-    'booking', arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.')),
-    'The booking id (B and three digits).',
-)
-_PARAM_guest = param(
-    'guest', arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.')),
-    'The guest id (G and three digits).',
-)
-_PARAM_room = param(
-    'room',
-    arg.row(
-        'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
-    ),
-    'The three-digit room number.',
-)
+_PARAM_booking = param('booking', _ROW_bookings, 'The booking id (B and three digits).')
+_PARAM_guest = param('guest', _ROW_guests, 'The guest id (G and three digits).')
+_PARAM_room = param('room', _ROW_rooms, 'The three-digit room number.')
 
 
 class _State(StateBase):

@@ -183,11 +183,9 @@ _ROW_employees = arg.row(
     'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'),
     not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
 )
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'))
 _PARAM_agent = param('agent', _ROW_agents, "The agent's id (A and two digits).")
-_PARAM_ticket = param(
-    'ticket', arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.')),
-    'The ticket id (TK and four digits).',
-)
+_PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
 
 
 class _State(StateBase):

@@ -203,6 +203,7 @@ _ROW_contacts = arg.row(
 _ROW_conversations = arg.row(
     'conversations', not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.')
 )
+_ROW_users = arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'))
 _ROW_messages = arg.row(
     'messages', not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.')
 )
@@ -777,8 +778,7 @@ class MobileMessaging(Episode):
         'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
         'it is sent and\nwaits on the server.',
         param(
-            'recipient',
-            arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.')),
+            'recipient', _ROW_users,
             'The user id of the person to write to, e.g. U002 (see list_contacts).',
         ),
         _PARAM_body, where='messaging.world:445', returns=Message,

@@ -328,12 +328,18 @@ _RESULT_Order = js.closed({
 _ROW_customers = arg.row(
     'customers', not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.')
 )
+_ROW_products = arg.row(
+    'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
+)
 _ROW_orders = arg.row(
     'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
     not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
 )
 _ROW_variants = arg.row(
     'variants', not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.')
+)
+_ROW_returns = arg.row(
+    'returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')
 )
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
 _PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
@@ -637,14 +643,8 @@ class OnlineShop(Episode):
 
     @tool(  # shop.world:342
         'Show a product with every variant: its item id, options, price and stock.',
-        param(
-            'product',
-            arg.row(
-                'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
-            ),
-            'The product id, e.g. P02.',
-        ),
-        read_only=True, where='shop.world:342',
+        param('product', _ROW_products, 'The product id, e.g. P02.'), read_only=True,
+        where='shop.world:342',
         returns=js.closed({
             'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
             'variants': js.array(Variant),
@@ -1007,11 +1007,7 @@ class OnlineShop(Episode):
     @tool(  # shop.world:541
         'Record that a returned parcel reached the warehouse: the items go back to stock and the '
         'refund is paid.',
-        param(
-            'return_request',
-            arg.row('returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')),
-            'The return id, e.g. RET9001.',
-        ),
+        param('return_request', _ROW_returns, 'The return id, e.g. RET9001.'),
         where='shop.world:541', returns=ReturnRequest,
     )
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:

@@ -230,38 +230,25 @@ _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 
 _RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
 _RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
-_PARAM_book = param(
-    'book',
-    arg.row(
-        'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-    ),
-    "The book's ISBN-13 (13 digits starting 978 or 979).",
+_ROW_books = arg.row(
+    'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
 )
-_PARAM_copy_ = param(
-    'copy',
-    arg.row(
-        'copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
-    ),
-    'The barcode of the copy (C and four digits).',
+_ROW_copies = arg.row(
+    'copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
 )
-_PARAM_member = param(
-    'member',
-    arg.row(
-        'members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'),
-        not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
-    ),
-    "The member's card number (M and three digits).",
+_ROW_members = arg.row(
+    'members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
 )
-_PARAM_loan = param(
-    'loan', arg.row('loans', not_found=lambda ep, key: rt.built(ep, f'No loan {key}.')),
-    'The loan id (L and three digits).',
-)
-_PARAM_hold = param(
-    'hold', arg.row('holds', not_found=lambda ep, key: rt.built(ep, f'No hold {key}.')),
-    'The hold id (H and three digits).',
-)
+_ROW_loans = arg.row('loans', not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'))
+_ROW_holds = arg.row('holds', not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'))
+_PARAM_book = param('book', _ROW_books, "The book's ISBN-13 (13 digits starting 978 or 979).")
+_PARAM_copy_ = param('copy', _ROW_copies, 'The barcode of the copy (C and four digits).')
+_PARAM_member = param('member', _ROW_members, "The member's card number (M and three digits).")
+_PARAM_loan = param('loan', _ROW_loans, 'The loan id (L and three digits).')
+_PARAM_hold = param('hold', _ROW_holds, 'The hold id (H and three digits).')
 
 
 class _State(StateBase):

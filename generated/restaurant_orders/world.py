@@ -243,25 +243,25 @@ _ROW_servers = arg.row(
     'servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
 )
+_ROW_menu = arg.row(
+    'menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
+)
 _ROW_dining_tables = arg.row(
     'dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
 )
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'))
+_ROW_order_lines = arg.row(
+    'order_lines', not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.')
+)
 _PARAM_item = param(
-    'item',
-    arg.row(
-        'menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
-    ),
-    'The menu item code (two letters and two digits, as list_menu shows it).',
+    'item', _ROW_menu, 'The menu item code (two letters and two digits, as list_menu shows it).'
 )
 _PARAM_table = param(
     'table', _ROW_dining_tables, 'The table number, as list_tables shows it (T and a number).'
 )
-_PARAM_order = param(
-    'order', arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.')),
-    'The order id (O and three digits).',
-)
+_PARAM_order = param('order', _ROW_orders, 'The order id (O and three digits).')
 
 
 class _State(StateBase):
@@ -677,14 +677,7 @@ class RestaurantOrders(Episode):
 
     @tool(  # restaurant_orders.world:313
         'Remove a line from an open order; returns the order as it is now.',
-        param(
-            'line',
-            arg.row(
-                'order_lines',
-                not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
-            ),
-            'The line id (L and four digits, as get_order shows it).',
-        ),
+        param('line', _ROW_order_lines, 'The line id (L and four digits, as get_order shows it).'),
         where='restaurant_orders.world:313', returns=_RESULT_OrderView,
         shows=(
             'record', (

@@ -166,12 +166,19 @@ class AccountView(Record):
 _GET_balance_cents = rt.attrgetter('balance_cents')
 
 
+_ROW_tellers = arg.row(
+    'tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
+)
 _ROW_customers = arg.row(
     'customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
 )
 _ROW_accounts = arg.row(
     'accounts', not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.')
+)
+_ROW_transactions = arg.row(
+    'transactions', not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.')
 )
 _PARAM_account = param('account', _ROW_accounts, 'The account number, e.g. AC00001.')
 _PARAM_amount_cents = param(
@@ -334,15 +341,8 @@ class RetailBank(Episode):
 
     @tool(  # retail_bank.world:137
         'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
-        param(
-            'teller',
-            arg.row(
-                'tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
-                not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
-            ),
-            'The teller id, e.g. T01.',
-        ),
-        where='retail_bank.world:137', returns=Teller,
+        param('teller', _ROW_tellers, 'The teller id, e.g. T01.'), where='retail_bank.world:137',
+        returns=Teller,
     )
     def tool_sign_in(self, teller: Teller) -> Teller:
         self.set_state('current_teller', teller.key())  # retail_bank.world:140
@@ -446,14 +446,7 @@ class RetailBank(Episode):
 
     @tool(  # retail_bank.world:201
         'Show one transaction: its kind, accounts, amount, memo, teller and time.',
-        param(
-            'transaction',
-            arg.row(
-                'transactions',
-                not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
-            ),
-            'The transaction id, e.g. TX000001.',
-        ),
+        param('transaction', _ROW_transactions, 'The transaction id, e.g. TX000001.'),
         read_only=True, where='retail_bank.world:201', returns=Transaction,
     )
     def tool_get_transaction(self, transaction: Transaction) -> Transaction:

@@ -236,18 +236,16 @@ _ROW_periods = arg.row(
     'periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
 )
+_ROW_payslips = arg.row(
+    'payslips', not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.')
+)
+_ROW_timesheets = arg.row(
+    'timesheets', not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.')
+)
 _PARAM_employee = param('employee', _ROW_employees, 'The employee id (E and three digits).')
 _PARAM_period = param('period', _ROW_periods, 'The period id, the year and month as YYYY-MM.')
-_PARAM_payslip = param(
-    'payslip',
-    arg.row('payslips', not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.')),
-    'The payslip id (PS and four digits).',
-)
-_PARAM_timesheet = param(
-    'timesheet',
-    arg.row('timesheets', not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.')),
-    'The timesheet id (TS and three digits).',
-)
+_PARAM_payslip = param('payslip', _ROW_payslips, 'The payslip id (PS and four digits).')
+_PARAM_timesheet = param('timesheet', _ROW_timesheets, 'The timesheet id (TS and three digits).')
 
 
 class _State(StateBase):

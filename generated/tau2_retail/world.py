@@ -245,15 +245,15 @@ _RESULT_User = js.closed({
     'user_id': js.STRING, 'name': UserName, 'address': Address, 'email': js.STRING,
     'payment_methods': js.mapping(_RESULT_PaymentMethod), 'orders': js.array(js.STRING),
 })
+_ROW_orders = arg.row('orders', not_found='Order not found')
+_ROW_products = arg.row('products', not_found='Product not found')
+_ROW_users = arg.row('users', not_found='User not found')
 _PARAM_order_id = param(
-    'order_id', arg.row('orders', not_found=lambda ep, key: 'Order not found'),
+    'order_id', _ROW_orders,
     "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
     "order id.",
 )
-_PARAM_user_id = param(
-    'user_id', arg.row('users', not_found=lambda ep, key: 'User not found'),
-    "The user id, such as 'sara_doe_496'.",
-)
+_PARAM_user_id = param('user_id', _ROW_users, "The user id, such as 'sara_doe_496'.")
 _PARAM_payment_method_id = param(
     'payment_method_id', arg.TEXT,
     "The payment method id to pay or receive refund for the item price difference, such as "
@@ -567,7 +567,7 @@ class Tau2Retail(Episode):
     @tool(  # retail.world:288
         'Get the inventory details of a product.',
         param(
-            'product_id', arg.row('products', not_found=lambda ep, key: 'Product not found'),
+            'product_id', _ROW_products,
             "The product id, such as '6086499569'. Be careful the product id is different from "
             "the item id.",
         ),

@@ -152,17 +152,20 @@ _ROW_users = arg.row(
     'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
     not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
 )
+_ROW_channels = arg.row(
+    'channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')
+)
+_ROW_messages = arg.row(
+    'messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')
+)
 _PARAM_user = param(
     'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
 )
 _PARAM_channel = param(
-    'channel',
-    arg.row('channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')),
-    'The channel id (CH and three digits), as list_channels shows it.',
+    'channel', _ROW_channels, 'The channel id (CH and three digits), as list_channels shows it.'
 )
 _PARAM_message = param(
-    'message',
-    arg.row('messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')),
+    'message', _ROW_messages,
     'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
 )
 

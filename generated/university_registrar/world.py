@@ -249,16 +249,26 @@ _RESULT_SectionInfo = js.closed({
     'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
     'waitlisted': js.INTEGER,
 })
+_ROW_courses = arg.row(
+    'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
+)
+_ROW_students = arg.row(
+    'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
+)
 _ROW_sections = arg.row(
     'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
     not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
 )
+_ROW_enrolments = arg.row(
+    'enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')
+)
+_ROW_waitlist = arg.row(
+    'waitlist', not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.')
+)
 _PARAM_course = param(
-    'course',
-    arg.row(
-        'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
-    ),
+    'course', _ROW_courses,
     'The course code (two to four capital letters and three digits), as search_courses shows it.',
 )
 _PARAM_term = param(
@@ -266,20 +276,14 @@ _PARAM_term = param(
     'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
 )
 _PARAM_student = param(
-    'student',
-    arg.row(
-        'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
-        not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
-    ),
-    'The student id (S and five digits), as search_students shows it.',
+    'student', _ROW_students, 'The student id (S and five digits), as search_students shows it.'
 )
 _PARAM_section = param(
     'section', _ROW_sections,
     "The section id (the course code, a dash and the section's code), as find_sections shows it.",
 )
 _PARAM_enrolment = param(
-    'enrolment',
-    arg.row('enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')),
+    'enrolment', _ROW_enrolments,
     'The enrolment id (EN and four digits), as get_student_record shows it.',
 )
 
@@ -879,11 +883,7 @@ class UniversityRegistrar(Episode):
     @tool(  # university_registrar.world:388
         'Take a student off a waitlist.',
         param(
-            'entry',
-            arg.row(
-                'waitlist',
-                not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
-            ),
+            'entry', _ROW_waitlist,
             'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
             'shows it.',
         ),

@@ -567,11 +567,11 @@ class VehicleControlAPI(Episode):
         'Estimates the distance between two cities.',
         param(
             'cityA', arg.TEXT, 'The zipcode of the first city.',
-            not_found=lambda ep, key: 'distance not found in database.',
+            not_found='distance not found in database.',
         ),
         param(
             'cityB', arg.TEXT, 'The zipcode of the second city.',
-            not_found=lambda ep, key: 'distance not found in database.',
+            not_found='distance not found in database.',
         ),
         read_only=True, where='vehicle_control.world:488', returns=Distance,
     )

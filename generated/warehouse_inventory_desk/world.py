@@ -198,6 +198,10 @@ class ReorderFlag(Record):
     shortfall: int = field(load=v.want_int, text=v.int_text)
 
 
+_ROW_clerks = arg.row(
+    'clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
+    not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
+)
 _ROW_items = arg.row(
     'items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
@@ -205,6 +209,9 @@ _ROW_items = arg.row(
 _ROW_bins = arg.row(
     'bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
     not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
+)
+_ROW_movements = arg.row(
+    'movements', not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.')
 )
 
 
@@ -376,14 +383,7 @@ class WarehouseInventoryDesk(Episode):
 
     @tool(  # warehouse_inventory_desk.world:168
         'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
-        param(
-            'clerk',
-            arg.row(
-                'clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
-                not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
-            ),
-            'The clerk id, e.g. C001.',
-        ),
+        param('clerk', _ROW_clerks, 'The clerk id, e.g. C001.'),
         where='warehouse_inventory_desk.world:168', returns=Clerk,
     )
     def tool_sign_in(self, clerk: Clerk) -> Clerk:
@@ -483,14 +483,8 @@ class WarehouseInventoryDesk(Episode):
 
     @tool(  # warehouse_inventory_desk.world:228
         'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
-        param(
-            'movement',
-            arg.row(
-                'movements', not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.')
-            ),
-            'The movement id, e.g. M00001.',
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:228', returns=Movement,
+        param('movement', _ROW_movements, 'The movement id, e.g. M00001.'), read_only=True,
+        where='warehouse_inventory_desk.world:228', returns=Movement,
     )
     def tool_get_movement(self, movement: Movement) -> Movement:
         return movement  # warehouse_inventory_desk.world:233

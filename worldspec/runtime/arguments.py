@@ -267,14 +267,23 @@ def record(load: Callable[[Any, str, Any], Any], schema: dict[str, Any]) -> Load
     return Loads("record", schema, load)
 
 
-def row(table: str, key: Loads = TEXT, not_found: Message | None = None) -> Loads:
+def row(table: str, key: Loads = TEXT, not_found: Message | str | None = None) -> Loads:
     """An entity: the row of ``table`` whose key the agent gives (loaded as ``key`` says),
-    or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a
-    parameter's ``not_found`` is its row's)."""
+    or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a text:
+    that text whatever the key; a parameter's ``not_found`` is its row's)."""
     def load(value: Any, path: str, ep: Any) -> Any:
         return found.lookup(ep, key.load(value, path, ep))
-    found = Loads("row", key.schema, load, table=table, key=key, not_found=not_found)
+    found = Loads("row", key.schema, load, table=table, key=key,
+                  not_found=_message(not_found))
     return found
+
+
+def _message(not_found: Message | str | None) -> Message | None:
+    """A not-found message as a function of the episode and the key (a text: that text)."""
+    if isinstance(not_found, str):
+        text = not_found
+        return lambda ep, key: text
+    return not_found
 
 
 def _row_of(how: Loads) -> Loads | None:
@@ -298,7 +307,7 @@ class ParamDeclaration:
 
 def param(name: str, how: Loads, doc: str = "", *, default: Any = None,
           default_from: Callable[[Any], Any] | None = None,
-          not_found: Message | None = None) -> ParamDeclaration:
+          not_found: Message | str | None = None) -> ParamDeclaration:
     """A tool's parameter: its name, how its argument loads (an optional type: a call may
     leave it out), its description; for a call that leaves it out, ``default`` (a constant:
     a number, a text, a bool, an enum member; None is no default) or ``default_from(ep)``
@@ -313,7 +322,8 @@ def param(name: str, how: Loads, doc: str = "", *, default: Any = None,
         assert found.key is not None
         made = row(found.table or "", found.key, not_found)
         how, not_found = (made if how is found else optional(made)), None
-    return ParamDeclaration(name, how, doc, default_from, how.kind == "optional", not_found)
+    return ParamDeclaration(name, how, doc, default_from, how.kind == "optional",
+                            _message(not_found))
 
 
 def _constant(value: Any) -> Callable[[Any], Any]:
