@@ -466,7 +466,7 @@ def test_a_row_and_its_message_are_declared_once(tmp_path: Path) -> None:
     assert "param('ticket', arg.row('tickets'), 'A ticket id.')" in source
     assert ep.call("peek", {"ticket": "T9"}) == {"error": 'Ticket "T9" not found.'}
     assert ep.call("peek", {"ticket": "T1"}) == 1
-    with pytest.raises(ToolError, match="^Gone.$"):  # a text is the message, whatever the key
+    with pytest.raises(ToolError, match=r"^Gone\.$"):  # a text is the message, whatever the key
         arg.row("tickets", not_found="Gone.").lookup(ep, "T9")
     assert ep.call("assign", {"ticket": "T1", "agent": "A1"}) == "Ann"
 
