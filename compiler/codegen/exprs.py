@@ -449,7 +449,7 @@ class ExprCompiler:
         obj_type = t.strip_optional(self.type_of(e.obj))
         obj = self.value(e.obj, env)
         if isinstance(obj_type, t.Table):  # `Table.__getitem__`: the row, or the call fails
-            return Index(obj, self.value(e.index, env))
+            return Index(obj, self._row_key(e.index, obj_type.entity, env))
         if isinstance(obj_type, t.MapOf):
             index = self.stored(e.index, env)
         else:
@@ -459,6 +459,21 @@ class ExprCompiler:
         if self.is_entity(typ):
             return self.row_from_key(src, typ, env)
         return src
+
+    def _row_key(self, index: n.Expr, entity: str, env: Env) -> Expr:
+        """The key a table of ``entity`` is indexed by: ``variants[line.variant.id]`` is
+        ``t_variants[line.variant]``, the key the reference holds (looking its row up for its
+        key, in the same table, fails exactly where the lookup by the key does). A row at
+        hand (a local, a parameter) gives its key field, as it gives any other field."""
+        if isinstance(index, n.Attribute) and id(index) not in self.program.narrowed and \
+                isinstance(index.obj, (n.Attribute, n.Index)):
+            ref = self.type_of(index.obj)
+            info = self.world.records.get(entity)
+            if isinstance(ref, t.Named) and ref.kind == "entity" and ref.name == entity and \
+                    info is not None and info.key is not None and \
+                    index.name.name == info.key.name:
+                return self.key(index.obj, env)
+        return self.value(index, env)
 
     def x_Slice(self, e: n.Slice, env: Env) -> Expr:
         bounds = SliceOf(*(None if b is None else self.value(b, env)

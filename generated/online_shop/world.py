@@ -779,10 +779,8 @@ class OnlineShop(Episode):
         )
         for line in rt.each(self, order.items):  # shop.world:409
             self.set_field(  # shop.world:410
-                self.t_variants[self.t_variants[line.variant].id_], 'stock',
-                rt.bounded(
-                    self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
-                ),
+                self.t_variants[line.variant], 'stock',
+                rt.bounded(self.t_variants[line.variant].stock + line.quantity),
             )
         # shop.world:412
         self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
@@ -1018,10 +1016,8 @@ class OnlineShop(Episode):
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550
                 self.set_field(  # shop.world:551
-                    self.t_variants[self.t_variants[line.variant].id_], 'stock',
-                    rt.bounded(
-                        self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
-                    ),
+                    self.t_variants[line.variant], 'stock',
+                    rt.bounded(self.t_variants[line.variant].stock + line.quantity),
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
         self.set_field(  # shop.world:555

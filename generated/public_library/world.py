@@ -710,9 +710,8 @@ class PublicLibrary(Episode):
                     f'{self.t_books[copy_.book].title} is on hold for another member who comes '
                     'first in line.',
                 )
-            self.set_field(  # public_library.world:354
-                self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
-            )
+            # public_library.world:354
+            self.set_field(self.t_holds[queue[0]], 'status', _E10_HoldStatus_fulfilled)
         today: dt.date = self.clock.date()  # public_library.world:356
         loan: Loan = Loan(  # public_library.world:357
             id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.key(), member=member.key(),
