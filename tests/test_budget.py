@@ -478,7 +478,7 @@ def test_the_fast_path_stays_plain(tmp_path: Path) -> None:
     body = source[source.index("def tool_bump"):]
     assert "self.state.n + 1" in body and "rt.bounded(self.state.n + 1)" not in body
     assert "rt.bounded(by * 2)" in body
-    assert "rt.built" not in body.split("def ", 2)[1]
+    assert ".built(" not in body.split("def ", 2)[1]
     ep = world()
     assert ep.call("bump", {"by": 21}) == {"success": True, "data": 42}
     assert ep.state.label == "0001 at 2024-01-01 00:00:00"
@@ -557,7 +557,7 @@ tool retry(name: str "A name.") -> str "Fail with the name." {
 def test_a_failure_message_the_call_builds_is_charged_like_any_built_string(
         tmp_path: Path) -> None:
     """``require ... else f"..."`` and ``fail f"..."`` with text in the message go through
-    the episode's ``fail``, which charges the message as ``rt.built`` does (a message past
+    the episode's ``fail``, which charges the message as ``self.built`` does (a message past
     the string limit fails naming the limit); a constant message is raised as it is."""
     world = compile_text(tmp_path, "refuse.world", REFUSE, "Refuse")
     source = generated_source(world)
@@ -565,7 +565,7 @@ def test_a_failure_message_the_call_builds_is_charged_like_any_built_string(
     assert "raise ToolError('A name is needed.')" in body
     assert "self.fail(f'The name {name} is too long.')" in body
     assert "self.fail(f'Try {name} later.')" in body
-    assert "rt.built" not in body.split("\n\n\n")[0]
+    assert ".built(" not in body.split("\n\n\n")[0]
     ep = world()
     assert ep.call("label", {"name": "Ann"}) == {"success": True, "data": "Ann"}
     assert ep.call("label", {"name": ""}) == {"success": False, "error": "A name is needed."}

@@ -119,7 +119,7 @@ def test_a_local_proved_present_needs_no_default(tmp_path: Path) -> None:
     assert "raise ToolError(problem)" in _body(source, "problem_free")
     assert "problem if problem is not None else 'flag down'" in \
         _body(source, "problem_or_flag")
-    assert "label is None or rt.built(self, label.strip()) == ''" in _body(source, "labelled")
+    assert "label is None or self.built(label.strip()) == ''" in _body(source, "labelled")
     ep = world()
     assert ep.call("problem_free", {"problem": "Closed."}) == \
         {"success": False, "error": "Closed."}

@@ -13,7 +13,7 @@ every string from the spec is a literal there (``repr``) — never spliced into 
 What can run long or grow draws from the call's budget (``worldspec.runtime.budget``):
 iterations through :meth:`ExprCompiler.elements` (``charge=True``: ``rt.each``, one step per
 element), growing ``int`` arithmetic through ``rt.bounded``, built strings through
-``rt.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
+``self.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
 common case costs nothing extra.
 """
 
@@ -381,7 +381,7 @@ class ExprCompiler:
 
     def built(self, src: Expr, env: Env) -> Expr:
         """A string the call builds: its length is checked and charged to the text budget."""
-        return rt("built", env.episode, src)
+        return call(Attr(env.episode, "built"), src)
 
     def x_NameRef(self, e: n.NameRef, env: Env) -> Expr:
         res = self.program.resolutions.get(id(e))

@@ -513,13 +513,12 @@ class StatementCompiler:
 
     def failure(self, message: n.Expr) -> Stmt:
         """The call failing with ``message``: ``self.fail(f'...')`` where the message is a
-        string the call builds (the episode charges it to the text budget, as ``rt.built``
-        would), ``raise ToolError('...')`` where it cannot be long."""
+        string the call builds (the episode charges it to the text budget, as
+        ``self.built`` would), ``raise ToolError('...')`` where it cannot be long."""
         text = self.x.value(message, self.env)
-        if isinstance(text, Call) and text.func == Attr(Name("rt"), "built") and \
-                len(text.args) == 2 and not text.keywords:
-            episode, built = text.args
-            return ExprStmt(call(Attr(episode, "fail"), built))
+        if isinstance(text, Call) and isinstance(text.func, Attr) and \
+                text.func.name == "built" and len(text.args) == 1 and not text.keywords:
+            return ExprStmt(call(Attr(text.func.obj, "fail"), text.args[0]))
         return Raise(call("ToolError", text))
 
     def s_Break(self, s: n.Break) -> None:

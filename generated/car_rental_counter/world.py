@@ -189,15 +189,15 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 
 _ROW_branches = arg.row(
     'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown branch {key}.'),
 )
 _ROW_customers = arg.row(
-    'customers', not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.')
+    'customers', not_found=lambda ep, key: ep.built(f'Unknown customer {key}.')
 )
-_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'))
+_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: ep.built(f'Unknown rental {key}.'))
 _ROW_cars = arg.row(
     'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown car {key}.'),
 )
 _PARAM_return_date = param(
     'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
@@ -506,13 +506,12 @@ class CarRentalCounter(Episode):
         shows=('list', ('row', 'customers')),
     )
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
-        # car_rental_counter.world:228
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())  # car_rental_counter.world:228
         return tuple([  # car_rental_counter.world:229
             _c9.key() for _c9 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.email.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.licence_number.lower()))
         ])
 
     @tool(  # car_rental_counter.world:232
@@ -781,7 +780,7 @@ def _check_pickup_and_late_return__charged(ep: CarRentalCounter) -> rt.Verdict |
 def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+    return '310' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 
@@ -979,7 +978,7 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+    return '310' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 

@@ -160,18 +160,18 @@ class Prescription(Row):
 
 _ROW_doctors = arg.row(
     'doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Doctor {key} not found.'),
 )
 _ROW_patients = arg.row(
-    'patients', not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.')
+    'patients', not_found=lambda ep, key: ep.built(f'Patient {key} not found.')
 )
 _ROW_drugs = arg.row(
     'drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Drug {key} not found.'),
 )
-_ROW_visits = arg.row('visits', not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'))
+_ROW_visits = arg.row('visits', not_found=lambda ep, key: ep.built(f'Visit {key} not found.'))
 _ROW_prescriptions = arg.row(
-    'prescriptions', not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.')
+    'prescriptions', not_found=lambda ep, key: ep.built(f'Prescription {key} not found.')
 )
 _PARAM_doctor = param(
     'doctor', _ROW_doctors, "The doctor's id (D and three digits), as list_doctors shows it."
@@ -351,7 +351,7 @@ class ClinicRecords(Episode):
         if birth_date > self.clock.date():  # clinic_records.world:132
             raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
-            if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
+            if self.built(rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
                 self.fail(
                     f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
                     'formulary, e.g. PEN01.',
@@ -541,10 +541,10 @@ class ClinicRecords(Episode):
         shows=('list', ('row', 'drugs')),
     )
     def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
+        wanted: str = self.built(name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
             _d3.key() for _d3 in rt.each(self, self.t_drugs)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_d3.name.lower()))
             and (drug_class is None or _d3.drug_class == drug_class)
         ])
 
@@ -572,10 +572,10 @@ class ClinicRecords(Episode):
         shows=('list', ('row', 'patients')),
     )
     def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
+        wanted: str = self.built(name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
             _p4.key() for _p4 in rt.each(self, self.t_patients)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_p4.name.lower()))
             and (birth_date is None or _p4.birth_date == birth_date)
         ])
 

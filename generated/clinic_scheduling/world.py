@@ -219,19 +219,17 @@ class DaySchedule(Record):
         export=lambda value: [x.export() for x in value], text=v.records_text)
 
 
-_ROW_doctors = arg.row(
-    'doctors', not_found=lambda ep, key: rt.built(ep, f'No doctor with id {key}.')
-)
+_ROW_doctors = arg.row('doctors', not_found=lambda ep, key: ep.built(f'No doctor with id {key}.'))
 _ROW_patients = arg.row(
     'patients', arg.refined(arg.TEXT, pattern='^P[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No patient with id {key}.'),
+    not_found=lambda ep, key: ep.built(f'No patient with id {key}.'),
 )
-_ROW_slots = arg.row('slots', not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'))
+_ROW_slots = arg.row('slots', not_found=lambda ep, key: ep.built(f'No slot with id {key}.'))
 _ROW_appointments = arg.row(
-    'appointments', not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.')
+    'appointments', not_found=lambda ep, key: ep.built(f'No appointment with id {key}.')
 )
 _ROW_waitlist = arg.row(
-    'waitlist', not_found=lambda ep, key: rt.built(ep, f'No waitlist entry with id {key}.')
+    'waitlist', not_found=lambda ep, key: ep.built(f'No waitlist entry with id {key}.')
 )
 _PARAM_kind = param(
     'kind', arg.enum_of(VisitKind),
@@ -465,8 +463,7 @@ class ClinicScheduling(Episode):
             if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
-            return rt.built(  # clinic.world:206
-                self,
+            return self.built(  # clinic.world:206
                 f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is in the '
                 'past.',
             )
@@ -474,8 +471,7 @@ class ClinicScheduling(Episode):
             # clinic.world:209
             return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
-            return rt.built(  # clinic.world:212
-                self,
+            return self.built(  # clinic.world:212
                 f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
                 f'{slot.length_minutes} minutes long.',
             )
@@ -483,9 +479,8 @@ class ClinicScheduling(Episode):
             _a2.doctor == doctor.key() and self.fn_overlaps(_a2.start, _a2.end, slot.start, end)
             for _a2 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
-            return rt.built(  # clinic.world:215
-                self, f'{doctor.name} is already booked at {self.fn_when(slot.start)}.'
-            )
+            # clinic.world:215
+            return self.built(f'{doctor.name} is already booked at {self.fn_when(slot.start)}.')
         if (  # clinic.world:217
             len([
                 _a3 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
@@ -493,8 +488,7 @@ class ClinicScheduling(Episode):
             ])
             >= doctor.max_daily_appointments
         ):
-            return rt.built(  # clinic.world:218
-                self,
+            return self.built(  # clinic.world:218
                 f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
                 'appointments).',
             )
@@ -502,9 +496,8 @@ class ClinicScheduling(Episode):
             _a4.patient == patient.key() and self.fn_overlaps(_a4.start, _a4.end, slot.start, end)
             for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
-            return rt.built(  # clinic.world:221
-                self,
-                f'{patient.name} already has appointment {self.fn_when(slot.start)} at that time.',
+            return self.built(  # clinic.world:221
+                f'{patient.name} already has appointment {self.fn_when(slot.start)} at that time.'
             )
         if (  # clinic.world:223
             len([
@@ -513,15 +506,13 @@ class ClinicScheduling(Episode):
             ])
             >= self.state.max_appointments_per_day
         ):
-            return rt.built(  # clinic.world:224
-                self,
+            return self.built(  # clinic.world:224
                 f'{patient.name} already has {self.state.max_appointments_per_day} appointments '
                 f'on {day}, the most allowed in one day.',
             )
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
-            return rt.built(  # clinic.world:228
-                self,
+            return self.built(  # clinic.world:228
                 f'{doctor.name} is a pediatrician and only sees patients under 18; {patient.name}'
                 f' is {age}.',
             )
@@ -531,8 +522,7 @@ class ClinicScheduling(Episode):
             for _a6 in rt.each(self, self.t_appointments)
         )
         if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
-            return rt.built(  # clinic.world:232
-                self,
+            return self.built(  # clinic.world:232
                 f'{doctor.name} is not taking new patients, and {patient.name} has had no visit '
                 'with them yet.',
             )
@@ -596,12 +586,12 @@ class ClinicScheduling(Episode):
         returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
     )
     def tool_find_patients(self, query: str) -> tuple[str, ...]:
-        needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # clinic.world:288
+        needle: str = self.built(self.built(query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
             rt.each(self, [
                 _p14 for _p14 in rt.each(self, self.t_patients)
-                if rt.read(self, needle) in rt.read(self, rt.built(self, _p14.name.lower()))
-                or _p14.phone == rt.built(self, query.strip())
+                if rt.read(self, needle) in rt.read(self, self.built(_p14.name.lower()))
+                or _p14.phone == self.built(query.strip())
             ]),
             key=lambda _p13: _p13.name,
         )
@@ -630,7 +620,7 @@ class ClinicScheduling(Episode):
             raise ToolError(f'The birth date {birth_date} is in the future.')
         same: tuple[str, ...] = tuple([  # clinic.world:302
             _p15.key() for _p15 in rt.each(self, self.t_patients)
-            if rt.built(self, _p15.name.lower()) == rt.built(self, name.lower())
+            if self.built(_p15.name.lower()) == self.built(name.lower())
             and _p15.birth_date == birth_date
         ])
         if len(same) != 0:  # clinic.world:303
@@ -846,9 +836,8 @@ class ClinicScheduling(Episode):
             _E17_AppointmentStatus_cancelled, self.clock, late,
         )
         fee: float = 0.0  # clinic.world:424
-        message: str = rt.built(  # clinic.world:425
-            self,
-            f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is cancelled.',
+        message: str = self.built(  # clinic.world:425
+            f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is cancelled.'
         )
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
@@ -859,8 +848,7 @@ class ClinicScheduling(Episode):
                     'Patient.balance', 0.0, None,
                 ),
             )
-            message = rt.built(  # clinic.world:429
-                self,
+            message = self.built(  # clinic.world:429
                 f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
                 f'cancelled. It was less than {self.state.cancellation_notice_hours} hours away, '
                 f'so a late fee of ${fee:.2f} was added to '
@@ -1008,8 +996,7 @@ class ClinicScheduling(Episode):
         where='clinic.world:518', returns=js.STRING,
     )
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:
-        text: str = rt.built(  # clinic.world:523
-            self,
+        text: str = self.built(  # clinic.world:523
             f'{self.t_patients[entry.patient].name} was removed from '
             f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
         )

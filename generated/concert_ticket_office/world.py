@@ -275,22 +275,22 @@ _RESULT_OrderView = js.closed({
 })
 _ROW_events = arg.row(
     'events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
+    not_found=lambda ep, key: ep.built(f'No event {key}.'),
 )
 _ROW_venues = arg.row(
     'venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
+    not_found=lambda ep, key: ep.built(f'No venue {key}.'),
 )
 _ROW_customers = arg.row(
     'customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
+    not_found=lambda ep, key: ep.built(f'No customer {key}.'),
 )
 _ROW_sections = arg.row(
     'sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
+    not_found=lambda ep, key: ep.built(f'No section {key}.'),
 )
-_ROW_orders = arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'No order {key}.'))
-_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'))
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'No order {key}.'))
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket {key}.'))
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id.')
 _PARAM_event = param('event', _ROW_events, 'The event id (E and two digits).')
 _PARAM_section = param(
@@ -466,7 +466,7 @@ class ConcertTicketOffice(Episode):
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
             if seat.startswith(rt.read(self, letter)):  # concert_ticket_office.world:162
-                digits: str = rt.built(self, rt.replace(  # concert_ticket_office.world:163
+                digits: str = self.built(rt.replace(  # concert_ticket_office.world:163
                     rt.read(self, seat), rt.read(self, letter), ''
                 ))
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
@@ -617,11 +617,11 @@ class ConcertTicketOffice(Episode):
     )
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
         # concert_ticket_office.world:280
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())
         return tuple([  # concert_ticket_office.world:281
             _c9.key() for _c9 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.email.lower()))
         ])
 
     @tool(  # concert_ticket_office.world:284
@@ -650,7 +650,7 @@ class ConcertTicketOffice(Episode):
             # concert_ticket_office.world:302
             for n in rt.each(self, rt.int_range(1, section.seats_per_row + 1)):
                 # concert_ticket_office.world:303
-                label: str = rt.built(self, _C_ROW_LETTERS[r] + rt.text(n))
+                label: str = self.built(_C_ROW_LETTERS[r] + rt.text(n))
                 if label not in rt.each(self, taken):  # concert_ticket_office.world:304
                     free = rt.each(self, free) + (label,)  # concert_ticket_office.world:305
         return SeatAvailability(  # concert_ticket_office.world:309

@@ -143,11 +143,11 @@ class CheckoutReceipt(Record):
     amount_due: int = field(load=v.want_int, text=v.int_text)
 
 
-_ROW_bookings = arg.row('bookings', not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'))
-_ROW_guests = arg.row('guests', not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'))
+_ROW_bookings = arg.row('bookings', not_found=lambda ep, key: ep.built(f'No booking {key}.'))
+_ROW_guests = arg.row('guests', not_found=lambda ep, key: ep.built(f'No guest {key}.'))
 _ROW_rooms = arg.row(
     'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
+    not_found=lambda ep, key: ep.built(f'No room {key}.'),
 )
 _PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
 _PARAM_booking = param('booking', _ROW_bookings, 'The booking id (B and three digits).')
@@ -265,7 +265,7 @@ class HotelFrontDesk(Episode):
         if not all(  # hotel_front_desk.world:142
             len([
                 _h76 for _h76 in rt.each(self, self.t_guests)
-                if rt.built(self, _h76.email.lower()) == rt.built(self, _g75.email.lower())
+                if self.built(_h76.email.lower()) == self.built(_g75.email.lower())
             ])
             == 1
             for _g75 in rt.each(self, self.t_guests)
@@ -359,12 +359,11 @@ class HotelFrontDesk(Episode):
         shows=('list', ('row', 'guests')),
     )
     def tool_find_guest(self, query: str) -> tuple[str, ...]:
-        # hotel_front_desk.world:166
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())
+        q: str = self.built(self.built(query.strip()).lower())  # hotel_front_desk.world:166
         return tuple([  # hotel_front_desk.world:167
             _g3.key() for _g3 in rt.each(self, self.t_guests)
-            if rt.built(self, _g3.email.lower()) == q
-            or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
+            if self.built(_g3.email.lower()) == q
+            or rt.read(self, q) in rt.read(self, self.built(_g3.name.lower()))
         ])
 
     @tool(  # hotel_front_desk.world:170
@@ -493,7 +492,7 @@ class HotelFrontDesk(Episode):
     )
     def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
         if any(  # hotel_front_desk.world:243
-            rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
+            self.built(_g10.email.lower()) == self.built(email.lower())
             for _g10 in rt.each(self, self.t_guests)
         ):
             self.fail(f'A guest with the email {email} already exists.')

@@ -177,13 +177,13 @@ _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 
 _ROW_agents = arg.row(
     'agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
+    not_found=lambda ep, key: ep.built(f'No agent {key}.'),
 )
 _ROW_employees = arg.row(
     'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
+    not_found=lambda ep, key: ep.built(f'No employee {key}.'),
 )
-_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'))
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket {key}.'))
 _PARAM_agent = param('agent', _ROW_agents, "The agent's id (A and two digits).")
 _PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
 
@@ -399,11 +399,11 @@ class ITHelpdesk(Episode):
         shows=('list', ('row', 'tickets')),
     )
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
+        wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
             rt.each(self, [
                 _t4 for _t4 in rt.each(self, self.t_tickets)
-                if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
+                if rt.read(self, wanted) in rt.read(self, self.built(_t4.title.lower()))
             ]),
             key=lambda _t3: self.fn_rank(_t3.priority), reverse=True,
         )
@@ -477,12 +477,12 @@ class ITHelpdesk(Episode):
         shows=('list', ('row', 'employees')),
     )
     def tool_find_employees(self, text: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
+        wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
             _e8.key() for _e8 in rt.each(self, self.t_employees)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_e8.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_e8.department.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_e8.email.lower()))
         ])
 
     @tool(  # ithelpdesk.world:246
@@ -618,9 +618,7 @@ class ITHelpdesk(Episode):
             self.t_comments, Comment(
                 id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(
-                    rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
-                ),
+                body=v.check_length(self.built(f'Escalated: {reason}'), 'Comment.body', 1, 1000),
                 internal=True, at=self.clock,
             ),
         )
@@ -648,7 +646,7 @@ class ITHelpdesk(Episode):
             )
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             self.fail(f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.')
-        if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
+        if self.built(resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_resolved,
@@ -688,9 +686,7 @@ class ITHelpdesk(Episode):
             self.t_comments, Comment(
                 id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.key(),
                 author=self.state.current_agent,
-                body=v.check_length(
-                    rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000
-                ),
+                body=v.check_length(self.built(f'Reopened: {reason}'), 'Comment.body', 1, 1000),
                 internal=False, at=self.clock,
             ),
         )
@@ -747,7 +743,7 @@ def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithe
 def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
     return any(
         _c9.ticket == 'TK0002' and _c9.internal and _c9.author == 'A02'
-        and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
+        and 'sales floor' in rt.read(ep, ep.built(_c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
     )
 
@@ -764,7 +760,7 @@ def _check_reopen_and_close__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:  # i
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:728
     return any(
-        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
+        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, ep.built(_c10.body.lower()))
         for _c10 in rt.each(ep, ep.t_comments)
     )
 

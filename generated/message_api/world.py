@@ -211,10 +211,10 @@ class MessageAPI(Episode):
         # message_api.world:143
         if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             # message_api.world:144
-            return LoginResult(False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.'))
+            return LoginResult(False, self.built(f'User ID \'{rt.text(user_id)}\' not found.'))
         self.set_state('current_user', user_id)  # message_api.world:146
         return LoginResult(  # message_api.world:147
-            True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
+            True, self.built(f'User \'{rt.text(user_id)}\' logged in successfully.')
         )
 
     @tool(  # message_api.world:150
@@ -248,7 +248,7 @@ class MessageAPI(Episode):
         )
         return SendResult(  # message_api.world:170
             True, MessageId(new_id),
-            rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
+            self.built(f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
     @tool(  # message_api.world:177
@@ -266,9 +266,8 @@ class MessageAPI(Episode):
             self.fail(f'Receiver ID {rt.text(receiver_id)} not found.')
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
-            True, receiver_id, rt.built(
-                self, f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'
-            ),
+            True, receiver_id,
+            self.built(f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'),
         )
 
     @tool(  # message_api.world:201
@@ -299,16 +298,16 @@ class MessageAPI(Episode):
         # message_api.world:215
         self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))
         user_id: str = rt.python_grown(  # message_api.world:216
-            self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
+            self, 'USR' + self.built(rt.text(self.state.user_count).zfill(rt.width(3)))
         )
         # message_api.world:219
         if user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             # message_api.world:220
-            raise rt.KeptError(rt.built(self, f'User ID \'{rt.text(user_id)}\' already exists.'))
+            raise rt.KeptError(self.built(f'User ID \'{rt.text(user_id)}\' already exists.'))
         # message_api.world:222
         self.set_state('user_map', {**self.state.user_map, user_name: user_id})
         return AddedContact(  # message_api.world:223
-            True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
+            True, user_id, self.built(f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
 
     @tool(  # message_api.world:230
@@ -325,9 +324,8 @@ class MessageAPI(Episode):
             kind: str = rt.python_type(content)  # message_api.world:239
             if kind != 'str':  # message_api.world:240
                 self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
-            if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
-                self, rt.built(self, rt.text(content)).lower()
-            ):
+            # message_api.world:241
+            if self.built(keyword.lower()) in self.built(self.built(rt.text(content)).lower()):
                 # message_api.world:242
                 hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245

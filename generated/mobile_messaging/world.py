@@ -198,14 +198,14 @@ _GET_id_ = rt.attrgetter('id_')
 
 
 _ROW_contacts = arg.row(
-    'contacts', not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.')
+    'contacts', not_found=lambda ep, key: ep.built(f'No contact with id {key}.')
 )
 _ROW_conversations = arg.row(
-    'conversations', not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.')
+    'conversations', not_found=lambda ep, key: ep.built(f'No conversation with id {key}.')
 )
-_ROW_users = arg.row('users', not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'))
+_ROW_users = arg.row('users', not_found=lambda ep, key: ep.built(f'No user with id {key}.'))
 _ROW_messages = arg.row(
-    'messages', not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.')
+    'messages', not_found=lambda ep, key: ep.built(f'No message with id {key}.')
 )
 _PARAM_body = param(
     'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
@@ -433,7 +433,7 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:230
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
-                title = rt.built(self, rt.join(  # messaging.world:233
+                title = self.built(rt.join(  # messaging.world:233
                     ', ', rt.each(self, tuple([
                         _u4.name
                         for _u4 in rt.rows(self.t_users, rt.each(self, conversation.participants))
@@ -511,7 +511,7 @@ class MobileMessaging(Episode):
             },
         )
         self.set_state('current_user', None)  # messaging.world:285
-        return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
+        return self.built(f'{name} has been logged out.')  # messaging.world:286
 
     @tool(  # messaging.world:289
         'Show the profile (id, name, phone, email, presence) of the signed-in user.',
@@ -542,7 +542,7 @@ class MobileMessaging(Episode):
         return tuple([  # messaging.world:306
             self.fn_card(_c10) for _c10 in rt.each(self, sorted(
                 rt.rows(self.t_contacts, rt.each(self, mine)),
-                key=lambda _c11: rt.built(self, _c11.name.lower()),
+                key=lambda _c11: self.built(_c11.name.lower()),
             ))
         ])
 
@@ -558,17 +558,17 @@ class MobileMessaging(Episode):
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
-        needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
+        needle: str = self.built(self.built(query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
             _c12.key() for _c12 in rt.each(self, self.t_contacts)
             if _c12.owner == me.key()
-            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
+            and (rt.read(self, needle) in rt.read(self, self.built(_c12.name.lower()))
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
             self.fn_card(_c13) for _c13 in rt.each(self, sorted(
                 rt.rows(self.t_contacts, rt.each(self, found)),
-                key=lambda _c14: rt.built(self, _c14.name.lower()),
+                key=lambda _c14: self.built(_c14.name.lower()),
             ))
         ])
 
@@ -626,7 +626,7 @@ class MobileMessaging(Episode):
             self.fail(f'Contact {contact.id_} is not in your address book.')
         name: str = contact.name  # messaging.world:347
         self.delete(self.t_contacts, contact.key())  # messaging.world:348
-        return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
+        return self.built(f'{name} was removed from your contacts.')  # messaging.world:349
 
     @tool(  # messaging.world:352
         "Mark or unmark one of the signed-in user's contacts as a favorite.",
@@ -719,7 +719,7 @@ class MobileMessaging(Episode):
             _id23 for _id23 in rt.each(self, members) if _id23 not in self.t_users
         ])
         # messaging.world:404
-        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))
+        unknown_list: str = self.built(rt.join(', ', rt.each(self, unknown)))
         if len(unknown) != 0:  # messaging.world:405
             self.fail(f'No user with id {unknown_list}.')
         if me.id_ in rt.each(self, members):  # messaging.world:406
@@ -930,7 +930,7 @@ class MobileMessaging(Episode):
             )
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.key())  # messaging.world:568
-        return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
+        return self.built(f'Message {id_} deleted.')  # messaging.world:569
 
     @tool(  # messaging.world:572
         'Send again every message of the signed-in user whose delivery failed. Returns the '
@@ -1080,7 +1080,7 @@ def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMe
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
-        and _m42.sender == 'U001' and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
+        and _m42.sender == 'U001' and 'rope' in rt.read(ep, ep.built(_m42.body.lower()))
         for _m42 in rt.each(ep, ep.t_messages)
     )
 

@@ -326,21 +326,17 @@ _RESULT_Order = js.closed({
     'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
 })
 _ROW_customers = arg.row(
-    'customers', not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.')
+    'customers', not_found=lambda ep, key: ep.built(f'Customer {key} not found.')
 )
 _ROW_products = arg.row(
-    'products', not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.')
+    'products', not_found=lambda ep, key: ep.built(f'Product {key} not found.')
 )
 _ROW_orders = arg.row(
     'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Order {key} not found.'),
 )
-_ROW_variants = arg.row(
-    'variants', not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.')
-)
-_ROW_returns = arg.row(
-    'returns', not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.')
-)
+_ROW_variants = arg.row('variants', not_found=lambda ep, key: ep.built(f'Item {key} not found.'))
+_ROW_returns = arg.row('returns', not_found=lambda ep, key: ep.built(f'Return {key} not found.'))
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
 _PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
 
@@ -538,10 +534,10 @@ class OnlineShop(Episode):
         read_only=True, where='shop.world:279', returns=js.STRING,
     )
     def tool_find_customer_by_email(self, email: str) -> str:
-        wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
+        wanted: str = self.built(self.built(email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.key() for _c5 in rt.each(self, self.t_customers)
-            if rt.built(self, _c5.email.lower()) == wanted
+            if self.built(_c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
             self.fail(f'No customer has the email address {email}.')
@@ -627,7 +623,7 @@ class OnlineShop(Episode):
             )))))
             wanted: bool = (  # shop.world:328
                 category is None
-                or rt.built(self, product.category.lower()) == rt.built(self, category.lower())
+                or self.built(product.category.lower()) == self.built(category.lower())
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
                 listed = rt.each(self, listed) + (  # shop.world:330
@@ -956,7 +952,7 @@ class OnlineShop(Episode):
             _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
-        unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
+        unknown_text: str = self.built(rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if len(unknown) != 0:  # shop.world:522
             self.fail(f'Order {order.id_} has no item {unknown_text}.')
         if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523

@@ -232,18 +232,18 @@ _RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
 _RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
 _ROW_books = arg.row(
     'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
+    not_found=lambda ep, key: ep.built(f'No book with ISBN {key}.'),
 )
 _ROW_copies = arg.row(
     'copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
+    not_found=lambda ep, key: ep.built(f'No copy with barcode {key}.'),
 )
 _ROW_members = arg.row(
     'members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
+    not_found=lambda ep, key: ep.built(f'No member with card number {key}.'),
 )
-_ROW_loans = arg.row('loans', not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'))
-_ROW_holds = arg.row('holds', not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'))
+_ROW_loans = arg.row('loans', not_found=lambda ep, key: ep.built(f'No loan {key}.'))
+_ROW_holds = arg.row('holds', not_found=lambda ep, key: ep.built(f'No hold {key}.'))
 _PARAM_book = param('book', _ROW_books, "The book's ISBN-13 (13 digits starting 978 or 979).")
 _PARAM_copy_ = param('copy', _ROW_copies, 'The barcode of the copy (C and four digits).')
 _PARAM_member = param('member', _ROW_members, "The member's card number (M and three digits).")
@@ -478,11 +478,11 @@ class PublicLibrary(Episode):
         read_only=True, where='public_library.world:237', returns=js.array(BookInfo),
     )
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
+        q: str = self.built(self.built(query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
             self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_b8.title.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_b8.author.lower()))
         ])
 
     @tool(  # public_library.world:246
@@ -557,12 +557,11 @@ class PublicLibrary(Episode):
         shows=('list', ('row', 'members')),
     )
     def tool_find_members(self, text: str) -> tuple[str, ...]:
-        # public_library.world:284
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())  # public_library.world:284
         return tuple([  # public_library.world:285
             _m14.key() for _m14 in rt.each(self, self.t_members)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_m14.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_m14.email.lower()))
         ])
 
     @tool(  # public_library.world:288

@@ -241,19 +241,19 @@ _RESULT_OrderView = js.closed({
 })
 _ROW_servers = arg.row(
     'servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Server {key} not found.'),
 )
 _ROW_menu = arg.row(
     'menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Menu item {key} not found.'),
 )
 _ROW_dining_tables = arg.row(
     'dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Table {key} not found.'),
 )
-_ROW_orders = arg.row('orders', not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'))
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'Order {key} not found.'))
 _ROW_order_lines = arg.row(
-    'order_lines', not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.')
+    'order_lines', not_found=lambda ep, key: ep.built(f'Order line {key} not found.')
 )
 _PARAM_item = param(
     'item', _ROW_menu, 'The menu item code (two letters and two digits, as list_menu shows it).'
@@ -503,11 +503,10 @@ class RestaurantOrders(Episode):
         shows=('list', ('row', 'menu')),
     )
     def tool_search_menu(self, text: str) -> tuple[str, ...]:
-        # restaurant_orders.world:213
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())  # restaurant_orders.world:213
         return tuple([  # restaurant_orders.world:214
             _m5.key() for _m5 in rt.each(self, self.t_menu)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_m5.name.lower()))
         ])
 
     @tool(  # restaurant_orders.world:217

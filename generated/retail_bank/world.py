@@ -168,17 +168,15 @@ _GET_balance_cents = rt.attrgetter('balance_cents')
 
 _ROW_tellers = arg.row(
     'tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown teller {key}.'),
 )
 _ROW_customers = arg.row(
     'customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown customer {key}.'),
 )
-_ROW_accounts = arg.row(
-    'accounts', not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.')
-)
+_ROW_accounts = arg.row('accounts', not_found=lambda ep, key: ep.built(f'Unknown account {key}.'))
 _ROW_transactions = arg.row(
-    'transactions', not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.')
+    'transactions', not_found=lambda ep, key: ep.built(f'Unknown transaction {key}.')
 )
 _PARAM_account = param('account', _ROW_accounts, 'The account number, e.g. AC00001.')
 _PARAM_amount_cents = param(
@@ -410,11 +408,11 @@ class RetailBank(Episode):
         shows=('list', ('row', 'customers')),
     )
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
+        wanted: str = self.built(self.built(text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
             _c5.key() for _c5 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c5.email.lower()))
         ])
 
     @tool(  # retail_bank.world:191
@@ -673,7 +671,7 @@ class RetailBank(Episode):
             self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:343
             self.fail(f'Account {account.number} is already frozen.')
-        if rt.built(self, reason.strip()) == '':  # retail_bank.world:344
+        if self.built(reason.strip()) == '':  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
             account, ('status', 'freeze_reason'), _E13_AccountStatus_frozen,

@@ -230,17 +230,15 @@ class EmployeeView(Record):
 
 _ROW_employees = arg.row(
     'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown employee {key}.'),
 )
 _ROW_periods = arg.row(
     'periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown period {key}.'),
 )
-_ROW_payslips = arg.row(
-    'payslips', not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.')
-)
+_ROW_payslips = arg.row('payslips', not_found=lambda ep, key: ep.built(f'Unknown payslip {key}.'))
 _ROW_timesheets = arg.row(
-    'timesheets', not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.')
+    'timesheets', not_found=lambda ep, key: ep.built(f'Unknown timesheet {key}.')
 )
 _PARAM_employee = param('employee', _ROW_employees, 'The employee id (E and three digits).')
 _PARAM_period = param('period', _ROW_periods, 'The period id, the year and month as YYYY-MM.')
@@ -537,11 +535,10 @@ class SmallPayroll(Episode):
         shows=('list', ('row', 'employees')),
     )
     def tool_find_employees(self, text: str) -> tuple[str, ...]:
-        # small_payroll.world:242
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())  # small_payroll.world:242
         return tuple([  # small_payroll.world:243
             _e3.key() for _e3 in rt.each(self, self.t_employees)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_e3.name.lower()))
         ])
 
     @tool(  # small_payroll.world:246
@@ -1065,7 +1062,7 @@ def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:
 def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
     ep: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
-    return '2412' in rt.read(ep, rt.built(ep, rt.replace(
+    return '2412' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 

@@ -449,14 +449,13 @@ class Tau2Retail(Episode):
     def fn_string_error(self, field_: str, value: str) -> tuple[str, ...]:  # retail.world:194
         if rt.python_type(value) == 'str':  # retail.world:195
             return ()  # retail.world:196
-        shown: str = rt.built(self, rt.python_repr(value))  # retail.world:198
+        shown: str = self.built(rt.python_repr(value))  # retail.world:198
         if len(shown) > 50:  # retail.world:199
             shown = rt.python_grown(  # retail.world:200
-                self, rt.built(self, shown[:25:]) + '...' + rt.built(self, shown[-24::])
+                self, self.built(shown[:25:]) + '...' + self.built(shown[-24::])
             )
         return (  # retail.world:202
-            rt.built(
-                self,
+            self.built(
                 f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
                 f'input_value={rt.text(shown)}, input_type={rt.text(rt.python_type(value))}]\n   '
                 ' For further information visit https://errors.pydantic.dev/2.12/v/string_type',
@@ -492,10 +491,10 @@ class Tau2Retail(Episode):
             return None  # retail.world:221
         plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
         return rt.python_grown(  # retail.world:224
-            self, rt.built(
-                self, f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
+            self, self.built(
+                f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
             )
-            + rt.built(self, rt.join('\n', rt.each(self, errors))),
+            + self.built(rt.join('\n', rt.each(self, errors))),
         )
 
     @tool(  # retail.world:229
@@ -533,8 +532,7 @@ class Tau2Retail(Episode):
     )
     def tool_find_user_id_by_email(self, email: str) -> str:
         for u in rt.each(self, self.t_users):  # retail.world:257
-            # retail.world:258
-            if rt.built(self, u.email.lower()) == rt.built(self, email.lower()):
+            if self.built(u.email.lower()) == self.built(email.lower()):  # retail.world:258
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
@@ -550,8 +548,8 @@ class Tau2Retail(Episode):
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:
         for u in rt.each(self, self.t_users):  # retail.world:272
             if (  # retail.world:273
-                rt.built(self, u.name.first_name.lower()) == rt.built(self, first_name.lower())
-                and rt.built(self, u.name.last_name.lower()) == rt.built(self, last_name.lower())
+                self.built(u.name.first_name.lower()) == self.built(first_name.lower())
+                and self.built(u.name.last_name.lower()) == self.built(last_name.lower())
                 and u.address.zip_ == zip_
             ):
                 return u.user_id  # retail.world:274

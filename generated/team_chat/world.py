@@ -150,13 +150,13 @@ _C_MAX_PINS: int = 3  # team_chat.world:90
 
 _ROW_users = arg.row(
     'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'User {key} not found.'),
 )
 _ROW_channels = arg.row(
-    'channels', not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.')
+    'channels', not_found=lambda ep, key: ep.built(f'Channel {key} not found.')
 )
 _ROW_messages = arg.row(
-    'messages', not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.')
+    'messages', not_found=lambda ep, key: ep.built(f'Message {key} not found.')
 )
 _PARAM_user = param(
     'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
@@ -591,10 +591,10 @@ class TeamChat(Episode):
         shows=('list', ('row', 'users')),
     )
     def tool_search_users(self, query: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:295
+        wanted: str = self.built(query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
             _u12.key() for _u12 in rt.each(self, self.t_users)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_u12.name.lower()))
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
 
@@ -636,7 +636,7 @@ class TeamChat(Episode):
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:332
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:333
+        wanted: str = self.built(query.lower())  # team_chat.world:333
         return tuple([  # team_chat.world:334
             ChannelSummary(
                 _c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic,
@@ -648,7 +648,7 @@ class TeamChat(Episode):
             )
             for _c14 in rt.each(self, self.t_channels)
             if self.fn_can_read(_c14, me) and (rt.read(self, wanted) in rt.read(self, _c14.name)
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c14.topic.lower())))
         ])
 
     @tool(  # team_chat.world:337
@@ -713,11 +713,11 @@ class TeamChat(Episode):
         if self.state.current_user is None:  # team_chat.world:364
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:366
+        wanted: str = self.built(query.lower())  # team_chat.world:366
         found: tuple[str, ...] = tuple([  # team_chat.world:367
             _m18.key() for _m18 in rt.each(self, self.t_messages)
             if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
-            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
+            and rt.read(self, wanted) in rt.read(self, self.built(_m18.body.lower()))
             and (channel is None or _m18.channel == channel.key())
             and (author is None or _m18.author == author.key())
         ])

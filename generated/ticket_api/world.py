@@ -88,8 +88,7 @@ class TicketAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            # python_errors.world:12
-            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
+            return self.built(f'unhashable type: \'{rt.text(kind)}\'')  # python_errors.world:12
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -173,7 +172,7 @@ class TicketAPI(Episode):
         # ticket_api.world:121
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         # ticket_api.world:122
-        return Status(rt.built(self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
 
     @tool(  # ticket_api.world:125
         'Resolve a ticket with a resolution.',
@@ -194,9 +193,8 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         # ticket_api.world:138
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        return Status(rt.built(  # ticket_api.world:139
-            self, f'Ticket {rt.text(ticket_id)} has been resolved successfully.'
-        ))
+        # ticket_api.world:139
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been resolved successfully.'))
 
     @tool(  # ticket_api.world:142
         'Modify the details of an existing ticket.',
@@ -218,9 +216,8 @@ class TicketAPI(Episode):
         ])
         if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
-                self, 'Invalid fields for update: ' + rt.built(self, rt.join(
-                    ', ', rt.each(self, invalid)
-                )),
+                self,
+                'Invalid fields for update: ' + self.built(rt.join(', ', rt.each(self, invalid))),
             ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
         for name in rt.each(self, updates):  # ticket_api.world:163
@@ -228,9 +225,8 @@ class TicketAPI(Episode):
                 ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
         # ticket_api.world:168
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        return Status(rt.built(  # ticket_api.world:169
-            self, f'Ticket {rt.text(ticket_id)} has been updated successfully.'
-        ))
+        # ticket_api.world:169
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been updated successfully.'))
 
     @tool(  # ticket_api.world:172
         'Authenticate a user for ticket system.',
@@ -288,9 +284,8 @@ class TicketAPI(Episode):
                 self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
         return tuple([  # ticket_api.world:224
             _ticket4 for _ticket4 in rt.each(self, mine)
-            if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(
-                self, (status if status is not None else rt.absent()).lower()
-            )
+            if self.built(self.built(rt.text(_ticket4['status'])).lower())
+            == self.built((status if status is not None else rt.absent()).lower())
         ])
 
 

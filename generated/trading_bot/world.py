@@ -168,12 +168,9 @@ class TradingBot(Episode):
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:230
         ('A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
          'epoch seconds.')
-        return rt.built(  # trading_bot.world:237
-            self,
-            (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(
-                '%Y-%m-%d %H:%M:%S',
-            ),
-        )
+        return self.built((rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(  # trading_bot.world:237
+            '%Y-%m-%d %H:%M:%S',
+        ))
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
         "stock.get('price', 0) of self.stocks.get(symbol, {})"
@@ -222,7 +219,7 @@ class TradingBot(Episode):
             raise ToolError(rt.python_grown(
                 self,
                 f'Order with ID {rt.text(order_id)} not found.Here is the list of orders_id: '
-                + rt.built(self, rt.python_repr(rt.each(
+                + self.built(rt.python_repr(rt.each(
                     self, tuple(rt.each(self, self.state.orders).keys())
                 ))),
             ))
@@ -260,7 +257,7 @@ class TradingBot(Episode):
             self.fail(f'Invalid stock symbol: {rt.text(symbol)}')
         if price <= 0 or amount <= 0:  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
-        if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
+        if self.built(order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
             # trading_bot.world:298
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)
@@ -388,9 +385,8 @@ class TradingBot(Episode):
             self.fail(f'Stock {rt.text(symbol)} not found in watchlist.')
         # trading_bot.world:394
         self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
-        return Status(rt.built(  # trading_bot.world:395
-            self, f'Stock {rt.text(symbol)} removed from watchlist successfully.'
-        ))
+        # trading_bot.world:395
+        return Status(self.built(f'Stock {rt.text(symbol)} removed from watchlist successfully.'))
 
     # trading_bot.world:398
     @tool('Get the watchlist.', read_only=True, where='trading_bot.world:398', returns={})
@@ -438,8 +434,7 @@ class TradingBot(Episode):
             if 'timestamp' not in transaction:  # trading_bot.world:435
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(  # trading_bot.world:436
-                rt.read(self, rt.built(self, rt.text(transaction['timestamp']))),
-                '%Y-%m-%d %H:%M:%S',
+                rt.read(self, self.built(rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S'
             )
             if start <= stamp and stamp <= end:  # trading_bot.world:437
                 found = rt.each(self, found) + (transaction,)  # trading_bot.world:438
@@ -497,7 +492,7 @@ class TradingBot(Episode):
         ])
         if len(changed) > 0:  # trading_bot.world:482
             return Notification(rt.python_grown(  # trading_bot.world:483
-                self, 'Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed)))
+                self, 'Stocks ' + self.built(rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
         # trading_bot.world:487

@@ -266,8 +266,7 @@ class TravelAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            # python_errors.world:12
-            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
+            return self.built(f'unhashable type: \'{rt.text(kind)}\'')  # python_errors.world:12
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -295,7 +294,7 @@ class TravelAPI(Episode):
         if unhashable_part is not None:  # travel_api.world:717
             raise ToolError(unhashable_part)  # travel_api.world:718
         # travel_api.world:720
-        route: str = rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}')
+        route: str = self.built(f'{rt.text(travel_from)}|{rt.text(travel_to)}')
         if route not in _C_BASE_COSTS:  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
@@ -310,12 +309,12 @@ class TravelAPI(Episode):
             raise ToolError('Invalid travel class. Options are: economy, business, first.')
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
-            char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
+            char: str = self.built(travel_date[i:i + 1:])  # travel_api.world:736
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
                     self.fail(
                         'invalid literal for int() with base 10: '
-                        f'{rt.text(rt.built(self, rt.python_repr(char)))}',
+                        f'{rt.text(self.built(rt.python_repr(char)))}',
                     )
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
@@ -327,7 +326,7 @@ class TravelAPI(Episode):
             for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
                 costs = {  # travel_api.world:747
                     **rt.each(self, costs),
-                    rt.built(self, f'{rt.text(key_)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
+                    self.built(f'{rt.text(key_)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                         'cost': rt.to_float(rt.python_times(
                             rt.python_times(_C_BASE_COSTS[key_], factor), multiplier
                         )),
@@ -336,7 +335,7 @@ class TravelAPI(Episode):
         else:
             costs = {  # travel_api.world:752
                 **rt.each(self, costs),
-                rt.built(self, f'{rt.text(route)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
+                self.built(f'{rt.text(route)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                     'cost': rt.to_float(rt.python_times(
                         rt.python_times(_C_BASE_COSTS[route], factor), multiplier
                     )),
@@ -491,11 +490,10 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if card_id not in self.state.credit_card_list:  # travel_api.world:854
             raise ToolError(rt.python_grown(
-                self, "Card not registered. Here are a list of card_id's: " + rt.built(
-                    self, rt.python_repr(rt.each(
-                        self, tuple(rt.each(self, self.state.credit_card_list).keys())
-                    )),
-                ),
+                self, "Card not registered. Here are a list of card_id's: "
+                + self.built(rt.python_repr(rt.each(
+                    self, tuple(rt.each(self, self.state.credit_card_list).keys())
+                ))),
             ))
         # travel_api.world:855
         return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))
@@ -526,12 +524,12 @@ class TravelAPI(Episode):
         if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
             return self.fn_booking_refused('Balance not found')  # travel_api.world:879
         if travel_from not in rt.each(self, _C_AIRPORTS):  # travel_api.world:881
-            return self.fn_booking_refused(rt.built(  # travel_api.world:882
-                self, f'Invalid departure airport code: {rt.text(travel_from)}'
+            return self.fn_booking_refused(self.built(  # travel_api.world:882
+                f'Invalid departure airport code: {rt.text(travel_from)}'
             ))
         if travel_to not in rt.each(self, _C_AIRPORTS):  # travel_api.world:884
-            return self.fn_booking_refused(rt.built(  # travel_api.world:885
-                self, f'Invalid destination airport code: {rt.text(travel_to)}'
+            return self.fn_booking_refused(self.built(  # travel_api.world:885
+                f'Invalid destination airport code: {rt.text(travel_to)}'
             ))
         # travel_api.world:887
         if rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None:
@@ -543,7 +541,7 @@ class TravelAPI(Episode):
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
         # travel_api.world:898
-        if rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
+        if self.built(f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
             # travel_api.world:899
             return self.fn_booking_refused('No available route for the given airports.')
         self.set_state(  # travel_api.world:901
@@ -551,8 +549,7 @@ class TravelAPI(Episode):
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
         # travel_api.world:903
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
-            self,
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(self.built(
             f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
             f'{rt.text(travel_date)}',
         ))
@@ -659,15 +656,15 @@ class TravelAPI(Episode):
             raise ToolError(refused)  # travel_api.world:1001
         if not (  # travel_api.world:1003
             rt.python_type(card_id) == 'str'
-            and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
+            and self.built(rt.text(card_id)) in self.state.credit_card_list
         ):
             self.fail(rt.python_repr(rt.each(self, card_id)))
         # travel_api.world:1004
-        card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
+        card: dict[str, Any] = self.state.credit_card_list[self.built(rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
             'credit_card_list', {
-                **self.state.credit_card_list, rt.built(self, rt.text(card_id)): {
-                    **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
+                **self.state.credit_card_list, self.built(rt.text(card_id)): {
+                    **self.state.credit_card_list[self.built(rt.text(card_id))],
                     'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
                         + rt.to_number(rt.read(self, travel_cost)),
@@ -722,8 +719,7 @@ class TravelAPI(Episode):
         if self.state.user_first_name != first_name or self.state.user_last_name != last_name:
             return Verification(  # travel_api.world:1039
                 False, rt.python_grown(
-                    self, 'Cannot book flight information for another user.' + rt.built(
-                        self,
+                    self, 'Cannot book flight information for another user.' + self.built(
                         f'Expected {rt.text(self.state.user_first_name)} '
                         f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
                         f'{rt.text(last_name)}',

@@ -251,21 +251,21 @@ _RESULT_SectionInfo = js.closed({
 })
 _ROW_courses = arg.row(
     'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Course {key} not found.'),
 )
 _ROW_students = arg.row(
     'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Student {key} not found.'),
 )
 _ROW_sections = arg.row(
     'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
+    not_found=lambda ep, key: ep.built(f'Section {key} not found.'),
 )
 _ROW_enrolments = arg.row(
-    'enrolments', not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.')
+    'enrolments', not_found=lambda ep, key: ep.built(f'Enrolment {key} not found.')
 )
 _ROW_waitlist = arg.row(
-    'waitlist', not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.')
+    'waitlist', not_found=lambda ep, key: ep.built(f'Waitlist entry {key} not found.')
 )
 _PARAM_course = param(
     'course', _ROW_courses,
@@ -541,34 +541,32 @@ class UniversityRegistrar(Episode):
         'Why the student cannot take a seat in the section, or an empty text when they can.'
         if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
             # university_registrar.world:161
-            return rt.built(self, f'Student {student.id_} ({student.name}) is suspended.')
+            return self.built(f'Student {student.id_} ({student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:163
             # university_registrar.world:164
-            return rt.built(self, f'Section {section.id_} has already ended.')
+            return self.built(f'Section {section.id_} has already ended.')
         if any(  # university_registrar.world:166
             _e8.student == student.key() and self.t_sections[_e8.section].course == section.course
             and self.t_sections[_e8.section].term == section.term and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
-            return rt.built(  # university_registrar.world:167
-                self,
+            return self.built(  # university_registrar.world:167
                 f'{student.name} is already enrolled in or has completed '
                 f'{self.t_courses[section.course].code} in {section.term}.',
             )
         # university_registrar.world:169
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
-            codes: str = rt.built(self, rt.join(  # university_registrar.world:171
+            codes: str = self.built(rt.join(  # university_registrar.world:171
                 ', ', rt.each(self, tuple(map(_GET_code, rt.rows(
                     self.t_courses, rt.each(self, missing)
                 )))),
             ))
             # university_registrar.world:172
-            return rt.built(self, f'Prerequisite not passed: {codes}.')
+            return self.built(f'Prerequisite not passed: {codes}.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
-            return rt.built(  # university_registrar.world:175
-                self,
-                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.',
+            return self.built(  # university_registrar.world:175
+                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.'
             )
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
             self.t_sections[_e10.section].id_ for _e10 in rt.each(self, self.t_enrolments)
@@ -578,14 +576,13 @@ class UniversityRegistrar(Episode):
         ])
         if len(clashes) > 0:  # university_registrar.world:178
             # university_registrar.world:179
-            ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))
-            return rt.built(self, f'Time clash with {ids}.')  # university_registrar.world:180
+            ids: str = self.built(rt.join(', ', rt.each(self, clashes)))
+            return self.built(f'Time clash with {ids}.')  # university_registrar.world:180
         credits_: int = rt.bounded(  # university_registrar.world:182
             self.fn_term_credits(student, section.term) + self.t_courses[section.course].credits_
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
-            return rt.built(  # university_registrar.world:184
-                self,
+            return self.built(  # university_registrar.world:184
                 f'This would bring {student.name} to {credits_} credits in {section.term}; the '
                 f'maximum is {_C_MAX_CREDITS}.',
             )
@@ -675,14 +672,12 @@ class UniversityRegistrar(Episode):
         shows=('list', ('row', 'students')),
     )
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
-        wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
+        wanted: str = self.built(name.lower())  # university_registrar.world:260
+        wanted_program: str = self.built(program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
             _s17.key() for _s17 in rt.each(self, self.t_students)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
-            and rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower(
-                
-            )))
+            if rt.read(self, wanted) in rt.read(self, self.built(_s17.name.lower()))
+            and rt.read(self, wanted_program) in rt.read(self, self.built(_s17.program.lower()))
         ])
 
     @tool(  # university_registrar.world:265
@@ -698,11 +693,11 @@ class UniversityRegistrar(Episode):
         shows=('list', ('row', 'courses')),
     )
     def tool_search_courses(self, title: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
+        wanted: str = self.built(title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.key() for _c18 in rt.each(self, self.t_courses)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c18.title.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c18.code.lower()))
         ])
 
     @tool(  # university_registrar.world:274
@@ -741,14 +736,14 @@ class UniversityRegistrar(Episode):
     def tool_search_sections(
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
-        wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
+        wanted: str = self.built(instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
                 _s19.key(), self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
             )
             for _s19 in rt.each(self, self.t_sections)
             if (term is None or _s19.term == term)
-            and rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower()))
+            and rt.read(self, wanted) in rt.read(self, self.built(_s19.instructor.lower()))
             and (day is None or any(
                 _m20.day == (day if day is not None else rt.absent())
                 for _m20 in rt.each(self, _s19.meetings)
@@ -854,7 +849,7 @@ class UniversityRegistrar(Episode):
             self.fail(f'Section {section.id_} still has free seats; enrol instead.')
         # university_registrar.world:378
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
-        codes: str = rt.built(self, rt.join(  # university_registrar.world:379
+        codes: str = self.built(rt.join(  # university_registrar.world:379
             ', ',
             rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))),
         ))

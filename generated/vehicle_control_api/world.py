@@ -263,7 +263,7 @@ class VehicleControlAPI(Episode):
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
                 self, 'All doors must be locked before starting the engine. Here are the unlocked '
                 'doors: '
-                + rt.built(self, rt.join(
+                + self.built(rt.join(
                     ', ', rt.each(self, tuple([
                         _d1 for _d1 in rt.each(self, self.state.doorStatus)
                         if self.state.doorStatus[_d1] == 'unlocked'
@@ -322,7 +322,7 @@ class VehicleControlAPI(Episode):
         wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
         for d in rt.each(self, door):  # vehicle_control.world:279
             if d not in self.state.doorStatus:  # vehicle_control.world:282
-                raise rt.KeptError(rt.built(self, rt.python_repr(d)))  # vehicle_control.world:283
+                raise rt.KeptError(self.built(rt.python_repr(d)))  # vehicle_control.world:283
             if self.state.doorStatus[d] == wanted:  # vehicle_control.world:285
                 continue  # vehicle_control.world:286
             # vehicle_control.world:288
@@ -577,8 +577,8 @@ class VehicleControlAPI(Episode):
     )
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
-            _C_DISTANCES.get(rt.built(self, f'{rt.text(cityA)}-{rt.text(cityB)}')),
-            lambda: _C_DISTANCES.get(rt.built(self, f'{rt.text(cityB)}-{rt.text(cityA)}')),
+            _C_DISTANCES.get(self.built(f'{rt.text(cityA)}-{rt.text(cityB)}')),
+            lambda: _C_DISTANCES.get(self.built(f'{rt.text(cityB)}-{rt.text(cityA)}')),
         )
         if found is None:  # vehicle_control.world:495
             raise ToolError('distance not found in database.')

@@ -200,18 +200,18 @@ class ReorderFlag(Record):
 
 _ROW_clerks = arg.row(
     'clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown clerk {key}.'),
 )
 _ROW_items = arg.row(
     'items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown item {key}.'),
 )
 _ROW_bins = arg.row(
     'bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
-    not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
+    not_found=lambda ep, key: ep.built(f'Unknown bin {key}.'),
 )
 _ROW_movements = arg.row(
-    'movements', not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.')
+    'movements', not_found=lambda ep, key: ep.built(f'Unknown movement {key}.')
 )
 
 
@@ -440,11 +440,11 @@ class WarehouseInventoryDesk(Episode):
     )
     def tool_find_items(self, text: str) -> tuple[str, ...]:
         # warehouse_inventory_desk.world:211
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
             _i5.key() for _i5 in rt.each(self, self.t_items)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_i5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_i5.sku.lower()))
         ])
 
     @tool(  # warehouse_inventory_desk.world:215

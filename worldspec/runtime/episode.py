@@ -1428,6 +1428,10 @@ class Episode:
         if left < 0:
             budget.out_of_steps()
 
+    #: ``self.built(text)``: a string the call built, checked and charged to the text budget
+    #: (:func:`budget.built` itself: the generated code's one way to charge a built string)
+    built = budget.built
+
     def fail(self, message: str) -> NoReturn:
         """The spec's ``fail message`` (or ``require ... else message``) where the message is a
         string the call builds: charged to the text budget as :func:`budget.built` charges
