@@ -647,12 +647,13 @@ class WorldGenerator:
         classes = [self.class_view(rec) for rec in w.records.values()]
         unions = [self.union_block(name) for name in w.unions]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
+        # a tool's method is printed once the registry has written its declaration
         tool_functions = {name: self.tool_function(tool) for name, tool in w.tools.items()}
-        later: list[str] = []
+        after_tools: list[str] = []
         if w.load_node is not None:
-            later.append(self.on_load_method(w.load_node))
+            after_tools.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
-            later += self.result_methods(w.results_node)
+            after_tools += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
                      for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
@@ -678,7 +679,7 @@ class WorldGenerator:
         for name, function in tool_functions.items():
             function.decorators = (registry.declarations[name],)
             methods.append("\n".join(print_block([function], 1)))
-        methods += later
+        methods += after_tools
         if w.tasks:  # after the check functions: they give each check's explained texts
             self.data_files["tasks.json"] = self.tasks_file()
         state_defaults, load_lines = self.state_defaults(), self.load_lines()

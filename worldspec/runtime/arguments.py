@@ -312,7 +312,8 @@ def param(name: str, how: Loads, doc: str = "", *, default: Any = None,
     leave it out), its description; for a call that leaves it out, ``default`` (a constant:
     a number, a text, a bool, an enum member; None is no default) or ``default_from(ep)``
     (computed by the episode, or a null default); ``not_found(ep, value)`` the spec's message
-    for a value that does not fit its type (for a row, for a key no row has)."""
+    for a value that does not fit its type (for a row, for a key no row has; a text: that
+    text whatever the value)."""
     if default is not None:
         if default_from is not None:
             raise TypeError(f"parameter {name!r}: say default= or default_from=, not both")
