@@ -478,7 +478,7 @@ def test_the_fast_path_stays_plain(tmp_path: Path) -> None:
     body = source[source.index("def tool_bump"):]
     assert "self.state.n + 1" in body and "rt.bounded(self.state.n + 1)" not in body
     assert "rt.bounded(by * 2)" in body
-    assert "rt.built" not in body.split("def ", 2)[1]
+    assert ".built(" not in body.split("def ", 2)[1]
     ep = world()
     assert ep.call("bump", {"by": 21}) == {"success": True, "data": 42}
     assert ep.state.label == "0001 at 2024-01-01 00:00:00"
@@ -539,3 +539,39 @@ def test_a_statements_charges_are_drawn_only_where_it_runs(tmp_path: Path) -> No
         {"success": False, "error": STEPS}
     assert ep.call("branches", {"xs": small, "ys": [2, 5], "flag": True}) == \
         {"success": True, "data": 1 + 1 + 1}
+
+
+REFUSE = """\
+world Refuse
+tool label(name: str "A name.") -> str "Refuse a long name." {
+  require name != "" else "A name is needed."
+  require len(name) < 5 else f"The name {name} is too long."
+  return name
+}
+tool retry(name: str "A name.") -> str "Fail with the name." {
+  fail f"Try {name} later."
+}
+"""
+
+
+def test_a_failure_message_the_call_builds_is_charged_like_any_built_string(
+        tmp_path: Path) -> None:
+    """``require ... else f"..."`` and ``fail f"..."`` with text in the message go through
+    the episode's ``fail``, which charges the message as ``self.built`` does (a message past
+    the string limit fails naming the limit); a constant message is raised as it is."""
+    world = compile_text(tmp_path, "refuse.world", REFUSE, "Refuse")
+    source = generated_source(world)
+    body = source[source.index("def tool_label"):]
+    assert "raise ToolError('A name is needed.')" in body
+    assert "self.fail(f'The name {name} is too long.')" in body
+    assert "self.fail(f'Try {name} later.')" in body
+    assert ".built(" not in body.split("\n\n\n")[0]
+    ep = world()
+    assert ep.call("label", {"name": "Ann"}) == {"success": True, "data": "Ann"}
+    assert ep.call("label", {"name": ""}) == {"success": False, "error": "A name is needed."}
+    assert ep.call("label", {"name": "Annabel"}) == \
+        {"success": False, "error": "The name Annabel is too long."}
+    assert ep.call("retry", {"name": "Ann"}) == {"success": False, "error": "Try Ann later."}
+    huge = "x" * 999_990  # fits the string limit; the message around it does not
+    assert ep.call("label", {"name": huge}) == {"success": False, "error": LONG_STRING}
+    assert ep.call("retry", {"name": huge}) == {"success": False, "error": LONG_STRING}

@@ -193,7 +193,8 @@ def check_anchors(text: str, sources: dict[str, list[str]]) -> int:
         if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith(("tool_", "fn_"))):
             continue
         kind, _, name = fn.name.partition("_")
-        head = target(fn.lineno)
+        # a tool's definition starts at its `@tool(...)` declaration, which holds its anchor
+        head = target(fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno)
         assert re.search(rf"\b{kind} \w+\(", head), (fn.name, head)
         assert name.rstrip("_").lstrip("x") in head, (fn.name, head)
         body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) and \
@@ -204,6 +205,7 @@ def check_anchors(text: str, sources: dict[str, list[str]]) -> int:
             if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 call = ast.unparse(stmt.value.func)
                 words = {"self.insert": ("insert",), "self.delete": ("delete",),
+                         "self.fail": ("fail",),
                          "self.set_field": ("=", "append", "remove"),
                          "self.set_state": ("=", "append", "remove")}.get(call, words)
             if words is not None:

@@ -95,7 +95,7 @@ def _ast_names(text: str) -> set[str]:
 _STRINGS_AND_COMMENTS = re.compile(r'"""(?:.|\n)*?"""|"(?:\\.|[^"\\\n])*"|#[^\n]*')
 #: Python names the generator makes from a spec name: ``_check_<task>``, ``t_<table>``,
 #: ``_UNION_<Union>``, ``_RESULT_<Record>`` (a schema the registry names), ``_PARAM_<param>``...
-_DERIVED = re.compile(r"^(?:_check_|_UNION_|_SCHEMA_|_RESULT_|_PARAM_|t_|tool_|fn_|a_|"
+_DERIVED = re.compile(r"^(?:_check_|_UNION_|_SCHEMA_|_RESULT_|_PARAM_|_ROW_|t_|tool_|fn_|a_|"
                       r"row_)?(?P<core>.*?)\d*$")
 
 

@@ -61,12 +61,26 @@ tool sorted_by(id: str) -> list[str] "Read inside a lambda." {
   require p != none else "no point"
   return sorted(["b", "a"], key: k => p.x)
 }
+
+tool problem_free(problem: str?) -> str "A message that exists where the require fails." {
+  require problem == none else problem ?? ""
+  return "fine"
+}
+
+tool problem_or_flag(problem: str?, flag: bool) -> str "A require that proves nothing." {
+  require problem == none or flag else problem ?? "flag down"
+  return "fine"
+}
+
+tool labelled(label: str?) -> str "Present on the right of `or`." {
+  return if label == none or (label ?? "").strip() == "" then "none" else "some"
+}
 """
 
 
 def _body(source: str, tool: str) -> str:
     start = source.index(f"def tool_{tool}(")
-    end = source.find("\n    def ", start + 1)
+    end = source.find("\n\n", start)  # the blank line after the method
     return source[start:end]
 
 
@@ -94,6 +108,30 @@ def test_a_narrowed_local_is_read_plain_and_the_tools_compute_the_same(tmp_path:
     assert ep.call("branched", {"id": "z", "flag": False}) == {"success": True, "data": -1}
     assert ep.call("branched", {"id": "b", "flag": False}) == {"success": True, "data": 20}
     assert ep.call("sorted_by", {"id": "a"}) == {"success": True, "data": ["b", "a"]}
+
+
+def test_a_local_proved_present_needs_no_default(tmp_path: Path) -> None:
+    """``x ?? d`` where the test around it proved ``x`` present (the message of ``require x ==
+    none``, the right of ``x == none or ...``) is ``x``; where it proved nothing (``require x
+    == none or flag``), the default stays."""
+    world = compile_text(tmp_path, "narrow.world", SPEC, "Narrow")
+    source = generated_source(world)
+    assert "raise ToolError(problem)" in _body(source, "problem_free")
+    assert "problem if problem is not None else 'flag down'" in \
+        _body(source, "problem_or_flag")
+    assert "label is None or self.built(label.strip()) == ''" in _body(source, "labelled")
+    ep = world()
+    assert ep.call("problem_free", {"problem": "Closed."}) == \
+        {"success": False, "error": "Closed."}
+    assert ep.call("problem_free", {}) == {"success": True, "data": "fine"}
+    assert ep.call("problem_or_flag", {"problem": None, "flag": False}) == \
+        {"success": True, "data": "fine"}
+    assert ep.call("problem_or_flag", {"problem": "Late.", "flag": True}) == \
+        {"success": True, "data": "fine"}
+    assert ep.call("problem_or_flag", {"problem": "Late.", "flag": False}) == \
+        {"success": False, "error": "Late."}
+    assert ep.call("labelled", {"label": " "}) == {"success": True, "data": "none"}
+    assert ep.call("labelled", {"label": "x"}) == {"success": True, "data": "some"}
 
 
 def test_the_package_with_plain_reads_passes_mypy_strict(tmp_path: Path) -> None:

@@ -299,16 +299,39 @@ def test_a_long_docstring_is_split_between_words_into_one_literal() -> None:
     assert print_block([short], 1)[1] == "        'Get it.'"
 
 
-def test_a_long_signature_puts_its_parameters_on_their_own_line() -> None:
+def test_a_long_signature_puts_its_parameters_on_lines_of_their_own() -> None:
     params = ["self", "order_id: Order", "item_ids: tuple[str, ...]",
               "new_item_ids: tuple[str, ...]", "payment_method_id: str"]
     fn = FunctionDef("tool_exchange_delivered_order_items", params, "Order", [Return(None)],
                      anchor="retail.world:369")
     lines = print_block([fn], 1)
     assert lines[0] == "    def tool_exchange_delivered_order_items(  # retail.world:369"
+    assert lines[1:-2] == [
+        "        self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...],",
+        "        payment_method_id: str,"]
     assert lines[-2] == "    ) -> Order:"
     assert all(len(line) <= WIDTH for line in lines)
     ast.parse("\n".join(line[4:] for line in lines))
+
+
+def test_parameters_too_many_for_one_line_fill_their_lines() -> None:
+    """Parameters that do not fit one line of their own take as many a line as fit, each
+    line ending with a comma (as a call's arguments fill theirs), not one a line."""
+    params = ["self", "order_id: Order", "address1: str", "address2: str", "city: str",
+              "state_: str", "country: str", "zip_: str", "note: str | None"]
+    fn = FunctionDef("tool_modify_pending_order_address", params, "Order", [Return(None)])
+    lines = print_block([fn], 1)
+    assert lines[:-1] == [
+        "    def tool_modify_pending_order_address(",
+        "        self, order_id: Order, address1: str, address2: str, city: str, state_: str, "
+        "country: str,",
+        "        zip_: str, note: str | None,",
+        "    ) -> Order:"]
+    assert all(len(line) <= WIDTH for line in lines)
+    tree = ast.parse("\n".join(line[4:] for line in lines))
+    function = tree.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [a.arg for a in function.args.args] == [p.split(":")[0] for p in params]
 
 
 def test_an_anchor_goes_above_a_signature_that_fits_without_it() -> None:

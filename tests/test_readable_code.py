@@ -36,12 +36,18 @@ entity Item "A thing for sale." {
   stock: int
 }
 
+entity Hold "A hold on an item." {
+  key id: str
+  item: Item
+}
+
 record Cash "Paid in cash." { amount: float }
 record Card "Paid by card." { number: str  limit: float }
 union Payment by kind { cash: Cash, card: Card }
 
 state {
   items: table Item
+  holds: table Hold
   tags: list[str] = ["new", "it's \\"hot\\" {x} \\\\"]
 }
 
@@ -113,6 +119,13 @@ tool clear(first: str) -> int "Delete `first` in the first round: keys looked up
   return n
 }
 
+tool hold_stock(hold_id: str) -> int "A reference's key indexes its own table as it is." {
+  let h = holds[hold_id]
+  items[h.item.id].stock += 1
+  let i = items[h.item.id]
+  return items[i.id].stock * 10 + len([x for x in holds if x.id == holds[h.item.id].id])
+}
+
 tool named(id: str) -> str "Narrowed in the branches of an if." {
   let item = items.get(id)
   if item != none and id != "" {
@@ -135,6 +148,7 @@ DATA = {"items": [
     {"id": "I2", "name": "Cup", "size": "small", "price": 4.25, "stock": 9},
     {"id": "I3", "name": "Pen", "size": "small", "price": 1.0, "stock": 0},
 ]}
+HOLDS = [{"id": "H1", "item": "I1"}, {"id": "I2", "item": "I2"}]
 
 MODES = {"typed": "", "dynamic": "arguments: dynamic"}
 
@@ -145,7 +159,7 @@ def _spec(mode: str) -> str:
 
 def _body(source: str, tool: str) -> str:
     start = source.index(f"def tool_{tool}(")
-    end = source.find("\n    def ", start + 1)
+    end = source.find("\n\n", start)  # the blank line after the method
     return source[start:end]
 
 
@@ -192,6 +206,15 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     named = _body(source, "named")
     assert "rt.absent()" not in named and "return item.name" in named
     assert "return item.id_" in named
+    # a reference's key indexes its own table as it is; a row at hand gives its key field;
+    # another table's index is the row's key, looked up
+    hold_stock = _flat(_body(source, "hold_stock"))
+    assert "self.set_field(self.t_items[h.item], 'stock'," in hold_stock
+    assert "self.t_items[h.item].stock, 1)" in hold_stock or \
+        "self.t_items[h.item].stock + 1)" in hold_stock
+    assert "i: Item = self.t_items[h.item]" in hold_stock
+    assert "self.t_items[i.id_]" in hold_stock and "self.t_items[self.t_items" not in hold_stock
+    assert "self.t_holds[self.t_items[h.item].id_]" in hold_stock
 
     ep = world(data=DATA)
     tags = str(["new", "it's \"hot\" {x} \\"])  # as Python prints the list
@@ -218,6 +241,12 @@ def test_the_tools_read_like_the_spec_and_compute_what_it_says(tmp_path: Path, m
     assert ep.call("by_price", {"big": False}) == {"success": True, "data": ["I3", "I2"]}
     assert ep.call("restock", {}) == {"success": True, "data": 1 + 10 + 3}
     assert ep.call("named", {"id": "I1"}) == {"success": True, "data": "Lamp"}
+    held = world(data={**DATA, "holds": HOLDS})
+    assert held.call("hold_stock", {"hold_id": "H1"}) == {"success": False,
+                                                         "error": 'Hold "I1" not found.'}
+    assert held.call("hold_stock", {"hold_id": "I2"}) == {"success": True, "data": 101}
+    assert held.call("hold_stock", {"hold_id": "H9"}) == {"success": False,
+                                                         "error": 'Hold "H9" not found.'}
     assert ep.call("named", {"id": "I7"}) == {"success": True, "data": "none"}
     # a row the first round deletes is not found on its turn (the call fails), as before
     assert ep.call("clear", {"first": "I1"}) == {

@@ -6,7 +6,7 @@ code and kept as :class:`~worldspec.compiler.codegen.pycode.Raw`, or a custom em
 that builds the expression, for builtins with several forms) and what it charges;
 :class:`Args` applies the charge to the arguments (``rt.each`` on the collection processed,
 ``rt.read`` on a text read, ``rt.width`` on a string length, ``rt.check_spec`` on a
-run-time format spec) and :func:`_charged` to the result (``rt.built``, ``rt.each``,
+run-time format spec) and :func:`_charged` to the result (``self.built``, ``rt.each``,
 ``rt.pieces``).
 """
 
@@ -406,7 +406,7 @@ def _charged(src: Expr, charge: Charge, env: Env, a: Args | None = None) -> Expr
     """The result, charged: a built string to the text budget (unless it is built from
     short values only), new strings to it and in steps, a new collection in steps."""
     if charge.text and not (a is not None and _short(a)):
-        return rt("built", env.episode, src)
+        return call(Attr(env.episode, "built"), src)
     if charge.pieces:
         return rt("pieces", env.episode, src)
     if charge.items:

@@ -13,7 +13,7 @@ every string from the spec is a literal there (``repr``) — never spliced into 
 What can run long or grow draws from the call's budget (``worldspec.runtime.budget``):
 iterations through :meth:`ExprCompiler.elements` (``charge=True``: ``rt.each``, one step per
 element), growing ``int`` arithmetic through ``rt.bounded``, built strings through
-``rt.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
+``self.built``, grown lists through ``rt.each``. Values that cannot grow stay unwrapped, so the
 common case costs nothing extra.
 """
 
@@ -388,7 +388,7 @@ class ExprCompiler:
 
     def built(self, src: Expr, env: Env) -> Expr:
         """A string the call builds: its length is checked and charged to the text budget."""
-        return rt("built", env.episode, src)
+        return call(Attr(env.episode, "built"), src)
 
     def x_NameRef(self, e: n.NameRef, env: Env) -> Expr:
         res = self.program.resolutions.get(id(e))
@@ -456,7 +456,7 @@ class ExprCompiler:
         obj_type = t.strip_optional(self.type_of(e.obj))
         obj = self.value(e.obj, env)
         if isinstance(obj_type, t.Table):  # `Table.__getitem__`: the row, or the call fails
-            return Index(obj, self.value(e.index, env))
+            return Index(obj, self._row_key(e.index, obj_type.entity, env))
         if isinstance(obj_type, t.MapOf):
             index = self.stored(e.index, env)
         else:
@@ -466,6 +466,21 @@ class ExprCompiler:
         if self.is_entity(typ):
             return self.row_from_key(src, typ, env)
         return src
+
+    def _row_key(self, index: n.Expr, entity: str, env: Env) -> Expr:
+        """The key a table of ``entity`` is indexed by: ``variants[line.variant.id]`` is
+        ``t_variants[line.variant]``, the key the reference holds (looking its row up for its
+        key, in the same table, fails exactly where the lookup by the key does). A row at
+        hand (a local, a parameter) gives its key field, as it gives any other field."""
+        if isinstance(index, n.Attribute) and id(index) not in self.program.narrowed and \
+                isinstance(index.obj, (n.Attribute, n.Index)):
+            ref = self.type_of(index.obj)
+            info = self.world.records.get(entity)
+            if isinstance(ref, t.Named) and ref.kind == "entity" and ref.name == entity and \
+                    info is not None and info.key is not None and \
+                    index.name.name == info.key.name:
+                return self.key(index.obj, env)
+        return self.value(index, env)
 
     def x_Slice(self, e: n.Slice, env: Env) -> Expr:
         bounds = SliceOf(*(None if b is None else self.value(b, env)
@@ -680,6 +695,8 @@ class ExprCompiler:
 
     def x_Coalesce(self, e: n.Coalesce, env: Env) -> Expr:
         left = self.value(e.left, env)
+        if isinstance(e.left, n.NameRef) and isinstance(left, Name) and left.id in env.present:
+            return left  # a local the test around it proved present (mypy narrowed it too)
         if self._draws(e.left) or not isinstance(e.left, (n.NameRef, n.Attribute)):
             # evaluate the left side once (a call or a lookup cannot be narrowed by mypy
             # when repeated) and the default only when needed; a default that may be none

@@ -494,6 +494,11 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tools
     def tool_method(self, info: ToolInfo) -> str:
+        return "\n".join(print_block([self.tool_function(info)], 1))
+
+    def tool_function(self, info: ToolInfo) -> FunctionDef:
+        """A tool's or a function's method (a tool's without its ``@tool(...)``
+        declaration, which the registry writes once every tool is compiled)."""
         prefix = "fn_" if info.is_fn else "tool_"
         env = Env(ep="self")
         params = ["self"]
@@ -515,9 +520,8 @@ class WorldGenerator:
         # a tool's description is its registry entry's ``doc=`` (``python -OO`` drops
         # docstrings); a function's docstring is only for the reader
         doc = (info.doc or "").strip() or None if info.is_fn else None
-        method = FunctionDef(f"{prefix}{py_name(info.name)}", params, returns, body.body,
-                             doc=doc, anchor=anchor_of(info.node))
-        return "\n".join(print_block([method], 1))
+        return FunctionDef(f"{prefix}{py_name(info.name)}", params, returns, body.body,
+                           doc=doc, anchor=anchor_of(info.node))
 
     def _needs_check(self, body: StatementCompiler) -> bool:
         """Whether a call of the tool whose body is ``body`` must check the invariants
@@ -673,11 +677,13 @@ class WorldGenerator:
         unions = [self.union_block(name) for name in w.unions
                   if self._last_member(name) is None]
         methods = [self.tool_method(fn) for fn in w.fns.values()]
-        methods += [self.tool_method(tool) for tool in w.tools.values()]
+        # a tool's method is printed once the registry has written its declaration
+        tool_functions = {name: self.tool_function(tool) for name, tool in w.tools.items()}
+        after_tools: list[str] = []
         if w.load_node is not None:
-            methods.append(self.on_load_method(w.load_node))
+            after_tools.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
-            methods += self.result_methods(w.results_node)
+            after_tools += self.result_methods(w.results_node)
         check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
                      for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
@@ -700,6 +706,10 @@ class WorldGenerator:
                           f"= {value}  # {anchor}")
         registry = RegistryWriter(w, self.tables, self.x, self.class_name).registry(
             self._checks, {name for name, info in w.tools.items() if self._uses_given(info)})
+        for name, function in tool_functions.items():
+            function.decorators = (registry.declarations[name],)
+            methods.append("\n".join(print_block([function], 1)))
+        methods += after_tools
         if w.tasks:  # after the check functions: they give each check's explained texts
             self.data_files["tasks.json"] = self.tasks_file()
         state_defaults, load_lines = self.state_defaults(), self.load_lines()
@@ -743,7 +753,8 @@ class WorldGenerator:
             load_lines=load_lines,
             invariant_lines=invariant_lines,
             methods=methods,
-            registry=registry,
+            registry_constants=registry.constants,
+            registry=registry.statement,
             check_fns=check_fns,
             task_registry=TASK_REGISTRY if w.tasks else "",
             imports=self.contract_imports(),

@@ -641,13 +641,16 @@ class Match(Stmt):
 
 @dataclass(slots=True)
 class FunctionDef(Stmt):
-    """``def name(params) -> returns:`` with a docstring (its text) and a body."""
+    """``def name(params) -> returns:`` with a docstring (its text) and a body, after its
+    decorators (``@expr`` each; the anchor goes on the first one's line, where the
+    definition starts)."""
 
     name: str
     params: list[str]
     returns: str
     body: list[Stmt]
     doc: str | None = None
+    decorators: tuple[Expr, ...] = ()
 
 
 # -------------------------------------------------------------------------------- printing
@@ -1007,21 +1010,37 @@ def _header(keyword: str, expr: Expr, indent: str, anchor: str | None) -> list[s
 
 def _signature(fn: FunctionDef, indent: str, reserve: int) -> list[str]:
     """``def name(params) -> returns:`` on one line, else its parameters on a line of their
-    own, else one a line; the first line leaves ``reserve`` characters free."""
+    own, else as many a line as fit (as a call's arguments fill their lines), each line
+    ending with a comma; the first line leaves ``reserve`` characters free."""
     params = ", ".join(fn.params)
     head = f"def {fn.name}({params}) -> {fn.returns}:"
     opener = indent + f"def {fn.name}("
     closer = indent + f") -> {fn.returns}:"
     if len(indent + head) + reserve <= WIDTH:
         return [indent + head]
-    if len(indent + _INDENT + params) <= WIDTH:
-        return [opener, indent + _INDENT + params, closer]
-    return [opener, *(indent + _INDENT + p + "," for p in fn.params), closer]
+    inner = indent + _INDENT
+    if len(inner + params) <= WIDTH:
+        return [opener, inner + params, closer]
+    lines = [inner + fn.params[0] + ","]
+    for param in fn.params[1:]:
+        if len(lines[-1] + " " + param + ",") <= WIDTH:
+            lines[-1] += " " + param + ","
+        else:
+            lines.append(inner + param + ",")
+    return [opener, *lines, closer]
 
 
 def _function(fn: FunctionDef, depth: int) -> list[str]:
     indent = _INDENT * depth
-    out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
+    if fn.decorators:  # the anchor on the definition's first line: its first decorator's
+        first, *others = fn.decorators
+        out = _anchored(fn.anchor, indent,
+                        lambda reserve: _wrapped(first, indent, "@", "", False, reserve))
+        out += [line for decorator in others
+                for line in _wrapped(decorator, indent, "@", "", False)]
+        out += _signature(fn, indent, 0)
+    else:
+        out = _anchored(fn.anchor, indent, lambda reserve: _signature(fn, indent, reserve))
     if fn.doc:
         out += _docstring(fn.doc, indent + _INDENT)
     return out + print_block(fn.body, depth + 1)

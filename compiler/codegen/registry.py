@@ -1,13 +1,15 @@
-"""A world's tool registry as code: each tool's ``tool(...)`` declaration and its schemas.
+"""A world's tool registry as code: each tool's ``@tool(...)`` declaration and its schemas.
 
 The runtime (:mod:`worldspec.runtime.arguments`, imported as ``arg``) loads each call's
 arguments from what the declaration says, so no function of the generated module loads them:
 a parameter says how its argument loads (``arg.TEXT``, ``arg.row('orders')``,
 ``arg.optional(arg.enum_of(Color))``, ``arg.refined(arg.INT, 1, 5)``: a table over the types,
-as the type tables' loader is), its default, its own message; a tool names its method, its
-description (written here only, never as the method's docstring, which ``python -OO``
-drops), its result's schema, how a union result exports. A parameter
-several tools declare alike is written once, as a module constant ``_PARAM_<name>``.
+as the type tables' loader is), its default, its own message; a tool's declaration decorates
+its method and says its description (written here only, never as the method's docstring,
+which ``python -OO`` drops), its result's schema, how a union result exports; after the
+world's class, ``<World>.TOOLS = tools(<World>)`` collects them. A parameter several tools
+declare alike is written once, as a module constant ``_PARAM_<name>``, and so is a row
+(with the spec's not-found message) that several parameters take, ``_ROW_<table>``.
 
 Schemas are what :class:`~worldspec.compiler.codegen.pytypes.TypeTables` decides, written
 with the runtime's schema functions (:mod:`worldspec.runtime.schema`, imported as ``js``):
@@ -16,7 +18,7 @@ an entity's result is its class (``returns=js.array(Doctor)``), whose schema the
 builds from its fields (see :class:`ResultClasses`). Another named type's schema that the
 registry shows more than once is written once, as a module constant (``_SCHEMA_<Class>`` for
 what an agent sends, ``_RESULT_<Class>`` for what a tool returns), and named wherever it
-appears.
+appears. The constants come before the world's class, whose methods' declarations name them.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from worldspec.compiler import types as t
@@ -48,7 +51,7 @@ from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.model import ParamInfo, ToolInfo, WorldModel
 from worldspec.runtime import schema as js
 
-__all__ = ["RegistryWriter", "ResultClasses", "SchemaWriter"]
+__all__ = ["Registry", "RegistryWriter", "ResultClasses", "SchemaWriter"]
 
 #: the scalar schemas the runtime names (``js.STRING``...), by their JSON text
 _SCALARS = {
@@ -318,6 +321,18 @@ def _arg(name: str) -> Expr:
     return Attr(Name("arg"), name)
 
 
+@dataclass(frozen=True, slots=True)
+class Registry:
+    """A world's tool registry as code: the module constants its declarations name (lines,
+    before the world's class), each tool's declaration (the ``tool(...)`` call decorating
+    its method, by the tool's name) and the statement making the registry (lines, after
+    the class)."""
+
+    constants: list[str]
+    declarations: dict[str, Expr]
+    statement: list[str]
+
+
 class RegistryWriter:
     """The ``tools(...)`` registry of a world (see the module's doc)."""
 
@@ -334,31 +349,59 @@ class RegistryWriter:
                 schemas.append(tables.result_schema(info.returns))
         self.schemas = SchemaWriter(world, tables, schemas)
         self._param_constants: list[Assign] = []
+        self._row_constants: list[Assign] = []
 
-    def registry(self, checks: dict[str, bool], given: set[str]) -> list[str]:
-        """``<World>.TOOLS = tools(...)``, after the constants it names: the schemas and the
-        parameters that several tools share. ``checks``: whether a call of each tool must
-        check the invariants; ``given``: the tools whose method takes the names of the
-        arguments given."""
+    def registry(self, checks: dict[str, bool], given: set[str]) -> Registry:
+        """Each tool's ``@tool(...)`` declaration, the constants they name (the schemas, the
+        rows and the parameters that several tools share) and ``<World>.TOOLS =
+        tools(<World>)``. ``checks``: whether a call of each tool must check the invariants;
+        ``given``: the tools whose method takes the names of the arguments given."""
         tools = list(self.world.tools.values())
-        params = {(info.name, p.name): self.param(p) for info in tools for p in info.params}
+        rows = self._shared_rows([p for info in tools for p in info.params])
+        params = {(info.name, p.name): self.param(p, rows) for info in tools
+                  for p in info.params}
         shared = self._shared(params)
-        declared = [self.tool(info, [shared.get(params[info.name, p.name].flat(),
-                                                params[info.name, p.name])
-                                     for p in info.params],
-                              checks.get(info.name, True), info.name in given)
-                    for info in tools]
+        declarations = {
+            info.name: self.tool(info, [shared.get(params[info.name, p.name].flat(),
+                                                   params[info.name, p.name])
+                                        for p in info.params],
+                                 checks.get(info.name, True), info.name in given)
+            for info in tools}
         rules = self.world.config.arguments
         keywords: list[tuple[str, Expr]] = []
         if rules in ("python", "dynamic"):
             keywords += [("arguments", Const(rules)), ("python_class", Const(
                 self.world.config.class_name or self.world.name))]
-        registry = Call(Name("tools"), tuple(declared), tuple(keywords))
+        registry = Call(Name("tools"), (Name(self.class_name),), tuple(keywords))
         statement = Assign(Attr(Name(self.class_name), "TOOLS"), registry)
         constants = self.schemas.lines()
-        if self._param_constants:
-            constants += print_block(self._param_constants, 0)
-        return [*constants, *([""] * 2 if constants else []), *print_block([statement], 0)]
+        for defined in (self._row_constants, self._param_constants):
+            if defined:
+                constants += print_block(defined, 0)
+        return Registry(constants, declarations, print_block([statement], 0))
+
+    def _shared_rows(self, params: list[ParamInfo]) -> dict[str, Expr]:
+        """The rows that parameters take with the spec's not-found message, each a constant
+        ``_ROW_<table>`` (one per table and message) named wherever it appears:
+        ``param('doctor', _ROW_doctors, "The doctor's id.")``. So each message is written
+        once, with its table, among the module's constants."""
+        shared: dict[str, Expr] = {}
+        taken: set[str] = set()
+        for p in params:
+            found = self._row(p)
+            if found is None or p.not_found is None:
+                continue
+            table, row = found
+            text = row.flat()
+            if text in shared:
+                continue
+            name = f"_ROW_{py_name(table)}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            shared[text] = Name(name)
+            self._row_constants.append(Assign(Name(name), row))
+        return shared
 
     def _shared(self, params: dict[tuple[str, str], Expr]) -> dict[str, Expr]:
         """The parameters declared alike by several tools (by their code), each a constant
@@ -379,9 +422,8 @@ class RegistryWriter:
         return shared
 
     def tool(self, info: ToolInfo, params: list[Expr], checks: bool, given: bool) -> Expr:
-        """The ``tool(...)`` declaration of a tool."""
-        method = Attr(Name(self.class_name), f"tool_{py_name(info.name)}")
-        args: list[Expr] = [method, Const(info.doc or ""), *params]
+        """The ``tool(...)`` declaration of a tool (its method's decorator)."""
+        args: list[Expr] = [Const(info.doc or ""), *params]
         keywords: list[tuple[str, Expr]] = []
         if info.read_only:
             keywords.append(("read_only", Const(True)))
@@ -405,9 +447,10 @@ class RegistryWriter:
             keywords.append(("given", Const(True)))
         return Call(Name("tool"), tuple(args), tuple(keywords))
 
-    def param(self, p: ParamInfo) -> Expr:
-        """The ``param(...)`` declaration of a tool's parameter."""
-        args: list[Expr] = [Const(p.name), self.argument(p)]
+    def param(self, p: ParamInfo, rows: dict[str, Expr]) -> Expr:
+        """The ``param(...)`` declaration of a tool's parameter (``rows``: the shared rows'
+        constants, by the row's code)."""
+        args: list[Expr] = [Const(p.name), self.argument(p, rows)]
         if p.doc:
             args.append(Const(p.doc))
         keywords: list[tuple[str, Expr]] = []
@@ -416,30 +459,44 @@ class RegistryWriter:
             default = self.x.value(p.default, Env(ep="ep"))
             # an optional parameter's default none is what it is without one
             if not (optional and isinstance(default, Const) and default.value is None):
-                keywords.append(("default", Lambda(("ep",), default)))
-        if p.not_found is not None:
+                keywords.append(("default", default) if _constant(default, p.type) else
+                                ("default_from", Lambda(("ep",), default)))
+        if p.not_found is not None and self._row(p) is None:
             keywords.append(("not_found", self._message(p)))
         return Call(Name("param"), tuple(args), tuple(keywords))
 
     def _message(self, p: ParamInfo) -> Expr:
-        """``lambda ep, key: <the parameter's own message>``."""
+        """The parameter's own message: ``lambda ep, key: <message>``, or the text itself
+        where it is a constant."""
         assert p.not_found is not None
-        return Lambda(("ep", "key"), self.x.value(p.not_found,
-                                                  Env(ep="ep", locals={p.name: "key"})))
+        message = self.x.value(p.not_found, Env(ep="ep", locals={p.name: "key"}))
+        if isinstance(message, Const) and isinstance(message.value, str):
+            return message
+        return Lambda(("ep", "key"), message)
 
-    def argument(self, p: ParamInfo) -> Expr:
-        """The argument type of ``p``: how its argument loads (an entity: its row; the
-        parameter's not-found message is the row's)."""
+    def argument(self, p: ParamInfo, rows: dict[str, Expr]) -> Expr:
+        """The argument type of ``p``: how its argument loads (an entity: its row, with the
+        parameter's not-found message; a shared row: its constant)."""
+        found = self._row(p)
+        if found is None:
+            return self.argument_type(p.type)
+        row = rows.get(found[1].flat(), found[1])
+        return call(_arg("optional"), row) if isinstance(p.type, t.Optional) else row
+
+    def _row(self, p: ParamInfo) -> tuple[str, Expr] | None:
+        """An entity parameter's table and row, ``arg.row(table, key, not_found=...)``
+        (``key``: where it is no plain text), or None for a parameter of another type."""
         base = t.strip_optional(p.type)
         if not (isinstance(base, t.Named) and base.kind == "entity"):
-            return self.argument_type(p.type)
+            return None
         table = self.world.table_of(base.name)
+        name = table.name if table else base.name.lower()
         key = self.argument_type(self.tables.key_type(base.name))
-        args: list[Expr] = [Const(table.name if table else base.name.lower())]
+        args: list[Expr] = [Const(name)]
         if key != _arg("TEXT"):
             args.append(key)
-        found = Call(_arg("row"), tuple(args))
-        return call(_arg("optional"), found) if isinstance(p.type, t.Optional) else found
+        keywords = (("not_found", self._message(p)),) if p.not_found is not None else ()
+        return name, Call(_arg("row"), tuple(args), keywords)
 
     def argument_type(self, typ: t.Type) -> Expr:
         """The runtime's argument type for ``typ`` (a table over the types, as the type
@@ -474,6 +531,16 @@ class RegistryWriter:
             [Const(ref.low)] if ref.low is not None else []
         pattern = (("pattern", Const(ref.pattern)),) if ref.pattern is not None else ()
         return Call(_arg("refined"), (out, *limits), pattern)
+
+
+def _constant(default: Expr, typ: t.Type) -> bool:
+    """Whether a parameter's default is a constant the registry may hold as it is (a text, a
+    number or a bool: not null, which would say "no default"; or an enum member's constant);
+    any other default is computed by the episode at each call."""
+    if isinstance(default, Const):
+        return isinstance(default.value, (str, int, float))
+    base = t.strip_optional(typ)
+    return isinstance(default, Name) and isinstance(base, t.Named) and base.kind == "enum"
 
 
 def _data(value: Any) -> Expr:

@@ -486,7 +486,17 @@ class StatementCompiler:
 
     def s_Require(self, s: n.Require) -> None:
         test = self.x.negation(s.condition, self.env)
-        self.emit(If(test, [Raise(call("ToolError", self.x.value(s.message, self.env)))]), s)
+        # `require x == none else ...x...`: the message runs where x is not none
+        proved = self.x.none_tested(s.condition, "==", self.env)
+        if proved is None or proved in self.env.present:
+            failure = self.failure(s.message)
+        else:
+            self.env.present.add(proved)
+            try:
+                failure = self.failure(s.message)
+            finally:
+                self.env.present.discard(proved)
+        self.emit(If(test, [failure]), s)
         for part in _conjuncts(s.condition):  # mypy narrows `x` after `if not (x is not None)`
             if isinstance(part, n.Compare) and part.op == "!=" and \
                     isinstance(part.right, n.NoneLit) and isinstance(part.left, n.NameRef):
@@ -496,8 +506,20 @@ class StatementCompiler:
                     self.env.present.add(self.env.locals[part.left.name])
 
     def s_Fail(self, s: n.Fail) -> None:
-        error = "rt.KeptError" if s.keep else "ToolError"
-        self.emit(Raise(call(error, self.x.value(s.message, self.env))), s)
+        if s.keep:
+            self.emit(Raise(call("rt.KeptError", self.x.value(s.message, self.env))), s)
+        else:
+            self.emit(self.failure(s.message), s)
+
+    def failure(self, message: n.Expr) -> Stmt:
+        """The call failing with ``message``: ``self.fail(f'...')`` where the message is a
+        string the call builds (the episode charges it to the text budget, as
+        ``self.built`` would), ``raise ToolError('...')`` where it cannot be long."""
+        text = self.x.value(message, self.env)
+        if isinstance(text, Call) and isinstance(text.func, Attr) and \
+                text.func.name == "built" and len(text.args) == 1 and not text.keywords:
+            return ExprStmt(call(Attr(text.func.obj, "fail"), text.args[0]))
+        return Raise(call("ToolError", text))
 
     def s_Break(self, s: n.Break) -> None:
         self.emit(Break(), s)

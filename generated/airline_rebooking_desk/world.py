@@ -230,6 +230,26 @@ class BookingDetails(Record):
     segments: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_ROW_airports = arg.row(
+    'airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'), not_found='No such airport.'
+)
+_ROW_passengers = arg.row(
+    'passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'), not_found='No such passenger.'
+)
+_ROW_flights = arg.row(
+    'flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'), not_found='No such flight.'
+)
+_ROW_seats = arg.row('seats', not_found='No such seat.')
+_ROW_bookings = arg.row(
+    'bookings', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6}$'), not_found='No such booking.'
+)
+_ROW_segments = arg.row('segments', not_found='No such segment.')
+_ROW_vouchers = arg.row('vouchers', not_found='No such voucher.')
+_PARAM_passenger = param('passenger', _ROW_passengers, 'The passenger id, e.g. PAX001.')
+_PARAM_flight = param('flight', _ROW_flights, 'The flight id, e.g. F102.')
+_PARAM_segment = param('segment', _ROW_segments, 'The id of an active segment, e.g. SEG0005.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -542,37 +562,78 @@ class AirlineRebookingDesk(Episode):
             == self.t_flights[s.flight].destination
         )
 
-    def tool_get_airport(self, airport: Airport) -> Airport:  # airline_rebooking_desk.world:261
+    @tool(  # airline_rebooking_desk.world:261
+        'Show an airport: name, city, country and whether it is a hub.',
+        param('airport', _ROW_airports, 'The IATA code, e.g. CPH.'), read_only=True,
+        where='airline_rebooking_desk.world:261', returns=Airport,
+    )
+    def tool_get_airport(self, airport: Airport) -> Airport:
         return airport  # airline_rebooking_desk.world:264
 
-    # airline_rebooking_desk.world:267
+    @tool(  # airline_rebooking_desk.world:267
+        'Find airports whose name, city or country contains the text, with their details.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 60),
+            'Part of the name, city or country; case does not matter.',
+        ),
+        read_only=True, where='airline_rebooking_desk.world:267', returns=js.array(Airport),
+        shows=('list', ('row', 'airports')),
+    )
     def tool_find_airports(self, query: str) -> tuple[str, ...]:
-        q: str = rt.built(self, query.lower())  # airline_rebooking_desk.world:272
+        q: str = self.built(query.lower())  # airline_rebooking_desk.world:272
         return tuple([  # airline_rebooking_desk.world:273
             _a2.code for _a2 in rt.each(self, self.t_airports)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _a2.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _a2.city.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _a2.country.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_a2.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_a2.city.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_a2.country.lower()))
         ])
 
-    # airline_rebooking_desk.world:276
+    @tool(  # airline_rebooking_desk.world:276
+        'Show a passenger: name, email, phone, date of birth, loyalty tier and miles.',
+        _PARAM_passenger, read_only=True, where='airline_rebooking_desk.world:276',
+        returns=Passenger,
+    )
     def tool_get_passenger(self, passenger: Passenger) -> Passenger:
         return passenger  # airline_rebooking_desk.world:281
 
-    def tool_find_passengers(  # airline_rebooking_desk.world:284
+    @tool(  # airline_rebooking_desk.world:284
+        'Find passengers by part of the name, by email or by date of birth (all given filters '
+        'must match), with their details.',
+        param(
+            'name', arg.refined(arg.TEXT, 0, 80),
+            'Part of the full name (first and last); case does not matter.', default='',
+        ),
+        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1988-04-12.'),
+        read_only=True, where='airline_rebooking_desk.world:284', returns=js.array(Passenger),
+        shows=('list', ('row', 'passengers')),
+    )
+    def tool_find_passengers(
         self, name: str, email: str | None, date_of_birth: dt.date | None
     ) -> tuple[str, ...]:
-        q: str = rt.built(self, name.lower())  # airline_rebooking_desk.world:291
+        q: str = self.built(name.lower())  # airline_rebooking_desk.world:291
         return tuple([  # airline_rebooking_desk.world:292
             _p3.passenger_id for _p3 in rt.each(self, self.t_passengers)
-            if rt.read(self, q) in rt.read(self, rt.built(
-                self, rt.built(self, _p3.first_name + ' ' + _p3.last_name).lower()
-            ))
+            if rt.read(self, q) in rt.read(
+                self, self.built(self.built(_p3.first_name + ' ' + _p3.last_name).lower())
+            )
             and (email is None or _p3.email == email)
             and (date_of_birth is None or _p3.date_of_birth == date_of_birth)
         ])
 
-    def tool_update_passenger_contact(  # airline_rebooking_desk.world:295
+    @tool(  # airline_rebooking_desk.world:295
+        "Change a passenger's email and/or phone.", _PARAM_passenger,
+        param(
+            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+            'The new email address; leave out to keep it.',
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
+            'The new phone number with country code, e.g. +4520112233; leave out to keep it.',
+        ),
+        where='airline_rebooking_desk.world:295', returns=Passenger,
+    )
+    def tool_update_passenger_contact(
         self, passenger: Passenger, email: str | None, phone: str | None
     ) -> Passenger:
         if not (email is not None or phone is not None):  # airline_rebooking_desk.world:302
@@ -583,9 +644,7 @@ class AirlineRebookingDesk(Episode):
                 and _p4.email == (email if email is not None else rt.absent())
                 for _p4 in rt.each(self, self.t_passengers)
             ):
-                raise ToolError(rt.built(
-                    self, f'Email {email} is already used by another passenger.'
-                ))
+                self.fail(f'Email {email} is already used by another passenger.')
             self.set_field(  # airline_rebooking_desk.world:305
                 passenger, 'email',
                 v.check_pattern(email, 'Passenger.email', '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
@@ -596,7 +655,13 @@ class AirlineRebookingDesk(Episode):
             )
         return passenger  # airline_rebooking_desk.world:310
 
-    def tool_get_flight(self, flight: Flight) -> FlightInfo:  # airline_rebooking_desk.world:315
+    @tool(  # airline_rebooking_desk.world:315
+        'Show a flight with its status, delay and number of free seats per cabin.', _PARAM_flight,
+        read_only=True, where='airline_rebooking_desk.world:315',
+        returns=js.closed({'flight': Flight, 'free_seats': js.mapping(js.INTEGER)}),
+        shows=('record', (('flight', 'flight', ('row', 'flights')),)),
+    )
+    def tool_get_flight(self, flight: Flight) -> FlightInfo:
         free: dict[Cabin, int] = {}  # airline_rebooking_desk.world:318
         # airline_rebooking_desk.world:319
         for c in rt.each(self, (_E5_Cabin_economy, _E5_Cabin_premium, _E5_Cabin_business)):
@@ -609,378 +674,7 @@ class AirlineRebookingDesk(Episode):
             }
         return FlightInfo(flight.flight_id, free)  # airline_rebooking_desk.world:322
 
-    def tool_find_flights(  # airline_rebooking_desk.world:325
-        self,
-        flight_number: str | None,
-        origin: Airport | None,
-        destination: Airport | None,
-        day: dt.date | None,
-    ) -> tuple[str, ...]:
-        return tuple([  # airline_rebooking_desk.world:333
-            _f6.flight_id for _f6 in rt.each(self, self.t_flights)
-            if (flight_number is None or _f6.flight_number == flight_number)
-            and (origin is None or _f6.origin == origin.code)
-            and (destination is None or _f6.destination == destination.code)
-            and (day is None or _f6.departs_at.date() == day)
-        ])
-
-    # airline_rebooking_desk.world:336
-    def tool_record_delay(self, flight: Flight, delay_minutes: int) -> Flight:
-        if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:342
-            raise ToolError(rt.built(self, f'Flight {flight.flight_id} is cancelled.'))
-        if self.fn_departed(flight):  # airline_rebooking_desk.world:343
-            raise ToolError(rt.built(self, f'Flight {flight.flight_id} has already departed.'))
-        if delay_minutes < flight.delay_minutes:  # airline_rebooking_desk.world:344
-            raise ToolError(rt.built(
-                self,
-                f'Flight {flight.flight_id} is already delayed {flight.delay_minutes} minutes; a '
-                'delay can only grow.',
-            ))
-        self.set_fields(  # airline_rebooking_desk.world:345
-            flight, ('status', 'delay_minutes'), _E12_FlightStatus_delayed,
-            v.check_range(delay_minutes, 'Flight.delay_minutes', 0, 1440),
-        )
-        return flight  # airline_rebooking_desk.world:347
-
-    def tool_cancel_flight(self, flight: Flight) -> Flight:  # airline_rebooking_desk.world:350
-        if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:353
-            raise ToolError(rt.built(self, f'Flight {flight.flight_id} is already cancelled.'))
-        if self.fn_departed(flight):  # airline_rebooking_desk.world:354
-            raise ToolError(rt.built(self, f'Flight {flight.flight_id} has already departed.'))
-        self.set_fields(  # airline_rebooking_desk.world:355
-            flight, ('status', 'delay_minutes'), _E12_FlightStatus_cancelled,
-            v.check_range(0, 'Flight.delay_minutes', 0, 1440),
-        )
-        return flight  # airline_rebooking_desk.world:357
-
-    def tool_get_seat(self, seat: Seat) -> SeatInfo:  # airline_rebooking_desk.world:360
-        holder: Segment | None = self.fn_holder_of(seat)  # airline_rebooking_desk.world:365
-        # airline_rebooking_desk.world:366
-        return SeatInfo(seat.seat_id, holder is not None, rt.key_of(holder))
-
-    def tool_list_seats(  # airline_rebooking_desk.world:369
-        self, flight: Flight, cabin: Cabin | None, free_only: bool
-    ) -> tuple[str, ...]:
-        return tuple([  # airline_rebooking_desk.world:376
-            _x7.seat_id for _x7 in rt.each(self, self.t_seats)
-            if _x7.flight == flight.flight_id and (cabin is None or _x7.cabin == cabin)
-            and (not free_only or not self.fn_seat_taken(_x7))
-        ])
-
-    # airline_rebooking_desk.world:381
-    def tool_get_booking(self, record_locator: Booking) -> BookingDetails:
-        return BookingDetails(  # airline_rebooking_desk.world:386
-            record_locator.record_locator, tuple([
-                _s8.segment_id for _s8 in rt.each(self, self.t_segments)
-                if _s8.booking == record_locator.record_locator
-            ]),
-        )
-
-    def tool_find_bookings(  # airline_rebooking_desk.world:392
-        self, passenger: Passenger | None, contact_email: str | None
-    ) -> tuple[str, ...]:
-        return tuple([  # airline_rebooking_desk.world:398
-            _b9.record_locator for _b9 in rt.each(self, self.t_bookings)
-            if (passenger is None or _b9.lead_passenger == passenger.passenger_id or any(
-                _s10.booking == _b9.record_locator and _s10.passenger
-                == (passenger if passenger is not None else rt.absent()).passenger_id
-                for _s10 in rt.each(self, self.t_segments)
-            ))
-            and (contact_email is None or _b9.contact_email == contact_email)
-        ])
-
-    def tool_get_segment(self, segment: Segment) -> Segment:  # airline_rebooking_desk.world:401
-        return segment  # airline_rebooking_desk.world:406
-
-    def tool_list_segments(  # airline_rebooking_desk.world:409
-        self, passenger: Passenger | None, flight: Flight | None, active_only: bool
-    ) -> tuple[str, ...]:
-        return tuple([  # airline_rebooking_desk.world:416
-            _s11.segment_id for _s11 in rt.each(self, self.t_segments)
-            if (passenger is None or _s11.passenger == passenger.passenger_id)
-            and (flight is None or _s11.flight == flight.flight_id)
-            and (not active_only or _s11.status == _E13_SegmentStatus_active)
-        ])
-
-    def tool_rebook_segment(  # airline_rebooking_desk.world:419
-        self, segment: Segment, new_flight: Flight, seat: Seat | None
-    ) -> Segment:
-        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:429
-            raise ToolError(rt.built(self, f'Segment {segment.segment_id} is not active.'))
-        if not (  # airline_rebooking_desk.world:430
-            self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled
-            or self.t_flights[segment.flight].status == _E12_FlightStatus_delayed
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Flight {self.t_flights[segment.flight].flight_id} is neither cancelled nor '
-                'delayed.',
-            ))
-        if new_flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:431
-            raise ToolError(rt.built(self, f'Flight {new_flight.flight_id} is cancelled.'))
-        if not (  # airline_rebooking_desk.world:432
-            new_flight.origin == self.t_flights[segment.flight].origin
-            and new_flight.destination == self.t_flights[segment.flight].destination
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Flight {new_flight.flight_id} is not on the route '
-                f'{self.t_airports[self.t_flights[segment.flight].origin].code}-'
-                f'{self.t_airports[self.t_flights[segment.flight].destination].code}.',
-            ))
-        if self.fn_departed(new_flight):  # airline_rebooking_desk.world:433
-            raise ToolError(rt.built(self, f'Flight {new_flight.flight_id} has already departed.'))
-        if any(  # airline_rebooking_desk.world:434
-            _o12.status == _E13_SegmentStatus_active and _o12.passenger == segment.passenger
-            and _o12.flight == new_flight.flight_id
-            for _o12 in rt.each(self, self.t_segments)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Passenger {self.t_passengers[segment.passenger].passenger_id} is already on '
-                f'flight {new_flight.flight_id}.',
-            ))
-        target: Seat | None = (  # airline_rebooking_desk.world:435
-            seat if seat is not None else self.fn_first_free(new_flight, segment.cabin)
-        )
-        if target is None:  # airline_rebooking_desk.world:436
-            raise ToolError(rt.built(
-                self, f'No free {segment.cabin} seat on flight {new_flight.flight_id}.'
-            ))
-        if target.flight != new_flight.flight_id:  # airline_rebooking_desk.world:437
-            raise ToolError(rt.built(
-                self, f'Seat {target.seat_id} is not on flight {new_flight.flight_id}.'
-            ))
-        if target.cabin != segment.cabin:  # airline_rebooking_desk.world:438
-            raise ToolError(rt.built(
-                self, f'Seat {target.seat_id} is in {target.cabin}, not {segment.cabin}.'
-            ))
-        if self.fn_seat_taken(target):  # airline_rebooking_desk.world:439
-            raise ToolError(rt.built(self, f'Seat {target.seat_id} is taken.'))
-        fresh: Segment = Segment(  # airline_rebooking_desk.world:440
-            segment_id=self.next_id('segment_ids', 'SEG{:04d}'), booking=segment.booking,
-            passenger=segment.passenger, flight=new_flight.flight_id, cabin=segment.cabin,
-            seat=target.seat_id, status=_E13_SegmentStatus_active, rebooked_to=None,
-            upgraded_with_miles=0,
-        )
-        self.insert(self.t_segments, fresh)  # airline_rebooking_desk.world:448
-        # airline_rebooking_desk.world:449
-        self.set_field(segment, 'status', _E13_SegmentStatus_rebooked)
-        # airline_rebooking_desk.world:450
-        self.set_fields(segment, ('rebooked_to', 'seat'), fresh.segment_id, None)
-        return fresh  # airline_rebooking_desk.world:452
-
-    # airline_rebooking_desk.world:455
-    def tool_change_seat(self, segment: Segment, seat: Seat) -> Segment:
-        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:461
-            raise ToolError(rt.built(self, f'Segment {segment.segment_id} is not active.'))
-        # airline_rebooking_desk.world:462
-        if self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled:
-            raise ToolError(rt.built(
-                self, f'Flight {self.t_flights[segment.flight].flight_id} is cancelled.'
-            ))
-        if seat.flight != segment.flight:  # airline_rebooking_desk.world:463
-            raise ToolError(rt.built(
-                self,
-                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}'
-                '.',
-            ))
-        if seat.cabin != segment.cabin:  # airline_rebooking_desk.world:464
-            raise ToolError(rt.built(
-                self, f'Seat {seat.seat_id} is in {seat.cabin}, not {segment.cabin}.'
-            ))
-        if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:465
-            raise ToolError(rt.built(self, f'Seat {seat.seat_id} is taken.'))
-        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:466
-        return segment  # airline_rebooking_desk.world:467
-
-    # airline_rebooking_desk.world:470
-    def tool_upgrade_with_miles(self, segment: Segment, cabin: Cabin, seat: Seat) -> Segment:
-        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:477
-            raise ToolError(rt.built(self, f'Segment {segment.segment_id} is not active.'))
-        # airline_rebooking_desk.world:478
-        if self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled:
-            raise ToolError(rt.built(
-                self, f'Flight {self.t_flights[segment.flight].flight_id} is cancelled.'
-            ))
-        # airline_rebooking_desk.world:479
-        if self.fn_cabin_rank(cabin) <= self.fn_cabin_rank(segment.cabin):
-            raise ToolError(f'{cabin} is not higher than {segment.cabin}.')
-        if seat.flight != segment.flight:  # airline_rebooking_desk.world:480
-            raise ToolError(rt.built(
-                self,
-                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}'
-                '.',
-            ))
-        if seat.cabin != cabin:  # airline_rebooking_desk.world:481
-            raise ToolError(rt.built(self, f'Seat {seat.seat_id} is not in {cabin}.'))
-        if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:482
-            raise ToolError(rt.built(self, f'Seat {seat.seat_id} is taken.'))
-        # airline_rebooking_desk.world:483
-        cost: int = rt.coalesce(self.state.upgrade_miles.get(cabin), lambda: 0)
-        pax: Passenger = self.t_passengers[segment.passenger]  # airline_rebooking_desk.world:484
-        if pax.miles < cost:  # airline_rebooking_desk.world:485
-            raise ToolError(rt.built(
-                self,
-                f'Passenger {pax.passenger_id} has {pax.miles} miles; the upgrade costs {cost}.',
-            ))
-        self.set_field(  # airline_rebooking_desk.world:486
-            self.t_passengers[pax.passenger_id], 'miles',
-            v.check_range(rt.bounded(pax.miles - cost), 'Passenger.miles', 0, None),
-        )
-        self.set_field(segment, 'cabin', cabin)  # airline_rebooking_desk.world:487
-        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:488
-        self.set_field(  # airline_rebooking_desk.world:489
-            segment, 'upgraded_with_miles', v.check_range(
-                rt.bounded(segment.upgraded_with_miles + cost), 'Segment.upgraded_with_miles', 0,
-                None,
-            ),
-        )
-        return segment  # airline_rebooking_desk.world:490
-
-    def tool_get_voucher(self, voucher: Voucher) -> Voucher:  # airline_rebooking_desk.world:495
-        return voucher  # airline_rebooking_desk.world:500
-
-    def tool_list_vouchers(  # airline_rebooking_desk.world:503
-        self, passenger: Passenger | None, issued_on: dt.date | None, status: VoucherStatus | None
-    ) -> tuple[str, ...]:
-        return tuple([  # airline_rebooking_desk.world:510
-            _v13.voucher_id for _v13 in rt.each(self, self.t_vouchers)
-            if (passenger is None or _v13.passenger == passenger.passenger_id)
-            and (issued_on is None or _v13.issued_at.date() == issued_on)
-            and (status is None or _v13.status == status)
-        ])
-
-    # airline_rebooking_desk.world:513
-    def tool_issue_voucher(self, segment: Segment, kind: VoucherKind) -> Voucher:
-        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:519
-            raise ToolError(rt.built(self, f'Segment {segment.segment_id} is not active.'))
-        # airline_rebooking_desk.world:520
-        if not self.fn_eligible(self.t_flights[segment.flight], kind):
-            raise ToolError(rt.built(
-                self,
-                f'Flight {self.t_flights[segment.flight].flight_id} is not delayed long enough '
-                f'for a {kind} voucher.',
-            ))
-        if any(  # airline_rebooking_desk.world:521
-            _v14.segment == segment.segment_id and _v14.kind == kind
-            and _v14.status != _E13_VoucherStatus_void
-            for _v14 in rt.each(self, self.t_vouchers)
-        ):
-            raise ToolError(rt.built(
-                self, f'A {kind} voucher was already issued for segment {segment.segment_id}.'
-            ))
-        voucher: Voucher = Voucher(  # airline_rebooking_desk.world:522
-            voucher_id=self.next_id('voucher_ids', 'V{:04d}'), segment=segment.segment_id,
-            passenger=segment.passenger, kind=kind,
-            amount=v.check_range(
-                rt.coalesce(self.state.voucher_amounts.get(kind), lambda: 0.0), 'Voucher.amount',
-                0.0, None,
-            ),
-            issued_at=self.clock, expires_on=self.clock.date() + self.state.voucher_validity,
-            status=_E13_VoucherStatus_issued,
-        )
-        self.insert(self.t_vouchers, voucher)  # airline_rebooking_desk.world:530
-        return voucher  # airline_rebooking_desk.world:531
-
-    def tool_redeem_voucher(self, voucher: Voucher) -> Voucher:  # airline_rebooking_desk.world:534
-        if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:539
-            raise ToolError(rt.built(
-                self, f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.'
-            ))
-        if voucher.expires_on < self.clock.date():  # airline_rebooking_desk.world:540
-            raise ToolError(rt.built(
-                self, f'Voucher {voucher.voucher_id} expired on {voucher.expires_on}.'
-            ))
-        # airline_rebooking_desk.world:541
-        self.set_field(voucher, 'status', _E13_VoucherStatus_redeemed)
-        return voucher  # airline_rebooking_desk.world:542
-
-    def tool_void_voucher(self, voucher: Voucher) -> Voucher:  # airline_rebooking_desk.world:545
-        if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:550
-            raise ToolError(rt.built(
-                self, f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.'
-            ))
-        # airline_rebooking_desk.world:551
-        self.set_field(voucher, 'status', _E13_VoucherStatus_void)
-        return voucher  # airline_rebooking_desk.world:552
-
-
-_PARAM_passenger = param(
-    'passenger', arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$')),
-    'The passenger id, e.g. PAX001.', not_found=lambda ep, key: 'No such passenger.',
-)
-_PARAM_flight = param(
-    'flight', arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-    'The flight id, e.g. F102.', not_found=lambda ep, key: 'No such flight.',
-)
-_PARAM_segment = param(
-    'segment', arg.row('segments'), 'The id of an active segment, e.g. SEG0005.',
-    not_found=lambda ep, key: 'No such segment.',
-)
-
-
-AirlineRebookingDesk.TOOLS = tools(
-    tool(
-        AirlineRebookingDesk.tool_get_airport,
-        'Show an airport: name, city, country and whether it is a hub.',
-        param(
-            'airport', arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The IATA code, e.g. CPH.', not_found=lambda ep, key: 'No such airport.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:261', returns=Airport,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_find_airports,
-        'Find airports whose name, city or country contains the text, with their details.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 60),
-            'Part of the name, city or country; case does not matter.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:267', returns=js.array(Airport),
-        shows=('list', ('row', 'airports')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_passenger,
-        'Show a passenger: name, email, phone, date of birth, loyalty tier and miles.',
-        _PARAM_passenger, read_only=True, where='airline_rebooking_desk.world:276',
-        returns=Passenger,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_find_passengers,
-        'Find passengers by part of the name, by email or by date of birth (all given filters '
-        'must match), with their details.',
-        param(
-            'name', arg.refined(arg.TEXT, 0, 80),
-            'Part of the full name (first and last); case does not matter.', default=lambda ep: '',
-        ),
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1988-04-12.'),
-        read_only=True, where='airline_rebooking_desk.world:284', returns=js.array(Passenger),
-        shows=('list', ('row', 'passengers')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_update_passenger_contact,
-        "Change a passenger's email and/or phone.", _PARAM_passenger,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email address; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
-            'The new phone number with country code, e.g. +4520112233; leave out to keep it.',
-        ),
-        where='airline_rebooking_desk.world:295', returns=Passenger,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_flight,
-        'Show a flight with its status, delay and number of free seats per cabin.', _PARAM_flight,
-        read_only=True, where='airline_rebooking_desk.world:315',
-        returns=js.closed({'flight': Flight, 'free_seats': js.mapping(js.INTEGER)}),
-        shows=('record', (('flight', 'flight', ('row', 'flights')),)),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_find_flights,
+    @tool(  # airline_rebooking_desk.world:325
         'Find flights by flight number, route and/or day of departure, with times, status and '
         'delay.',
         param('flight_number', arg.optional(arg.TEXT), 'The flight number, e.g. SK1466.'),
@@ -997,57 +691,94 @@ AirlineRebookingDesk.TOOLS = tools(
         param('day', arg.optional(arg.DATE), 'The day of scheduled departure, e.g. 2025-06-02.'),
         read_only=True, where='airline_rebooking_desk.world:325', returns=js.array(Flight),
         shows=('list', ('row', 'flights')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_record_delay, 'Record a delay of a scheduled or delayed flight.',
-        _PARAM_flight,
+    )
+    def tool_find_flights(
+        self, flight_number: str | None, origin: Airport | None, destination: Airport | None,
+        day: dt.date | None,
+    ) -> tuple[str, ...]:
+        return tuple([  # airline_rebooking_desk.world:333
+            _f6.flight_id for _f6 in rt.each(self, self.t_flights)
+            if (flight_number is None or _f6.flight_number == flight_number)
+            and (origin is None or _f6.origin == origin.code)
+            and (destination is None or _f6.destination == destination.code)
+            and (day is None or _f6.departs_at.date() == day)
+        ])
+
+    @tool(  # airline_rebooking_desk.world:336
+        'Record a delay of a scheduled or delayed flight.', _PARAM_flight,
         param(
             'delay_minutes', arg.refined(arg.INT, 1, 1440),
             'The delay in minutes from the scheduled departure; not less than a delay already '
             'recorded.',
         ),
         where='airline_rebooking_desk.world:336', returns=Flight,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_cancel_flight,
+    )
+    def tool_record_delay(self, flight: Flight, delay_minutes: int) -> Flight:
+        if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:342
+            self.fail(f'Flight {flight.flight_id} is cancelled.')
+        if self.fn_departed(flight):  # airline_rebooking_desk.world:343
+            self.fail(f'Flight {flight.flight_id} has already departed.')
+        if delay_minutes < flight.delay_minutes:  # airline_rebooking_desk.world:344
+            self.fail(
+                f'Flight {flight.flight_id} is already delayed {flight.delay_minutes} minutes; a '
+                'delay can only grow.',
+            )
+        self.set_fields(  # airline_rebooking_desk.world:345
+            flight, ('status', 'delay_minutes'), _E12_FlightStatus_delayed,
+            v.check_range(delay_minutes, 'Flight.delay_minutes', 0, 1440),
+        )
+        return flight  # airline_rebooking_desk.world:347
+
+    @tool(  # airline_rebooking_desk.world:350
         'Cancel a flight; its passengers keep their segments until they are rebooked.',
-        param(
-            'flight', arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The flight id, e.g. F103.', not_found=lambda ep, key: 'No such flight.',
-        ),
+        param('flight', _ROW_flights, 'The flight id, e.g. F103.'),
         where='airline_rebooking_desk.world:350', returns=Flight,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_seat,
+    )
+    def tool_cancel_flight(self, flight: Flight) -> Flight:
+        if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:353
+            self.fail(f'Flight {flight.flight_id} is already cancelled.')
+        if self.fn_departed(flight):  # airline_rebooking_desk.world:354
+            self.fail(f'Flight {flight.flight_id} has already departed.')
+        self.set_fields(  # airline_rebooking_desk.world:355
+            flight, ('status', 'delay_minutes'), _E12_FlightStatus_cancelled,
+            v.check_range(0, 'Flight.delay_minutes', 0, 1440),
+        )
+        return flight  # airline_rebooking_desk.world:357
+
+    @tool(  # airline_rebooking_desk.world:360
         'Show a seat and whether it is taken, and by which segment.',
-        param(
-            'seat', arg.row('seats'), 'The seat id: flight id and seat number, e.g. F102-12A.',
-            not_found=lambda ep, key: 'No such seat.',
-        ),
+        param('seat', _ROW_seats, 'The seat id: flight id and seat number, e.g. F102-12A.'),
         read_only=True, where='airline_rebooking_desk.world:360',
         returns=js.closed({'seat': Seat, 'taken': js.BOOLEAN, 'taken_by': js.nullable(js.STRING)}),
         shows=('record', (('seat', 'seat', ('row', 'seats')),)),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_list_seats,
+    )
+    def tool_get_seat(self, seat: Seat) -> SeatInfo:
+        holder: Segment | None = self.fn_holder_of(seat)  # airline_rebooking_desk.world:365
+        # airline_rebooking_desk.world:366
+        return SeatInfo(seat.seat_id, holder is not None, rt.key_of(holder))
+
+    @tool(  # airline_rebooking_desk.world:369
         'List the seats of a flight with cabin, window and legroom; optionally one cabin and '
         'only free ones.',
         _PARAM_flight,
         param('cabin', arg.optional(arg.enum_of(Cabin)), 'Only seats of this cabin.'),
-        param(
-            'free_only', arg.BOOL, 'Only seats no active segment holds.', default=lambda ep: False
-        ),
+        param('free_only', arg.BOOL, 'Only seats no active segment holds.', default=False),
         read_only=True, where='airline_rebooking_desk.world:369', returns=js.array(Seat),
         shows=('list', ('row', 'seats')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_booking,
+    )
+    def tool_list_seats(
+        self, flight: Flight, cabin: Cabin | None, free_only: bool
+    ) -> tuple[str, ...]:
+        return tuple([  # airline_rebooking_desk.world:376
+            _x7.seat_id for _x7 in rt.each(self, self.t_seats)
+            if _x7.flight == flight.flight_id and (cabin is None or _x7.cabin == cabin)
+            and (not free_only or not self.fn_seat_taken(_x7))
+        ])
+
+    @tool(  # airline_rebooking_desk.world:381
         'Show a booking with its segments: passengers, flights, cabins, seats and status.',
-        param(
-            'record_locator', arg.row('bookings', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6}$')),
-            'The record locator, e.g. QX7K2P.', not_found=lambda ep, key: 'No such booking.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:381',
+        param('record_locator', _ROW_bookings, 'The record locator, e.g. QX7K2P.'), read_only=True,
+        where='airline_rebooking_desk.world:381',
         returns=js.closed({'booking': Booking, 'segments': js.array(Segment)}),
         shows=(
             'record', (
@@ -1055,9 +786,16 @@ AirlineRebookingDesk.TOOLS = tools(
                 ('segments', 'segments', ('list', ('row', 'segments'))),
             ),
         ),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_find_bookings,
+    )
+    def tool_get_booking(self, record_locator: Booking) -> BookingDetails:
+        return BookingDetails(  # airline_rebooking_desk.world:386
+            record_locator.record_locator, tuple([
+                _s8.segment_id for _s8 in rt.each(self, self.t_segments)
+                if _s8.booking == record_locator.record_locator
+            ]),
+        )
+
+    @tool(  # airline_rebooking_desk.world:392
         'Find bookings of a passenger (as lead or on a segment) or by contact email, with their '
         'details.',
         param(
@@ -1068,19 +806,30 @@ AirlineRebookingDesk.TOOLS = tools(
         param('contact_email', arg.optional(arg.TEXT), "The booking's contact email."),
         read_only=True, where='airline_rebooking_desk.world:392', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_segment,
+    )
+    def tool_find_bookings(
+        self, passenger: Passenger | None, contact_email: str | None
+    ) -> tuple[str, ...]:
+        return tuple([  # airline_rebooking_desk.world:398
+            _b9.record_locator for _b9 in rt.each(self, self.t_bookings)
+            if (passenger is None or _b9.lead_passenger == passenger.passenger_id or any(
+                _s10.booking == _b9.record_locator and _s10.passenger
+                == (passenger if passenger is not None else rt.absent()).passenger_id
+                for _s10 in rt.each(self, self.t_segments)
+            ))
+            and (contact_email is None or _b9.contact_email == contact_email)
+        ])
+
+    @tool(  # airline_rebooking_desk.world:401
         'Show a segment: booking, passenger, flight and seat ids, cabin, status, the segment it '
         'was rebooked to and the upgrade spend.',
-        param(
-            'segment', arg.row('segments'), 'The segment id, e.g. SEG0001.',
-            not_found=lambda ep, key: 'No such segment.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:401', returns=Segment,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_list_segments,
+        param('segment', _ROW_segments, 'The segment id, e.g. SEG0001.'), read_only=True,
+        where='airline_rebooking_desk.world:401', returns=Segment,
+    )
+    def tool_get_segment(self, segment: Segment) -> Segment:
+        return segment  # airline_rebooking_desk.world:406
+
+    @tool(  # airline_rebooking_desk.world:409
         'List segments of a passenger and/or on a flight, with their details.',
         param(
             'passenger',
@@ -1092,66 +841,174 @@ AirlineRebookingDesk.TOOLS = tools(
             arg.optional(arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
             'Only segments on this flight (id, e.g. F101).',
         ),
-        param('active_only', arg.BOOL, 'Only active segments.', default=lambda ep: False),
-        read_only=True, where='airline_rebooking_desk.world:409', returns=js.array(Segment),
+        param('active_only', arg.BOOL, 'Only active segments.', default=False), read_only=True,
+        where='airline_rebooking_desk.world:409', returns=js.array(Segment),
         shows=('list', ('row', 'segments')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_rebook_segment,
+    )
+    def tool_list_segments(
+        self, passenger: Passenger | None, flight: Flight | None, active_only: bool
+    ) -> tuple[str, ...]:
+        return tuple([  # airline_rebooking_desk.world:416
+            _s11.segment_id for _s11 in rt.each(self, self.t_segments)
+            if (passenger is None or _s11.passenger == passenger.passenger_id)
+            and (flight is None or _s11.flight == flight.flight_id)
+            and (not active_only or _s11.status == _E13_SegmentStatus_active)
+        ])
+
+    @tool(  # airline_rebooking_desk.world:419
         'Move an active segment from a cancelled or delayed flight onto another flight of the '
         'same route,\ninto a free seat of the same cabin. The new segment is returned; the old '
         'one becomes rebooked.',
         param(
-            'segment', arg.row('segments'),
+            'segment', _ROW_segments,
             'The id of an active segment on a cancelled or delayed flight, e.g. SEG0001.',
-            not_found=lambda ep, key: 'No such segment.',
         ),
-        param(
-            'new_flight', arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The id of a flight on the same route, e.g. F102.',
-            not_found=lambda ep, key: 'No such flight.',
-        ),
+        param('new_flight', _ROW_flights, 'The id of a flight on the same route, e.g. F102.'),
         param(
             'seat', arg.optional(arg.row('seats')),
             "A free seat of the new flight in the segment's cabin, e.g. F102-12A; leave out for "
             "the first free one.",
         ),
         where='airline_rebooking_desk.world:419', returns=Segment,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_change_seat,
+    )
+    def tool_rebook_segment(
+        self, segment: Segment, new_flight: Flight, seat: Seat | None
+    ) -> Segment:
+        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:429
+            self.fail(f'Segment {segment.segment_id} is not active.')
+        if not (  # airline_rebooking_desk.world:430
+            self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled
+            or self.t_flights[segment.flight].status == _E12_FlightStatus_delayed
+        ):
+            self.fail(
+                f'Flight {self.t_flights[segment.flight].flight_id} is neither cancelled nor '
+                'delayed.',
+            )
+        if new_flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:431
+            self.fail(f'Flight {new_flight.flight_id} is cancelled.')
+        if not (  # airline_rebooking_desk.world:432
+            new_flight.origin == self.t_flights[segment.flight].origin
+            and new_flight.destination == self.t_flights[segment.flight].destination
+        ):
+            self.fail(
+                f'Flight {new_flight.flight_id} is not on the route '
+                f'{self.t_airports[self.t_flights[segment.flight].origin].code}-'
+                f'{self.t_airports[self.t_flights[segment.flight].destination].code}.',
+            )
+        if self.fn_departed(new_flight):  # airline_rebooking_desk.world:433
+            self.fail(f'Flight {new_flight.flight_id} has already departed.')
+        if any(  # airline_rebooking_desk.world:434
+            _o12.status == _E13_SegmentStatus_active and _o12.passenger == segment.passenger
+            and _o12.flight == new_flight.flight_id
+            for _o12 in rt.each(self, self.t_segments)
+        ):
+            self.fail(
+                f'Passenger {self.t_passengers[segment.passenger].passenger_id} is already on '
+                f'flight {new_flight.flight_id}.',
+            )
+        target: Seat | None = (  # airline_rebooking_desk.world:435
+            seat if seat is not None else self.fn_first_free(new_flight, segment.cabin)
+        )
+        if target is None:  # airline_rebooking_desk.world:436
+            self.fail(f'No free {segment.cabin} seat on flight {new_flight.flight_id}.')
+        if target.flight != new_flight.flight_id:  # airline_rebooking_desk.world:437
+            self.fail(f'Seat {target.seat_id} is not on flight {new_flight.flight_id}.')
+        if target.cabin != segment.cabin:  # airline_rebooking_desk.world:438
+            self.fail(f'Seat {target.seat_id} is in {target.cabin}, not {segment.cabin}.')
+        if self.fn_seat_taken(target):  # airline_rebooking_desk.world:439
+            self.fail(f'Seat {target.seat_id} is taken.')
+        fresh: Segment = Segment(  # airline_rebooking_desk.world:440
+            segment_id=self.next_id('segment_ids', 'SEG{:04d}'), booking=segment.booking,
+            passenger=segment.passenger, flight=new_flight.flight_id, cabin=segment.cabin,
+            seat=target.seat_id, status=_E13_SegmentStatus_active, rebooked_to=None,
+            upgraded_with_miles=0,
+        )
+        self.insert(self.t_segments, fresh)  # airline_rebooking_desk.world:448
+        # airline_rebooking_desk.world:449
+        self.set_field(segment, 'status', _E13_SegmentStatus_rebooked)
+        # airline_rebooking_desk.world:450
+        self.set_fields(segment, ('rebooked_to', 'seat'), fresh.segment_id, None)
+        return fresh  # airline_rebooking_desk.world:452
+
+    @tool(  # airline_rebooking_desk.world:455
         'Move an active segment to another free seat of its flight and cabin.', _PARAM_segment,
-        param(
-            'seat', arg.row('seats'),
-            "A free seat of the segment's flight and cabin, e.g. F106-12C.",
-            not_found=lambda ep, key: 'No such seat.',
-        ),
+        param('seat', _ROW_seats, "A free seat of the segment's flight and cabin, e.g. F106-12C."),
         where='airline_rebooking_desk.world:455', returns=Segment,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_upgrade_with_miles,
+    )
+    def tool_change_seat(self, segment: Segment, seat: Seat) -> Segment:
+        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:461
+            self.fail(f'Segment {segment.segment_id} is not active.')
+        # airline_rebooking_desk.world:462
+        if self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled:
+            self.fail(f'Flight {self.t_flights[segment.flight].flight_id} is cancelled.')
+        if seat.flight != segment.flight:  # airline_rebooking_desk.world:463
+            self.fail(
+                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}.'
+            )
+        if seat.cabin != segment.cabin:  # airline_rebooking_desk.world:464
+            self.fail(f'Seat {seat.seat_id} is in {seat.cabin}, not {segment.cabin}.')
+        if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:465
+            self.fail(f'Seat {seat.seat_id} is taken.')
+        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:466
+        return segment  # airline_rebooking_desk.world:467
+
+    @tool(  # airline_rebooking_desk.world:470
         "Upgrade an active segment to a higher cabin, paying the cabin's miles (premium 10000, "
         "business 25000) from the passenger's balance.",
         _PARAM_segment,
         param('cabin', arg.enum_of(Cabin), 'The higher cabin: premium or business.'),
         param(
-            'seat', arg.row('seats'),
-            "A free seat of that cabin on the segment's flight, e.g. F106-1C.",
-            not_found=lambda ep, key: 'No such seat.',
+            'seat', _ROW_seats, "A free seat of that cabin on the segment's flight, e.g. F106-1C."
         ),
         where='airline_rebooking_desk.world:470', returns=Segment,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_get_voucher,
+    )
+    def tool_upgrade_with_miles(self, segment: Segment, cabin: Cabin, seat: Seat) -> Segment:
+        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:477
+            self.fail(f'Segment {segment.segment_id} is not active.')
+        # airline_rebooking_desk.world:478
+        if self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled:
+            self.fail(f'Flight {self.t_flights[segment.flight].flight_id} is cancelled.')
+        # airline_rebooking_desk.world:479
+        if self.fn_cabin_rank(cabin) <= self.fn_cabin_rank(segment.cabin):
+            raise ToolError(f'{cabin} is not higher than {segment.cabin}.')
+        if seat.flight != segment.flight:  # airline_rebooking_desk.world:480
+            self.fail(
+                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}.'
+            )
+        if seat.cabin != cabin:  # airline_rebooking_desk.world:481
+            self.fail(f'Seat {seat.seat_id} is not in {cabin}.')
+        if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:482
+            self.fail(f'Seat {seat.seat_id} is taken.')
+        # airline_rebooking_desk.world:483
+        cost: int = rt.coalesce(self.state.upgrade_miles.get(cabin), lambda: 0)
+        pax: Passenger = self.t_passengers[segment.passenger]  # airline_rebooking_desk.world:484
+        if pax.miles < cost:  # airline_rebooking_desk.world:485
+            self.fail(
+                f'Passenger {pax.passenger_id} has {pax.miles} miles; the upgrade costs {cost}.'
+            )
+        self.set_field(  # airline_rebooking_desk.world:486
+            self.t_passengers[pax.passenger_id], 'miles',
+            v.check_range(rt.bounded(pax.miles - cost), 'Passenger.miles', 0, None),
+        )
+        self.set_field(segment, 'cabin', cabin)  # airline_rebooking_desk.world:487
+        self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:488
+        self.set_field(  # airline_rebooking_desk.world:489
+            segment, 'upgraded_with_miles', v.check_range(
+                rt.bounded(segment.upgraded_with_miles + cost), 'Segment.upgraded_with_miles', 0,
+                None,
+            ),
+        )
+        return segment  # airline_rebooking_desk.world:490
+
+    @tool(  # airline_rebooking_desk.world:495
         'Show a voucher: segment, passenger, kind, amount, issue time, expiry and status.',
-        param(
-            'voucher', arg.row('vouchers'), 'The voucher id, e.g. V0001.',
-            not_found=lambda ep, key: 'No such voucher.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:495', returns=Voucher,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_list_vouchers,
+        param('voucher', _ROW_vouchers, 'The voucher id, e.g. V0001.'), read_only=True,
+        where='airline_rebooking_desk.world:495', returns=Voucher,
+    )
+    def tool_get_voucher(self, voucher: Voucher) -> Voucher:
+        return voucher  # airline_rebooking_desk.world:500
+
+    @tool(  # airline_rebooking_desk.world:503
         'List vouchers of a passenger and/or issued on a day, optionally by status, with their '
         'details.',
         param(
@@ -1168,15 +1025,23 @@ AirlineRebookingDesk.TOOLS = tools(
         ),
         read_only=True, where='airline_rebooking_desk.world:503', returns=js.array(Voucher),
         shows=('list', ('row', 'vouchers')),
-    ),
-    tool(
-        AirlineRebookingDesk.tool_issue_voucher,
+    )
+    def tool_list_vouchers(
+        self, passenger: Passenger | None, issued_on: dt.date | None, status: VoucherStatus | None
+    ) -> tuple[str, ...]:
+        return tuple([  # airline_rebooking_desk.world:510
+            _v13.voucher_id for _v13 in rt.each(self, self.t_vouchers)
+            if (passenger is None or _v13.passenger == passenger.passenger_id)
+            and (issued_on is None or _v13.issued_at.date() == issued_on)
+            and (status is None or _v13.status == status)
+        ])
+
+    @tool(  # airline_rebooking_desk.world:513
         'Issue a meal or hotel voucher for an active segment on a long-delayed or cancelled '
         'flight.',
         param(
-            'segment', arg.row('segments'),
+            'segment', _ROW_segments,
             'The id of an active segment on a long-delayed or cancelled flight, e.g. SEG0003.',
-            not_found=lambda ep, key: 'No such segment.',
         ),
         param(
             'kind', arg.enum_of(VoucherKind),
@@ -1184,24 +1049,63 @@ AirlineRebookingDesk.TOOLS = tools(
             'cancellation.',
         ),
         where='airline_rebooking_desk.world:513', returns=Voucher,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_redeem_voucher, 'Mark an issued, unexpired voucher as redeemed.',
-        param(
-            'voucher', arg.row('vouchers'), 'The id of an issued voucher, e.g. V0001.',
-            not_found=lambda ep, key: 'No such voucher.',
-        ),
+    )
+    def tool_issue_voucher(self, segment: Segment, kind: VoucherKind) -> Voucher:
+        if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:519
+            self.fail(f'Segment {segment.segment_id} is not active.')
+        # airline_rebooking_desk.world:520
+        if not self.fn_eligible(self.t_flights[segment.flight], kind):
+            self.fail(
+                f'Flight {self.t_flights[segment.flight].flight_id} is not delayed long enough '
+                f'for a {kind} voucher.',
+            )
+        if any(  # airline_rebooking_desk.world:521
+            _v14.segment == segment.segment_id and _v14.kind == kind
+            and _v14.status != _E13_VoucherStatus_void
+            for _v14 in rt.each(self, self.t_vouchers)
+        ):
+            self.fail(f'A {kind} voucher was already issued for segment {segment.segment_id}.')
+        voucher: Voucher = Voucher(  # airline_rebooking_desk.world:522
+            voucher_id=self.next_id('voucher_ids', 'V{:04d}'), segment=segment.segment_id,
+            passenger=segment.passenger, kind=kind,
+            amount=v.check_range(
+                rt.coalesce(self.state.voucher_amounts.get(kind), lambda: 0.0), 'Voucher.amount',
+                0.0, None,
+            ),
+            issued_at=self.clock, expires_on=self.clock.date() + self.state.voucher_validity,
+            status=_E13_VoucherStatus_issued,
+        )
+        self.insert(self.t_vouchers, voucher)  # airline_rebooking_desk.world:530
+        return voucher  # airline_rebooking_desk.world:531
+
+    @tool(  # airline_rebooking_desk.world:534
+        'Mark an issued, unexpired voucher as redeemed.',
+        param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0001.'),
         where='airline_rebooking_desk.world:534', returns=Voucher,
-    ),
-    tool(
-        AirlineRebookingDesk.tool_void_voucher, 'Void a voucher issued by mistake.',
-        param(
-            'voucher', arg.row('vouchers'), 'The id of an issued voucher, e.g. V0002.',
-            not_found=lambda ep, key: 'No such voucher.',
-        ),
+    )
+    def tool_redeem_voucher(self, voucher: Voucher) -> Voucher:
+        if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:539
+            self.fail(f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.')
+        if voucher.expires_on < self.clock.date():  # airline_rebooking_desk.world:540
+            self.fail(f'Voucher {voucher.voucher_id} expired on {voucher.expires_on}.')
+        # airline_rebooking_desk.world:541
+        self.set_field(voucher, 'status', _E13_VoucherStatus_redeemed)
+        return voucher  # airline_rebooking_desk.world:542
+
+    @tool(  # airline_rebooking_desk.world:545
+        'Void a voucher issued by mistake.',
+        param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0002.'),
         where='airline_rebooking_desk.world:545', returns=Voucher,
-    ),
-)
+    )
+    def tool_void_voucher(self, voucher: Voucher) -> Voucher:
+        if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:550
+            self.fail(f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.')
+        # airline_rebooking_desk.world:551
+        self.set_field(voucher, 'status', _E13_VoucherStatus_void)
+        return voucher  # airline_rebooking_desk.world:552
+
+
+AirlineRebookingDesk.TOOLS = tools(AirlineRebookingDesk)
 
 
 # airline_rebooking_desk.world:1212

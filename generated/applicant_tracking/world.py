@@ -251,6 +251,27 @@ class ApplicationInfo(Record):
     offers: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Staff member {key} not found.'),
+)
+_ROW_openings = arg.row(
+    'openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Opening {key} not found.'),
+)
+_ROW_candidates = arg.row(
+    'candidates', not_found=lambda ep, key: ep.built(f'Candidate {key} not found.')
+)
+_ROW_applications = arg.row(
+    'applications', not_found=lambda ep, key: ep.built(f'Application {key} not found.')
+)
+_ROW_interviews = arg.row(
+    'interviews', not_found=lambda ep, key: ep.built(f'Interview {key} not found.')
+)
+_ROW_offers = arg.row('offers', not_found=lambda ep, key: ep.built(f'Offer {key} not found.'))
+_PARAM_application = param('application', _ROW_applications, 'The application id, e.g. AP003.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -428,7 +449,7 @@ class ApplicantTracking(Episode):
         if not all(  # applicant_tracking.world:253
             len([
                 _t32.staff_id for _t32 in rt.each(self, self.t_staff)
-                if rt.built(self, _t32.email.lower()) == rt.built(self, _s31.email.lower())
+                if self.built(_t32.email.lower()) == self.built(_s31.email.lower())
             ])
             == 1
             for _s31 in rt.each(self, self.t_staff)
@@ -437,7 +458,7 @@ class ApplicantTracking(Episode):
         if not all(  # applicant_tracking.world:256
             len([
                 _d34.candidate_id for _d34 in rt.each(self, self.t_candidates)
-                if rt.built(self, _d34.email.lower()) == rt.built(self, _c33.email.lower())
+                if self.built(_d34.email.lower()) == self.built(_c33.email.lower())
             ])
             == 1
             for _c33 in rt.each(self, self.t_candidates)
@@ -568,36 +589,60 @@ class ApplicantTracking(Episode):
         # applicant_tracking.world:215
         return f.expires_on > f.extended_on and (f.responded_on is not None) == answered
 
-    def tool_sign_in(self, staff_member: Staff) -> Staff:  # applicant_tracking.world:264
+    @tool(  # applicant_tracking.world:264
+        'Sign in as a staff member; changes are then made in their name. Signing in again '
+        'switches user.',
+        param(
+            'staff_member', _ROW_staff,
+            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
+        ),
+        where='applicant_tracking.world:264', returns=Staff,
+    )
+    def tool_sign_in(self, staff_member: Staff) -> Staff:
         if not staff_member.active:  # applicant_tracking.world:269
-            raise ToolError(rt.built(
-                self, f'{staff_member.name} ({staff_member.staff_id}) is inactive.'
-            ))
+            self.fail(f'{staff_member.name} ({staff_member.staff_id}) is inactive.')
         self.set_state('current_user', staff_member.staff_id)  # applicant_tracking.world:270
         return staff_member  # applicant_tracking.world:271
 
-    def tool_get_staff(self, staff_member: Staff) -> Staff:  # applicant_tracking.world:274
+    @tool(  # applicant_tracking.world:274
+        'Show a staff member: email, department, role, whether active and interviews allowed a '
+        'day.',
+        param('staff_member', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
+        where='applicant_tracking.world:274', returns=Staff,
+    )
+    def tool_get_staff(self, staff_member: Staff) -> Staff:
         return staff_member  # applicant_tracking.world:279
 
-    def tool_find_staff(  # applicant_tracking.world:282
+    @tool(  # applicant_tracking.world:282
+        'Find staff by part of the name or email, by department and/or by role.',
+        param('text', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param(
+            'department', arg.optional(arg.TEXT),
+            'The department, e.g. Engineering; case does not matter.',
+        ),
+        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
+        read_only=True, where='applicant_tracking.world:282', returns=js.array(Staff),
+        shows=('list', ('row', 'staff')),
+    )
+    def tool_find_staff(
         self, text: str | None, department: str | None, role: StaffRole | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:289
         for s in rt.each(self, self.t_staff):  # applicant_tracking.world:290
             if (  # applicant_tracking.world:291
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, s.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, s.email.lower()
-                    ))
+                    rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(s.name.lower())
+                    )
+                    or rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(s.email.lower())
+                    )
                 )
             ):
                 continue  # applicant_tracking.world:292
             if (  # applicant_tracking.world:294
                 department is not None
-                and rt.built(self, s.department.lower()) != rt.built(self, department.lower())
+                and self.built(s.department.lower()) != self.built(department.lower())
             ):
                 continue  # applicant_tracking.world:295
             if role is not None and s.role != role:  # applicant_tracking.world:297
@@ -605,27 +650,44 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (s.staff_id,)  # applicant_tracking.world:300
         return found  # applicant_tracking.world:302
 
-    def tool_get_opening(self, opening: Opening) -> OpeningInfo:  # applicant_tracking.world:307
+    @tool(  # applicant_tracking.world:307
+        'Show an opening with its headcount, salary range, status, hires so far and places left.',
+        param('opening', _ROW_openings, 'The opening id, e.g. OP01.'), read_only=True,
+        where='applicant_tracking.world:307',
+        returns=js.closed({'opening': Opening, 'hires': js.INTEGER, 'places_left': js.INTEGER}),
+        shows=('record', (('opening', 'opening', ('row', 'openings')),)),
+    )
+    def tool_get_opening(self, opening: Opening) -> OpeningInfo:
         hired: int = self.fn_hires_of(opening)  # applicant_tracking.world:312
         return OpeningInfo(  # applicant_tracking.world:313
             opening.opening_id, hired, max(rt.bounded(opening.headcount - hired), 0)
         )
 
-    def tool_find_openings(  # applicant_tracking.world:316
+    @tool(  # applicant_tracking.world:316
+        'Find openings by part of the title, department and/or status.',
+        param('text', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'),
+        param('department', arg.optional(arg.TEXT), 'The department; case does not matter.'),
+        param(
+            'status', arg.optional(arg.enum_of(OpeningStatus)), 'Only openings with this status.'
+        ),
+        read_only=True, where='applicant_tracking.world:316', returns=js.array(Opening),
+        shows=('list', ('row', 'openings')),
+    )
+    def tool_find_openings(
         self, text: str | None, department: str | None, status: OpeningStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:323
         for o in rt.each(self, self.t_openings):  # applicant_tracking.world:324
             if (  # applicant_tracking.world:325
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower()))
-                    in rt.read(self, rt.built(self, o.title.lower()))
+                    rt.read(self, self.built(text.lower()))
+                    in rt.read(self, self.built(o.title.lower()))
                 )
             ):
                 continue  # applicant_tracking.world:326
             if (  # applicant_tracking.world:328
                 department is not None
-                and rt.built(self, o.department.lower()) != rt.built(self, department.lower())
+                and self.built(o.department.lower()) != self.built(department.lower())
             ):
                 continue  # applicant_tracking.world:329
             if status is not None and o.status != status:  # applicant_tracking.world:331
@@ -633,7 +695,17 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (o.opening_id,)  # applicant_tracking.world:334
         return found  # applicant_tracking.world:336
 
-    # applicant_tracking.world:339
+    @tool(  # applicant_tracking.world:339
+        'Close an opening: filled when its hires reach the headcount, else closed. Applications '
+        'still in the process are rejected with the reason, their extended offers withdrawn and '
+        'scheduled interviews cancelled.',
+        param('opening', _ROW_openings, 'The opening id, e.g. OP04.'),
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 200),
+            'Why it closes; given to the applications still open.',
+        ),
+        where='applicant_tracking.world:339', returns=Opening,
+    )
     def tool_close_opening(self, opening: Opening, reason: str) -> Opening:
         user: Staff = self.fn_me()  # applicant_tracking.world:345
         # applicant_tracking.world:346
@@ -643,9 +715,7 @@ class ApplicantTracking(Episode):
             opening.status != _E13_OpeningStatus_filled
             and opening.status != _E13_OpeningStatus_closed
         ):
-            raise ToolError(rt.built(
-                self, f'Opening {opening.opening_id} is already {opening.status}.'
-            ))
+            self.fail(f'Opening {opening.opening_id} is already {opening.status}.')
         for a in rt.each(self, self.t_applications):  # applicant_tracking.world:348
             # applicant_tracking.world:349
             if a.opening == opening.opening_id and self.fn_is_live(a):
@@ -681,32 +751,44 @@ class ApplicantTracking(Episode):
         )
         return opening  # applicant_tracking.world:366
 
-    # applicant_tracking.world:371
+    @tool(  # applicant_tracking.world:371
+        'Show a candidate: email, phone, source, years of experience and since when.',
+        param('candidate', _ROW_candidates, 'The candidate id, e.g. CD001.'), read_only=True,
+        where='applicant_tracking.world:371', returns=Candidate,
+    )
     def tool_get_candidate(self, candidate: Candidate) -> Candidate:
         return candidate  # applicant_tracking.world:376
 
-    def tool_find_candidates(  # applicant_tracking.world:379
+    @tool(  # applicant_tracking.world:379
+        'Find candidates by part of the name, email or phone.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+        where='applicant_tracking.world:379', returns=js.array(Candidate),
+        shows=('list', ('row', 'candidates')),
+    )
+    def tool_find_candidates(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:386
         for c in rt.each(self, self.t_candidates):  # applicant_tracking.world:387
             if (  # applicant_tracking.world:388
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, c.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(c.name.lower()))
                 )
             ):
                 continue  # applicant_tracking.world:389
             if (  # applicant_tracking.world:391
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, c.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(c.email.lower()))
                 )
             ):
                 continue  # applicant_tracking.world:392
             if (  # applicant_tracking.world:394
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
                     in rt.read(self, c.phone)
                 )
             ):
@@ -714,7 +796,23 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (c.candidate_id,)  # applicant_tracking.world:397
         return found  # applicant_tracking.world:399
 
-    # applicant_tracking.world:404
+    @tool(  # applicant_tracking.world:404
+        'Show an application with its stage and owner, its interviews (with feedback) and its '
+        'offers.',
+        param('application', _ROW_applications, 'The application id, e.g. AP001.'), read_only=True,
+        where='applicant_tracking.world:404',
+        returns=js.closed({
+            'application': Application, 'interviews': js.array(Interview),
+            'offers': js.array(Offer),
+        }),
+        shows=(
+            'record', (
+                ('application', 'application', ('row', 'applications')),
+                ('interviews', 'interviews', ('list', ('row', 'interviews'))),
+                ('offers', 'offers', ('list', ('row', 'offers'))),
+            ),
+        ),
+    )
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # applicant_tracking.world:409
             application.application_id,
@@ -728,11 +826,22 @@ class ApplicantTracking(Episode):
             ]),
         )
 
-    def tool_find_applications(  # applicant_tracking.world:416
-        self,
-        opening: Opening | None,
-        candidate: Candidate | None,
-        stage: Stage | None,
+    @tool(  # applicant_tracking.world:416
+        'Find applications by opening, candidate, stage and/or owning recruiter.',
+        param('opening', arg.optional(_ROW_openings), 'Only applications to this opening (id).'),
+        param(
+            'candidate', arg.optional(_ROW_candidates), "Only this candidate's applications (id)."
+        ),
+        param('stage', arg.optional(arg.enum_of(Stage)), 'Only applications in this stage.'),
+        param(
+            'recruiter', arg.optional(_ROW_staff),
+            'Only applications owned by this recruiter (id).',
+        ),
+        read_only=True, where='applicant_tracking.world:416', returns=js.array(Application),
+        shows=('list', ('row', 'applications')),
+    )
+    def tool_find_applications(
+        self, opening: Opening | None, candidate: Candidate | None, stage: Stage | None,
         recruiter: Staff | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:424
@@ -751,23 +860,42 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (a.application_id,)  # applicant_tracking.world:438
         return found  # applicant_tracking.world:440
 
-    def tool_create_application(  # applicant_tracking.world:443
-        self,
-        opening: Opening,
-        candidate: Candidate | None,
-        name: str | None,
-        email: str | None,
-        phone: str | None,
-        source: Source,
-        years_experience: int,
+    @tool(  # applicant_tracking.world:443
+        'Add a candidate, existing or new, to an open opening as an application in stage '
+        'applied, owned by the signed-in recruiter.',
+        param('opening', _ROW_openings, 'The opening id, e.g. OP02.'),
+        param(
+            'candidate', arg.optional(_ROW_candidates),
+            "An existing candidate's id; leave out for a new candidate.",
+        ),
+        param('name', arg.optional(arg.refined(arg.TEXT, 1, 80)), "A new candidate's full name."),
+        param(
+            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+            "A new candidate's email.",
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
+            "A new candidate's phone, e.g. +4915100000007.",
+        ),
+        param(
+            'source', arg.enum_of(Source), 'Where a new candidate came from.',
+            default=_E6_Source_careers_site,
+        ),
+        param(
+            'years_experience', arg.refined(arg.INT, 0, 50),
+            "A new candidate's years of experience.", default=0,
+        ),
+        where='applicant_tracking.world:443', returns=Application,
+    )
+    def tool_create_application(
+        self, opening: Opening, candidate: Candidate | None, name: str | None, email: str | None,
+        phone: str | None, source: Source, years_experience: int,
     ) -> Application:
         user: Staff = self.fn_me()  # applicant_tracking.world:454
         if user.role != _E9_StaffRole_recruiter:  # applicant_tracking.world:455
             raise ToolError('Only recruiters create applications.')
         if opening.status != _E13_OpeningStatus_open_:  # applicant_tracking.world:456
-            raise ToolError(rt.built(
-                self, f'Opening {opening.opening_id} is {opening.status}, not open.'
-            ))
+            self.fail(f'Opening {opening.opening_id} is {opening.status}, not open.')
         existing: Candidate | None = candidate  # applicant_tracking.world:457
         person: Candidate | None = None  # applicant_tracking.world:458
         if existing is not None:  # applicant_tracking.world:459
@@ -784,14 +912,11 @@ class ApplicantTracking(Episode):
             if phone is None:  # applicant_tracking.world:464
                 raise ToolError('Give a phone number for a new candidate.')
             if any(  # applicant_tracking.world:465
-                rt.built(self, _c8.email.lower()) == rt.built(
-                    self, (email if email is not None else rt.absent()).lower()
-                )
+                self.built(_c8.email.lower())
+                == self.built((email if email is not None else rt.absent()).lower())
                 for _c8 in rt.each(self, self.t_candidates)
             ):
-                raise ToolError(rt.built(
-                    self, f'A candidate with the email {email} already exists.'
-                ))
+                self.fail(f'A candidate with the email {email} already exists.')
             created: Candidate = Candidate(  # applicant_tracking.world:466
                 candidate_id=self.next_id('candidate_ids', 'CD{:03d}'),
                 name=v.check_length(name, 'Candidate.name', 1, 80),
@@ -811,11 +936,9 @@ class ApplicantTracking(Episode):
             and _a9.candidate == (person if person is not None else rt.absent()).candidate_id
             for _a9 in rt.each(self, self.t_applications)
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Candidate {person.candidate_id} already applied to opening {opening.opening_id}'
-                '.',
-            ))
+            self.fail(
+                f'Candidate {person.candidate_id} already applied to opening {opening.opening_id}.'
+            )
         application: Application = Application(  # applicant_tracking.world:479
             application_id=self.next_id('application_ids', 'AP{:03d}'), opening=opening.opening_id,
             candidate=person.candidate_id, stage=_E5_Stage_applied, recruiter=user.staff_id,
@@ -824,25 +947,28 @@ class ApplicantTracking(Episode):
         self.insert(self.t_applications, application)  # applicant_tracking.world:485
         return application  # applicant_tracking.world:486
 
-    # applicant_tracking.world:489
+    @tool(  # applicant_tracking.world:489
+        'Move an application one stage forward: applied to screen, screen to interview. Offers '
+        'and hires come from make_offer and accept_offer.',
+        param('application', _ROW_applications, 'The application id, e.g. AP004.'),
+        where='applicant_tracking.world:489', returns=Application,
+    )
     def tool_advance_application(self, application: Application) -> Application:
         user: Staff = self.fn_me()  # applicant_tracking.world:494
         if user.role != _E9_StaffRole_recruiter:  # applicant_tracking.world:495
             raise ToolError('Only recruiters move applications.')
         # applicant_tracking.world:496
         if self.t_openings[application.opening].status != _E13_OpeningStatus_open_:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Opening {self.t_openings[application.opening].opening_id} is '
                 f'{self.t_openings[application.opening].status}, not open.',
-            ))
+            )
         # applicant_tracking.world:497
         if not (application.stage == _E5_Stage_applied or application.stage == _E5_Stage_screen):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Application {application.application_id} is in stage {application.stage}; only '
                 'applied and screen applications advance here.',
-            ))
+            )
         self.set_fields(  # applicant_tracking.world:498
             application, ('stage', 'stage_changed_at'),
             _E5_Stage_screen if application.stage == _E5_Stage_applied else _E5_Stage_interview,
@@ -850,16 +976,20 @@ class ApplicantTracking(Episode):
         )
         return application  # applicant_tracking.world:500
 
-    # applicant_tracking.world:503
+    @tool(  # applicant_tracking.world:503
+        'Reject an application at any stage before hired, with a reason; its scheduled '
+        'interviews are cancelled and an extended offer withdrawn.',
+        param('application', _ROW_applications, 'The application id, e.g. AP005.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+        where='applicant_tracking.world:503', returns=Application,
+    )
     def tool_reject_application(self, application: Application, reason: str) -> Application:
         user: Staff = self.fn_me()  # applicant_tracking.world:509
         if user.role != _E9_StaffRole_recruiter:  # applicant_tracking.world:510
             raise ToolError('Only recruiters reject applications.')
         # applicant_tracking.world:511
         if not (application.stage != _E5_Stage_hired and application.stage != _E5_Stage_rejected):
-            raise ToolError(rt.built(
-                self, f'Application {application.application_id} is already {application.stage}.'
-            ))
+            self.fail(f'Application {application.application_id} is already {application.stage}.')
         self.set_fields(  # applicant_tracking.world:512
             application, ('stage', 'rejection_reason', 'stage_changed_at'), _E5_Stage_rejected,
             rt.if_present(
@@ -884,11 +1014,30 @@ class ApplicantTracking(Episode):
                 )
         return application  # applicant_tracking.world:525
 
-    # applicant_tracking.world:530
+    @tool(  # applicant_tracking.world:530
+        'Show an interview: application and interviewer ids, kind, start, length, status, '
+        'rating, recommendation and feedback.',
+        param('interview', _ROW_interviews, 'The interview id, e.g. IV001.'), read_only=True,
+        where='applicant_tracking.world:530', returns=Interview,
+    )
     def tool_get_interview(self, interview: Interview) -> Interview:
         return interview  # applicant_tracking.world:535
 
-    def tool_list_interviews(  # applicant_tracking.world:538
+    @tool(  # applicant_tracking.world:538
+        'List interviews of an application, of an interviewer and/or on a day, in start order.',
+        param(
+            'application', arg.optional(_ROW_applications),
+            'Only interviews of this application (id).',
+        ),
+        param(
+            'interviewer', arg.optional(_ROW_staff),
+            'Only interviews with this interviewer (staff id).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only interviews on this day.'), read_only=True,
+        where='applicant_tracking.world:538', returns=js.array(Interview),
+        shows=('list', ('row', 'interviews')),
+    )
+    def tool_list_interviews(
         self, application: Application | None, interviewer: Staff | None, day: dt.date | None
     ) -> tuple[str, ...]:
         # applicant_tracking.world:545
@@ -909,38 +1058,40 @@ class ApplicantTracking(Episode):
             rt.rows(self.t_interviews, rt.each(self, found)), key=lambda _x10: _x10.starts_at
         )
 
-    def tool_schedule_interview(  # applicant_tracking.world:562
-        self,
-        application: Application,
-        interviewer: Staff,
-        kind: InterviewKind,
-        starts_at: dt.datetime,
-        length: int,
+    @tool(  # applicant_tracking.world:562
+        'Schedule an interview for an application in stage interview.', _PARAM_application,
+        param('interviewer', _ROW_staff, "The interviewer's staff id, e.g. S02."),
+        param('kind', arg.enum_of(InterviewKind), 'phone, technical, onsite or culture.'),
+        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-03-06T10:00:00.'),
+        param('length', arg.refined(arg.INT, 15, 240), 'How many minutes it lasts.', default=60),
+        where='applicant_tracking.world:562', returns=Interview,
+    )
+    def tool_schedule_interview(
+        self, application: Application, interviewer: Staff, kind: InterviewKind,
+        starts_at: dt.datetime, length: int,
     ) -> Interview:
         x__: Staff = self.fn_me()  # applicant_tracking.world:571
         if application.stage != _E5_Stage_interview:  # applicant_tracking.world:572
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Application {application.application_id} is in stage {application.stage}, not '
                 'interview.',
-            ))
+            )
         if not interviewer.active:  # applicant_tracking.world:573
-            raise ToolError(rt.built(self, f'{interviewer.name} is inactive.'))
+            self.fail(f'{interviewer.name} is inactive.')
         if starts_at <= self.clock:  # applicant_tracking.world:574
             raise ToolError('The start is in the past.')
         # applicant_tracking.world:575
         end: dt.datetime = starts_at + dt.timedelta(seconds=rt.bounded(length * 60))
         if self.fn_interviewer_busy(interviewer, starts_at, end):  # applicant_tracking.world:576
-            raise ToolError(rt.built(self, f'{interviewer.name} is busy then.'))
+            self.fail(f'{interviewer.name} is busy then.')
         if (  # applicant_tracking.world:577
             self.fn_interviews_on(interviewer, starts_at.date())
             >= interviewer.max_interviews_per_day
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{interviewer.name} already has {interviewer.max_interviews_per_day} interviews '
                 f'on {starts_at.date()}.',
-            ))
+            )
         interview: Interview = Interview(  # applicant_tracking.world:578
             interview_id=self.next_id('interview_ids', 'IV{:03d}'),
             application=application.application_id, interviewer=interviewer.staff_id, kind=kind,
@@ -950,7 +1101,16 @@ class ApplicantTracking(Episode):
         self.insert(self.t_interviews, interview)  # applicant_tracking.world:585
         return interview  # applicant_tracking.world:586
 
-    def tool_record_feedback(  # applicant_tracking.world:589
+    @tool(  # applicant_tracking.world:589
+        'Record the feedback of a scheduled interview that has started; the interviewer or a '
+        'recruiter records it, and the interview is completed.',
+        param('interview', _ROW_interviews, 'The interview id, e.g. IV003.'),
+        param('rating', arg.refined(arg.INT, 1, 5), 'From 1 (poor) to 5 (excellent).'),
+        param('recommendation', arg.enum_of(Recommendation), 'strong_hire, hire or no_hire.'),
+        param('feedback', arg.refined(arg.TEXT, 1, 1000), "The interviewer's written feedback."),
+        where='applicant_tracking.world:589', returns=Interview,
+    )
+    def tool_record_feedback(
         self, interview: Interview, rating: int, recommendation: Recommendation, feedback: str
     ) -> Interview:
         user: Staff = self.fn_me()  # applicant_tracking.world:597
@@ -958,13 +1118,9 @@ class ApplicantTracking(Episode):
         if not (user.staff_id == interview.interviewer or user.role == _E9_StaffRole_recruiter):
             raise ToolError('Only the interviewer or a recruiter can record feedback.')
         if interview.status != _E15_InterviewStatus_scheduled:  # applicant_tracking.world:599
-            raise ToolError(rt.built(
-                self, f'Interview {interview.interview_id} is {interview.status}, not scheduled.'
-            ))
+            self.fail(f'Interview {interview.interview_id} is {interview.status}, not scheduled.')
         if self.clock < interview.starts_at:  # applicant_tracking.world:600
-            raise ToolError(rt.built(
-                self, f'Interview {interview.interview_id} has not started yet.'
-            ))
+            self.fail(f'Interview {interview.interview_id} has not started yet.')
         self.set_fields(  # applicant_tracking.world:601
             interview, ('status', 'rating', 'recommendation', 'feedback'),
             _E15_InterviewStatus_completed,
@@ -974,10 +1130,23 @@ class ApplicantTracking(Episode):
         )
         return interview  # applicant_tracking.world:605
 
-    def tool_get_offer(self, offer: Offer) -> Offer:  # applicant_tracking.world:610
+    @tool(  # applicant_tracking.world:610
+        'Show an offer: application id, salary, start date, status, dates and who made it.',
+        param('offer', _ROW_offers, 'The offer id, e.g. OF001.'), read_only=True,
+        where='applicant_tracking.world:610', returns=Offer,
+    )
+    def tool_get_offer(self, offer: Offer) -> Offer:
         return offer  # applicant_tracking.world:613
 
-    def tool_list_offers(  # applicant_tracking.world:616
+    @tool(  # applicant_tracking.world:616
+        'List offers for an opening and/or to a candidate, optionally by status.',
+        param('opening', arg.optional(_ROW_openings), 'Only offers for this opening (id).'),
+        param('candidate', arg.optional(_ROW_candidates), 'Only offers to this candidate (id).'),
+        param('status', arg.optional(arg.enum_of(OfferStatus)), 'Only offers with this status.'),
+        read_only=True, where='applicant_tracking.world:616', returns=js.array(Offer),
+        shows=('list', ('row', 'offers')),
+    )
+    def tool_list_offers(
         self, opening: Opening | None, candidate: Candidate | None, status: OfferStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # applicant_tracking.world:623
@@ -997,7 +1166,22 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (f.offer_id,)  # applicant_tracking.world:634
         return found  # applicant_tracking.world:636
 
-    def tool_make_offer(  # applicant_tracking.world:639
+    @tool(  # applicant_tracking.world:639
+        'Make an offer to an application in stage interview that has enough completed interviews '
+        'recommending hire; it expires after the offer validity period.',
+        _PARAM_application,
+        param(
+            'salary', arg.optional(arg.refined(arg.FLOAT, 0.0)),
+            "The yearly salary offered, within the opening's range; leave out for the middle of "
+            "the range.",
+        ),
+        param(
+            'start_date', arg.optional(arg.DATE),
+            'The first working day, e.g. 2025-04-01; leave out for four weeks from today.',
+        ),
+        where='applicant_tracking.world:639', returns=Offer,
+    )
+    def tool_make_offer(
         self, application: Application, salary: float | None, start_date: dt.date | None
     ) -> Offer:
         user: Staff = self.fn_me()  # applicant_tracking.world:646
@@ -1005,19 +1189,17 @@ class ApplicantTracking(Episode):
         if not (user.role == _E9_StaffRole_recruiter or user.role == _E9_StaffRole_hiring_manager):
             raise ToolError('Only recruiters and hiring managers make offers.')
         if application.stage != _E5_Stage_interview:  # applicant_tracking.world:648
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Application {application.application_id} is in stage {application.stage}, not '
                 'interview.',
-            ))
+            )
         # applicant_tracking.world:649
         if self.fn_positive_interviews(application) < self.state.min_completed_interviews:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Application {application.application_id} needs '
                 f'{self.state.min_completed_interviews} completed interviews recommending hire; '
                 f'it has {self.fn_positive_interviews(application)}.',
-            ))
+            )
         opening: Opening = self.t_openings[application.opening]  # applicant_tracking.world:650
         pay: float = salary if salary is not None else round(  # applicant_tracking.world:651
             (opening.salary_min + opening.salary_max) / 2, 2
@@ -1034,7 +1216,7 @@ class ApplicantTracking(Episode):
         if first_day < self.clock.date():  # applicant_tracking.world:654
             raise ToolError('The start date is in the past.')
         if self.fn_hires_of(opening) >= opening.headcount:  # applicant_tracking.world:655
-            raise ToolError(rt.built(self, f'Opening {opening.opening_id} has no places left.'))
+            self.fail(f'Opening {opening.opening_id} has no places left.')
         offer: Offer = Offer(  # applicant_tracking.world:656
             offer_id=self.next_id('offer_ids', 'OF{:03d}'), application=application.application_id,
             salary=v.check_range(pay, 'Offer.salary', 0.0, None), start_date=first_day,
@@ -1047,21 +1229,24 @@ class ApplicantTracking(Episode):
         self.set_fields(application, ('stage', 'stage_changed_at'), _E5_Stage_offer, self.clock)
         return offer  # applicant_tracking.world:667
 
-    def tool_accept_offer(self, offer: Offer) -> Offer:  # applicant_tracking.world:670
+    @tool(  # applicant_tracking.world:670
+        "Record that the candidate accepted an extended offer: the application is hired. When "
+        "the hires reach the headcount the opening is filled and its other live applications are "
+        "rejected ('Position filled').",
+        param('offer', _ROW_offers, 'The offer id, e.g. OF002.'),
+        where='applicant_tracking.world:670', returns=Offer,
+    )
+    def tool_accept_offer(self, offer: Offer) -> Offer:
         x__: Staff = self.fn_me()  # applicant_tracking.world:675
         if offer.status != _E11_OfferStatus_extended:  # applicant_tracking.world:676
-            raise ToolError(rt.built(
-                self, f'Offer {offer.offer_id} is {offer.status}, not extended.'
-            ))
+            self.fail(f'Offer {offer.offer_id} is {offer.status}, not extended.')
         if self.clock.date() > offer.expires_on:  # applicant_tracking.world:677
-            raise ToolError(rt.built(
-                self, f'Offer {offer.offer_id} expired on {offer.expires_on}.'
-            ))
+            self.fail(f'Offer {offer.offer_id} expired on {offer.expires_on}.')
         # applicant_tracking.world:678
         application: Application = self.t_applications[offer.application]
         opening: Opening = self.t_openings[application.opening]  # applicant_tracking.world:679
         if self.fn_hires_of(opening) >= opening.headcount:  # applicant_tracking.world:680
-            raise ToolError(rt.built(self, f'Opening {opening.opening_id} has no places left.'))
+            self.fail(f'Opening {opening.opening_id} has no places left.')
         self.set_fields(  # applicant_tracking.world:681
             offer, ('status', 'responded_on'), _E11_OfferStatus_accepted, self.clock.date()
         )
@@ -1110,315 +1295,7 @@ class ApplicantTracking(Episode):
         return offer  # applicant_tracking.world:705
 
 
-_PARAM_application = param(
-    'application', arg.row('applications'), 'The application id, e.g. AP003.',
-    not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-)
-
-
-ApplicantTracking.TOOLS = tools(
-    tool(
-        ApplicantTracking.tool_sign_in,
-        'Sign in as a staff member; changes are then made in their name. Signing in again '
-        'switches user.',
-        param(
-            'staff_member', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'Staff member {key} not found.'),
-        ),
-        where='applicant_tracking.world:264', returns=Staff,
-    ),
-    tool(
-        ApplicantTracking.tool_get_staff,
-        'Show a staff member: email, department, role, whether active and interviews allowed a '
-        'day.',
-        param(
-            'staff_member', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The staff id, e.g. S01.',
-            not_found=lambda ep, key: rt.built(ep, f'Staff member {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:274', returns=Staff,
-    ),
-    tool(
-        ApplicantTracking.tool_find_staff,
-        'Find staff by part of the name or email, by department and/or by role.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'department', arg.optional(arg.TEXT),
-            'The department, e.g. Engineering; case does not matter.',
-        ),
-        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
-        read_only=True, where='applicant_tracking.world:282', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        ApplicantTracking.tool_get_opening,
-        'Show an opening with its headcount, salary range, status, hires so far and places left.',
-        param(
-            'opening', arg.row('openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$')),
-            'The opening id, e.g. OP01.',
-            not_found=lambda ep, key: rt.built(ep, f'Opening {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:307',
-        returns=js.closed({'opening': Opening, 'hires': js.INTEGER, 'places_left': js.INTEGER}),
-        shows=('record', (('opening', 'opening', ('row', 'openings')),)),
-    ),
-    tool(
-        ApplicantTracking.tool_find_openings,
-        'Find openings by part of the title, department and/or status.',
-        param('text', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'),
-        param('department', arg.optional(arg.TEXT), 'The department; case does not matter.'),
-        param(
-            'status', arg.optional(arg.enum_of(OpeningStatus)), 'Only openings with this status.'
-        ),
-        read_only=True, where='applicant_tracking.world:316', returns=js.array(Opening),
-        shows=('list', ('row', 'openings')),
-    ),
-    tool(
-        ApplicantTracking.tool_close_opening,
-        'Close an opening: filled when its hires reach the headcount, else closed. Applications '
-        'still in the process are rejected with the reason, their extended offers withdrawn and '
-        'scheduled interviews cancelled.',
-        param(
-            'opening', arg.row('openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$')),
-            'The opening id, e.g. OP04.',
-            not_found=lambda ep, key: rt.built(ep, f'Opening {key} not found.'),
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why it closes; given to the applications still open.',
-        ),
-        where='applicant_tracking.world:339', returns=Opening,
-    ),
-    tool(
-        ApplicantTracking.tool_get_candidate,
-        'Show a candidate: email, phone, source, years of experience and since when.',
-        param(
-            'candidate', arg.row('candidates'), 'The candidate id, e.g. CD001.',
-            not_found=lambda ep, key: rt.built(ep, f'Candidate {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:371', returns=Candidate,
-    ),
-    tool(
-        ApplicantTracking.tool_find_candidates,
-        'Find candidates by part of the name, email or phone.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='applicant_tracking.world:379', returns=js.array(Candidate),
-        shows=('list', ('row', 'candidates')),
-    ),
-    tool(
-        ApplicantTracking.tool_get_application,
-        'Show an application with its stage and owner, its interviews (with feedback) and its '
-        'offers.',
-        param(
-            'application', arg.row('applications'), 'The application id, e.g. AP001.',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:404',
-        returns=js.closed({
-            'application': Application, 'interviews': js.array(Interview),
-            'offers': js.array(Offer),
-        }),
-        shows=(
-            'record', (
-                ('application', 'application', ('row', 'applications')),
-                ('interviews', 'interviews', ('list', ('row', 'interviews'))),
-                ('offers', 'offers', ('list', ('row', 'offers'))),
-            ),
-        ),
-    ),
-    tool(
-        ApplicantTracking.tool_find_applications,
-        'Find applications by opening, candidate, stage and/or owning recruiter.',
-        param(
-            'opening',
-            arg.optional(arg.row('openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$'))),
-            'Only applications to this opening (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Opening {key} not found.'),
-        ),
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            "Only this candidate's applications (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Candidate {key} not found.'),
-        ),
-        param('stage', arg.optional(arg.enum_of(Stage)), 'Only applications in this stage.'),
-        param(
-            'recruiter',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only applications owned by this recruiter (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Staff member {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:416', returns=js.array(Application),
-        shows=('list', ('row', 'applications')),
-    ),
-    tool(
-        ApplicantTracking.tool_create_application,
-        'Add a candidate, existing or new, to an open opening as an application in stage '
-        'applied, owned by the signed-in recruiter.',
-        param(
-            'opening', arg.row('openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$')),
-            'The opening id, e.g. OP02.',
-            not_found=lambda ep, key: rt.built(ep, f'Opening {key} not found.'),
-        ),
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            "An existing candidate's id; leave out for a new candidate.",
-            not_found=lambda ep, key: rt.built(ep, f'Candidate {key} not found.'),
-        ),
-        param('name', arg.optional(arg.refined(arg.TEXT, 1, 80)), "A new candidate's full name."),
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            "A new candidate's email.",
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
-            "A new candidate's phone, e.g. +4915100000007.",
-        ),
-        param(
-            'source', arg.enum_of(Source), 'Where a new candidate came from.',
-            default=lambda ep: _E6_Source_careers_site,
-        ),
-        param(
-            'years_experience', arg.refined(arg.INT, 0, 50),
-            "A new candidate's years of experience.", default=lambda ep: 0,
-        ),
-        where='applicant_tracking.world:443', returns=Application,
-    ),
-    tool(
-        ApplicantTracking.tool_advance_application,
-        'Move an application one stage forward: applied to screen, screen to interview. Offers '
-        'and hires come from make_offer and accept_offer.',
-        param(
-            'application', arg.row('applications'), 'The application id, e.g. AP004.',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        where='applicant_tracking.world:489', returns=Application,
-    ),
-    tool(
-        ApplicantTracking.tool_reject_application,
-        'Reject an application at any stage before hired, with a reason; its scheduled '
-        'interviews are cancelled and an extended offer withdrawn.',
-        param(
-            'application', arg.row('applications'), 'The application id, e.g. AP005.',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='applicant_tracking.world:503', returns=Application,
-    ),
-    tool(
-        ApplicantTracking.tool_get_interview,
-        'Show an interview: application and interviewer ids, kind, start, length, status, '
-        'rating, recommendation and feedback.',
-        param(
-            'interview', arg.row('interviews'), 'The interview id, e.g. IV001.',
-            not_found=lambda ep, key: rt.built(ep, f'Interview {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:530', returns=Interview,
-    ),
-    tool(
-        ApplicantTracking.tool_list_interviews,
-        'List interviews of an application, of an interviewer and/or on a day, in start order.',
-        param(
-            'application', arg.optional(arg.row('applications')),
-            'Only interviews of this application (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        param(
-            'interviewer',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only interviews with this interviewer (staff id).',
-            not_found=lambda ep, key: rt.built(ep, f'Staff member {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only interviews on this day.'), read_only=True,
-        where='applicant_tracking.world:538', returns=js.array(Interview),
-        shows=('list', ('row', 'interviews')),
-    ),
-    tool(
-        ApplicantTracking.tool_schedule_interview,
-        'Schedule an interview for an application in stage interview.', _PARAM_application,
-        param(
-            'interviewer', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            "The interviewer's staff id, e.g. S02.",
-            not_found=lambda ep, key: rt.built(ep, f'Staff member {key} not found.'),
-        ),
-        param('kind', arg.enum_of(InterviewKind), 'phone, technical, onsite or culture.'),
-        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-03-06T10:00:00.'),
-        param(
-            'length', arg.refined(arg.INT, 15, 240), 'How many minutes it lasts.',
-            default=lambda ep: 60,
-        ),
-        where='applicant_tracking.world:562', returns=Interview,
-    ),
-    tool(
-        ApplicantTracking.tool_record_feedback,
-        'Record the feedback of a scheduled interview that has started; the interviewer or a '
-        'recruiter records it, and the interview is completed.',
-        param(
-            'interview', arg.row('interviews'), 'The interview id, e.g. IV003.',
-            not_found=lambda ep, key: rt.built(ep, f'Interview {key} not found.'),
-        ),
-        param('rating', arg.refined(arg.INT, 1, 5), 'From 1 (poor) to 5 (excellent).'),
-        param('recommendation', arg.enum_of(Recommendation), 'strong_hire, hire or no_hire.'),
-        param('feedback', arg.refined(arg.TEXT, 1, 1000), "The interviewer's written feedback."),
-        where='applicant_tracking.world:589', returns=Interview,
-    ),
-    tool(
-        ApplicantTracking.tool_get_offer,
-        'Show an offer: application id, salary, start date, status, dates and who made it.',
-        param(
-            'offer', arg.row('offers'), 'The offer id, e.g. OF001.',
-            not_found=lambda ep, key: rt.built(ep, f'Offer {key} not found.'),
-        ),
-        read_only=True, where='applicant_tracking.world:610', returns=Offer,
-    ),
-    tool(
-        ApplicantTracking.tool_list_offers,
-        'List offers for an opening and/or to a candidate, optionally by status.',
-        param(
-            'opening',
-            arg.optional(arg.row('openings', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$'))),
-            'Only offers for this opening (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Opening {key} not found.'),
-        ),
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            'Only offers to this candidate (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Candidate {key} not found.'),
-        ),
-        param('status', arg.optional(arg.enum_of(OfferStatus)), 'Only offers with this status.'),
-        read_only=True, where='applicant_tracking.world:616', returns=js.array(Offer),
-        shows=('list', ('row', 'offers')),
-    ),
-    tool(
-        ApplicantTracking.tool_make_offer,
-        'Make an offer to an application in stage interview that has enough completed interviews '
-        'recommending hire; it expires after the offer validity period.',
-        _PARAM_application,
-        param(
-            'salary', arg.optional(arg.refined(arg.FLOAT, 0.0)),
-            "The yearly salary offered, within the opening's range; leave out for the middle of "
-            "the range.",
-        ),
-        param(
-            'start_date', arg.optional(arg.DATE),
-            'The first working day, e.g. 2025-04-01; leave out for four weeks from today.',
-        ),
-        where='applicant_tracking.world:639', returns=Offer,
-    ),
-    tool(
-        ApplicantTracking.tool_accept_offer,
-        "Record that the candidate accepted an extended offer: the application is hired. When "
-        "the hires reach the headcount the opening is filled and its other live applications are "
-        "rejected ('Position filled').",
-        param(
-            'offer', arg.row('offers'), 'The offer id, e.g. OF002.',
-            not_found=lambda ep, key: rt.built(ep, f'Offer {key} not found.'),
-        ),
-        where='applicant_tracking.world:670', returns=Offer,
-    ),
-)
+ApplicantTracking.TOOLS = tools(ApplicantTracking)
 
 
 # applicant_tracking.world:1076

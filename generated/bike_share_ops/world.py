@@ -314,6 +314,31 @@ class MemberInfo(Record):
 _C_MAX_BALANCE: float = 500.0  # bike_share_ops.world:50
 
 
+_ROW_operators = arg.row(
+    'operators', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Operator {key} not found.'),
+)
+_ROW_stations = arg.row(
+    'stations', arg.refined(arg.TEXT, pattern='^ST[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Station {key} not found.'),
+)
+_ROW_docks = arg.row('docks', not_found=lambda ep, key: ep.built(f'Dock {key} not found.'))
+_ROW_bikes = arg.row(
+    'bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Bike {key} not found.'),
+)
+_ROW_members = arg.row(
+    'members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Member {key} not found.'),
+)
+_ROW_rides = arg.row('rides', not_found=lambda ep, key: ep.built(f'Ride {key} not found.'))
+_ROW_reports = arg.row('reports', not_found=lambda ep, key: ep.built(f'Report {key} not found.'))
+_ROW_transactions = arg.row(
+    'transactions', not_found=lambda ep, key: ep.built(f'Transaction {key} not found.')
+)
+_PARAM_member_id = param('member_id', _ROW_members, 'The member id, e.g. M0002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -514,7 +539,7 @@ class BikeShareOps(Episode):
         if not all(  # bike_share_ops.world:354
             len([
                 _n97.id_ for _n97 in rt.each(self, self.t_members)
-                if rt.built(self, _n97.email.lower()) == rt.built(self, _m96.email.lower())
+                if self.built(_n97.email.lower()) == self.built(_m96.email.lower())
             ])
             == 1
             for _m96 in rt.each(self, self.t_members)
@@ -523,7 +548,7 @@ class BikeShareOps(Episode):
         if not all(  # bike_share_ops.world:357
             len([
                 _p99.id_ for _p99 in rt.each(self, self.t_operators)
-                if rt.built(self, _p99.email.lower()) == rt.built(self, _o98.email.lower())
+                if self.built(_p99.email.lower()) == self.built(_o98.email.lower())
             ])
             == 1
             for _o98 in rt.each(self, self.t_operators)
@@ -706,29 +731,47 @@ class BikeShareOps(Episode):
             self.fn_available_at(s, _E8_BikeKind_electric), self.fn_free_docks_at(s),
         )
 
-    def tool_sign_in(self, operator_id: Operator) -> Operator:  # bike_share_ops.world:365
+    @tool(  # bike_share_ops.world:365
+        "Sign in as an operator; every change is then made in that operator's name. Signing in "
+        "again switches operator.",
+        param(
+            'operator_id', _ROW_operators,
+            'Your operator id, e.g. OP02 (find_operators finds it by name or email).',
+        ),
+        where='bike_share_ops.world:365', returns=Operator,
+    )
+    def tool_sign_in(self, operator_id: Operator) -> Operator:
         if not operator_id.active:  # bike_share_ops.world:370
-            raise ToolError(rt.built(
-                self, f'Operator {operator_id.id_} ({operator_id.name}) is inactive.'
-            ))
+            self.fail(f'Operator {operator_id.id_} ({operator_id.name}) is inactive.')
         self.set_state('current_operator', operator_id.id_)  # bike_share_ops.world:371
         return operator_id  # bike_share_ops.world:372
 
-    def tool_get_operator(self, operator_id: Operator) -> Operator:  # bike_share_ops.world:375
+    @tool(  # bike_share_ops.world:375
+        'Show an operator: name, email, role and whether active.',
+        param('operator_id', _ROW_operators, 'The operator id, e.g. OP01.'), read_only=True,
+        where='bike_share_ops.world:375', returns=Operator,
+    )
+    def tool_get_operator(self, operator_id: Operator) -> Operator:
         return operator_id  # bike_share_ops.world:380
 
-    # bike_share_ops.world:383
+    @tool(  # bike_share_ops.world:383
+        'Find operators by part of the name or email, and/or by role.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param('role', arg.optional(arg.enum_of(OperatorRole)), 'Only operators with this role.'),
+        read_only=True, where='bike_share_ops.world:383', returns=js.array(Operator),
+        shows=('list', ('row', 'operators')),
+    )
     def tool_find_operators(self, query: str | None, role: OperatorRole | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:389
         for o in rt.each(self, self.t_operators):  # bike_share_ops.world:390
             if (  # bike_share_ops.world:391
                 query is not None and not (
-                    rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, o.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, o.email.lower()
-                    ))
+                    rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(o.name.lower())
+                    )
+                    or rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(o.email.lower())
+                    )
                 )
             ):
                 continue  # bike_share_ops.world:392
@@ -737,14 +780,44 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (o.id_,)  # bike_share_ops.world:397
         return found  # bike_share_ops.world:399
 
-    def tool_get_station(self, code: Station) -> StationInfo:  # bike_share_ops.world:404
+    @tool(  # bike_share_ops.world:404
+        'Show a station with its classic and electric bikes ready to ride, its free docks and '
+        'each dock.',
+        param('code', _ROW_stations, 'The station code, e.g. ST001.'), read_only=True,
+        where='bike_share_ops.world:404',
+        returns=js.closed({
+            'station': Station, 'classic_available': js.INTEGER, 'electric_available': js.INTEGER,
+            'free_docks': js.INTEGER, 'docks': js.array(Dock),
+        }),
+        shows=(
+            'record', (
+                ('station', 'station', ('row', 'stations')),
+                ('docks', 'docks', ('list', ('row', 'docks'))),
+            ),
+        ),
+    )
+    def tool_get_station(self, code: Station) -> StationInfo:
         return StationInfo(  # bike_share_ops.world:409
             code.code, self.fn_available_at(code, _E8_BikeKind_classic),
             self.fn_available_at(code, _E8_BikeKind_electric), self.fn_free_docks_at(code),
             self.fn_docks_of(code),
         )
 
-    def tool_find_stations(  # bike_share_ops.world:418
+    @tool(  # bike_share_ops.world:418
+        'Find open stations by name or district, optionally only those with a bike of a kind to '
+        'ride or a free dock.',
+        param(
+            'query', arg.optional(arg.TEXT),
+            "Part of the station's name or district; case does not matter.",
+        ),
+        param(
+            'bike_kind', arg.optional(arg.enum_of(BikeKind)),
+            'Only stations with a bike of this kind available to ride.',
+        ),
+        param('needs_free_dock', arg.BOOL, 'Only stations with a free dock.', default=False),
+        read_only=True, where='bike_share_ops.world:418', returns=js.array(StationSummary),
+    )
+    def tool_find_stations(
         self, query: str | None, bike_kind: BikeKind | None, needs_free_dock: bool
     ) -> tuple[StationSummary, ...]:
         found: tuple[StationSummary, ...] = ()  # bike_share_ops.world:425
@@ -753,12 +826,12 @@ class BikeShareOps(Episode):
                 continue  # bike_share_ops.world:428
             if (  # bike_share_ops.world:430
                 query is not None and not (
-                    rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, s.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, s.district.lower()
-                    ))
+                    rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(s.name.lower())
+                    )
+                    or rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(s.district.lower())
+                    )
                 )
             ):
                 continue  # bike_share_ops.world:431
@@ -771,10 +844,24 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (self.fn_summarize_station(s),)
         return found  # bike_share_ops.world:441
 
-    def tool_get_dock(self, dock_id: Dock) -> Dock:  # bike_share_ops.world:444
+    @tool(  # bike_share_ops.world:444
+        'Show a dock: station code, number, the bike id it holds and whether it is out of order.',
+        param('dock_id', _ROW_docks, 'The dock id, e.g. ST001-03.'), read_only=True,
+        where='bike_share_ops.world:444', returns=Dock,
+    )
+    def tool_get_dock(self, dock_id: Dock) -> Dock:
         return dock_id  # bike_share_ops.world:449
 
-    # bike_share_ops.world:452
+    @tool(  # bike_share_ops.world:452
+        'List the docks of a station by number, optionally only occupied or only free ones.',
+        param('station', _ROW_stations, 'The station code, e.g. ST001.'),
+        param(
+            'occupied', arg.optional(arg.BOOL),
+            'true: only docks holding a bike; false: only free docks.',
+        ),
+        read_only=True, where='bike_share_ops.world:452', returns=js.array(Dock),
+        shows=('list', ('row', 'docks')),
+    )
     def tool_list_docks(self, station: Station, occupied: bool | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:458
         # bike_share_ops.world:459
@@ -785,17 +872,35 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (d.id_,)  # bike_share_ops.world:463
         return found  # bike_share_ops.world:465
 
-    def tool_get_bike(self, bike_id: Bike) -> BikeInfo:  # bike_share_ops.world:470
+    @tool(  # bike_share_ops.world:470
+        'Show a bike: kind, battery, condition, status, rides and last service, with the id of '
+        'the dock or active ride it is in.',
+        param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0001.'), read_only=True,
+        where='bike_share_ops.world:470',
+        returns=js.closed({
+            'bike': Bike, 'dock': js.nullable(js.STRING), 'ride': js.nullable(js.STRING)
+        }),
+        shows=('record', (('bike', 'bike', ('row', 'bikes')),)),
+    )
+    def tool_get_bike(self, bike_id: Bike) -> BikeInfo:
         return BikeInfo(  # bike_share_ops.world:475
             bike_id.id_, rt.key_of(self.fn_dock_of(bike_id)),
             rt.key_of(self.fn_ride_of_bike(bike_id)),
         )
 
-    def tool_find_bikes(  # bike_share_ops.world:478
-        self,
-        kind: BikeKind | None,
-        condition: BikeCondition | None,
-        status: BikeStatus | None,
+    @tool(  # bike_share_ops.world:478
+        'List bikes by kind, condition or status, or those docked at a station.',
+        param('kind', arg.optional(arg.enum_of(BikeKind)), 'Only classic or only electric bikes.'),
+        param(
+            'condition', arg.optional(arg.enum_of(BikeCondition)), 'Only bikes in this condition.'
+        ),
+        param('status', arg.optional(arg.enum_of(BikeStatus)), 'Only bikes with this status.'),
+        param('station', arg.optional(_ROW_stations), 'Only bikes docked at this station (code).'),
+        read_only=True, where='bike_share_ops.world:478', returns=js.array(Bike),
+        shows=('list', ('row', 'bikes')),
+    )
+    def tool_find_bikes(
+        self, kind: BikeKind | None, condition: BikeCondition | None, status: BikeStatus | None,
         station: Station | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:486
@@ -816,13 +921,36 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (b.id_,)  # bike_share_ops.world:506
         return found  # bike_share_ops.world:508
 
-    def tool_get_member(self, member_id: Member) -> MemberInfo:  # bike_share_ops.world:513
+    @tool(  # bike_share_ops.world:513
+        'Show a member: contact, pass and expiry, balance and status, whether the pass is valid '
+        'today and the active ride.',
+        param('member_id', _ROW_members, 'The member id, e.g. M0001.'), read_only=True,
+        where='bike_share_ops.world:513',
+        returns=js.closed({
+            'member': Member, 'pass_valid': js.BOOLEAN, 'active_ride': js.nullable(Ride)
+        }),
+        shows=(
+            'record', (
+                ('member', 'member', ('row', 'members')),
+                ('active_ride', 'active_ride', ('row', 'rides')),
+            ),
+        ),
+    )
+    def tool_get_member(self, member_id: Member) -> MemberInfo:
         return MemberInfo(  # bike_share_ops.world:518
             member_id.id_, self.fn_pass_valid(member_id),
             rt.key_of(self.fn_active_ride_of(member_id)),
         )
 
-    def tool_find_members(  # bike_share_ops.world:525
+    @tool(  # bike_share_ops.world:525
+        'Find members by exact email, exact phone or part of the name.',
+        param('email', arg.optional(arg.TEXT), 'The exact email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'The exact phone number; spaces do not matter.'),
+        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        read_only=True, where='bike_share_ops.world:525', returns=js.array(Member),
+        shows=('list', ('row', 'members')),
+    )
+    def tool_find_members(
         self, email: str | None, phone: str | None, name: str | None
     ) -> tuple[str, ...]:
         # bike_share_ops.world:532
@@ -830,31 +958,33 @@ class BikeShareOps(Episode):
             raise ToolError('Give an email, a phone or a name.')
         found: tuple[str, ...] = ()  # bike_share_ops.world:533
         for m in rt.each(self, self.t_members):  # bike_share_ops.world:534
-            if (  # bike_share_ops.world:535
-                email is not None
-                and rt.built(self, m.email.lower()) != rt.built(self, email.lower())
-            ):
+            # bike_share_ops.world:535
+            if email is not None and self.built(m.email.lower()) != self.built(email.lower()):
                 continue  # bike_share_ops.world:536
             if (  # bike_share_ops.world:538
-                phone is not None and rt.built(self, rt.replace(rt.read(self, m.phone), ' ', ''))
-                != rt.built(self, rt.replace(rt.read(self, phone), ' ', ''))
+                phone is not None and self.built(rt.replace(rt.read(self, m.phone), ' ', ''))
+                != self.built(rt.replace(rt.read(self, phone), ' ', ''))
             ):
                 continue  # bike_share_ops.world:539
             if (  # bike_share_ops.world:541
                 name is not None and not (
-                    rt.read(self, rt.built(self, name.lower()))
-                    in rt.read(self, rt.built(self, m.name.lower()))
+                    rt.read(self, self.built(name.lower()))
+                    in rt.read(self, self.built(m.name.lower()))
                 )
             ):
                 continue  # bike_share_ops.world:542
             found = rt.each(self, found) + (m.id_,)  # bike_share_ops.world:544
         return found  # bike_share_ops.world:546
 
-    # bike_share_ops.world:549
+    @tool(  # bike_share_ops.world:549
+        "Add money to a member's prepaid balance.", _PARAM_member_id,
+        param('amount', arg.refined(arg.FLOAT, 1.0, 200.0), 'How much to add, in EUR (1 to 200).'),
+        where='bike_share_ops.world:549', returns=Member,
+    )
     def tool_top_up_balance(self, member_id: Member, amount: float) -> Member:
         op: Operator = self.fn_me()  # bike_share_ops.world:555
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:556
-            raise ToolError(rt.built(self, f'Member {member_id.id_} is suspended.'))
+            self.fail(f'Member {member_id.id_} is suspended.')
         new_balance: float = round(member_id.balance + amount, 2)  # bike_share_ops.world:557
         if not (new_balance <= _C_MAX_BALANCE):  # bike_share_ops.world:558
             raise ToolError(
@@ -872,11 +1002,16 @@ class BikeShareOps(Episode):
         )
         return member_id  # bike_share_ops.world:566
 
-    # bike_share_ops.world:569
+    @tool(  # bike_share_ops.world:569
+        'Sell a day, monthly or annual pass paid from the balance; a valid pass of the same kind '
+        'is extended.',
+        _PARAM_member_id, param('pass_kind', arg.enum_of(PassKind), 'day, monthly or annual.'),
+        where='bike_share_ops.world:569', returns=Member,
+    )
     def tool_buy_pass(self, member_id: Member, pass_kind: PassKind) -> Member:
         op: Operator = self.fn_me()  # bike_share_ops.world:575
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:576
-            raise ToolError(rt.built(self, f'Member {member_id.id_} is suspended.'))
+            self.fail(f'Member {member_id.id_} is suspended.')
         if pass_kind == _E8_PassKind_pay_as_you_go:  # bike_share_ops.world:577
             raise ToolError('pay_as_you_go is not a pass.')
         # bike_share_ops.world:578
@@ -913,14 +1048,28 @@ class BikeShareOps(Episode):
         )
         return member_id  # bike_share_ops.world:602
 
-    def tool_get_ride(self, ride_id: Ride) -> Ride:  # bike_share_ops.world:607
+    @tool(  # bike_share_ops.world:607
+        'Show a ride: member and bike ids, start and end station codes and times, status and '
+        'fare.',
+        param('ride_id', _ROW_rides, 'The ride id, e.g. R00001.'), read_only=True,
+        where='bike_share_ops.world:607', returns=Ride,
+    )
+    def tool_get_ride(self, ride_id: Ride) -> Ride:
         return ride_id  # bike_share_ops.world:610
 
-    def tool_list_rides(  # bike_share_ops.world:613
-        self,
-        member_id: Member | None,
-        bike_id: Bike | None,
-        on_date: dt.date | None,
+    @tool(  # bike_share_ops.world:613
+        'List the rides of a member or a bike, optionally on a day or by status.',
+        param('member_id', arg.optional(_ROW_members), 'Only rides of this member (id).'),
+        param('bike_id', arg.optional(_ROW_bikes), 'Only rides of this bike (id).'),
+        param('on_date', arg.optional(arg.DATE), 'Only rides started on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(RideStatus)), 'Only active or only completed rides.'
+        ),
+        read_only=True, where='bike_share_ops.world:613', returns=js.array(Ride),
+        shows=('list', ('row', 'rides')),
+    )
+    def tool_list_rides(
+        self, member_id: Member | None, bike_id: Bike | None, on_date: dt.date | None,
         status: RideStatus | None,
     ) -> tuple[str, ...]:
         if not (member_id is not None or bike_id is not None):  # bike_share_ops.world:621
@@ -938,41 +1087,39 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:636
         return found  # bike_share_ops.world:638
 
-    # bike_share_ops.world:641
+    @tool(  # bike_share_ops.world:641
+        'Start a ride for a member with the bike in a dock.', _PARAM_member_id,
+        param('dock_id', _ROW_docks, 'The dock holding the bike, e.g. ST001-02.'),
+        where='bike_share_ops.world:641', returns=Ride,
+    )
     def tool_start_ride(self, member_id: Member, dock_id: Dock) -> Ride:
         x__: Operator = self.fn_me()  # bike_share_ops.world:647
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:648
-            raise ToolError(rt.built(self, f'Member {member_id.id_} is suspended.'))
+            self.fail(f'Member {member_id.id_} is suspended.')
         if rt.key_of(self.fn_active_ride_of(member_id)) is not None:  # bike_share_ops.world:649
-            raise ToolError(rt.built(self, f'Member {member_id.id_} already has an active ride.'))
+            self.fail(f'Member {member_id.id_} already has an active ride.')
         if not (  # bike_share_ops.world:650
             self.fn_pass_valid(member_id) or member_id.balance >= self.state.min_balance_to_ride
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Member {member_id.id_} has no valid pass and a balance of '
                 f'{member_id.balance:.2f}, below the {self.state.min_balance_to_ride:.2f} needed '
                 'to ride.',
-            ))
+            )
         # bike_share_ops.world:651
         if self.t_stations[dock_id.station].status != _E13_StationStatus_open_:
-            raise ToolError(rt.built(
-                self, f'Station {self.t_stations[dock_id.station].code} is closed.'
-            ))
+            self.fail(f'Station {self.t_stations[dock_id.station].code} is closed.')
         bike: Bike | None = self.t_bikes.ref(dock_id.bike)  # bike_share_ops.world:652
         if bike is None:  # bike_share_ops.world:653
-            raise ToolError(rt.built(self, f'Dock {dock_id.id_} holds no bike.'))
+            self.fail(f'Dock {dock_id.id_} holds no bike.')
         if bike.condition != _E13_BikeCondition_good:  # bike_share_ops.world:654
-            raise ToolError(rt.built(
-                self, f'Bike {bike.id_} is {bike.condition} and cannot be lent.'
-            ))
+            self.fail(f'Bike {bike.id_} is {bike.condition} and cannot be lent.')
         # bike_share_ops.world:655
         if not (bike.kind == _E8_BikeKind_classic or bike.battery >= self.state.min_battery):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Bike {bike.id_} has {bike.battery}% battery, below the {self.state.min_battery}'
                 '% needed.',
-            ))
+            )
         self.set_field(dock_id, 'bike', None)  # bike_share_ops.world:656
         # bike_share_ops.world:657
         self.set_field(self.t_bikes[bike.id_], 'status', _E10_BikeStatus_in_ride)
@@ -984,19 +1131,25 @@ class BikeShareOps(Episode):
         self.insert(self.t_rides, ride)  # bike_share_ops.world:659
         return ride  # bike_share_ops.world:660
 
-    def tool_end_ride(self, ride_id: Ride, dock_id: Dock) -> Ride:  # bike_share_ops.world:663
+    @tool(  # bike_share_ops.world:663
+        'End an active ride at a free dock. The fare is the unlock fee plus the per-minute rate\n'
+        '(electric costs more); a valid pass covers the first included minutes of a classic ride '
+        'and\nits unlock fee. The fare is taken from the balance, at most what the balance holds.',
+        param('ride_id', _ROW_rides, "The active ride's id, e.g. R00006."),
+        param('dock_id', _ROW_docks, 'A free dock to return the bike to, e.g. ST002-03.'),
+        where='bike_share_ops.world:663', returns=Ride,
+    )
+    def tool_end_ride(self, ride_id: Ride, dock_id: Dock) -> Ride:
         op: Operator = self.fn_me()  # bike_share_ops.world:673
         if ride_id.status != _E10_RideStatus_active:  # bike_share_ops.world:674
-            raise ToolError(rt.built(self, f'Ride {ride_id.id_} is not active.'))
+            self.fail(f'Ride {ride_id.id_} is not active.')
         # bike_share_ops.world:675
         if self.t_stations[dock_id.station].status != _E13_StationStatus_open_:
-            raise ToolError(rt.built(
-                self, f'Station {self.t_stations[dock_id.station].code} is closed.'
-            ))
+            self.fail(f'Station {self.t_stations[dock_id.station].code} is closed.')
         if dock_id.out_of_order:  # bike_share_ops.world:676
-            raise ToolError(rt.built(self, f'Dock {dock_id.id_} is out of order.'))
+            self.fail(f'Dock {dock_id.id_} is out of order.')
         if dock_id.bike is not None:  # bike_share_ops.world:677
-            raise ToolError(rt.built(self, f'Dock {dock_id.id_} already holds a bike.'))
+            self.fail(f'Dock {dock_id.id_} already holds a bike.')
         bike: Bike = self.t_bikes[ride_id.bike]  # bike_share_ops.world:678
         member: Member = self.t_members[ride_id.member]  # bike_share_ops.world:679
         # bike_share_ops.world:680
@@ -1036,10 +1189,27 @@ class BikeShareOps(Episode):
             )
         return ride_id  # bike_share_ops.world:703
 
-    def tool_get_report(self, report_id: DamageReport) -> DamageReport:  # bike_share_ops.world:708
+    @tool(  # bike_share_ops.world:708
+        'Show a damage report: bike id, reporting member, operator, issue, description, status '
+        'and times.',
+        param('report_id', _ROW_reports, 'The damage report id, e.g. DR0001.'), read_only=True,
+        where='bike_share_ops.world:708', returns=DamageReport,
+    )
+    def tool_get_report(self, report_id: DamageReport) -> DamageReport:
         return report_id  # bike_share_ops.world:713
 
-    def tool_list_reports(  # bike_share_ops.world:716
+    @tool(  # bike_share_ops.world:716
+        'List damage reports of a bike, and/or by status or issue.',
+        param('bike_id', arg.optional(_ROW_bikes), 'Only reports of this bike (id).'),
+        param(
+            'status', arg.optional(arg.enum_of(ReportStatus)),
+            'Only open or only resolved reports.',
+        ),
+        param('issue', arg.optional(arg.enum_of(DamageKind)), 'Only reports of this issue.'),
+        read_only=True, where='bike_share_ops.world:716', returns=js.array(DamageReport),
+        shows=('list', ('row', 'reports')),
+    )
+    def tool_list_reports(
         self, bike_id: Bike | None, status: ReportStatus | None, issue: DamageKind | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:723
@@ -1053,18 +1223,25 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:734
         return found  # bike_share_ops.world:736
 
-    def tool_report_broken_bike(  # bike_share_ops.world:739
+    @tool(  # bike_share_ops.world:739
+        'Report a broken bike: it is marked broken and a damage report is opened.',
+        param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0003.'),
+        param(
+            'issue', arg.enum_of(DamageKind),
+            'What is wrong: flat_tyre, brakes, chain, battery, lock or other.',
+        ),
+        param('description', arg.refined(arg.TEXT, 1, 200), 'What was seen.'),
+        param('member_id', arg.optional(_ROW_members), 'The member who reported it, if any (id).'),
+        where='bike_share_ops.world:739', returns=DamageReport,
+    )
+    def tool_report_broken_bike(
         self, bike_id: Bike, issue: DamageKind, description: str, member_id: Member | None
     ) -> DamageReport:
         op: Operator = self.fn_me()  # bike_share_ops.world:747
         if bike_id.status == _E10_BikeStatus_in_ride:  # bike_share_ops.world:748
-            raise ToolError(rt.built(
-                self, f'Bike {bike_id.id_} is in a ride: end the ride first.'
-            ))
+            self.fail(f'Bike {bike_id.id_} is in a ride: end the ride first.')
         if self.fn_open_report_of(bike_id):  # bike_share_ops.world:749
-            raise ToolError(rt.built(
-                self, f'Bike {bike_id.id_} already has an open damage report.'
-            ))
+            self.fail(f'Bike {bike_id.id_} already has an open damage report.')
         self.set_field(bike_id, 'condition', _E13_BikeCondition_broken)  # bike_share_ops.world:750
         report: DamageReport = DamageReport(  # bike_share_ops.world:751
             id_=self.next_id('report_ids', 'DR{:04d}'), bike=bike_id.id_,
@@ -1075,15 +1252,18 @@ class BikeShareOps(Episode):
         self.insert(self.t_reports, report)  # bike_share_ops.world:758
         return report  # bike_share_ops.world:759
 
-    # bike_share_ops.world:762
+    @tool(  # bike_share_ops.world:762
+        "Resolve a bike's open damage report (mechanics only); the bike is in good condition "
+        "again and serviced today.",
+        param('report_id', _ROW_reports, 'The open damage report id, e.g. DR0004.'),
+        where='bike_share_ops.world:762', returns=DamageReport,
+    )
     def tool_repair_bike(self, report_id: DamageReport) -> DamageReport:
         op: Operator = self.fn_me()  # bike_share_ops.world:767
         if op.role != _E12_OperatorRole_mechanic:  # bike_share_ops.world:768
-            raise ToolError(rt.built(
-                self, f'Only mechanics repair bikes; {op.name} is a {op.role}.'
-            ))
+            self.fail(f'Only mechanics repair bikes; {op.name} is a {op.role}.')
         if report_id.status != _E12_ReportStatus_open_:  # bike_share_ops.world:769
-            raise ToolError(rt.built(self, f'Report {report_id.id_} is already resolved.'))
+            self.fail(f'Report {report_id.id_} is already resolved.')
         self.set_fields(  # bike_share_ops.world:770
             report_id, ('status', 'resolved_at'), _E12_ReportStatus_resolved, self.clock
         )
@@ -1094,28 +1274,31 @@ class BikeShareOps(Episode):
         self.set_field(self.t_bikes[bike.id_], 'last_service', self.clock.date())
         return report_id  # bike_share_ops.world:775
 
-    def tool_move_bike(self, bike_id: Bike, to_dock: Dock) -> Bike:  # bike_share_ops.world:778
+    @tool(  # bike_share_ops.world:778
+        'Move a docked bike to a free dock at another station (dispatchers only); electric bikes '
+        'charge to 100% at stations with charging.',
+        param('bike_id', _ROW_bikes, "The docked bike's id, e.g. BK0008."),
+        param('to_dock', _ROW_docks, 'A free dock at another station, e.g. ST003-02.'),
+        where='bike_share_ops.world:778', returns=Bike,
+    )
+    def tool_move_bike(self, bike_id: Bike, to_dock: Dock) -> Bike:
         op: Operator = self.fn_me()  # bike_share_ops.world:784
         if op.role != _E12_OperatorRole_dispatcher:  # bike_share_ops.world:785
-            raise ToolError(rt.built(
-                self, f'Only dispatchers move bikes; {op.name} is a {op.role}.'
-            ))
+            self.fail(f'Only dispatchers move bikes; {op.name} is a {op.role}.')
         from_dock: Dock | None = self.fn_dock_of(bike_id)  # bike_share_ops.world:786
         if bike_id.status != _E10_BikeStatus_docked:  # bike_share_ops.world:787
-            raise ToolError(rt.built(self, f'Bike {bike_id.id_} is not docked.'))
+            self.fail(f'Bike {bike_id.id_} is not docked.')
         if from_dock is None:  # bike_share_ops.world:788
-            raise ToolError(rt.built(self, f'Bike {bike_id.id_} is not docked.'))
+            self.fail(f'Bike {bike_id.id_} is not docked.')
         if to_dock.station == from_dock.station:  # bike_share_ops.world:789
-            raise ToolError(rt.built(self, f'Dock {to_dock.id_} is at the same station.'))
+            self.fail(f'Dock {to_dock.id_} is at the same station.')
         # bike_share_ops.world:790
         if self.t_stations[to_dock.station].status != _E13_StationStatus_open_:
-            raise ToolError(rt.built(
-                self, f'Station {self.t_stations[to_dock.station].code} is closed.'
-            ))
+            self.fail(f'Station {self.t_stations[to_dock.station].code} is closed.')
         if to_dock.out_of_order:  # bike_share_ops.world:791
-            raise ToolError(rt.built(self, f'Dock {to_dock.id_} is out of order.'))
+            self.fail(f'Dock {to_dock.id_} is out of order.')
         if to_dock.bike is not None:  # bike_share_ops.world:792
-            raise ToolError(rt.built(self, f'Dock {to_dock.id_} already holds a bike.'))
+            self.fail(f'Dock {to_dock.id_} already holds a bike.')
         self.set_field(self.t_docks[from_dock.id_], 'bike', None)  # bike_share_ops.world:793
         self.set_field(to_dock, 'bike', bike_id.id_)  # bike_share_ops.world:794
         # bike_share_ops.world:795
@@ -1124,11 +1307,20 @@ class BikeShareOps(Episode):
             self.set_field(bike_id, 'battery', v.check_range(100, 'Bike.battery', 0, 100))
         return bike_id  # bike_share_ops.world:798
 
-    # bike_share_ops.world:803
+    @tool(  # bike_share_ops.world:803
+        'Show a balance transaction: member id, kind, amount, ride id, time and operator id.',
+        param('transaction_id', _ROW_transactions, 'The transaction id, e.g. TX00001.'),
+        read_only=True, where='bike_share_ops.world:803', returns=BalanceTransaction,
+    )
     def tool_get_transaction(self, transaction_id: BalanceTransaction) -> BalanceTransaction:
         return transaction_id  # bike_share_ops.world:808
 
-    # bike_share_ops.world:811
+    @tool(  # bike_share_ops.world:811
+        "List a member's balance transactions, optionally since a day.", _PARAM_member_id,
+        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
+        read_only=True, where='bike_share_ops.world:811', returns=js.array(BalanceTransaction),
+        shows=('list', ('row', 'transactions')),
+    )
     def tool_list_transactions(self, member_id: Member, since: dt.date | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:817
         for t in rt.each(self, self.t_transactions):  # bike_share_ops.world:818
@@ -1140,325 +1332,7 @@ class BikeShareOps(Episode):
         return found  # bike_share_ops.world:827
 
 
-_PARAM_member_id = param(
-    'member_id', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$')),
-    'The member id, e.g. M0002.',
-    not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-)
-
-
-BikeShareOps.TOOLS = tools(
-    tool(
-        BikeShareOps.tool_sign_in,
-        "Sign in as an operator; every change is then made in that operator's name. Signing in "
-        "again switches operator.",
-        param(
-            'operator_id', arg.row('operators', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$')),
-            'Your operator id, e.g. OP02 (find_operators finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'Operator {key} not found.'),
-        ),
-        where='bike_share_ops.world:365', returns=Operator,
-    ),
-    tool(
-        BikeShareOps.tool_get_operator, 'Show an operator: name, email, role and whether active.',
-        param(
-            'operator_id', arg.row('operators', arg.refined(arg.TEXT, pattern='^OP[0-9]{2}$')),
-            'The operator id, e.g. OP01.',
-            not_found=lambda ep, key: rt.built(ep, f'Operator {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:375', returns=Operator,
-    ),
-    tool(
-        BikeShareOps.tool_find_operators,
-        'Find operators by part of the name or email, and/or by role.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(OperatorRole)), 'Only operators with this role.'),
-        read_only=True, where='bike_share_ops.world:383', returns=js.array(Operator),
-        shows=('list', ('row', 'operators')),
-    ),
-    tool(
-        BikeShareOps.tool_get_station,
-        'Show a station with its classic and electric bikes ready to ride, its free docks and '
-        'each dock.',
-        param(
-            'code', arg.row('stations', arg.refined(arg.TEXT, pattern='^ST[0-9]{3}$')),
-            'The station code, e.g. ST001.',
-            not_found=lambda ep, key: rt.built(ep, f'Station {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:404',
-        returns=js.closed({
-            'station': Station, 'classic_available': js.INTEGER, 'electric_available': js.INTEGER,
-            'free_docks': js.INTEGER, 'docks': js.array(Dock),
-        }),
-        shows=(
-            'record', (
-                ('station', 'station', ('row', 'stations')),
-                ('docks', 'docks', ('list', ('row', 'docks'))),
-            ),
-        ),
-    ),
-    tool(
-        BikeShareOps.tool_find_stations,
-        'Find open stations by name or district, optionally only those with a bike of a kind to '
-        'ride or a free dock.',
-        param(
-            'query', arg.optional(arg.TEXT),
-            "Part of the station's name or district; case does not matter.",
-        ),
-        param(
-            'bike_kind', arg.optional(arg.enum_of(BikeKind)),
-            'Only stations with a bike of this kind available to ride.',
-        ),
-        param(
-            'needs_free_dock', arg.BOOL, 'Only stations with a free dock.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='bike_share_ops.world:418', returns=js.array(StationSummary),
-    ),
-    tool(
-        BikeShareOps.tool_get_dock,
-        'Show a dock: station code, number, the bike id it holds and whether it is out of order.',
-        param(
-            'dock_id', arg.row('docks'), 'The dock id, e.g. ST001-03.',
-            not_found=lambda ep, key: rt.built(ep, f'Dock {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:444', returns=Dock,
-    ),
-    tool(
-        BikeShareOps.tool_list_docks,
-        'List the docks of a station by number, optionally only occupied or only free ones.',
-        param(
-            'station', arg.row('stations', arg.refined(arg.TEXT, pattern='^ST[0-9]{3}$')),
-            'The station code, e.g. ST001.',
-            not_found=lambda ep, key: rt.built(ep, f'Station {key} not found.'),
-        ),
-        param(
-            'occupied', arg.optional(arg.BOOL),
-            'true: only docks holding a bike; false: only free docks.',
-        ),
-        read_only=True, where='bike_share_ops.world:452', returns=js.array(Dock),
-        shows=('list', ('row', 'docks')),
-    ),
-    tool(
-        BikeShareOps.tool_get_bike,
-        'Show a bike: kind, battery, condition, status, rides and last service, with the id of '
-        'the dock or active ride it is in.',
-        param(
-            'bike_id', arg.row('bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$')),
-            'The bike id, e.g. BK0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Bike {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:470',
-        returns=js.closed({
-            'bike': Bike, 'dock': js.nullable(js.STRING), 'ride': js.nullable(js.STRING)
-        }),
-        shows=('record', (('bike', 'bike', ('row', 'bikes')),)),
-    ),
-    tool(
-        BikeShareOps.tool_find_bikes,
-        'List bikes by kind, condition or status, or those docked at a station.',
-        param('kind', arg.optional(arg.enum_of(BikeKind)), 'Only classic or only electric bikes.'),
-        param(
-            'condition', arg.optional(arg.enum_of(BikeCondition)), 'Only bikes in this condition.'
-        ),
-        param('status', arg.optional(arg.enum_of(BikeStatus)), 'Only bikes with this status.'),
-        param(
-            'station',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^ST[0-9]{3}$'))),
-            'Only bikes docked at this station (code).',
-            not_found=lambda ep, key: rt.built(ep, f'Station {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:478', returns=js.array(Bike),
-        shows=('list', ('row', 'bikes')),
-    ),
-    tool(
-        BikeShareOps.tool_get_member,
-        'Show a member: contact, pass and expiry, balance and status, whether the pass is valid '
-        'today and the active ride.',
-        param(
-            'member_id', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$')),
-            'The member id, e.g. M0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:513',
-        returns=js.closed({
-            'member': Member, 'pass_valid': js.BOOLEAN, 'active_ride': js.nullable(Ride)
-        }),
-        shows=(
-            'record', (
-                ('member', 'member', ('row', 'members')),
-                ('active_ride', 'active_ride', ('row', 'rides')),
-            ),
-        ),
-    ),
-    tool(
-        BikeShareOps.tool_find_members,
-        'Find members by exact email, exact phone or part of the name.',
-        param('email', arg.optional(arg.TEXT), 'The exact email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'The exact phone number; spaces do not matter.'),
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        read_only=True, where='bike_share_ops.world:525', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    ),
-    tool(
-        BikeShareOps.tool_top_up_balance, "Add money to a member's prepaid balance.",
-        _PARAM_member_id,
-        param('amount', arg.refined(arg.FLOAT, 1.0, 200.0), 'How much to add, in EUR (1 to 200).'),
-        where='bike_share_ops.world:549', returns=Member,
-    ),
-    tool(
-        BikeShareOps.tool_buy_pass,
-        'Sell a day, monthly or annual pass paid from the balance; a valid pass of the same kind '
-        'is extended.',
-        _PARAM_member_id, param('pass_kind', arg.enum_of(PassKind), 'day, monthly or annual.'),
-        where='bike_share_ops.world:569', returns=Member,
-    ),
-    tool(
-        BikeShareOps.tool_get_ride,
-        'Show a ride: member and bike ids, start and end station codes and times, status and '
-        'fare.',
-        param(
-            'ride_id', arg.row('rides'), 'The ride id, e.g. R00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Ride {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:607', returns=Ride,
-    ),
-    tool(
-        BikeShareOps.tool_list_rides,
-        'List the rides of a member or a bike, optionally on a day or by status.',
-        param(
-            'member_id',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'))),
-            'Only rides of this member (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        param(
-            'bike_id',
-            arg.optional(arg.row('bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$'))),
-            'Only rides of this bike (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Bike {key} not found.'),
-        ),
-        param('on_date', arg.optional(arg.DATE), 'Only rides started on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(RideStatus)), 'Only active or only completed rides.'
-        ),
-        read_only=True, where='bike_share_ops.world:613', returns=js.array(Ride),
-        shows=('list', ('row', 'rides')),
-    ),
-    tool(
-        BikeShareOps.tool_start_ride, 'Start a ride for a member with the bike in a dock.',
-        _PARAM_member_id,
-        param(
-            'dock_id', arg.row('docks'), 'The dock holding the bike, e.g. ST001-02.',
-            not_found=lambda ep, key: rt.built(ep, f'Dock {key} not found.'),
-        ),
-        where='bike_share_ops.world:641', returns=Ride,
-    ),
-    tool(
-        BikeShareOps.tool_end_ride,
-        'End an active ride at a free dock. The fare is the unlock fee plus the per-minute rate\n'
-        '(electric costs more); a valid pass covers the first included minutes of a classic ride '
-        'and\nits unlock fee. The fare is taken from the balance, at most what the balance holds.',
-        param(
-            'ride_id', arg.row('rides'), "The active ride's id, e.g. R00006.",
-            not_found=lambda ep, key: rt.built(ep, f'Ride {key} not found.'),
-        ),
-        param(
-            'dock_id', arg.row('docks'), 'A free dock to return the bike to, e.g. ST002-03.',
-            not_found=lambda ep, key: rt.built(ep, f'Dock {key} not found.'),
-        ),
-        where='bike_share_ops.world:663', returns=Ride,
-    ),
-    tool(
-        BikeShareOps.tool_get_report,
-        'Show a damage report: bike id, reporting member, operator, issue, description, status '
-        'and times.',
-        param(
-            'report_id', arg.row('reports'), 'The damage report id, e.g. DR0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Report {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:708', returns=DamageReport,
-    ),
-    tool(
-        BikeShareOps.tool_list_reports,
-        'List damage reports of a bike, and/or by status or issue.',
-        param(
-            'bike_id',
-            arg.optional(arg.row('bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$'))),
-            'Only reports of this bike (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Bike {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ReportStatus)),
-            'Only open or only resolved reports.',
-        ),
-        param('issue', arg.optional(arg.enum_of(DamageKind)), 'Only reports of this issue.'),
-        read_only=True, where='bike_share_ops.world:716', returns=js.array(DamageReport),
-        shows=('list', ('row', 'reports')),
-    ),
-    tool(
-        BikeShareOps.tool_report_broken_bike,
-        'Report a broken bike: it is marked broken and a damage report is opened.',
-        param(
-            'bike_id', arg.row('bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$')),
-            'The bike id, e.g. BK0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Bike {key} not found.'),
-        ),
-        param(
-            'issue', arg.enum_of(DamageKind),
-            'What is wrong: flat_tyre, brakes, chain, battery, lock or other.',
-        ),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What was seen.'),
-        param(
-            'member_id',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'))),
-            'The member who reported it, if any (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        where='bike_share_ops.world:739', returns=DamageReport,
-    ),
-    tool(
-        BikeShareOps.tool_repair_bike,
-        "Resolve a bike's open damage report (mechanics only); the bike is in good condition "
-        "again and serviced today.",
-        param(
-            'report_id', arg.row('reports'), 'The open damage report id, e.g. DR0004.',
-            not_found=lambda ep, key: rt.built(ep, f'Report {key} not found.'),
-        ),
-        where='bike_share_ops.world:762', returns=DamageReport,
-    ),
-    tool(
-        BikeShareOps.tool_move_bike,
-        'Move a docked bike to a free dock at another station (dispatchers only); electric bikes '
-        'charge to 100% at stations with charging.',
-        param(
-            'bike_id', arg.row('bikes', arg.refined(arg.TEXT, pattern='^BK[0-9]{4}$')),
-            "The docked bike's id, e.g. BK0008.",
-            not_found=lambda ep, key: rt.built(ep, f'Bike {key} not found.'),
-        ),
-        param(
-            'to_dock', arg.row('docks'), 'A free dock at another station, e.g. ST003-02.',
-            not_found=lambda ep, key: rt.built(ep, f'Dock {key} not found.'),
-        ),
-        where='bike_share_ops.world:778', returns=Bike,
-    ),
-    tool(
-        BikeShareOps.tool_get_transaction,
-        'Show a balance transaction: member id, kind, amount, ride id, time and operator id.',
-        param(
-            'transaction_id', arg.row('transactions'), 'The transaction id, e.g. TX00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Transaction {key} not found.'),
-        ),
-        read_only=True, where='bike_share_ops.world:803', returns=BalanceTransaction,
-    ),
-    tool(
-        BikeShareOps.tool_list_transactions,
-        "List a member's balance transactions, optionally since a day.", _PARAM_member_id,
-        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
-        read_only=True, where='bike_share_ops.world:811', returns=js.array(BalanceTransaction),
-        shows=('list', ('row', 'transactions')),
-    ),
-)
+BikeShareOps.TOOLS = tools(BikeShareOps)
 
 
 def _check_ben_takes_electric__riding(ep: BikeShareOps) -> bool:  # bike_share_ops.world:1246

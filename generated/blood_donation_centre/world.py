@@ -300,6 +300,33 @@ class RequestInfo(Record):
     units: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_RESULT_SessionInfo = js.closed({'session': Session, 'free_slots': js.INTEGER})
+_RESULT_RequestInfo = js.closed({'request': HospitalRequest, 'units': js.array(BloodUnit)})
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No staff member with id {key}.'),
+)
+_ROW_donors = arg.row('donors', not_found=lambda ep, key: ep.built(f'No donor with id {key}.'))
+_ROW_sites = arg.row(
+    'sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No site with code {key}.'),
+)
+_ROW_sessions = arg.row(
+    'sessions', not_found=lambda ep, key: ep.built(f'No session with id {key}.')
+)
+_ROW_appointments = arg.row(
+    'appointments', not_found=lambda ep, key: ep.built(f'No appointment with id {key}.')
+)
+_ROW_units = arg.row('units', not_found=lambda ep, key: ep.built(f'No unit with id {key}.'))
+_ROW_hospitals = arg.row(
+    'hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No hospital with code {key}.'),
+)
+_ROW_requests = arg.row(
+    'requests', not_found=lambda ep, key: ep.built(f'No request with id {key}.')
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -691,57 +718,115 @@ class BloodDonationCentre(Episode):
             return True  # blood_donation_centre.world:296
         return (s if s is not None else rt.absent()).active  # blood_donation_centre.world:298
 
-    def tool_sign_in(self, staff_id: Staff) -> Staff:  # blood_donation_centre.world:356
+    @tool(  # blood_donation_centre.world:356
+        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+        'member.',
+        param(
+            'staff_id', _ROW_staff,
+            'Your staff id, e.g. ST01 (find_staff finds it by name or email).',
+        ),
+        where='blood_donation_centre.world:356', returns=Staff,
+    )
+    def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # blood_donation_centre.world:361
-            raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
+            self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # blood_donation_centre.world:362
         return staff_id  # blood_donation_centre.world:363
 
-    def tool_get_staff(self, staff_id: Staff) -> Staff:  # blood_donation_centre.world:366
+    @tool(  # blood_donation_centre.world:366
+        'Show a staff member: name, email, role, home site and whether active.',
+        param('staff_id', _ROW_staff, 'The staff id, e.g. ST01.'), read_only=True,
+        where='blood_donation_centre.world:366', returns=Staff,
+    )
+    def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # blood_donation_centre.world:371
 
-    # blood_donation_centre.world:374
+    @tool(  # blood_donation_centre.world:374
+        'Find staff members by part of the name or email and/or by role, with their ids, roles '
+        'and sites.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param(
+            'role', arg.optional(arg.enum_of(StaffRole)),
+            'Only this role: nurse, lab_technician or coordinator.',
+        ),
+        read_only=True, where='blood_donation_centre.world:374', returns=js.array(Staff),
+        shows=('list', ('row', 'staff')),
+    )
     def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
         # blood_donation_centre.world:380
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # blood_donation_centre.world:381
             _s7.id_ for _s7 in rt.each(self, self.t_staff)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _s7.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s7.email.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_s7.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s7.email.lower())))
             and (role is None or _s7.role == role)
         ])
 
-    def tool_get_donor(self, donor_id: Donor) -> DonorInfo:  # blood_donation_centre.world:386
+    @tool(  # blood_donation_centre.world:386
+        'Show a donor (contact details, birth date, blood type, last donation, status) with the '
+        'first day they may donate again.',
+        param('donor_id', _ROW_donors, 'The donor id, e.g. D0001.'), read_only=True,
+        where='blood_donation_centre.world:386',
+        returns=js.closed({'donor': Donor, 'next_eligible': js.STRING}),
+        shows=('record', (('donor', 'donor', ('row', 'donors')),)),
+    )
+    def tool_get_donor(self, donor_id: Donor) -> DonorInfo:
         # blood_donation_centre.world:391
         return DonorInfo(donor_id.id_, self.fn_next_eligible(donor_id))
 
-    def tool_find_donors(  # blood_donation_centre.world:394
+    @tool(  # blood_donation_centre.world:394
+        'Find donors by exact email, part of the name and/or blood type, with their ids, blood '
+        'types and last donations.',
+        param('email', arg.optional(arg.TEXT), "The donor's exact email."),
+        param('name', arg.optional(arg.TEXT), "Part of the donor's name; case does not matter."),
+        param(
+            'blood_type', arg.optional(arg.enum_of(BloodType)),
+            'Only donors of this blood type, e.g. O-.',
+        ),
+        read_only=True, where='blood_donation_centre.world:394', returns=js.array(Donor),
+        shows=('list', ('row', 'donors')),
+    )
+    def tool_find_donors(
         self, email: str | None, name: str | None, blood_type: BloodType | None
     ) -> tuple[str, ...]:
         # blood_donation_centre.world:401
         if not (email is not None or name is not None or blood_type is not None):
             raise ToolError('Give an email, a name or a blood type.')
         # blood_donation_centre.world:402
-        q: str = rt.built(self, (name if name is not None else '').lower())
-        wanted: str = rt.built(  # blood_donation_centre.world:403
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name if name is not None else '').lower())
+        # blood_donation_centre.world:403
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # blood_donation_centre.world:404
             _d8.id_ for _d8 in rt.each(self, self.t_donors)
-            if (email is None or rt.built(self, _d8.email.lower()) == wanted)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _d8.name.lower()))
+            if (email is None or self.built(_d8.email.lower()) == wanted)
+            and rt.read(self, q) in rt.read(self, self.built(_d8.name.lower()))
             and (blood_type is None or _d8.blood_type == blood_type)
         ])
 
-    def tool_register_donor(  # blood_donation_centre.world:407
+    @tool(  # blood_donation_centre.world:407
+        'Register a new eligible donor who has not donated yet.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The donor's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The donor's email.",
+        ),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The donor's phone in international form, e.g. +447700900123.",
+        ),
+        param('birth_date', arg.DATE, "The donor's birth date, e.g. 1990-04-02."),
+        param('blood_type', arg.enum_of(BloodType), "The donor's blood type, e.g. O+."),
+        where='blood_donation_centre.world:407', returns=Donor,
+    )
+    def tool_register_donor(
         self, name: str, email: str, phone: str, birth_date: dt.date, blood_type: BloodType
     ) -> Donor:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:416
         if any(  # blood_donation_centre.world:417
-            rt.built(self, _d9.email.lower()) == rt.built(self, email.lower())
+            self.built(_d9.email.lower()) == self.built(email.lower())
             for _d9 in rt.each(self, self.t_donors)
         ):
-            raise ToolError(rt.built(self, f'A donor with email {email} already exists.'))
+            self.fail(f'A donor with email {email} already exists.')
         # blood_donation_centre.world:418
         if self.fn_age_on(birth_date, self.clock.date()) < self.state.min_donor_age:
             raise ToolError(f'Donor must be at least {self.state.min_donor_age}.')
@@ -756,24 +841,55 @@ class BloodDonationCentre(Episode):
         self.insert(self.t_donors, donor)  # blood_donation_centre.world:427
         return donor  # blood_donation_centre.world:428
 
-    def tool_get_site(self, code: Site) -> Site:  # blood_donation_centre.world:433
+    @tool(  # blood_donation_centre.world:433
+        'Show a site: name, address, kind (centre or mobile) and phone.',
+        param('code', _ROW_sites, 'The site code, e.g. CEN.'), read_only=True,
+        where='blood_donation_centre.world:433', returns=Site,
+    )
+    def tool_get_site(self, code: Site) -> Site:
         return code  # blood_donation_centre.world:436
 
-    # blood_donation_centre.world:439
+    @tool(  # blood_donation_centre.world:439
+        'List sites by part of the name or city, with their codes, addresses and kinds.',
+        param(
+            'query', arg.optional(arg.TEXT),
+            "Part of the site's name or city; leave out for all sites.",
+        ),
+        read_only=True, where='blood_donation_centre.world:439', returns=js.array(Site),
+        shows=('list', ('row', 'sites')),
+    )
     def tool_list_sites(self, query: str | None) -> tuple[str, ...]:
         # blood_donation_centre.world:444
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # blood_donation_centre.world:445
             _s10.code for _s10 in rt.each(self, self.t_sites)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _s10.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s10.address.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_s10.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s10.address.city.lower()))
         ])
 
-    # blood_donation_centre.world:448
+    @tool(  # blood_donation_centre.world:448
+        'Show a session (site, day, times, slots, status) with the number of free slots.',
+        param('session_id', _ROW_sessions, 'The session id, e.g. SES004.'), read_only=True,
+        where='blood_donation_centre.world:448', returns=_RESULT_SessionInfo,
+        shows=('record', (('session', 'session', ('row', 'sessions')),)),
+    )
     def tool_get_session(self, session_id: Session) -> SessionInfo:
         return self.fn_session_info(session_id)  # blood_donation_centre.world:453
 
-    def tool_find_sessions(  # blood_donation_centre.world:456
+    @tool(  # blood_donation_centre.world:456
+        'List sessions at a site and/or in a date range, earliest first, each with its free '
+        'slots.',
+        param(
+            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only sessions at this site code, e.g. NTH.',
+        ),
+        param('from_day', arg.optional(arg.DATE), 'Only sessions on or after this day.'),
+        param('to_day', arg.optional(arg.DATE), 'Only sessions on or before this day.'),
+        read_only=True, where='blood_donation_centre.world:456',
+        returns=js.array(_RESULT_SessionInfo),
+        shows=('list', ('record', (('session', 'session', ('row', 'sessions')),))),
+    )
+    def tool_find_sessions(
         self, site: Site | None, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[SessionInfo, ...]:
         found: tuple[str, ...] = tuple([  # blood_donation_centre.world:463
@@ -788,11 +904,30 @@ class BloodDonationCentre(Episode):
             ))
         ])
 
-    # blood_donation_centre.world:469
+    @tool(  # blood_donation_centre.world:469
+        'Show an appointment: donor, session, status, when and by whom it was booked.',
+        param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0006.'),
+        read_only=True, where='blood_donation_centre.world:469', returns=Appointment,
+    )
     def tool_get_appointment(self, appointment_id: Appointment) -> Appointment:
         return appointment_id  # blood_donation_centre.world:474
 
-    def tool_list_appointments(  # blood_donation_centre.world:477
+    @tool(  # blood_donation_centre.world:477
+        'List the appointments of a donor or of a session, optionally by status, with their '
+        'sessions and statuses.',
+        param('donor_id', arg.optional(arg.row('donors')), 'Only appointments of this donor id.'),
+        param(
+            'session_id', arg.optional(arg.row('sessions')),
+            'Only appointments in this session id.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
+            'Only appointments with this status.',
+        ),
+        read_only=True, where='blood_donation_centre.world:477', returns=js.array(Appointment),
+        shows=('list', ('row', 'appointments')),
+    )
+    def tool_list_appointments(
         self, donor_id: Donor | None, session_id: Session | None, status: AppointmentStatus | None
     ) -> tuple[str, ...]:
         if not (donor_id is not None or session_id is not None):  # blood_donation_centre.world:484
@@ -804,35 +939,38 @@ class BloodDonationCentre(Episode):
             and (status is None or _a14.status == status)
         ])
 
-    # blood_donation_centre.world:488
+    @tool(  # blood_donation_centre.world:488
+        "Book a donor into a free slot of a scheduled session. The session day must be at least "
+        "56 days after the donor's last donation.",
+        param('donor_id', _ROW_donors, 'The donor id, e.g. D0005.'),
+        param('session_id', _ROW_sessions, 'The session id, e.g. SES008.'),
+        where='blood_donation_centre.world:488', returns=Appointment,
+    )
     def tool_book_appointment(self, donor_id: Donor, session_id: Session) -> Appointment:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:494
         donor: Donor = donor_id  # blood_donation_centre.world:495
         session: Session = session_id  # blood_donation_centre.world:496
         if donor.status != _E11_DonorStatus_eligible:  # blood_donation_centre.world:497
-            raise ToolError(rt.built(self, f'Donor {donor.id_} is deferred.'))
+            self.fail(f'Donor {donor.id_} is deferred.')
         if session.status != _E13_SessionStatus_scheduled:  # blood_donation_centre.world:498
-            raise ToolError(rt.built(
-                self, f'Session {session.id_} is not scheduled (it is {session.status}).'
-            ))
+            self.fail(f'Session {session.id_} is not scheduled (it is {session.status}).')
         if session.day < self.clock.date():  # blood_donation_centre.world:499
-            raise ToolError(rt.built(self, f'Session {session.id_} is in the past.'))
+            self.fail(f'Session {session.id_} is in the past.')
         if self.fn_taken_slots(session) >= session.slots:  # blood_donation_centre.world:500
-            raise ToolError(rt.built(self, f'Session {session.id_} is full.'))
+            self.fail(f'Session {session.id_} is full.')
         if any(  # blood_donation_centre.world:501
             _a15.donor == donor.id_ and _a15.status == _E17_AppointmentStatus_booked
             for _a15 in rt.each(self, self.t_appointments)
         ):
-            raise ToolError(rt.built(self, f'Donor {donor.id_} already has a booked appointment.'))
+            self.fail(f'Donor {donor.id_} already has a booked appointment.')
         last: dt.date | None = donor.last_donation  # blood_donation_centre.world:502
         if last is not None:  # blood_donation_centre.world:503
             # blood_donation_centre.world:504
             if session.day - last < self.state.donation_interval:
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Donor {donor.id_} cannot donate before '
                     f'{last + self.state.donation_interval}.',
-                ))
+                )
         appointment: Appointment = Appointment(  # blood_donation_centre.world:506
             id_=self.next_id('appointment_ids', 'AP{:04d}'), donor=donor.id_, session=session.id_,
             status=_E17_AppointmentStatus_booked, booked_at=self.clock, booked_by=me.id_,
@@ -840,59 +978,63 @@ class BloodDonationCentre(Episode):
         self.insert(self.t_appointments, appointment)  # blood_donation_centre.world:507
         return appointment  # blood_donation_centre.world:508
 
-    # blood_donation_centre.world:511
+    @tool(  # blood_donation_centre.world:511
+        'Cancel a booked appointment, freeing its slot.',
+        param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0007.'),
+        where='blood_donation_centre.world:511', returns=Appointment,
+    )
     def tool_cancel_appointment(self, appointment_id: Appointment) -> Appointment:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:516
         # blood_donation_centre.world:517
         if appointment_id.status != _E17_AppointmentStatus_booked:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only booked appointments can be cancelled; {appointment_id.id_} is '
                 f'{appointment_id.status}.',
-            ))
+            )
         # blood_donation_centre.world:518
         self.set_field(appointment_id, 'status', _E17_AppointmentStatus_cancelled)
         return appointment_id  # blood_donation_centre.world:519
 
-    # blood_donation_centre.world:524
+    @tool(  # blood_donation_centre.world:524
+        'Record the donation of a booked appointment on its session day: the appointment is '
+        'attended and a unit (pending tests, in stock) is collected.',
+        param('appointment_id', _ROW_appointments, 'The booked appointment id, e.g. AP0006.'),
+        param(
+            'volume_ml', arg.refined(arg.INT, 200, 550), 'The volume collected in ml, usually 450.'
+        ),
+        where='blood_donation_centre.world:524', returns=BloodUnit,
+    )
     def tool_record_donation(self, appointment_id: Appointment, volume_ml: int) -> BloodUnit:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:530
         appointment: Appointment = appointment_id  # blood_donation_centre.world:531
         donor: Donor = self.t_donors[appointment.donor]  # blood_donation_centre.world:532
         today: dt.date = self.clock.date()  # blood_donation_centre.world:533
         if appointment.status != _E17_AppointmentStatus_booked:  # blood_donation_centre.world:534
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only booked appointments can be recorded; {appointment.id_} is '
                 f'{appointment.status}.',
-            ))
+            )
         if self.t_sessions[appointment.session].day != today:  # blood_donation_centre.world:535
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The session of {appointment.id_} is on '
                 f'{self.t_sessions[appointment.session].day}, not today.',
-            ))
+            )
         # blood_donation_centre.world:536
         if self.t_sessions[appointment.session].status != _E13_SessionStatus_scheduled:
-            raise ToolError(rt.built(
-                self, f'Session {self.t_sessions[appointment.session].id_} is not scheduled.'
-            ))
+            self.fail(f'Session {self.t_sessions[appointment.session].id_} is not scheduled.')
         if donor.status != _E11_DonorStatus_eligible:  # blood_donation_centre.world:537
-            raise ToolError(rt.built(self, f'Donor {donor.id_} is deferred.'))
+            self.fail(f'Donor {donor.id_} is deferred.')
         last: dt.date | None = donor.last_donation  # blood_donation_centre.world:538
         if last is not None:  # blood_donation_centre.world:539
             if today - last < self.state.donation_interval:  # blood_donation_centre.world:540
-                raise ToolError(rt.built(
-                    self, f'Donor {donor.id_} has donated in the last 56 days (on {last}).'
-                ))
+                self.fail(f'Donor {donor.id_} has donated in the last 56 days (on {last}).')
         age: int = self.fn_age_on(donor.birth_date, today)  # blood_donation_centre.world:542
         # blood_donation_centre.world:543
         if not (age >= self.state.min_donor_age and age <= self.state.max_donor_age):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Donor {donor.id_} is {age}, outside the age limits {self.state.min_donor_age} '
                 f'to {self.state.max_donor_age}.',
-            ))
+            )
         # blood_donation_centre.world:544
         self.set_field(appointment, 'status', _E17_AppointmentStatus_attended)
         unit: BloodUnit = BloodUnit(  # blood_donation_centre.world:545
@@ -906,15 +1048,19 @@ class BloodDonationCentre(Episode):
         self.set_field(donor, 'last_donation', today)  # blood_donation_centre.world:554
         return unit  # blood_donation_centre.world:555
 
-    # blood_donation_centre.world:558
+    @tool(  # blood_donation_centre.world:558
+        "Mark a unit's tests passed or failed; only lab technicians can. A failed unit is "
+        "discarded.",
+        param('unit_id', _ROW_units, 'The unit id, e.g. U00005.'),
+        param('passed', arg.BOOL, 'true if every test passed, false if any failed.'),
+        where='blood_donation_centre.world:558', returns=BloodUnit,
+    )
     def tool_record_test_result(self, unit_id: BloodUnit, passed: bool) -> BloodUnit:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:564
         if me.role != _E9_StaffRole_lab_technician:  # blood_donation_centre.world:565
             raise ToolError('Only lab technicians record test results.')
         if unit_id.test_status != _E10_TestStatus_pending:  # blood_donation_centre.world:566
-            raise ToolError(rt.built(
-                self, f'Unit {unit_id.id_} has already been tested ({unit_id.test_status}).'
-            ))
+            self.fail(f'Unit {unit_id.id_} has already been tested ({unit_id.test_status}).')
         if passed:  # blood_donation_centre.world:567
             # blood_donation_centre.world:568
             self.set_field(unit_id, 'test_status', _E10_TestStatus_passed)
@@ -925,16 +1071,38 @@ class BloodDonationCentre(Episode):
             )
         return unit_id  # blood_donation_centre.world:573
 
-    def tool_get_unit(self, unit_id: BloodUnit) -> BloodUnit:  # blood_donation_centre.world:576
+    @tool(  # blood_donation_centre.world:576
+        'Show a blood unit: donor, blood type, volume, collection and expiry days, test status, '
+        'status and request.',
+        param('unit_id', _ROW_units, 'The unit id, e.g. U00003.'), read_only=True,
+        where='blood_donation_centre.world:576', returns=BloodUnit,
+    )
+    def tool_get_unit(self, unit_id: BloodUnit) -> BloodUnit:
         return unit_id  # blood_donation_centre.world:581
 
-    def tool_find_units(  # blood_donation_centre.world:584
-        self,
-        blood_type: BloodType | None,
-        test_status: TestStatus | None,
-        status: UnitStatus | None,
-        donor_id: Donor | None,
-        usable_only: bool,
+    @tool(  # blood_donation_centre.world:584
+        'List blood units by blood type, test status, status and/or donor, with their expiry '
+        'days and statuses.',
+        param(
+            'blood_type', arg.optional(arg.enum_of(BloodType)),
+            'Only units of this blood type, e.g. A+.',
+        ),
+        param(
+            'test_status', arg.optional(arg.enum_of(TestStatus)),
+            'Only units with this test status.',
+        ),
+        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units with this status.'),
+        param('donor_id', arg.optional(arg.row('donors')), 'Only units from this donor id.'),
+        param(
+            'usable_only', arg.BOOL,
+            'Only units that passed their tests, are in stock and are not expired.', default=False,
+        ),
+        read_only=True, where='blood_donation_centre.world:584', returns=js.array(BloodUnit),
+        shows=('list', ('row', 'units')),
+    )
+    def tool_find_units(
+        self, blood_type: BloodType | None, test_status: TestStatus | None,
+        status: UnitStatus | None, donor_id: Donor | None, usable_only: bool,
     ) -> tuple[str, ...]:
         today: dt.date = self.clock.date()  # blood_donation_centre.world:593
         return tuple([  # blood_donation_centre.world:594
@@ -947,19 +1115,40 @@ class BloodDonationCentre(Episode):
             and _u16.status == _E10_UnitStatus_in_stock and _u16.expires_on >= today)
         ])
 
-    def tool_get_hospital(self, code: Hospital) -> Hospital:  # blood_donation_centre.world:599
+    @tool(  # blood_donation_centre.world:599
+        'Show a hospital: name, city, contact email and whether it is a priority client.',
+        param('code', _ROW_hospitals, 'The hospital code, e.g. H001.'), read_only=True,
+        where='blood_donation_centre.world:599', returns=Hospital,
+    )
+    def tool_get_hospital(self, code: Hospital) -> Hospital:
         return code  # blood_donation_centre.world:604
 
-    # blood_donation_centre.world:607
+    @tool(  # blood_donation_centre.world:607
+        'Find hospitals by part of the name or city, with their codes.',
+        param('query', arg.TEXT, "Part of the hospital's name or city; case does not matter."),
+        read_only=True, where='blood_donation_centre.world:607', returns=js.array(Hospital),
+        shows=('list', ('row', 'hospitals')),
+    )
     def tool_find_hospitals(self, query: str) -> tuple[str, ...]:
-        q: str = rt.built(self, query.lower())  # blood_donation_centre.world:612
+        q: str = self.built(query.lower())  # blood_donation_centre.world:612
         return tuple([  # blood_donation_centre.world:613
             _h17.code for _h17 in rt.each(self, self.t_hospitals)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _h17.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _h17.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_h17.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_h17.city.lower()))
         ])
 
-    # blood_donation_centre.world:616
+    @tool(  # blood_donation_centre.world:616
+        'Show a hospital request (blood type, units needed, urgency, needed-by day, status) with '
+        'the units reserved or shipped for it.',
+        param('request_id', _ROW_requests, 'The request id, e.g. R0001.'), read_only=True,
+        where='blood_donation_centre.world:616', returns=_RESULT_RequestInfo,
+        shows=(
+            'record', (
+                ('request', 'request', ('row', 'requests')),
+                ('units', 'units', ('list', ('row', 'units'))),
+            ),
+        ),
+    )
     def tool_get_request(self, request_id: HospitalRequest) -> RequestInfo:
         return RequestInfo(  # blood_donation_centre.world:621
             request_id.id_, tuple([
@@ -967,7 +1156,22 @@ class BloodDonationCentre(Episode):
             ]),
         )
 
-    def tool_list_requests(  # blood_donation_centre.world:624
+    @tool(  # blood_donation_centre.world:624
+        'List hospital requests by hospital, status and/or urgency, with their blood types, '
+        'units needed and needed-by days.',
+        param(
+            'hospital',
+            arg.optional(arg.row('hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$'))),
+            'Only requests of this hospital code, e.g. H001.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
+        ),
+        param('urgency', arg.optional(arg.enum_of(Urgency)), 'Only requests with this urgency.'),
+        read_only=True, where='blood_donation_centre.world:624', returns=js.array(HospitalRequest),
+        shows=('list', ('row', 'requests')),
+    )
+    def tool_list_requests(
         self, hospital: Hospital | None, status: RequestStatus | None, urgency: Urgency | None
     ) -> tuple[str, ...]:
         return tuple([  # blood_donation_centre.world:631
@@ -977,50 +1181,59 @@ class BloodDonationCentre(Episode):
             and (urgency is None or _r19.urgency == urgency)
         ])
 
-    def tool_reserve_units(  # blood_donation_centre.world:634
+    @tool(  # blood_donation_centre.world:634
+        "Reserve units for an open request. Each unit must have passed its tests, be in stock, "
+        "not expire before the needed-by day and be compatible with the request's blood type. "
+        "The request becomes reserved once it holds all the units it needs.",
+        param('request_id', _ROW_requests, 'The id of an open request, e.g. R0001.'),
+        param(
+            'unit_list', arg.refined(arg.list_of(arg.TEXT), 1, 20),
+            'The ids of the units to reserve, e.g. ["U00003"].',
+        ),
+        where='blood_donation_centre.world:634', returns=_RESULT_RequestInfo,
+        shows=(
+            'record', (
+                ('request', 'request', ('row', 'requests')),
+                ('units', 'units', ('list', ('row', 'units'))),
+            ),
+        ),
+    )
+    def tool_reserve_units(
         self, request_id: HospitalRequest, unit_list: tuple[str, ...]
     ) -> RequestInfo:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:640
         request: HospitalRequest = request_id  # blood_donation_centre.world:641
         today: dt.date = self.clock.date()  # blood_donation_centre.world:642
         if request.status != _E13_RequestStatus_open_:  # blood_donation_centre.world:643
-            raise ToolError(rt.built(
-                self, f'Request {request.id_} is not open (it is {request.status}).'
-            ))
+            self.fail(f'Request {request.id_} is not open (it is {request.status}).')
         already: int = len([  # blood_donation_centre.world:644
             _u20 for _u20 in rt.each(self, self.t_units) if _u20.request == request.id_
         ])
         # blood_donation_centre.world:645
         if rt.bounded(already + len(unit_list)) > request.units_needed:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'More units than request {request.id_} needs: it needs '
                 f'{rt.bounded(request.units_needed - already)} more.',
-            ))
+            )
         seen: tuple[str, ...] = ()  # blood_donation_centre.world:646
         # blood_donation_centre.world:647
         for u in rt.rows(self.t_units, rt.each(self, unit_list)):
             if u.id_ in rt.each(self, seen):  # blood_donation_centre.world:648
-                raise ToolError(rt.built(self, f'Unit {u.id_} is listed twice.'))
+                self.fail(f'Unit {u.id_} is listed twice.')
             seen = rt.each(self, seen) + (u.id_,)  # blood_donation_centre.world:649
             if u.test_status != _E10_TestStatus_passed:  # blood_donation_centre.world:650
-                raise ToolError(rt.built(self, f'Unit {u.id_} has not passed its tests.'))
+                self.fail(f'Unit {u.id_} has not passed its tests.')
             if u.status != _E10_UnitStatus_in_stock:  # blood_donation_centre.world:651
-                raise ToolError(rt.built(
-                    self, f'Unit {u.id_} is not in stock (it is {u.status}).'
-                ))
+                self.fail(f'Unit {u.id_} is not in stock (it is {u.status}).')
             # blood_donation_centre.world:652
             if not (u.expires_on >= today and u.expires_on >= request.needed_by):
-                raise ToolError(rt.built(
-                    self, f'Unit {u.id_} expires on {u.expires_on}, before the request is needed.'
-                ))
+                self.fail(f'Unit {u.id_} expires on {u.expires_on}, before the request is needed.')
             # blood_donation_centre.world:653
             if not self.fn_compatible(u.blood_type, request.blood_type):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Unit {u.id_} ({u.blood_type}) is not compatible with blood type '
                     f'{request.blood_type}.',
-                ))
+                )
         # blood_donation_centre.world:655
         for _u21 in rt.rows(self.t_units, rt.each(self, unit_list)):
             # blood_donation_centre.world:656
@@ -1037,24 +1250,31 @@ class BloodDonationCentre(Episode):
             ]),
         )
 
-    # blood_donation_centre.world:665
+    @tool(  # blood_donation_centre.world:665
+        'Ship a fully reserved request to its hospital; only coordinators can. Its units must '
+        'not have expired.',
+        param('request_id', _ROW_requests, 'The id of a fully reserved request, e.g. R0002.'),
+        where='blood_donation_centre.world:665', returns=_RESULT_RequestInfo,
+        shows=(
+            'record', (
+                ('request', 'request', ('row', 'requests')),
+                ('units', 'units', ('list', ('row', 'units'))),
+            ),
+        ),
+    )
     def tool_ship_request(self, request_id: HospitalRequest) -> RequestInfo:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:670
         request: HospitalRequest = request_id  # blood_donation_centre.world:671
         if me.role != _E9_StaffRole_coordinator:  # blood_donation_centre.world:672
             raise ToolError('Only coordinators ship.')
         if request.status != _E13_RequestStatus_reserved:  # blood_donation_centre.world:673
-            raise ToolError(rt.built(
-                self, f'Request {request.id_} is not fully reserved (it is {request.status}).'
-            ))
+            self.fail(f'Request {request.id_} is not fully reserved (it is {request.status}).')
         mine: tuple[str, ...] = tuple([  # blood_donation_centre.world:674
             _u23.id_ for _u23 in rt.each(self, self.t_units) if _u23.request == request.id_
         ])
         for u in rt.rows(self.t_units, rt.each(self, mine)):  # blood_donation_centre.world:675
             if u.expires_on < self.clock.date():  # blood_donation_centre.world:676
-                raise ToolError(rt.built(
-                    self, f'Unit {u.id_} expired on {u.expires_on} since it was reserved.'
-                ))
+                self.fail(f'Unit {u.id_} expired on {u.expires_on} since it was reserved.')
         for _u24 in rt.rows(self.t_units, rt.each(self, mine)):  # blood_donation_centre.world:678
             # blood_donation_centre.world:679
             self.set_field(self.t_units[_u24.id_], 'status', _E10_UnitStatus_shipped)
@@ -1067,320 +1287,7 @@ class BloodDonationCentre(Episode):
         )
 
 
-_RESULT_SessionInfo = js.closed({'session': Session, 'free_slots': js.INTEGER})
-_RESULT_RequestInfo = js.closed({'request': HospitalRequest, 'units': js.array(BloodUnit)})
-
-
-BloodDonationCentre.TOOLS = tools(
-    tool(
-        BloodDonationCentre.tool_sign_in,
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$')),
-            'Your staff id, e.g. ST01 (find_staff finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        where='blood_donation_centre.world:356', returns=Staff,
-    ),
-    tool(
-        BloodDonationCentre.tool_get_staff,
-        'Show a staff member: name, email, role, home site and whether active.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$')),
-            'The staff id, e.g. ST01.',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:366', returns=Staff,
-    ),
-    tool(
-        BloodDonationCentre.tool_find_staff,
-        'Find staff members by part of the name or email and/or by role, with their ids, roles '
-        'and sites.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'role', arg.optional(arg.enum_of(StaffRole)),
-            'Only this role: nurse, lab_technician or coordinator.',
-        ),
-        read_only=True, where='blood_donation_centre.world:374', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        BloodDonationCentre.tool_get_donor,
-        'Show a donor (contact details, birth date, blood type, last donation, status) with the '
-        'first day they may donate again.',
-        param(
-            'donor_id', arg.row('donors'), 'The donor id, e.g. D0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No donor with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:386',
-        returns=js.closed({'donor': Donor, 'next_eligible': js.STRING}),
-        shows=('record', (('donor', 'donor', ('row', 'donors')),)),
-    ),
-    tool(
-        BloodDonationCentre.tool_find_donors,
-        'Find donors by exact email, part of the name and/or blood type, with their ids, blood '
-        'types and last donations.',
-        param('email', arg.optional(arg.TEXT), "The donor's exact email."),
-        param('name', arg.optional(arg.TEXT), "Part of the donor's name; case does not matter."),
-        param(
-            'blood_type', arg.optional(arg.enum_of(BloodType)),
-            'Only donors of this blood type, e.g. O-.',
-        ),
-        read_only=True, where='blood_donation_centre.world:394', returns=js.array(Donor),
-        shows=('list', ('row', 'donors')),
-    ),
-    tool(
-        BloodDonationCentre.tool_register_donor,
-        'Register a new eligible donor who has not donated yet.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The donor's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The donor's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The donor's phone in international form, e.g. +447700900123.",
-        ),
-        param('birth_date', arg.DATE, "The donor's birth date, e.g. 1990-04-02."),
-        param('blood_type', arg.enum_of(BloodType), "The donor's blood type, e.g. O+."),
-        where='blood_donation_centre.world:407', returns=Donor,
-    ),
-    tool(
-        BloodDonationCentre.tool_get_site,
-        'Show a site: name, address, kind (centre or mobile) and phone.',
-        param(
-            'code', arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The site code, e.g. CEN.',
-            not_found=lambda ep, key: rt.built(ep, f'No site with code {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:433', returns=Site,
-    ),
-    tool(
-        BloodDonationCentre.tool_list_sites,
-        'List sites by part of the name or city, with their codes, addresses and kinds.',
-        param(
-            'query', arg.optional(arg.TEXT),
-            "Part of the site's name or city; leave out for all sites.",
-        ),
-        read_only=True, where='blood_donation_centre.world:439', returns=js.array(Site),
-        shows=('list', ('row', 'sites')),
-    ),
-    tool(
-        BloodDonationCentre.tool_get_session,
-        'Show a session (site, day, times, slots, status) with the number of free slots.',
-        param(
-            'session_id', arg.row('sessions'), 'The session id, e.g. SES004.',
-            not_found=lambda ep, key: rt.built(ep, f'No session with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:448', returns=_RESULT_SessionInfo,
-        shows=('record', (('session', 'session', ('row', 'sessions')),)),
-    ),
-    tool(
-        BloodDonationCentre.tool_find_sessions,
-        'List sessions at a site and/or in a date range, earliest first, each with its free '
-        'slots.',
-        param(
-            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only sessions at this site code, e.g. NTH.',
-        ),
-        param('from_day', arg.optional(arg.DATE), 'Only sessions on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only sessions on or before this day.'),
-        read_only=True, where='blood_donation_centre.world:456',
-        returns=js.array(_RESULT_SessionInfo),
-        shows=('list', ('record', (('session', 'session', ('row', 'sessions')),))),
-    ),
-    tool(
-        BloodDonationCentre.tool_get_appointment,
-        'Show an appointment: donor, session, status, when and by whom it was booked.',
-        param(
-            'appointment_id', arg.row('appointments'), 'The appointment id, e.g. AP0006.',
-            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:469', returns=Appointment,
-    ),
-    tool(
-        BloodDonationCentre.tool_list_appointments,
-        'List the appointments of a donor or of a session, optionally by status, with their '
-        'sessions and statuses.',
-        param('donor_id', arg.optional(arg.row('donors')), 'Only appointments of this donor id.'),
-        param(
-            'session_id', arg.optional(arg.row('sessions')),
-            'Only appointments in this session id.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status.',
-        ),
-        read_only=True, where='blood_donation_centre.world:477', returns=js.array(Appointment),
-        shows=('list', ('row', 'appointments')),
-    ),
-    tool(
-        BloodDonationCentre.tool_book_appointment,
-        "Book a donor into a free slot of a scheduled session. The session day must be at least "
-        "56 days after the donor's last donation.",
-        param(
-            'donor_id', arg.row('donors'), 'The donor id, e.g. D0005.',
-            not_found=lambda ep, key: rt.built(ep, f'No donor with id {key}.'),
-        ),
-        param(
-            'session_id', arg.row('sessions'), 'The session id, e.g. SES008.',
-            not_found=lambda ep, key: rt.built(ep, f'No session with id {key}.'),
-        ),
-        where='blood_donation_centre.world:488', returns=Appointment,
-    ),
-    tool(
-        BloodDonationCentre.tool_cancel_appointment,
-        'Cancel a booked appointment, freeing its slot.',
-        param(
-            'appointment_id', arg.row('appointments'), 'The appointment id, e.g. AP0007.',
-            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-        ),
-        where='blood_donation_centre.world:511', returns=Appointment,
-    ),
-    tool(
-        BloodDonationCentre.tool_record_donation,
-        'Record the donation of a booked appointment on its session day: the appointment is '
-        'attended and a unit (pending tests, in stock) is collected.',
-        param(
-            'appointment_id', arg.row('appointments'), 'The booked appointment id, e.g. AP0006.',
-            not_found=lambda ep, key: rt.built(ep, f'No appointment with id {key}.'),
-        ),
-        param(
-            'volume_ml', arg.refined(arg.INT, 200, 550), 'The volume collected in ml, usually 450.'
-        ),
-        where='blood_donation_centre.world:524', returns=BloodUnit,
-    ),
-    tool(
-        BloodDonationCentre.tool_record_test_result,
-        "Mark a unit's tests passed or failed; only lab technicians can. A failed unit is "
-        "discarded.",
-        param(
-            'unit_id', arg.row('units'), 'The unit id, e.g. U00005.',
-            not_found=lambda ep, key: rt.built(ep, f'No unit with id {key}.'),
-        ),
-        param('passed', arg.BOOL, 'true if every test passed, false if any failed.'),
-        where='blood_donation_centre.world:558', returns=BloodUnit,
-    ),
-    tool(
-        BloodDonationCentre.tool_get_unit,
-        'Show a blood unit: donor, blood type, volume, collection and expiry days, test status, '
-        'status and request.',
-        param(
-            'unit_id', arg.row('units'), 'The unit id, e.g. U00003.',
-            not_found=lambda ep, key: rt.built(ep, f'No unit with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:576', returns=BloodUnit,
-    ),
-    tool(
-        BloodDonationCentre.tool_find_units,
-        'List blood units by blood type, test status, status and/or donor, with their expiry '
-        'days and statuses.',
-        param(
-            'blood_type', arg.optional(arg.enum_of(BloodType)),
-            'Only units of this blood type, e.g. A+.',
-        ),
-        param(
-            'test_status', arg.optional(arg.enum_of(TestStatus)),
-            'Only units with this test status.',
-        ),
-        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units with this status.'),
-        param('donor_id', arg.optional(arg.row('donors')), 'Only units from this donor id.'),
-        param(
-            'usable_only', arg.BOOL,
-            'Only units that passed their tests, are in stock and are not expired.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='blood_donation_centre.world:584', returns=js.array(BloodUnit),
-        shows=('list', ('row', 'units')),
-    ),
-    tool(
-        BloodDonationCentre.tool_get_hospital,
-        'Show a hospital: name, city, contact email and whether it is a priority client.',
-        param(
-            'code', arg.row('hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$')),
-            'The hospital code, e.g. H001.',
-            not_found=lambda ep, key: rt.built(ep, f'No hospital with code {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:599', returns=Hospital,
-    ),
-    tool(
-        BloodDonationCentre.tool_find_hospitals,
-        'Find hospitals by part of the name or city, with their codes.',
-        param('query', arg.TEXT, "Part of the hospital's name or city; case does not matter."),
-        read_only=True, where='blood_donation_centre.world:607', returns=js.array(Hospital),
-        shows=('list', ('row', 'hospitals')),
-    ),
-    tool(
-        BloodDonationCentre.tool_get_request,
-        'Show a hospital request (blood type, units needed, urgency, needed-by day, status) with '
-        'the units reserved or shipped for it.',
-        param(
-            'request_id', arg.row('requests'), 'The request id, e.g. R0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No request with id {key}.'),
-        ),
-        read_only=True, where='blood_donation_centre.world:616', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    ),
-    tool(
-        BloodDonationCentre.tool_list_requests,
-        'List hospital requests by hospital, status and/or urgency, with their blood types, '
-        'units needed and needed-by days.',
-        param(
-            'hospital',
-            arg.optional(arg.row('hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$'))),
-            'Only requests of this hospital code, e.g. H001.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
-        param('urgency', arg.optional(arg.enum_of(Urgency)), 'Only requests with this urgency.'),
-        read_only=True, where='blood_donation_centre.world:624', returns=js.array(HospitalRequest),
-        shows=('list', ('row', 'requests')),
-    ),
-    tool(
-        BloodDonationCentre.tool_reserve_units,
-        "Reserve units for an open request. Each unit must have passed its tests, be in stock, "
-        "not expire before the needed-by day and be compatible with the request's blood type. "
-        "The request becomes reserved once it holds all the units it needs.",
-        param(
-            'request_id', arg.row('requests'), 'The id of an open request, e.g. R0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No request with id {key}.'),
-        ),
-        param(
-            'unit_list', arg.refined(arg.list_of(arg.TEXT), 1, 20),
-            'The ids of the units to reserve, e.g. ["U00003"].',
-        ),
-        where='blood_donation_centre.world:634', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    ),
-    tool(
-        BloodDonationCentre.tool_ship_request,
-        'Ship a fully reserved request to its hospital; only coordinators can. Its units must '
-        'not have expired.',
-        param(
-            'request_id', arg.row('requests'), 'The id of a fully reserved request, e.g. R0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No request with id {key}.'),
-        ),
-        where='blood_donation_centre.world:665', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    ),
-)
+BloodDonationCentre.TOOLS = tools(BloodDonationCentre)
 
 
 # blood_donation_centre.world:1124

@@ -231,6 +231,32 @@ class EquipmentInfo(Record):
     units_available: int = field(sh.INT)
 
 
+_RESULT_ReservationInfo = js.closed({
+    'reservation': Reservation, 'nights': js.INTEGER, 'rentals': js.array(Rental),
+    'charges': js.array(Charge),
+})
+_ROW_rangers = arg.row(
+    'rangers', arg.refined(arg.TEXT, pattern='^RG[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No ranger with id {key}.'),
+)
+_ROW_sites = arg.row(
+    'sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No site with code {key}.'),
+)
+_ROW_campers = arg.row('campers', not_found=lambda ep, key: ep.built(f'No camper with id {key}.'))
+_ROW_reservations = arg.row(
+    'reservations', not_found=lambda ep, key: ep.built(f'No reservation with id {key}.')
+)
+_ROW_equipment = arg.row(
+    'equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No equipment with SKU {key}.'),
+)
+_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: ep.built(f'No rental with id {key}.'))
+_ROW_charges = arg.row('charges', not_found=lambda ep, key: ep.built(f'No charge with id {key}.'))
+_PARAM_departure = param('departure', arg.DATE, 'The departure day, after the arrival.')
+_PARAM_party_size = param('party_size', arg.refined(arg.INT, 1, 12), 'How many people.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -527,32 +553,64 @@ class CampgroundOffice(Episode):
             or self.t_reservations[r.reservation].status == _E17_ReservationStatus_checked_out)
         )
 
-    def tool_sign_in(self, ranger_id: Ranger) -> Ranger:  # campground_office.world:280
+    @tool(  # campground_office.world:280
+        'Sign in as a ranger. Every tool that changes state acts as the signed-in ranger.',
+        param(
+            'ranger_id', _ROW_rangers,
+            'Your ranger id, e.g. RG01 (find_rangers finds it by name or email).',
+        ),
+        where='campground_office.world:280', returns=Ranger,
+    )
+    def tool_sign_in(self, ranger_id: Ranger) -> Ranger:
         if not ranger_id.active:  # campground_office.world:285
-            raise ToolError(rt.built(self, f'Ranger {ranger_id.id_} is inactive.'))
+            self.fail(f'Ranger {ranger_id.id_} is inactive.')
         self.set_state('current_ranger', ranger_id.id_)  # campground_office.world:286
         return ranger_id  # campground_office.world:287
 
-    def tool_get_ranger(self, ranger_id: Ranger) -> Ranger:  # campground_office.world:290
+    @tool(  # campground_office.world:290
+        'Show a ranger: name, email, role and whether active.',
+        param('ranger_id', _ROW_rangers, 'The ranger id, e.g. RG01.'), read_only=True,
+        where='campground_office.world:290', returns=Ranger,
+    )
+    def tool_get_ranger(self, ranger_id: Ranger) -> Ranger:
         return ranger_id  # campground_office.world:295
 
-    def tool_find_rangers(self, query: str) -> tuple[str, ...]:  # campground_office.world:298
-        q: str = rt.built(self, query.lower())  # campground_office.world:303
+    @tool(  # campground_office.world:298
+        'Find rangers by part of the name or email, with their ids and roles.',
+        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+        read_only=True, where='campground_office.world:298', returns=js.array(Ranger),
+        shows=('list', ('row', 'rangers')),
+    )
+    def tool_find_rangers(self, query: str) -> tuple[str, ...]:
+        q: str = self.built(query.lower())  # campground_office.world:303
         return tuple([  # campground_office.world:304
             _r3.id_ for _r3 in rt.each(self, self.t_rangers)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _r3.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _r3.email.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_r3.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_r3.email.lower()))
         ])
 
-    def tool_get_site(self, code: Site) -> Site:  # campground_office.world:309
+    @tool(  # campground_office.world:309
+        'Show a site: kind, loop, capacity, nightly rate, hook-ups, longest RV and whether it is '
+        'open.',
+        param('code', _ROW_sites, 'The site code, e.g. R01.'), read_only=True,
+        where='campground_office.world:309', returns=Site,
+    )
+    def tool_get_site(self, code: Site) -> Site:
         return code  # campground_office.world:312
 
-    def tool_search_free_sites(  # campground_office.world:315
-        self,
-        arrival: dt.date,
-        departure: dt.date,
-        party_size: int,
-        kind: SiteKind | None,
+    @tool(  # campground_office.world:315
+        'Find open sites free for every night from arrival to departure that hold the party, '
+        'with the number of nights and the price of the stay.',
+        param('arrival', arg.DATE, 'The arrival day, e.g. 2025-08-20.'), _PARAM_departure,
+        _PARAM_party_size,
+        param('kind', arg.optional(arg.enum_of(SiteKind)), 'Only tent, rv or cabin sites.'),
+        param('hookup', arg.optional(arg.enum_of(Hookup)), 'Only sites with this hook-up.'),
+        read_only=True, where='campground_office.world:315',
+        returns=js.array(js.closed({'site': Site, 'nights': js.INTEGER, 'price': js.NUMBER})),
+        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
+    )
+    def tool_search_free_sites(
+        self, arrival: dt.date, departure: dt.date, party_size: int, kind: SiteKind | None,
         hookup: Hookup | None,
     ) -> tuple[SiteOffer, ...]:
         if departure <= arrival:  # campground_office.world:324
@@ -574,28 +632,52 @@ class CampgroundOffice(Episode):
             and self.fn_site_free(_s4, arrival, departure, '')
         ])
 
-    def tool_get_camper(self, camper_id: Camper) -> Camper:  # campground_office.world:331
+    @tool(  # campground_office.world:331
+        'Show a camper: name, email, phone, vehicle plate, RV length and join day.',
+        param('camper_id', _ROW_campers, 'The camper id, e.g. CP001.'), read_only=True,
+        where='campground_office.world:331', returns=Camper,
+    )
+    def tool_get_camper(self, camper_id: Camper) -> Camper:
         return camper_id  # campground_office.world:336
 
-    def tool_find_campers(  # campground_office.world:339
+    @tool(  # campground_office.world:339
+        'Find campers by exact email, phone and/or part of the name, with their ids and details.',
+        param('email', arg.optional(arg.TEXT), "The camper's exact email."),
+        param('phone', arg.optional(arg.TEXT), "The camper's phone as on file."),
+        param('name', arg.optional(arg.TEXT), "Part of the camper's name; case does not matter."),
+        read_only=True, where='campground_office.world:339', returns=js.array(Camper),
+        shows=('list', ('row', 'campers')),
+    )
+    def tool_find_campers(
         self, email: str | None, phone: str | None, name: str | None
     ) -> tuple[str, ...]:
         # campground_office.world:346
         if not (email is not None or phone is not None or name is not None):
             raise ToolError('Give an email, a phone or a name.')
-        wanted: str = rt.built(  # campground_office.world:347
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # campground_office.world:347
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         # campground_office.world:348
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())
         return tuple([  # campground_office.world:349
             _c6.id_ for _c6 in rt.each(self, self.t_campers)
-            if (email is None or rt.built(self, _c6.email.lower()) == wanted)
+            if (email is None or self.built(_c6.email.lower()) == wanted)
             and (phone is None or _c6.phone == phone)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _c6.name.lower()))
+            and rt.read(self, q) in rt.read(self, self.built(_c6.name.lower()))
         ])
 
-    # campground_office.world:354
+    @tool(  # campground_office.world:354
+        'Show a reservation (camper, site, dates, party, status, total, check-in and check-out '
+        'times) with its rentals and charges.',
+        param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0001.'),
+        read_only=True, where='campground_office.world:354', returns=_RESULT_ReservationInfo,
+        shows=(
+            'record', (
+                ('reservation', 'reservation', ('row', 'reservations')),
+                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                ('charges', 'charges', ('list', ('row', 'charges'))),
+            ),
+        ),
+    )
     def tool_get_reservation(self, reservation_id: Reservation) -> ReservationInfo:
         r: Reservation = reservation_id  # campground_office.world:359
         return ReservationInfo(  # campground_office.world:360
@@ -604,35 +686,60 @@ class CampgroundOffice(Episode):
             tuple([_c8.id_ for _c8 in rt.each(self, self.t_charges) if _c8.reservation == r.id_]),
         )
 
-    def tool_find_reservations(  # campground_office.world:368
-        self,
-        camper_id: Camper | None,
-        email: str | None,
-        site: Site | None,
-        on_date: dt.date | None,
-        arriving_on: dt.date | None,
-        status: ReservationStatus | None,
+    @tool(  # campground_office.world:368
+        'Find reservations by camper (id or email), site, a night of the stay, arrival day '
+        'and/or status, with their sites, dates, parties and statuses.',
+        param(
+            'camper_id', arg.optional(arg.row('campers')), 'Only reservations of this camper id.'
+        ),
+        param(
+            'email', arg.optional(arg.TEXT),
+            'Only reservations of the camper with this exact email.',
+        ),
+        param(
+            'site',
+            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$'))),
+            'Only reservations of this site code.',
+        ),
+        param('on_date', arg.optional(arg.DATE), 'Only stays that include the night of this day.'),
+        param('arriving_on', arg.optional(arg.DATE), 'Only stays arriving on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(ReservationStatus)),
+            'Only reservations with this status.',
+        ),
+        read_only=True, where='campground_office.world:368', returns=js.array(Reservation),
+        shows=('list', ('row', 'reservations')),
+    )
+    def tool_find_reservations(
+        self, camper_id: Camper | None, email: str | None, site: Site | None,
+        on_date: dt.date | None, arriving_on: dt.date | None, status: ReservationStatus | None,
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # campground_office.world:378
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # campground_office.world:378
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # campground_office.world:379
             _r9.id_ for _r9 in rt.each(self, self.t_reservations)
             if (camper_id is None or _r9.camper == camper_id.id_)
-            and (email is None
-            or rt.built(self, self.t_campers[_r9.camper].email.lower()) == wanted)
+            and (email is None or self.built(self.t_campers[_r9.camper].email.lower()) == wanted)
             and (site is None or _r9.site == site.code)
             and (on_date is None or _r9.arrival <= on_date and on_date < _r9.departure)
             and (arriving_on is None or _r9.arrival == arriving_on)
             and (status is None or _r9.status == status)
         ])
 
-    def tool_create_reservation(  # campground_office.world:382
+    @tool(  # campground_office.world:382
+        'Reserve an open site for a camper for the nights from arrival to departure; the total '
+        'is the nights times the nightly rate.',
+        param('camper_id', _ROW_campers, 'The camper id, e.g. CP004.'),
+        param('site', _ROW_sites, 'The site code, e.g. T02.'),
+        param('arrival', arg.DATE, 'The arrival day, today or later.'), _PARAM_departure,
+        _PARAM_party_size, where='campground_office.world:382', returns=Reservation,
+    )
+    def tool_create_reservation(
         self, camper_id: Camper, site: Site, arrival: dt.date, departure: dt.date, party_size: int
     ) -> Reservation:
         x__: Ranger = self.fn_actor()  # campground_office.world:391
         if site.status != _E10_SiteStatus_open_:  # campground_office.world:392
-            raise ToolError(rt.built(self, f'Site {site.code} is closed.'))
+            self.fail(f'Site {site.code} is closed.')
         if arrival < self.clock.date():  # campground_office.world:393
             raise ToolError(f'The arrival {arrival} is in the past.')
         if departure <= arrival:  # campground_office.world:394
@@ -641,19 +748,14 @@ class CampgroundOffice(Episode):
         if self.fn_nights(arrival, departure) > self.state.max_stay_nights:
             raise ToolError(f'A stay lasts at most {self.state.max_stay_nights} nights.')
         if party_size > site.capacity:  # campground_office.world:396
-            raise ToolError(rt.built(
-                self, f'Site {site.code} holds at most {site.capacity} people.'
-            ))
+            self.fail(f'Site {site.code} holds at most {site.capacity} people.')
         if not self.fn_rv_fits(camper_id, site):  # campground_office.world:397
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Site {site.code} takes RVs up to {site.max_rv_length_ft} ft; camper '
                 f'{camper_id.id_} has {camper_id.rv_length_ft} ft.',
-            ))
+            )
         if not self.fn_site_free(site, arrival, departure, ''):  # campground_office.world:398
-            raise ToolError(rt.built(
-                self, f'Site {site.code} is already reserved for some of these nights.'
-            ))
+            self.fail(f'Site {site.code} is already reserved for some of these nights.')
         reservation: Reservation = Reservation(  # campground_office.world:399
             id_=self.next_id('reservation_ids', 'RS{:04d}'), camper=camper_id.id_, site=site.code,
             arrival=arrival, departure=departure,
@@ -667,15 +769,20 @@ class CampgroundOffice(Episode):
         self.insert(self.t_reservations, reservation)  # campground_office.world:407
         return reservation  # campground_office.world:408
 
-    def tool_change_reservation_dates(  # campground_office.world:411
+    @tool(  # campground_office.world:411
+        'Move a booked reservation to new dates on the same site; the total is recomputed.',
+        param('reservation_id', _ROW_reservations, 'The id of a booked reservation, e.g. RS0003.'),
+        param('arrival', arg.DATE, 'The new arrival day, today or later.'),
+        param('departure', arg.DATE, 'The new departure day, after the arrival.'),
+        where='campground_office.world:411', returns=Reservation,
+    )
+    def tool_change_reservation_dates(
         self, reservation_id: Reservation, arrival: dt.date, departure: dt.date
     ) -> Reservation:
         x__: Ranger = self.fn_actor()  # campground_office.world:418
         r: Reservation = reservation_id  # campground_office.world:419
         if r.status != _E17_ReservationStatus_booked:  # campground_office.world:420
-            raise ToolError(rt.built(
-                self, f'Only booked reservations can change dates; {r.id_} is {r.status}.'
-            ))
+            self.fail(f'Only booked reservations can change dates; {r.id_} is {r.status}.')
         if arrival < self.clock.date():  # campground_office.world:421
             raise ToolError(f'The arrival {arrival} is in the past.')
         if departure <= arrival:  # campground_office.world:422
@@ -685,10 +792,9 @@ class CampgroundOffice(Episode):
             raise ToolError(f'A stay lasts at most {self.state.max_stay_nights} nights.')
         # campground_office.world:424
         if not self.fn_site_free(self.t_sites[r.site], arrival, departure, r.id_):
-            raise ToolError(rt.built(
-                self,
-                f'Site {self.t_sites[r.site].code} is already reserved for some of these nights.',
-            ))
+            self.fail(
+                f'Site {self.t_sites[r.site].code} is already reserved for some of these nights.'
+            )
         # campground_office.world:425
         self.set_fields(r, ('arrival', 'departure'), arrival, departure)
         self.set_field(  # campground_office.world:427
@@ -699,14 +805,24 @@ class CampgroundOffice(Episode):
         )
         return r  # campground_office.world:428
 
-    # campground_office.world:431
+    @tool(  # campground_office.world:431
+        'Cancel a booked reservation. Less than 2 days before arrival a cancellation charge is '
+        'added.',
+        param('reservation_id', _ROW_reservations, 'The id of a booked reservation, e.g. RS0005.'),
+        where='campground_office.world:431', returns=_RESULT_ReservationInfo,
+        shows=(
+            'record', (
+                ('reservation', 'reservation', ('row', 'reservations')),
+                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                ('charges', 'charges', ('list', ('row', 'charges'))),
+            ),
+        ),
+    )
     def tool_cancel_reservation(self, reservation_id: Reservation) -> ReservationInfo:
         me: Ranger = self.fn_actor()  # campground_office.world:436
         r: Reservation = reservation_id  # campground_office.world:437
         if r.status != _E17_ReservationStatus_booked:  # campground_office.world:438
-            raise ToolError(rt.built(
-                self, f'Only booked reservations can be cancelled; {r.id_} is {r.status}.'
-            ))
+            self.fail(f'Only booked reservations can be cancelled; {r.id_} is {r.status}.')
         # campground_office.world:439
         self.set_field(r, 'status', _E17_ReservationStatus_cancelled)
         # campground_office.world:440
@@ -732,49 +848,61 @@ class CampgroundOffice(Episode):
             ]),
         )
 
-    # campground_office.world:457
+    @tool(  # campground_office.world:457
+        'Check a party in on its arrival day, from checkin_hour.',
+        param(
+            'reservation_id', _ROW_reservations,
+            'The id of a booked reservation arriving today, e.g. RS0002.',
+        ),
+        where='campground_office.world:457', returns=Reservation,
+    )
     def tool_check_in(self, reservation_id: Reservation) -> Reservation:
         x__: Ranger = self.fn_actor()  # campground_office.world:462
         r: Reservation = reservation_id  # campground_office.world:463
         if r.status != _E17_ReservationStatus_booked:  # campground_office.world:464
-            raise ToolError(rt.built(
-                self, f'Only booked reservations can be checked in; {r.id_} is {r.status}.'
-            ))
+            self.fail(f'Only booked reservations can be checked in; {r.id_} is {r.status}.')
         if r.arrival != self.clock.date():  # campground_office.world:465
-            raise ToolError(rt.built(
-                self,
-                f'Reservation {r.id_} arrives on {r.arrival}; check-in is only on the arrival '
-                'day.',
-            ))
+            self.fail(
+                f'Reservation {r.id_} arrives on {r.arrival}; check-in is only on the arrival day.'
+            )
         if self.clock.hour < self.state.checkin_hour:  # campground_office.world:466
             raise ToolError(f'Too early: check-in starts at {self.state.checkin_hour}:00.')
         if any(  # campground_office.world:467
             _o12.site == r.site and _o12.status == _E17_ReservationStatus_checked_in
             for _o12 in rt.each(self, self.t_reservations)
         ):
-            raise ToolError(rt.built(
-                self, f'Another party is still checked in on site {self.t_sites[r.site].code}.'
-            ))
+            self.fail(f'Another party is still checked in on site {self.t_sites[r.site].code}.')
         self.set_fields(  # campground_office.world:468
             r, ('status', 'checked_in_at'), _E17_ReservationStatus_checked_in, self.clock
         )
         return r  # campground_office.world:470
 
-    # campground_office.world:473
+    @tool(  # campground_office.world:473
+        'Check a party out; rentals still out must be returned first. Leaving after '
+        'checkout_hour on (or after) the departure day adds a late check-out charge per started '
+        'hour.',
+        param(
+            'reservation_id', _ROW_reservations, 'The id of a checked-in reservation, e.g. RS0001.'
+        ),
+        where='campground_office.world:473', returns=_RESULT_ReservationInfo,
+        shows=(
+            'record', (
+                ('reservation', 'reservation', ('row', 'reservations')),
+                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                ('charges', 'charges', ('list', ('row', 'charges'))),
+            ),
+        ),
+    )
     def tool_check_out(self, reservation_id: Reservation) -> ReservationInfo:
         me: Ranger = self.fn_actor()  # campground_office.world:478
         r: Reservation = reservation_id  # campground_office.world:479
         if r.status != _E17_ReservationStatus_checked_in:  # campground_office.world:480
-            raise ToolError(rt.built(
-                self, f'Reservation {r.id_} is not checked in (it is {r.status}).'
-            ))
+            self.fail(f'Reservation {r.id_} is not checked in (it is {r.status}).')
         if any(  # campground_office.world:481
             _x13.reservation == r.id_ and _x13.status == _E12_RentalStatus_out
             for _x13 in rt.each(self, self.t_rentals)
         ):
-            raise ToolError(rt.built(
-                self, f'Equipment of reservation {r.id_} is still out: return it first.'
-            ))
+            self.fail(f'Equipment of reservation {r.id_} is still out: return it first.')
         self.set_fields(  # campground_office.world:482
             r, ('status', 'checked_out_at'), _E17_ReservationStatus_checked_out, self.clock
         )
@@ -803,7 +931,18 @@ class CampgroundOffice(Episode):
             ]),
         )
 
-    def tool_charge_late_checkout(  # campground_office.world:503
+    @tool(  # campground_office.world:503
+        'Charge a late check-out noticed afterwards on a checked-out reservation that left after '
+        'checkout_hour and has no such charge yet; only managers can.',
+        param(
+            'reservation_id', _ROW_reservations,
+            'The id of a checked-out reservation, e.g. RS0008.',
+        ),
+        param('hours_late', arg.refined(arg.INT, 1, 12), 'Hours to charge past checkout_hour.'),
+        param('note', arg.refined(arg.TEXT, None, 200), 'Why the charge is added.', default=''),
+        where='campground_office.world:503', returns=Charge,
+    )
+    def tool_charge_late_checkout(
         self, reservation_id: Reservation, hours_late: int, note: str
     ) -> Charge:
         me: Ranger = self.fn_actor()  # campground_office.world:510
@@ -811,23 +950,20 @@ class CampgroundOffice(Episode):
         if me.role != _E10_RangerRole_manager:  # campground_office.world:512
             raise ToolError('Only managers charge a late check-out after the fact.')
         if r.status != _E17_ReservationStatus_checked_out:  # campground_office.world:513
-            raise ToolError(rt.built(
-                self, f'Reservation {r.id_} is not checked out (it is {r.status}).'
-            ))
+            self.fail(f'Reservation {r.id_} is not checked out (it is {r.status}).')
         if any(  # campground_office.world:514
             _c16.reservation == r.id_ and _c16.kind == _E10_ChargeKind_late_checkout
             for _c16 in rt.each(self, self.t_charges)
         ):
-            raise ToolError(rt.built(self, f'A late check-out was already charged on {r.id_}.'))
+            self.fail(f'A late check-out was already charged on {r.id_}.')
         left: dt.datetime | None = r.checked_out_at  # campground_office.world:515
         if left is None:  # campground_office.world:516
-            raise ToolError(rt.built(self, f'Reservation {r.id_} has no check-out time.'))
+            self.fail(f'Reservation {r.id_} has no check-out time.')
         if self.fn_started_hours_late(r, left) <= 0:  # campground_office.world:517
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The party of {r.id_} did not leave after {self.state.checkout_hour}:00 on the '
                 'departure day.',
-            ))
+            )
         # campground_office.world:518
         amount: float = round(hours_late * self.state.late_fee_per_hour, 2)
         if not (amount > 0.0):  # campground_office.world:519
@@ -842,25 +978,64 @@ class CampgroundOffice(Episode):
         self.insert(self.t_charges, charge)  # campground_office.world:527
         return charge  # campground_office.world:528
 
-    def tool_get_equipment(self, sku: Equipment) -> EquipmentInfo:  # campground_office.world:533
+    @tool(  # campground_office.world:533
+        'Show equipment (name, daily rate, stock, deposit) with the units out and available.',
+        param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-001.'), read_only=True,
+        where='campground_office.world:533',
+        returns=js.closed({
+            'equipment': Equipment, 'units_out': js.INTEGER, 'units_available': js.INTEGER
+        }),
+        shows=('record', (('equipment', 'equipment', ('row', 'equipment')),)),
+    )
+    def tool_get_equipment(self, sku: Equipment) -> EquipmentInfo:
         out_now: int = self.fn_units_out(sku)  # campground_office.world:538
         # campground_office.world:539
         return EquipmentInfo(sku.sku, out_now, rt.bounded(sku.stock_total - out_now))
 
-    # campground_office.world:546
+    @tool(  # campground_office.world:546
+        'List equipment by part of the name, with SKUs, daily rates, stock and deposits.',
+        param(
+            'query', arg.optional(arg.TEXT), 'Part of the equipment name; case does not matter.'
+        ),
+        param('available_only', arg.BOOL, 'Only equipment with a unit available.', default=False),
+        read_only=True, where='campground_office.world:546', returns=js.array(Equipment),
+        shows=('list', ('row', 'equipment')),
+    )
     def tool_list_equipment(self, query: str | None, available_only: bool) -> tuple[str, ...]:
         # campground_office.world:552
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # campground_office.world:553
             _e17.sku for _e17 in rt.each(self, self.t_equipment)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _e17.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_e17.name.lower()))
             and (not available_only or self.fn_units_out(_e17) < _e17.stock_total)
         ])
 
-    def tool_get_rental(self, rental_id: Rental) -> Rental:  # campground_office.world:556
+    @tool(  # campground_office.world:556
+        'Show a rental: reservation, equipment, quantity, days rented and due, return day, '
+        'status and fee.',
+        param('rental_id', _ROW_rentals, 'The rental id, e.g. RN0001.'), read_only=True,
+        where='campground_office.world:556', returns=Rental,
+    )
+    def tool_get_rental(self, rental_id: Rental) -> Rental:
         return rental_id  # campground_office.world:561
 
-    def tool_list_rentals(  # campground_office.world:564
+    @tool(  # campground_office.world:564
+        'List the rentals of a reservation or of an equipment, with quantities, due days, '
+        'statuses and fees.',
+        param(
+            'reservation_id', arg.optional(arg.row('reservations')),
+            'Only rentals of this reservation id.',
+        ),
+        param(
+            'sku',
+            arg.optional(arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$'))),
+            'Only rentals of this equipment SKU.',
+        ),
+        param('out_only', arg.BOOL, 'Only rentals not yet returned.', default=False),
+        read_only=True, where='campground_office.world:564', returns=js.array(Rental),
+        shows=('list', ('row', 'rentals')),
+    )
+    def tool_list_rentals(
         self, reservation_id: Reservation | None, sku: Equipment | None, out_only: bool
     ) -> tuple[str, ...]:
         if not (reservation_id is not None or sku is not None):  # campground_office.world:571
@@ -872,7 +1047,21 @@ class CampgroundOffice(Episode):
             and (not out_only or _r18.status == _E12_RentalStatus_out)
         ])
 
-    def tool_rent_equipment(  # campground_office.world:575
+    @tool(  # campground_office.world:575
+        'Rent units of equipment to a checked-in party until a day no later than its departure.',
+        param(
+            'reservation_id', _ROW_reservations, 'The id of a checked-in reservation, e.g. RS0004.'
+        ),
+        param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-003.'),
+        param('quantity', arg.refined(arg.INT, 1, 10), 'How many units.', default=1),
+        param(
+            'due_back', arg.optional(arg.DATE),
+            'The day it is due back, today or later and no later than the departure; leave out '
+            'for the departure day.',
+        ),
+        where='campground_office.world:575', returns=Rental,
+    )
+    def tool_rent_equipment(
         self, reservation_id: Reservation, sku: Equipment, quantity: int, due_back: dt.date | None
     ) -> Rental:
         x__: Ranger = self.fn_actor()  # campground_office.world:583
@@ -881,16 +1070,13 @@ class CampgroundOffice(Episode):
         # campground_office.world:586
         due: dt.date = due_back if due_back is not None else r.departure
         if r.status != _E17_ReservationStatus_checked_in:  # campground_office.world:587
-            raise ToolError(rt.built(
-                self, f'Reservation {r.id_} is not checked in (it is {r.status}).'
-            ))
+            self.fail(f'Reservation {r.id_} is not checked in (it is {r.status}).')
         # campground_office.world:588
         if rt.bounded(self.fn_units_out(sku) + quantity) > sku.stock_total:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {rt.bounded(sku.stock_total - self.fn_units_out(sku))} units of {sku.name}'
                 ' are available.',
-            ))
+            )
         if not (due >= today and due <= r.departure):  # campground_office.world:589
             raise ToolError(f'The due day must be between today and the departure {r.departure}.')
         rental: Rental = Rental(  # campground_office.world:590
@@ -901,11 +1087,17 @@ class CampgroundOffice(Episode):
         self.insert(self.t_rentals, rental)  # campground_office.world:597
         return rental  # campground_office.world:598
 
-    def tool_return_equipment(self, rental_id: Rental) -> Rental:  # campground_office.world:601
+    @tool(  # campground_office.world:601
+        'Return a rental. The fee is the days rented (at least 1) times the daily rate times the '
+        'quantity, and is added as an equipment charge.',
+        param('rental_id', _ROW_rentals, 'The id of a rental that is out, e.g. RN0001.'),
+        where='campground_office.world:601', returns=Rental,
+    )
+    def tool_return_equipment(self, rental_id: Rental) -> Rental:
         me: Ranger = self.fn_actor()  # campground_office.world:606
         rental: Rental = rental_id  # campground_office.world:607
         if rental.status != _E12_RentalStatus_out:  # campground_office.world:608
-            raise ToolError(rt.built(self, f'Rental {rental.id_} was already returned.'))
+            self.fail(f'Rental {rental.id_} was already returned.')
         today: dt.date = self.clock.date()  # campground_office.world:609
         days_rented: int = max(1, (today - rental.rented_on).days)  # campground_office.world:610
         fee: float = round(  # campground_office.world:611
@@ -922,7 +1114,7 @@ class CampgroundOffice(Episode):
                     kind=_E10_ChargeKind_equipment,
                     amount=v.check_range(fee, 'Charge.amount', 0.01, None),
                     note=v.check_length(
-                        rt.built(self, f'{self.t_equipment[rental.equipment].name} rental'),
+                        self.built(f'{self.t_equipment[rental.equipment].name} rental'),
                         'Charge.note', None, 200,
                     ),
                     charged_at=self.clock, charged_by=me.id_,
@@ -930,10 +1122,28 @@ class CampgroundOffice(Episode):
             )
         return rental  # campground_office.world:624
 
-    def tool_get_charge(self, charge_id: Charge) -> Charge:  # campground_office.world:629
+    @tool(  # campground_office.world:629
+        'Show a charge: reservation, kind, amount, note, time and who charged it.',
+        param('charge_id', _ROW_charges, 'The charge id, e.g. CH0002.'), read_only=True,
+        where='campground_office.world:629', returns=Charge,
+    )
+    def tool_get_charge(self, charge_id: Charge) -> Charge:
         return charge_id  # campground_office.world:634
 
-    def tool_list_charges(  # campground_office.world:637
+    @tool(  # campground_office.world:637
+        'List the charges of a reservation or of a camper, with kinds, amounts and times.',
+        param(
+            'reservation_id', arg.optional(arg.row('reservations')),
+            'Only charges of this reservation id.',
+        ),
+        param(
+            'camper_id', arg.optional(arg.row('campers')),
+            "Only charges on this camper's reservations.",
+        ),
+        read_only=True, where='campground_office.world:637', returns=js.array(Charge),
+        shows=('list', ('row', 'charges')),
+    )
+    def tool_list_charges(
         self, reservation_id: Reservation | None, camper_id: Camper | None
     ) -> tuple[str, ...]:
         # campground_office.world:643
@@ -946,323 +1156,7 @@ class CampgroundOffice(Episode):
         ])
 
 
-_RESULT_ReservationInfo = js.closed({
-    'reservation': Reservation, 'nights': js.INTEGER, 'rentals': js.array(Rental),
-    'charges': js.array(Charge),
-})
-_PARAM_departure = param('departure', arg.DATE, 'The departure day, after the arrival.')
-_PARAM_party_size = param('party_size', arg.refined(arg.INT, 1, 12), 'How many people.')
-
-
-CampgroundOffice.TOOLS = tools(
-    tool(
-        CampgroundOffice.tool_sign_in,
-        'Sign in as a ranger. Every tool that changes state acts as the signed-in ranger.',
-        param(
-            'ranger_id', arg.row('rangers', arg.refined(arg.TEXT, pattern='^RG[0-9]{2}$')),
-            'Your ranger id, e.g. RG01 (find_rangers finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No ranger with id {key}.'),
-        ),
-        where='campground_office.world:280', returns=Ranger,
-    ),
-    tool(
-        CampgroundOffice.tool_get_ranger, 'Show a ranger: name, email, role and whether active.',
-        param(
-            'ranger_id', arg.row('rangers', arg.refined(arg.TEXT, pattern='^RG[0-9]{2}$')),
-            'The ranger id, e.g. RG01.',
-            not_found=lambda ep, key: rt.built(ep, f'No ranger with id {key}.'),
-        ),
-        read_only=True, where='campground_office.world:290', returns=Ranger,
-    ),
-    tool(
-        CampgroundOffice.tool_find_rangers,
-        'Find rangers by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='campground_office.world:298', returns=js.array(Ranger),
-        shows=('list', ('row', 'rangers')),
-    ),
-    tool(
-        CampgroundOffice.tool_get_site,
-        'Show a site: kind, loop, capacity, nightly rate, hook-ups, longest RV and whether it is '
-        'open.',
-        param(
-            'code', arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$')),
-            'The site code, e.g. R01.',
-            not_found=lambda ep, key: rt.built(ep, f'No site with code {key}.'),
-        ),
-        read_only=True, where='campground_office.world:309', returns=Site,
-    ),
-    tool(
-        CampgroundOffice.tool_search_free_sites,
-        'Find open sites free for every night from arrival to departure that hold the party, '
-        'with the number of nights and the price of the stay.',
-        param('arrival', arg.DATE, 'The arrival day, e.g. 2025-08-20.'), _PARAM_departure,
-        _PARAM_party_size,
-        param('kind', arg.optional(arg.enum_of(SiteKind)), 'Only tent, rv or cabin sites.'),
-        param('hookup', arg.optional(arg.enum_of(Hookup)), 'Only sites with this hook-up.'),
-        read_only=True, where='campground_office.world:315',
-        returns=js.array(js.closed({'site': Site, 'nights': js.INTEGER, 'price': js.NUMBER})),
-        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
-    ),
-    tool(
-        CampgroundOffice.tool_get_camper,
-        'Show a camper: name, email, phone, vehicle plate, RV length and join day.',
-        param(
-            'camper_id', arg.row('campers'), 'The camper id, e.g. CP001.',
-            not_found=lambda ep, key: rt.built(ep, f'No camper with id {key}.'),
-        ),
-        read_only=True, where='campground_office.world:331', returns=Camper,
-    ),
-    tool(
-        CampgroundOffice.tool_find_campers,
-        'Find campers by exact email, phone and/or part of the name, with their ids and details.',
-        param('email', arg.optional(arg.TEXT), "The camper's exact email."),
-        param('phone', arg.optional(arg.TEXT), "The camper's phone as on file."),
-        param('name', arg.optional(arg.TEXT), "Part of the camper's name; case does not matter."),
-        read_only=True, where='campground_office.world:339', returns=js.array(Camper),
-        shows=('list', ('row', 'campers')),
-    ),
-    tool(
-        CampgroundOffice.tool_get_reservation,
-        'Show a reservation (camper, site, dates, party, status, total, check-in and check-out '
-        'times) with its rentals and charges.',
-        param(
-            'reservation_id', arg.row('reservations'), 'The reservation id, e.g. RS0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        read_only=True, where='campground_office.world:354', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    ),
-    tool(
-        CampgroundOffice.tool_find_reservations,
-        'Find reservations by camper (id or email), site, a night of the stay, arrival day '
-        'and/or status, with their sites, dates, parties and statuses.',
-        param(
-            'camper_id', arg.optional(arg.row('campers')), 'Only reservations of this camper id.'
-        ),
-        param(
-            'email', arg.optional(arg.TEXT),
-            'Only reservations of the camper with this exact email.',
-        ),
-        param(
-            'site',
-            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$'))),
-            'Only reservations of this site code.',
-        ),
-        param('on_date', arg.optional(arg.DATE), 'Only stays that include the night of this day.'),
-        param('arriving_on', arg.optional(arg.DATE), 'Only stays arriving on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(ReservationStatus)),
-            'Only reservations with this status.',
-        ),
-        read_only=True, where='campground_office.world:368', returns=js.array(Reservation),
-        shows=('list', ('row', 'reservations')),
-    ),
-    tool(
-        CampgroundOffice.tool_create_reservation,
-        'Reserve an open site for a camper for the nights from arrival to departure; the total '
-        'is the nights times the nightly rate.',
-        param(
-            'camper_id', arg.row('campers'), 'The camper id, e.g. CP004.',
-            not_found=lambda ep, key: rt.built(ep, f'No camper with id {key}.'),
-        ),
-        param(
-            'site', arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$')),
-            'The site code, e.g. T02.',
-            not_found=lambda ep, key: rt.built(ep, f'No site with code {key}.'),
-        ),
-        param('arrival', arg.DATE, 'The arrival day, today or later.'), _PARAM_departure,
-        _PARAM_party_size, where='campground_office.world:382', returns=Reservation,
-    ),
-    tool(
-        CampgroundOffice.tool_change_reservation_dates,
-        'Move a booked reservation to new dates on the same site; the total is recomputed.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a booked reservation, e.g. RS0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        param('arrival', arg.DATE, 'The new arrival day, today or later.'),
-        param('departure', arg.DATE, 'The new departure day, after the arrival.'),
-        where='campground_office.world:411', returns=Reservation,
-    ),
-    tool(
-        CampgroundOffice.tool_cancel_reservation,
-        'Cancel a booked reservation. Less than 2 days before arrival a cancellation charge is '
-        'added.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a booked reservation, e.g. RS0005.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        where='campground_office.world:431', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    ),
-    tool(
-        CampgroundOffice.tool_check_in, 'Check a party in on its arrival day, from checkin_hour.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a booked reservation arriving today, e.g. RS0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        where='campground_office.world:457', returns=Reservation,
-    ),
-    tool(
-        CampgroundOffice.tool_check_out,
-        'Check a party out; rentals still out must be returned first. Leaving after '
-        'checkout_hour on (or after) the departure day adds a late check-out charge per started '
-        'hour.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a checked-in reservation, e.g. RS0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        where='campground_office.world:473', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    ),
-    tool(
-        CampgroundOffice.tool_charge_late_checkout,
-        'Charge a late check-out noticed afterwards on a checked-out reservation that left after '
-        'checkout_hour and has no such charge yet; only managers can.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a checked-out reservation, e.g. RS0008.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        param('hours_late', arg.refined(arg.INT, 1, 12), 'Hours to charge past checkout_hour.'),
-        param(
-            'note', arg.refined(arg.TEXT, None, 200), 'Why the charge is added.',
-            default=lambda ep: '',
-        ),
-        where='campground_office.world:503', returns=Charge,
-    ),
-    tool(
-        CampgroundOffice.tool_get_equipment,
-        'Show equipment (name, daily rate, stock, deposit) with the units out and available.',
-        param(
-            'sku', arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$')),
-            'The equipment SKU, e.g. EQ-001.',
-            not_found=lambda ep, key: rt.built(ep, f'No equipment with SKU {key}.'),
-        ),
-        read_only=True, where='campground_office.world:533',
-        returns=js.closed({
-            'equipment': Equipment, 'units_out': js.INTEGER, 'units_available': js.INTEGER
-        }),
-        shows=('record', (('equipment', 'equipment', ('row', 'equipment')),)),
-    ),
-    tool(
-        CampgroundOffice.tool_list_equipment,
-        'List equipment by part of the name, with SKUs, daily rates, stock and deposits.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the equipment name; case does not matter.'
-        ),
-        param(
-            'available_only', arg.BOOL, 'Only equipment with a unit available.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='campground_office.world:546', returns=js.array(Equipment),
-        shows=('list', ('row', 'equipment')),
-    ),
-    tool(
-        CampgroundOffice.tool_get_rental,
-        'Show a rental: reservation, equipment, quantity, days rented and due, return day, '
-        'status and fee.',
-        param(
-            'rental_id', arg.row('rentals'), 'The rental id, e.g. RN0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No rental with id {key}.'),
-        ),
-        read_only=True, where='campground_office.world:556', returns=Rental,
-    ),
-    tool(
-        CampgroundOffice.tool_list_rentals,
-        'List the rentals of a reservation or of an equipment, with quantities, due days, '
-        'statuses and fees.',
-        param(
-            'reservation_id', arg.optional(arg.row('reservations')),
-            'Only rentals of this reservation id.',
-        ),
-        param(
-            'sku',
-            arg.optional(arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$'))),
-            'Only rentals of this equipment SKU.',
-        ),
-        param('out_only', arg.BOOL, 'Only rentals not yet returned.', default=lambda ep: False),
-        read_only=True, where='campground_office.world:564', returns=js.array(Rental),
-        shows=('list', ('row', 'rentals')),
-    ),
-    tool(
-        CampgroundOffice.tool_rent_equipment,
-        'Rent units of equipment to a checked-in party until a day no later than its departure.',
-        param(
-            'reservation_id', arg.row('reservations'),
-            'The id of a checked-in reservation, e.g. RS0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No reservation with id {key}.'),
-        ),
-        param(
-            'sku', arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$')),
-            'The equipment SKU, e.g. EQ-003.',
-            not_found=lambda ep, key: rt.built(ep, f'No equipment with SKU {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many units.', default=lambda ep: 1),
-        param(
-            'due_back', arg.optional(arg.DATE),
-            'The day it is due back, today or later and no later than the departure; leave out '
-            'for the departure day.',
-        ),
-        where='campground_office.world:575', returns=Rental,
-    ),
-    tool(
-        CampgroundOffice.tool_return_equipment,
-        'Return a rental. The fee is the days rented (at least 1) times the daily rate times the '
-        'quantity, and is added as an equipment charge.',
-        param(
-            'rental_id', arg.row('rentals'), 'The id of a rental that is out, e.g. RN0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No rental with id {key}.'),
-        ),
-        where='campground_office.world:601', returns=Rental,
-    ),
-    tool(
-        CampgroundOffice.tool_get_charge,
-        'Show a charge: reservation, kind, amount, note, time and who charged it.',
-        param(
-            'charge_id', arg.row('charges'), 'The charge id, e.g. CH0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No charge with id {key}.'),
-        ),
-        read_only=True, where='campground_office.world:629', returns=Charge,
-    ),
-    tool(
-        CampgroundOffice.tool_list_charges,
-        'List the charges of a reservation or of a camper, with kinds, amounts and times.',
-        param(
-            'reservation_id', arg.optional(arg.row('reservations')),
-            'Only charges of this reservation id.',
-        ),
-        param(
-            'camper_id', arg.optional(arg.row('campers')),
-            "Only charges on this camper's reservations.",
-        ),
-        read_only=True, where='campground_office.world:637', returns=js.array(Charge),
-        shows=('list', ('row', 'charges')),
-    ),
-)
+CampgroundOffice.TOOLS = tools(CampgroundOffice)
 
 
 # campground_office.world:981

@@ -137,6 +137,30 @@ _C_MAX_RENTAL_DAYS: int = 30  # car_rental_counter.world:25
 _GET_code = rt.getter('code', str)
 
 
+_ROW_branches = arg.row(
+    'branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown branch {key}.'),
+)
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: ep.built(f'Unknown customer {key}.')
+)
+_ROW_rentals = arg.row('rentals', not_found=lambda ep, key: ep.built(f'Unknown rental {key}.'))
+_ROW_cars = arg.row(
+    'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown car {key}.'),
+)
+_PARAM_return_date = param(
+    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
+)
+_PARAM_category = param(
+    'category', arg.optional(arg.enum_of(CarCategory)),
+    'Only cars of this category; any when omitted.',
+)
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. CU001.')
+_PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
+_PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -314,11 +338,16 @@ class CarRentalCounter(Episode):
             for _r1 in rt.each(self, self.t_rentals)
         )
 
-    def tool_search_cars(  # car_rental_counter.world:163
-        self,
-        branch: Branch,
-        pickup_date: dt.date,
-        return_date: dt.date,
+    @tool(  # car_rental_counter.world:163
+        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
+        'first, with the price.',
+        param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
+        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
+        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
+        returns=js.array(CarOffer),
+    )
+    def tool_search_cars(
+        self, branch: Branch, pickup_date: dt.date, return_date: dt.date,
         category: CarCategory | None,
     ) -> tuple[CarOffer, ...]:
         if return_date <= pickup_date:  # car_rental_counter.world:171
@@ -344,14 +373,26 @@ class CarRentalCounter(Episode):
             key=lambda _o3: _o3.price_cents,
         ))
 
-    def tool_register_customer(  # car_rental_counter.world:178
+    @tool(  # car_rental_counter.world:178
+        'Register a new customer with their driving licence.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
+        param(
+            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
+            'The driving licence number, 6 to 12 capital letters or digits.',
+        ),
+        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            "The customer's email address.",
+        ),
+        where='car_rental_counter.world:178', returns=Customer,
+    )
+    def tool_register_customer(
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
         # car_rental_counter.world:186
         if any(_c5.licence_number == licence_number for _c5 in rt.each(self, self.t_customers)):
-            raise ToolError(rt.built(
-                self, f'A customer with licence {licence_number} is already registered.'
-            ))
+            self.fail(f'A customer with licence {licence_number} is already registered.')
         if licence_expires <= self.clock.date():  # car_rental_counter.world:187
             raise ToolError(f'The licence expired on {licence_expires}.')
         customer: Customer = Customer(  # car_rental_counter.world:188
@@ -366,7 +407,16 @@ class CarRentalCounter(Episode):
         self.insert(self.t_customers, customer)  # car_rental_counter.world:194
         return customer  # car_rental_counter.world:195
 
-    # car_rental_counter.world:198
+    @tool(  # car_rental_counter.world:198
+        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
+        'latest pick-up first.',
+        _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
+        returns=js.closed({
+            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
+            'rentals': js.array(Rental),
+        }),
+        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
+    )
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
         return CustomerRentals(  # car_rental_counter.world:203
             customer.id_, customer.name, customer.licence_expires,
@@ -378,27 +428,61 @@ class CarRentalCounter(Episode):
             ),
         )
 
-    def tool_get_rental(self, rental: Rental) -> Rental:  # car_rental_counter.world:211
+    @tool(  # car_rental_counter.world:211
+        'Show one rental with its car, dates, mileage and charges.', _PARAM_rental, read_only=True,
+        where='car_rental_counter.world:211', returns=Rental,
+    )
+    def tool_get_rental(self, rental: Rental) -> Rental:
         return rental  # car_rental_counter.world:216
 
-    def tool_list_branches(self) -> tuple[str, ...]:  # car_rental_counter.world:219
+    @tool(  # car_rental_counter.world:219
+        'List the branches with their codes, names and cities.', read_only=True,
+        where='car_rental_counter.world:219', returns=js.array(Branch),
+        shows=('list', ('row', 'branches')),
+    )
+    def tool_list_branches(self) -> tuple[str, ...]:
         # car_rental_counter.world:220
         return tuple(map(_GET_code, rt.each(self, self.t_branches)))
 
-    def tool_find_customers(self, text: str) -> tuple[str, ...]:  # car_rental_counter.world:223
-        # car_rental_counter.world:228
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+    @tool(  # car_rental_counter.world:223
+        'Find registered customers whose name, email or licence number contains the text, with '
+        'their customer id and licence expiry date.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
+            "matter.",
+        ),
+        read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # car_rental_counter.world:228
         return tuple([  # car_rental_counter.world:229
             _c9.id_ for _c9 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.licence_number.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.email.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.licence_number.lower()))
         ])
 
-    def tool_get_car(self, car: Car) -> Car:  # car_rental_counter.world:232
+    @tool(  # car_rental_counter.world:232
+        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+        'and whether it is in service.',
+        _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car,
+    )
+    def tool_get_car(self, car: Car) -> Car:
         return car  # car_rental_counter.world:235
 
-    def tool_list_cars(  # car_rental_counter.world:238
+    @tool(  # car_rental_counter.world:238
+        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
+        "service, whatever their bookings; cars out on a rental have no branch.",
+        param(
+            'branch', arg.optional(_ROW_branches),
+            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
+        ),
+        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
+        returns=js.array(Car), shows=('list', ('row', 'cars')),
+    )
+    def tool_list_cars(
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
         return tuple([  # car_rental_counter.world:244
@@ -407,7 +491,13 @@ class CarRentalCounter(Episode):
             and (category is None or _c10.category == category)
         ])
 
-    def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:  # car_rental_counter.world:247
+    @tool(  # car_rental_counter.world:247
+        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+        'first.',
+        _PARAM_car, read_only=True, where='car_rental_counter.world:247', returns=js.array(Rental),
+        shows=('list', ('row', 'rentals')),
+    )
+    def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(self, [
                 _r12 for _r12 in rt.each(self, self.t_rentals) if _r12.car == car.plate
@@ -415,7 +505,14 @@ class CarRentalCounter(Episode):
             key=lambda _r11: _r11.pickup_date, reverse=True,
         )
 
-    def tool_reserve_car(  # car_rental_counter.world:255
+    @tool(  # car_rental_counter.world:255
+        "Reserve a car at the branch where it is parked. The price is the number of days times "
+        "the car's daily rate.",
+        _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
+        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
+        where='car_rental_counter.world:255', returns=Rental,
+    )
+    def tool_reserve_car(
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
         if return_date <= pickup_date:  # car_rental_counter.world:263
@@ -426,21 +523,16 @@ class CarRentalCounter(Episode):
         if return_date > pickup_date + dt.timedelta(days=_C_MAX_RENTAL_DAYS):
             raise ToolError(f'A rental lasts at most {_C_MAX_RENTAL_DAYS} days.')
         if not car.in_service:  # car_rental_counter.world:266
-            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+            self.fail(f'Car {car.plate} is out of service.')
         if car.branch is None:  # car_rental_counter.world:267
-            raise ToolError(rt.built(
-                self, f'Car {car.plate} is out on a rental and cannot be reserved now.'
-            ))
+            self.fail(f'Car {car.plate} is out on a rental and cannot be reserved now.')
         if not self.fn_car_free(car, pickup_date, return_date):  # car_rental_counter.world:268
-            raise ToolError(rt.built(
-                self, f'Car {car.plate} is already reserved for some of these days.'
-            ))
+            self.fail(f'Car {car.plate} is already reserved for some of these days.')
         if customer.licence_expires < return_date:  # car_rental_counter.world:269
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
                 'return date.',
-            ))
+            )
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
             id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.id_, car=car.plate,
@@ -455,48 +547,53 @@ class CarRentalCounter(Episode):
         self.insert(self.t_rentals, rental)  # car_rental_counter.world:279
         return rental  # car_rental_counter.world:280
 
-    def tool_cancel_reservation(self, rental: Rental) -> Rental:  # car_rental_counter.world:283
+    @tool(  # car_rental_counter.world:283
+        'Cancel a reservation that has not been picked up. There is no fee.',
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
+        where='car_rental_counter.world:283', returns=Rental,
+    )
+    def tool_cancel_reservation(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.'
+            )
         # car_rental_counter.world:289
         self.set_field(rental, 'status', _E12_RentalStatus_cancelled)
         return rental  # car_rental_counter.world:290
 
-    def tool_pick_up(self, rental: Rental) -> Rental:  # car_rental_counter.world:293
+    @tool(  # car_rental_counter.world:293
+        'Hand the car of a reservation to the customer, from its pick-up day until the day '
+        'before its planned return. Records the start mileage.',
+        _PARAM_rental, where='car_rental_counter.world:293', returns=Rental,
+    )
+    def tool_pick_up(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.'
+            )
         today: dt.date = self.clock.date()  # car_rental_counter.world:299
         if today < rental.pickup_date:  # car_rental_counter.world:300
-            raise ToolError(rt.built(
-                self, f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
-            ))
+            self.fail(
+                f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
+            )
         if today >= rental.return_date:  # car_rental_counter.world:301
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
                 'come.',
-            ))
+            )
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
         if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
-            raise ToolError(rt.built(
-                self,
-                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.',
-            ))
+            self.fail(
+                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.'
+            )
         if not car.in_service:  # car_rental_counter.world:304
-            raise ToolError(rt.built(self, f'Car {car.plate} is out of service.'))
+            self.fail(f'Car {car.plate} is out of service.')
         # car_rental_counter.world:305
         if self.t_customers[rental.customer].licence_expires < rental.return_date:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_customers[rental.customer].name}\'s licence expires on '
                 f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
-            ))
+            )
         # car_rental_counter.world:306
         self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
@@ -507,20 +604,29 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
-    # car_rental_counter.world:312
+    @tool(  # car_rental_counter.world:312
+        'Take back a picked-up car at any branch. Days past the planned return date are charged '
+        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
+        'differs from\nthe pick-up branch. Returns the rental with its charges.',
+        param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
+        param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
+        param(
+            'mileage_km', arg.refined(arg.INT, 0, 10000000),
+            'The odometer reading at return, in km.',
+        ),
+        where='car_rental_counter.world:312', returns=Rental,
+    )
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
-            raise ToolError(rt.built(
-                self,
-                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.',
-            ))
+            self.fail(
+                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.'
+            )
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
         if mileage_km < car.mileage_km:  # car_rental_counter.world:325
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
                 f'car {car.plate}.',
-            ))
+            )
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         # car_rental_counter.world:327
         extra: int = self.fn_days_between(rental.return_date, today)
@@ -566,199 +672,33 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', branch.code)
         return rental  # car_rental_counter.world:341
 
-    # car_rental_counter.world:344
+    @tool(  # car_rental_counter.world:344
+        'Take a parked car out of service for maintenance, or put it back in service.',
+        param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
+        param(
+            'in_service', arg.BOOL,
+            'true to put the car back in service, false to take it out for maintenance.',
+        ),
+        where='car_rental_counter.world:344', returns=Car,
+    )
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:
         if car.branch is None:  # car_rental_counter.world:350
-            raise ToolError(rt.built(self, f'Car {car.plate} is out on a rental.'))
+            self.fail(f'Car {car.plate} is out on a rental.')
         if not (  # car_rental_counter.world:351
             in_service or not any(
                 _r13.car == car.plate and _r13.status == _E12_RentalStatus_reserved
                 for _r13 in rt.each(self, self.t_rentals)
             )
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Car {car.plate} has reservations; cancel or move them before taking it out of '
                 'service.',
-            ))
+            )
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 
 
-_PARAM_return_date = param(
-    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
-)
-_PARAM_category = param(
-    'category', arg.optional(arg.enum_of(CarCategory)),
-    'Only cars of this category; any when omitted.',
-)
-_PARAM_customer = param(
-    'customer', arg.row('customers'), 'The customer id, e.g. CU001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-)
-_PARAM_rental = param(
-    'rental', arg.row('rentals'), 'The rental id, e.g. R0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-)
-_PARAM_car = param(
-    'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-    "The car's plate, e.g. 1234-XYZ.",
-    not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-)
-
-
-CarRentalCounter.TOOLS = tools(
-    tool(
-        CarRentalCounter.tool_search_cars,
-        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
-        'first, with the price.',
-        param(
-            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The branch code, e.g. MAD.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-        ),
-        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
-        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
-        returns=js.array(CarOffer),
-    ),
-    tool(
-        CarRentalCounter.tool_register_customer,
-        'Register a new customer with their driving licence.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
-        param(
-            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
-            'The driving licence number, 6 to 12 capital letters or digits.',
-        ),
-        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            "The customer's email address.",
-        ),
-        where='car_rental_counter.world:178', returns=Customer,
-    ),
-    tool(
-        CarRentalCounter.tool_get_customer_rentals,
-        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-        'latest pick-up first.',
-        _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
-        returns=js.closed({
-            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
-            'rentals': js.array(Rental),
-        }),
-        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
-    ),
-    tool(
-        CarRentalCounter.tool_get_rental,
-        'Show one rental with its car, dates, mileage and charges.', _PARAM_rental, read_only=True,
-        where='car_rental_counter.world:211', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_list_branches,
-        'List the branches with their codes, names and cities.', read_only=True,
-        where='car_rental_counter.world:219', returns=js.array(Branch),
-        shows=('list', ('row', 'branches')),
-    ),
-    tool(
-        CarRentalCounter.tool_find_customers,
-        'Find registered customers whose name, email or licence number contains the text, with '
-        'their customer id and licence expiry date.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
-            "matter.",
-        ),
-        read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        CarRentalCounter.tool_get_car,
-        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
-        'and whether it is in service.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car,
-    ),
-    tool(
-        CarRentalCounter.tool_list_cars,
-        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
-        "service, whatever their bookings; cars out on a rental have no branch.",
-        param(
-            'branch',
-            arg.optional(arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-        ),
-        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
-        returns=js.array(Car), shows=('list', ('row', 'cars')),
-    ),
-    tool(
-        CarRentalCounter.tool_list_car_rentals,
-        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
-        'first.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:247', returns=js.array(Rental),
-        shows=('list', ('row', 'rentals')),
-    ),
-    tool(
-        CarRentalCounter.tool_reserve_car,
-        "Reserve a car at the branch where it is parked. The price is the number of days times "
-        "the car's daily rate.",
-        _PARAM_customer,
-        param(
-            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-            "The car's plate, e.g. 6666-FGH.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-        ),
-        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
-        where='car_rental_counter.world:255', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_cancel_reservation,
-        'Cancel a reservation that has not been picked up. There is no fee.',
-        param(
-            'rental', arg.row('rentals'), 'The rental id, e.g. R0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-        ),
-        where='car_rental_counter.world:283', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_pick_up,
-        'Hand the car of a reservation to the customer, from its pick-up day until the day '
-        'before its planned return. Records the start mileage.',
-        _PARAM_rental, where='car_rental_counter.world:293', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_return_car,
-        'Take back a picked-up car at any branch. Days past the planned return date are charged '
-        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
-        'differs from\nthe pick-up branch. Returns the rental with its charges.',
-        param(
-            'rental', arg.row('rentals'), 'The rental id, e.g. R0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown rental {key}.'),
-        ),
-        param(
-            'branch', arg.row('branches', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The branch where the car is returned, e.g. BCN.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown branch {key}.'),
-        ),
-        param(
-            'mileage_km', arg.refined(arg.INT, 0, 10000000),
-            'The odometer reading at return, in km.',
-        ),
-        where='car_rental_counter.world:312', returns=Rental,
-    ),
-    tool(
-        CarRentalCounter.tool_set_car_in_service,
-        'Take a parked car out of service for maintenance, or put it back in service.',
-        param(
-            'car', arg.row('cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$')),
-            "The car's plate, e.g. 4444-DEF.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown car {key}.'),
-        ),
-        param(
-            'in_service', arg.BOOL,
-            'true to put the car back in service, false to take it out for maintenance.',
-        ),
-        where='car_rental_counter.world:344', returns=Car,
-    ),
-)
+CarRentalCounter.TOOLS = tools(CarRentalCounter)
 
 
 # car_rental_counter.world:500
@@ -790,7 +730,7 @@ def _check_pickup_and_late_return__charged(ep: CarRentalCounter) -> rt.Verdict |
 def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+    return '310' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 
@@ -988,7 +928,7 @@ def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
 def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
     ep: CarRentalCounter, replies: tuple[str, ...]
 ) -> bool:
-    return '310' in rt.read(ep, rt.built(ep, rt.replace(
+    return '310' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 

@@ -250,6 +250,18 @@ class BillInfo(Record):
 _GET_monthly_price = rt.getter('monthly_price', float)
 
 
+_RESULT_BillInfo = js.closed({'bill': Bill, 'balance_due': js.NUMBER})
+_PARAM_customer = param(
+    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
+    'The customer id, e.g. CU001.',
+)
+_PARAM_addon = param(
+    'addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
+    'The add-on code, e.g. AO-ROAM.',
+)
+_PARAM_line = param('line', arg.row('lines'), 'The line id, e.g. LN001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -498,7 +510,21 @@ class CarrierCare(Episode):
         # carrier_care.world:183
         return round(self.t_plans[l.plan].monthly_price + extras + instalments, 2)
 
-    def tool_get_customer(self, customer: Customer) -> CustomerInfo:  # carrier_care.world:217
+    @tool(  # carrier_care.world:217
+        'Show a customer (contact details, status, join date) with their lines and the total '
+        'still due on their bills.',
+        _PARAM_customer, read_only=True, where='carrier_care.world:217',
+        returns=js.closed({
+            'customer': Customer, 'lines': js.array(Line), 'balance_due': js.NUMBER
+        }),
+        shows=(
+            'record', (
+                ('customer', 'customer', ('row', 'customers')),
+                ('lines', 'lines', ('list', ('row', 'lines'))),
+            ),
+        ),
+    )
+    def tool_get_customer(self, customer: Customer) -> CustomerInfo:
         return CustomerInfo(  # carrier_care.world:220
             customer.customer_id,
             tuple([
@@ -515,341 +541,7 @@ class CarrierCare(Episode):
             ),
         )
 
-    def tool_find_customers(  # carrier_care.world:227
-        self,
-        name_contains: str | None,
-        email: str | None,
-        phone: str | None,
-        line_number: str | None,
-    ) -> tuple[str, ...]:
-        # carrier_care.world:235
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
-        return tuple([  # carrier_care.world:236
-            _c11.customer_id for _c11 in rt.each(self, self.t_customers)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _c11.name.lower()))
-            and (email is None or _c11.email == email)
-            and (phone is None or _c11.contact_phone == phone)
-            and (line_number is None or any(
-                _l12.customer == _c11.customer_id
-                and _l12.number == (line_number if line_number is not None else rt.absent())
-                for _l12 in rt.each(self, self.t_lines)
-            ))
-        ])
-
-    # carrier_care.world:239
-    def tool_verify_caller(self, customer: Customer, account_pin: str) -> bool:
-        if account_pin == customer.account_pin:  # carrier_care.world:245
-            self.set_state('verified_customer', customer.customer_id)  # carrier_care.world:246
-            return True  # carrier_care.world:247
-        self.set_state('verified_customer', None)  # carrier_care.world:249
-        return False  # carrier_care.world:250
-
-    def tool_get_plan(self, plan: Plan) -> Plan:  # carrier_care.world:255
-        return plan  # carrier_care.world:258
-
-    def tool_list_plans(  # carrier_care.world:261
-        self, active_only: bool, roaming_only: bool, max_price: float | None
-    ) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:268
-            _p13.plan_code for _p13 in rt.each(self, self.t_plans)
-            if (not active_only or _p13.active) and (not roaming_only or _p13.includes_roaming)
-            and (max_price is None
-            or _p13.monthly_price <= (max_price if max_price is not None else 0.0))
-        ])
-
-    def tool_get_addon(self, addon: AddOn) -> AddOn:  # carrier_care.world:271
-        return addon  # carrier_care.world:274
-
-    # carrier_care.world:277
-    def tool_list_addons(self, kind: AddOnKind | None, plan: Plan | None) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:283
-            _a14.code for _a14 in rt.each(self, self.t_addons)
-            if _a14.active and (kind is None or _a14.kind == kind)
-            and (plan is None or not any(
-                _x15.plan_code == (plan if plan is not None else rt.absent()).plan_code
-                for _x15 in rt.rows(self.t_plans, rt.each(self, _a14.excluded_plans))
-            ))
-        ])
-
-    def tool_get_line(self, line: Line) -> LineInfo:  # carrier_care.world:288
-        return LineInfo(line.line_id, self.fn_monthly_charge(line))  # carrier_care.world:291
-
-    def tool_find_lines(  # carrier_care.world:294
-        self,
-        number: str | None,
-        customer: Customer | None,
-        plan: Plan | None,
-        status: LineStatus | None,
-    ) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:302
-            _l16.line_id for _l16 in rt.each(self, self.t_lines)
-            if (number is None or _l16.number == number)
-            and (customer is None or _l16.customer == customer.customer_id)
-            and (plan is None or _l16.plan == plan.plan_code)
-            and (status is None or _l16.status == status)
-        ])
-
-    def tool_change_plan(self, line: Line, plan: Plan) -> Line:  # carrier_care.world:305
-        if line.status == _E10_LineStatus_suspended:  # carrier_care.world:311
-            raise ToolError(rt.built(
-                self, f'Line {line.line_id} is suspended; a suspended line takes no plan changes.'
-            ))
-        if line.status == _E10_LineStatus_cancelled:  # carrier_care.world:312
-            raise ToolError(rt.built(self, f'Line {line.line_id} is cancelled.'))
-        if not plan.active:  # carrier_care.world:313
-            raise ToolError(rt.built(self, f'Plan {plan.plan_code} is retired.'))
-        if plan.plan_code == line.plan:  # carrier_care.world:314
-            raise ToolError(rt.built(self, f'Line {line.line_id} is already on {plan.plan_code}.'))
-        kept: tuple[str, ...] = tuple([  # carrier_care.world:315
-            _a17.code for _a17 in rt.rows(self.t_addons, rt.each(self, line.addons))
-            if not self.fn_excluded(_a17, plan)
-        ])
-        if len(kept) > plan.max_addons:  # carrier_care.world:316
-            raise ToolError(rt.built(
-                self, f'{plan.plan_code} allows {plan.max_addons} add-ons; remove some first.'
-            ))
-        self.set_fields(  # carrier_care.world:317
-            line, ('plan', 'addons'), plan.plan_code, v.check_length(kept, 'Line.addons', None, 10)
-        )
-        return line  # carrier_care.world:319
-
-    def tool_add_addon(self, line: Line, addon: AddOn) -> Line:  # carrier_care.world:322
-        if line.status != _E10_LineStatus_active:  # carrier_care.world:328
-            raise ToolError(rt.built(self, f'Line {line.line_id} is {line.status}, not active.'))
-        if not addon.active:  # carrier_care.world:329
-            raise ToolError(rt.built(self, f'Add-on {addon.code} is retired.'))
-        if self.fn_excluded(addon, self.t_plans[line.plan]):  # carrier_care.world:330
-            raise ToolError(rt.built(
-                self, f'{addon.code} cannot be added on plan {self.t_plans[line.plan].plan_code}.'
-            ))
-        if self.fn_has_addon(line, addon):  # carrier_care.world:331
-            raise ToolError(rt.built(self, f'Line {line.line_id} already has {addon.code}.'))
-        if len(line.addons) >= self.t_plans[line.plan].max_addons:  # carrier_care.world:332
-            raise ToolError(rt.built(
-                self,
-                f'Plan {self.t_plans[line.plan].plan_code} allows at most '
-                f'{self.t_plans[line.plan].max_addons} add-ons.',
-            ))
-        self.set_field(  # carrier_care.world:333
-            line, 'addons', v.check_length(line.addons + (addon.code,), 'Line.addons', None, 10)
-        )
-        return line  # carrier_care.world:334
-
-    def tool_remove_addon(self, line: Line, addon: AddOn) -> Line:  # carrier_care.world:337
-        if line.status == _E10_LineStatus_cancelled:  # carrier_care.world:343
-            raise ToolError(rt.built(self, f'Line {line.line_id} is cancelled.'))
-        if not self.fn_has_addon(line, addon):  # carrier_care.world:344
-            raise ToolError(rt.built(self, f'Line {line.line_id} does not have {addon.code}.'))
-        self.set_field(  # carrier_care.world:345
-            line, 'addons', v.check_length(
-                tuple([
-                    _a18.code for _a18 in rt.rows(self.t_addons, rt.each(self, line.addons))
-                    if _a18.code != addon.code
-                ]),
-                'Line.addons', None, 10,
-            ),
-        )
-        return line  # carrier_care.world:346
-
-    # carrier_care.world:349
-    def tool_suspend_line(self, line: Line, reason: SuspensionReason) -> Line:
-        if line.status != _E10_LineStatus_active:  # carrier_care.world:355
-            raise ToolError(rt.built(self, f'Line {line.line_id} is {line.status}, not active.'))
-        # carrier_care.world:356
-        self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_suspended, reason)
-        return line  # carrier_care.world:358
-
-    def tool_restore_line(self, line: Line) -> Line:  # carrier_care.world:361
-        if line.status != _E10_LineStatus_suspended:  # carrier_care.world:364
-            raise ToolError(rt.built(self, f'Line {line.line_id} is not suspended.'))
-        # carrier_care.world:365
-        if self.t_customers[line.customer].status == _E13_AccountStatus_closed:
-            raise ToolError(rt.built(
-                self, f'The account of {self.t_customers[line.customer].customer_id} is closed.'
-            ))
-        if not (  # carrier_care.world:366
-            line.suspension_reason != _E16_SuspensionReason_non_payment
-            or not self.fn_has_overdue(self.t_customers[line.customer])
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Line {line.line_id} was suspended for non-payment and '
-                f'{self.t_customers[line.customer].customer_id} still has an overdue bill.',
-            ))
-        # carrier_care.world:367
-        self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_active, None)
-        return line  # carrier_care.world:369
-
-    def tool_port_in_number(  # carrier_care.world:372
-        self,
-        customer: Customer,
-        number: str,
-        donor_carrier: DonorCarrier,
-        plan: Plan,
-        account_pin: str | None,
-    ) -> Line:
-        if not (  # carrier_care.world:381
-            self.state.verified_customer == customer.customer_id
-            or account_pin is not None and account_pin == customer.account_pin
-        ):
-            raise ToolError('Wrong account PIN.')
-        if customer.status != _E13_AccountStatus_active:  # carrier_care.world:382
-            raise ToolError(rt.built(
-                self, f'The account of {customer.customer_id} is {customer.status}, not active.'
-            ))
-        if any(  # carrier_care.world:383
-            _l19.number == number and _l19.status != _E10_LineStatus_cancelled
-            for _l19 in rt.each(self, self.t_lines)
-        ):
-            raise ToolError(rt.built(self, f'The number {number} already belongs to a line.'))
-        if not plan.active:  # carrier_care.world:384
-            raise ToolError(rt.built(self, f'Plan {plan.plan_code} is retired.'))
-        # carrier_care.world:385
-        if self.fn_live_lines(customer) >= self.state.max_lines_per_customer:
-            raise ToolError(rt.built(
-                self,
-                f'{customer.customer_id} already has {self.state.max_lines_per_customer} lines.',
-            ))
-        line: Line = Line(  # carrier_care.world:386
-            line_id=self.next_id('line_ids', 'LN{:03d}'), customer=customer.customer_id,
-            number=v.check_pattern(number, 'Line.number', '^\\+1[0-9]{10}$'), plan=plan.plan_code,
-            status=_E10_LineStatus_active, addons=(), data_used_gb=0.0, suspension_reason=None,
-            ported_from=rt.if_present(
-                f'{donor_carrier}', lambda x: v.check_length(x, 'Line.ported_from', 1, 40)
-            ),
-            activated_on=self.clock.date(),
-        )
-        self.insert(self.t_lines, line)  # carrier_care.world:393
-        return line  # carrier_care.world:394
-
-    def tool_get_device(self, device: Device) -> Device:  # carrier_care.world:399
-        return device  # carrier_care.world:402
-
-    def tool_find_devices(  # carrier_care.world:405
-        self, line: Line | None, customer: Customer | None, imei: str | None
-    ) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:412
-            _d20.device_id for _d20 in rt.each(self, self.t_devices)
-            if (line is None or _d20.line == line.line_id)
-            and (customer is None or self.t_lines[_d20.line].customer == customer.customer_id)
-            and (imei is None or _d20.imei == imei)
-        ])
-
-    def tool_get_bill(self, bill: Bill) -> BillInfo:  # carrier_care.world:417
-        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:420
-
-    def tool_list_bills(  # carrier_care.world:423
-        self, customer: Customer, status: BillStatus | None, period: str | None
-    ) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:430
-            _b21.bill_id for _b21 in rt.each(self, self.t_bills)
-            if _b21.customer == customer.customer_id and (status is None or _b21.status == status)
-            and (period is None or _b21.period == period)
-        ])
-
-    def tool_pay_bill(self, bill: Bill, amount: float) -> BillInfo:  # carrier_care.world:433
-        if bill.status == _E10_BillStatus_paid:  # carrier_care.world:439
-            raise ToolError(rt.built(self, f'Bill {bill.bill_id} is already paid.'))
-        paying: float = round(amount, 2)  # carrier_care.world:440
-        if not (paying >= 0.01):  # carrier_care.world:441
-            raise ToolError('The amount must be at least 0.01.')
-        if not (paying <= self.fn_due_on(bill)):  # carrier_care.world:442
-            raise ToolError(rt.built(
-                self, f'The amount exceeds the {self.fn_due_on(bill):.2f} due on {bill.bill_id}.'
-            ))
-        self.set_field(  # carrier_care.world:443
-            bill, 'paid', v.check_range(round(bill.paid + paying, 2), 'Bill.paid', 0.0, None)
-        )
-        if round(bill.paid + bill.credits_, 2) == bill.amount:  # carrier_care.world:444
-            self.set_field(bill, 'status', _E10_BillStatus_paid)  # carrier_care.world:445
-        owner: Customer = self.t_customers[bill.customer]  # carrier_care.world:447
-        # carrier_care.world:448
-        if owner.status == _E13_AccountStatus_delinquent and not self.fn_has_overdue(owner):
-            self.set_field(  # carrier_care.world:449
-                self.t_customers[owner.customer_id], 'status', _E13_AccountStatus_active
-            )
-        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:451
-
-    def tool_get_credit(self, credit: Credit) -> Credit:  # carrier_care.world:454
-        return credit  # carrier_care.world:457
-
-    def tool_list_credits(  # carrier_care.world:460
-        self, customer: Customer, reason: CreditReason | None
-    ) -> tuple[str, ...]:
-        return tuple([  # carrier_care.world:466
-            _c22.credit_id for _c22 in rt.each(self, self.t_credits)
-            if _c22.customer == customer.customer_id and (reason is None or _c22.reason == reason)
-        ])
-
-    def tool_apply_credit(  # carrier_care.world:469
-        self, bill: Bill, amount: float, reason: CreditReason, note: str
-    ) -> Credit:
-        if bill.status == _E10_BillStatus_paid:  # carrier_care.world:477
-            raise ToolError(rt.built(self, f'Bill {bill.bill_id} is already paid.'))
-        value: float = round(amount, 2)  # carrier_care.world:478
-        if not (value >= 0.01):  # carrier_care.world:479
-            raise ToolError('The credit must be at least 0.01.')
-        if not (value <= self.state.max_credit):  # carrier_care.world:480
-            raise ToolError(f'A single credit is at most {self.state.max_credit:.2f}.')
-        if not (value <= self.fn_due_on(bill)):  # carrier_care.world:481
-            raise ToolError(rt.built(
-                self, f'The credit exceeds the {self.fn_due_on(bill):.2f} due on {bill.bill_id}.'
-            ))
-        if not (  # carrier_care.world:482
-            reason != _E12_CreditReason_goodwill
-            or self.fn_goodwill_in_year(self.t_customers[bill.customer], self.clock.year) + value
-            <= self.state.goodwill_limit_per_year
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Goodwill credits of {self.t_customers[bill.customer].customer_id} this year '
-                f'would exceed {self.state.goodwill_limit_per_year:.2f}.',
-            ))
-        credit: Credit = Credit(  # carrier_care.world:483
-            credit_id=self.next_id('credit_ids', 'CR{:03d}'), customer=bill.customer,
-            bill=bill.bill_id, amount=v.check_range(value, 'Credit.amount', 0.01, None),
-            reason=reason, note=v.check_length(note, 'Credit.note', 1, 200), applied_at=self.clock,
-        )
-        self.insert(self.t_credits, credit)  # carrier_care.world:491
-        self.set_field(  # carrier_care.world:492
-            bill, 'credits_',
-            v.check_range(round(bill.credits_ + value, 2), 'Bill.credits', 0.0, None),
-        )
-        if round(bill.paid + bill.credits_, 2) == bill.amount:  # carrier_care.world:493
-            self.set_field(bill, 'status', _E10_BillStatus_paid)  # carrier_care.world:494
-        return credit  # carrier_care.world:496
-
-
-_RESULT_BillInfo = js.closed({'bill': Bill, 'balance_due': js.NUMBER})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
-    'The customer id, e.g. CU001.',
-)
-_PARAM_addon = param(
-    'addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
-    'The add-on code, e.g. AO-ROAM.',
-)
-_PARAM_line = param('line', arg.row('lines'), 'The line id, e.g. LN001.')
-
-
-CarrierCare.TOOLS = tools(
-    tool(
-        CarrierCare.tool_get_customer,
-        'Show a customer (contact details, status, join date) with their lines and the total '
-        'still due on their bills.',
-        _PARAM_customer, read_only=True, where='carrier_care.world:217',
-        returns=js.closed({
-            'customer': Customer, 'lines': js.array(Line), 'balance_due': js.NUMBER
-        }),
-        shows=(
-            'record', (
-                ('customer', 'customer', ('row', 'customers')),
-                ('lines', 'lines', ('list', ('row', 'lines'))),
-            ),
-        ),
-    ),
-    tool(
-        CarrierCare.tool_find_customers,
+    @tool(  # carrier_care.world:227
         "Find customers by part of the name, email, contact phone or a line's number, with their "
         "details.",
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
@@ -861,9 +553,26 @@ CarrierCare.TOOLS = tools(
         ),
         read_only=True, where='carrier_care.world:227', returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        CarrierCare.tool_verify_caller,
+    )
+    def tool_find_customers(
+        self, name_contains: str | None, email: str | None, phone: str | None,
+        line_number: str | None,
+    ) -> tuple[str, ...]:
+        # carrier_care.world:235
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
+        return tuple([  # carrier_care.world:236
+            _c11.customer_id for _c11 in rt.each(self, self.t_customers)
+            if rt.read(self, q) in rt.read(self, self.built(_c11.name.lower()))
+            and (email is None or _c11.email == email)
+            and (phone is None or _c11.contact_phone == phone)
+            and (line_number is None or any(
+                _l12.customer == _c11.customer_id
+                and _l12.number == (line_number if line_number is not None else rt.absent())
+                for _l12 in rt.each(self, self.t_lines)
+            ))
+        ])
+
+    @tool(  # carrier_care.world:239
         'Check the account PIN a caller gives. True when it matches: the caller is then verified '
         'for this conversation; false clears any earlier verification.',
         param(
@@ -872,33 +581,50 @@ CarrierCare.TOOLS = tools(
         ),
         param('account_pin', arg.TEXT, 'The 4-digit account PIN the caller gave.'),
         where='carrier_care.world:239', returns=js.BOOLEAN,
-    ),
-    tool(
-        CarrierCare.tool_get_plan,
+    )
+    def tool_verify_caller(self, customer: Customer, account_pin: str) -> bool:
+        if account_pin == customer.account_pin:  # carrier_care.world:245
+            self.set_state('verified_customer', customer.customer_id)  # carrier_care.world:246
+            return True  # carrier_care.world:247
+        self.set_state('verified_customer', None)  # carrier_care.world:249
+        return False  # carrier_care.world:250
+
+    @tool(  # carrier_care.world:255
         'Show a plan: price, data allowance, roaming, add-on limit and whether it is offered.',
         param(
             'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
             'The plan code, e.g. PLUS-02.',
         ),
         read_only=True, where='carrier_care.world:255', returns=Plan,
-    ),
-    tool(
-        CarrierCare.tool_list_plans, 'List plans with their prices, data and roaming.',
-        param('active_only', arg.BOOL, 'Only plans still offered.', default=lambda ep: True),
-        param(
-            'roaming_only', arg.BOOL, 'Only plans that include roaming.', default=lambda ep: False
-        ),
+    )
+    def tool_get_plan(self, plan: Plan) -> Plan:
+        return plan  # carrier_care.world:258
+
+    @tool(  # carrier_care.world:261
+        'List plans with their prices, data and roaming.',
+        param('active_only', arg.BOOL, 'Only plans still offered.', default=True),
+        param('roaming_only', arg.BOOL, 'Only plans that include roaming.', default=False),
         param('max_price', arg.optional(arg.FLOAT), 'Only plans up to this monthly price.'),
         read_only=True, where='carrier_care.world:261', returns=js.array(Plan),
         shows=('list', ('row', 'plans')),
-    ),
-    tool(
-        CarrierCare.tool_get_addon,
+    )
+    def tool_list_plans(
+        self, active_only: bool, roaming_only: bool, max_price: float | None
+    ) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:268
+            _p13.plan_code for _p13 in rt.each(self, self.t_plans)
+            if (not active_only or _p13.active) and (not roaming_only or _p13.includes_roaming)
+            and (max_price is None or _p13.monthly_price <= max_price)
+        ])
+
+    @tool(  # carrier_care.world:271
         'Show an add-on: kind, monthly price, plans it is excluded on and whether it is offered.',
         _PARAM_addon, read_only=True, where='carrier_care.world:271', returns=AddOn,
-    ),
-    tool(
-        CarrierCare.tool_list_addons,
+    )
+    def tool_get_addon(self, addon: AddOn) -> AddOn:
+        return addon  # carrier_care.world:274
+
+    @tool(  # carrier_care.world:277
         'List the add-ons on offer with their prices, optionally of one kind or allowed on a '
         'plan.',
         param('kind', arg.optional(arg.enum_of(AddOnKind)), 'Only add-ons of this kind.'),
@@ -909,17 +635,28 @@ CarrierCare.TOOLS = tools(
         ),
         read_only=True, where='carrier_care.world:277', returns=js.array(AddOn),
         shows=('list', ('row', 'addons')),
-    ),
-    tool(
-        CarrierCare.tool_get_line,
+    )
+    def tool_list_addons(self, kind: AddOnKind | None, plan: Plan | None) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:283
+            _a14.code for _a14 in rt.each(self, self.t_addons)
+            if _a14.active and (kind is None or _a14.kind == kind)
+            and (plan is None or not any(
+                _x15.plan_code == (plan if plan is not None else rt.absent()).plan_code
+                for _x15 in rt.rows(self.t_plans, rt.each(self, _a14.excluded_plans))
+            ))
+        ])
+
+    @tool(  # carrier_care.world:288
         'Show a line (number, plan, status, add-ons, data used) with its monthly charge: plan, '
         'add-ons and device instalments.',
         _PARAM_line, read_only=True, where='carrier_care.world:288',
         returns=js.closed({'line': Line, 'monthly_charge': js.NUMBER}),
         shows=('record', (('line', 'line', ('row', 'lines')),)),
-    ),
-    tool(
-        CarrierCare.tool_find_lines,
+    )
+    def tool_get_line(self, line: Line) -> LineInfo:
+        return LineInfo(line.line_id, self.fn_monthly_charge(line))  # carrier_care.world:291
+
+    @tool(  # carrier_care.world:294
         'Find lines by number, customer, plan or status, with their details.',
         param('number', arg.optional(arg.TEXT), 'The phone number, e.g. +15551230002.'),
         param(
@@ -935,9 +672,20 @@ CarrierCare.TOOLS = tools(
         param('status', arg.optional(arg.enum_of(LineStatus)), 'Only lines with this status.'),
         read_only=True, where='carrier_care.world:294', returns=js.array(Line),
         shows=('list', ('row', 'lines')),
-    ),
-    tool(
-        CarrierCare.tool_change_plan,
+    )
+    def tool_find_lines(
+        self, number: str | None, customer: Customer | None, plan: Plan | None,
+        status: LineStatus | None,
+    ) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:302
+            _l16.line_id for _l16 in rt.each(self, self.t_lines)
+            if (number is None or _l16.number == number)
+            and (customer is None or _l16.customer == customer.customer_id)
+            and (plan is None or _l16.plan == plan.plan_code)
+            and (status is None or _l16.status == status)
+        ])
+
+    @tool(  # carrier_care.world:305
         'Move a line to another offered plan; add-ons excluded on the new plan are dropped. A '
         'suspended line takes no plan changes.',
         param('line', arg.row('lines'), 'The line id, e.g. LN002.'),
@@ -946,38 +694,116 @@ CarrierCare.TOOLS = tools(
             'The code of an offered plan, e.g. PLUS-02.',
         ),
         where='carrier_care.world:305', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_add_addon, 'Add an add-on to an active line.',
+    )
+    def tool_change_plan(self, line: Line, plan: Plan) -> Line:
+        if line.status == _E10_LineStatus_suspended:  # carrier_care.world:311
+            self.fail(f'Line {line.line_id} is suspended; a suspended line takes no plan changes.')
+        if line.status == _E10_LineStatus_cancelled:  # carrier_care.world:312
+            self.fail(f'Line {line.line_id} is cancelled.')
+        if not plan.active:  # carrier_care.world:313
+            self.fail(f'Plan {plan.plan_code} is retired.')
+        if plan.plan_code == line.plan:  # carrier_care.world:314
+            self.fail(f'Line {line.line_id} is already on {plan.plan_code}.')
+        kept: tuple[str, ...] = tuple([  # carrier_care.world:315
+            _a17.code for _a17 in rt.rows(self.t_addons, rt.each(self, line.addons))
+            if not self.fn_excluded(_a17, plan)
+        ])
+        if len(kept) > plan.max_addons:  # carrier_care.world:316
+            self.fail(f'{plan.plan_code} allows {plan.max_addons} add-ons; remove some first.')
+        self.set_fields(  # carrier_care.world:317
+            line, ('plan', 'addons'), plan.plan_code, v.check_length(kept, 'Line.addons', None, 10)
+        )
+        return line  # carrier_care.world:319
+
+    @tool(  # carrier_care.world:322
+        'Add an add-on to an active line.',
         param('line', arg.row('lines'), 'The id of an active line, e.g. LN002.'), _PARAM_addon,
         where='carrier_care.world:322', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_remove_addon, 'Remove an add-on from a line.', _PARAM_line,
+    )
+    def tool_add_addon(self, line: Line, addon: AddOn) -> Line:
+        if line.status != _E10_LineStatus_active:  # carrier_care.world:328
+            self.fail(f'Line {line.line_id} is {line.status}, not active.')
+        if not addon.active:  # carrier_care.world:329
+            self.fail(f'Add-on {addon.code} is retired.')
+        if self.fn_excluded(addon, self.t_plans[line.plan]):  # carrier_care.world:330
+            self.fail(f'{addon.code} cannot be added on plan {self.t_plans[line.plan].plan_code}.')
+        if self.fn_has_addon(line, addon):  # carrier_care.world:331
+            self.fail(f'Line {line.line_id} already has {addon.code}.')
+        if len(line.addons) >= self.t_plans[line.plan].max_addons:  # carrier_care.world:332
+            self.fail(
+                f'Plan {self.t_plans[line.plan].plan_code} allows at most '
+                f'{self.t_plans[line.plan].max_addons} add-ons.',
+            )
+        self.set_field(  # carrier_care.world:333
+            line, 'addons', v.check_length(line.addons + (addon.code,), 'Line.addons', None, 10)
+        )
+        return line  # carrier_care.world:334
+
+    @tool(  # carrier_care.world:337
+        'Remove an add-on from a line.', _PARAM_line,
         param(
             'addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
             'The add-on code, e.g. AO-INS.',
         ),
         where='carrier_care.world:337', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_suspend_line, 'Suspend an active line.',
+    )
+    def tool_remove_addon(self, line: Line, addon: AddOn) -> Line:
+        if line.status == _E10_LineStatus_cancelled:  # carrier_care.world:343
+            self.fail(f'Line {line.line_id} is cancelled.')
+        if not self.fn_has_addon(line, addon):  # carrier_care.world:344
+            self.fail(f'Line {line.line_id} does not have {addon.code}.')
+        self.set_field(  # carrier_care.world:345
+            line, 'addons', v.check_length(
+                tuple([
+                    _a18.code for _a18 in rt.rows(self.t_addons, rt.each(self, line.addons))
+                    if _a18.code != addon.code
+                ]),
+                'Line.addons', None, 10,
+            ),
+        )
+        return line  # carrier_care.world:346
+
+    @tool(  # carrier_care.world:349
+        'Suspend an active line.',
         param('line', arg.row('lines'), 'The id of an active line, e.g. LN001.'),
         param(
             'reason', arg.enum_of(SuspensionReason),
             'lost_device, non_payment or customer_request.',
         ),
         where='carrier_care.world:349', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_restore_line,
+    )
+    def tool_suspend_line(self, line: Line, reason: SuspensionReason) -> Line:
+        if line.status != _E10_LineStatus_active:  # carrier_care.world:355
+            self.fail(f'Line {line.line_id} is {line.status}, not active.')
+        # carrier_care.world:356
+        self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_suspended, reason)
+        return line  # carrier_care.world:358
+
+    @tool(  # carrier_care.world:361
         'Restore a suspended line; one suspended for non-payment only when the customer has no '
         'overdue bill.',
         param('line', arg.row('lines'), 'The id of a suspended line, e.g. LN005.'),
         where='carrier_care.world:361', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_port_in_number,
+    )
+    def tool_restore_line(self, line: Line) -> Line:
+        if line.status != _E10_LineStatus_suspended:  # carrier_care.world:364
+            self.fail(f'Line {line.line_id} is not suspended.')
+        # carrier_care.world:365
+        if self.t_customers[line.customer].status == _E13_AccountStatus_closed:
+            self.fail(f'The account of {self.t_customers[line.customer].customer_id} is closed.')
+        if not (  # carrier_care.world:366
+            line.suspension_reason != _E16_SuspensionReason_non_payment
+            or not self.fn_has_overdue(self.t_customers[line.customer])
+        ):
+            self.fail(
+                f'Line {line.line_id} was suspended for non-payment and '
+                f'{self.t_customers[line.customer].customer_id} still has an overdue bill.',
+            )
+        # carrier_care.world:367
+        self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_active, None)
+        return line  # carrier_care.world:369
+
+    @tool(  # carrier_care.world:372
         "Port a number in from another carrier as a new active line on a verified customer's "
         "account.",
         _PARAM_customer,
@@ -996,9 +822,43 @@ CarrierCare.TOOLS = tools(
             "verify_caller.",
         ),
         where='carrier_care.world:372', returns=Line,
-    ),
-    tool(
-        CarrierCare.tool_get_device,
+    )
+    def tool_port_in_number(
+        self, customer: Customer, number: str, donor_carrier: DonorCarrier, plan: Plan,
+        account_pin: str | None,
+    ) -> Line:
+        if not (  # carrier_care.world:381
+            self.state.verified_customer == customer.customer_id
+            or account_pin is not None and account_pin == customer.account_pin
+        ):
+            raise ToolError('Wrong account PIN.')
+        if customer.status != _E13_AccountStatus_active:  # carrier_care.world:382
+            self.fail(f'The account of {customer.customer_id} is {customer.status}, not active.')
+        if any(  # carrier_care.world:383
+            _l19.number == number and _l19.status != _E10_LineStatus_cancelled
+            for _l19 in rt.each(self, self.t_lines)
+        ):
+            self.fail(f'The number {number} already belongs to a line.')
+        if not plan.active:  # carrier_care.world:384
+            self.fail(f'Plan {plan.plan_code} is retired.')
+        # carrier_care.world:385
+        if self.fn_live_lines(customer) >= self.state.max_lines_per_customer:
+            self.fail(
+                f'{customer.customer_id} already has {self.state.max_lines_per_customer} lines.'
+            )
+        line: Line = Line(  # carrier_care.world:386
+            line_id=self.next_id('line_ids', 'LN{:03d}'), customer=customer.customer_id,
+            number=v.check_pattern(number, 'Line.number', '^\\+1[0-9]{10}$'), plan=plan.plan_code,
+            status=_E10_LineStatus_active, addons=(), data_used_gb=0.0, suspension_reason=None,
+            ported_from=rt.if_present(
+                f'{donor_carrier}', lambda x: v.check_length(x, 'Line.ported_from', 1, 40)
+            ),
+            activated_on=self.clock.date(),
+        )
+        self.insert(self.t_lines, line)  # carrier_care.world:393
+        return line  # carrier_care.world:394
+
+    @tool(  # carrier_care.world:399
         'Show a device: line, model, IMEI, price, balance remaining, monthly instalment and '
         'purchase date.',
         param(
@@ -1006,9 +866,11 @@ CarrierCare.TOOLS = tools(
             'The device id, e.g. DV001.',
         ),
         read_only=True, where='carrier_care.world:399', returns=Device,
-    ),
-    tool(
-        CarrierCare.tool_find_devices,
+    )
+    def tool_get_device(self, device: Device) -> Device:
+        return device  # carrier_care.world:402
+
+    @tool(  # carrier_care.world:405
         'Find devices by line, customer or IMEI, with their instalment balances.',
         param(
             'line', arg.optional(arg.row('lines')), 'Only devices of this line (id, e.g. LN001).'
@@ -1021,9 +883,18 @@ CarrierCare.TOOLS = tools(
         param('imei', arg.optional(arg.TEXT), 'The 15-digit IMEI.'), read_only=True,
         where='carrier_care.world:405', returns=js.array(Device),
         shows=('list', ('row', 'devices')),
-    ),
-    tool(
-        CarrierCare.tool_get_bill,
+    )
+    def tool_find_devices(
+        self, line: Line | None, customer: Customer | None, imei: str | None
+    ) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:412
+            _d20.device_id for _d20 in rt.each(self, self.t_devices)
+            if (line is None or _d20.line == line.line_id)
+            and (customer is None or self.t_lines[_d20.line].customer == customer.customer_id)
+            and (imei is None or _d20.imei == imei)
+        ])
+
+    @tool(  # carrier_care.world:417
         'Show a bill (period, amount, credits, payments, due date, status) with what is still '
         'due.',
         param(
@@ -1032,17 +903,27 @@ CarrierCare.TOOLS = tools(
         ),
         read_only=True, where='carrier_care.world:417', returns=_RESULT_BillInfo,
         shows=('record', (('bill', 'bill', ('row', 'bills')),)),
-    ),
-    tool(
-        CarrierCare.tool_list_bills,
+    )
+    def tool_get_bill(self, bill: Bill) -> BillInfo:
+        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:420
+
+    @tool(  # carrier_care.world:423
         "List a customer's bills with amounts, credits, payments and status.", _PARAM_customer,
         param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
         param('period', arg.optional(arg.TEXT), 'Only the bill of this month, e.g. 2025-08.'),
         read_only=True, where='carrier_care.world:423', returns=js.array(Bill),
         shows=('list', ('row', 'bills')),
-    ),
-    tool(
-        CarrierCare.tool_pay_bill,
+    )
+    def tool_list_bills(
+        self, customer: Customer, status: BillStatus | None, period: str | None
+    ) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:430
+            _b21.bill_id for _b21 in rt.each(self, self.t_bills)
+            if _b21.customer == customer.customer_id and (status is None or _b21.status == status)
+            and (period is None or _b21.period == period)
+        ])
+
+    @tool(  # carrier_care.world:433
         'Take a payment toward an open or overdue bill; a delinquent customer with no overdue '
         'bill left becomes active.',
         param(
@@ -1052,22 +933,51 @@ CarrierCare.TOOLS = tools(
         param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount paid, at most what is due.'),
         where='carrier_care.world:433', returns=_RESULT_BillInfo,
         shows=('record', (('bill', 'bill', ('row', 'bills')),)),
-    ),
-    tool(
-        CarrierCare.tool_get_credit,
+    )
+    def tool_pay_bill(self, bill: Bill, amount: float) -> BillInfo:
+        if bill.status == _E10_BillStatus_paid:  # carrier_care.world:439
+            self.fail(f'Bill {bill.bill_id} is already paid.')
+        paying: float = round(amount, 2)  # carrier_care.world:440
+        if not (paying >= 0.01):  # carrier_care.world:441
+            raise ToolError('The amount must be at least 0.01.')
+        if not (paying <= self.fn_due_on(bill)):  # carrier_care.world:442
+            self.fail(f'The amount exceeds the {self.fn_due_on(bill):.2f} due on {bill.bill_id}.')
+        self.set_field(  # carrier_care.world:443
+            bill, 'paid', v.check_range(round(bill.paid + paying, 2), 'Bill.paid', 0.0, None)
+        )
+        if round(bill.paid + bill.credits_, 2) == bill.amount:  # carrier_care.world:444
+            self.set_field(bill, 'status', _E10_BillStatus_paid)  # carrier_care.world:445
+        owner: Customer = self.t_customers[bill.customer]  # carrier_care.world:447
+        # carrier_care.world:448
+        if owner.status == _E13_AccountStatus_delinquent and not self.fn_has_overdue(owner):
+            self.set_field(  # carrier_care.world:449
+                self.t_customers[owner.customer_id], 'status', _E13_AccountStatus_active
+            )
+        return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:451
+
+    @tool(  # carrier_care.world:454
         'Show a credit: customer, bill, amount, reason, note and when it was applied.',
         param('credit', arg.row('credits'), 'The credit id, e.g. CR001.'), read_only=True,
         where='carrier_care.world:454', returns=Credit,
-    ),
-    tool(
-        CarrierCare.tool_list_credits,
+    )
+    def tool_get_credit(self, credit: Credit) -> Credit:
+        return credit  # carrier_care.world:457
+
+    @tool(  # carrier_care.world:460
         "List a customer's credits with bills, amounts and reasons.", _PARAM_customer,
         param('reason', arg.optional(arg.enum_of(CreditReason)), 'Only credits for this reason.'),
         read_only=True, where='carrier_care.world:460', returns=js.array(Credit),
         shows=('list', ('row', 'credits')),
-    ),
-    tool(
-        CarrierCare.tool_apply_credit,
+    )
+    def tool_list_credits(
+        self, customer: Customer, reason: CreditReason | None
+    ) -> tuple[str, ...]:
+        return tuple([  # carrier_care.world:466
+            _c22.credit_id for _c22 in rt.each(self, self.t_credits)
+            if _c22.customer == customer.customer_id and (reason is None or _c22.reason == reason)
+        ])
+
+    @tool(  # carrier_care.world:469
         'Apply a one-time credit to an open or overdue bill; goodwill credits are limited per '
         'customer and year.',
         param(
@@ -1081,8 +991,44 @@ CarrierCare.TOOLS = tools(
         param('reason', arg.enum_of(CreditReason), 'Why the credit is given.'),
         param('note', arg.refined(arg.TEXT, 1, 200), 'What happened.'),
         where='carrier_care.world:469', returns=Credit,
-    ),
-)
+    )
+    def tool_apply_credit(
+        self, bill: Bill, amount: float, reason: CreditReason, note: str
+    ) -> Credit:
+        if bill.status == _E10_BillStatus_paid:  # carrier_care.world:477
+            self.fail(f'Bill {bill.bill_id} is already paid.')
+        value: float = round(amount, 2)  # carrier_care.world:478
+        if not (value >= 0.01):  # carrier_care.world:479
+            raise ToolError('The credit must be at least 0.01.')
+        if not (value <= self.state.max_credit):  # carrier_care.world:480
+            raise ToolError(f'A single credit is at most {self.state.max_credit:.2f}.')
+        if not (value <= self.fn_due_on(bill)):  # carrier_care.world:481
+            self.fail(f'The credit exceeds the {self.fn_due_on(bill):.2f} due on {bill.bill_id}.')
+        if not (  # carrier_care.world:482
+            reason != _E12_CreditReason_goodwill
+            or self.fn_goodwill_in_year(self.t_customers[bill.customer], self.clock.year) + value
+            <= self.state.goodwill_limit_per_year
+        ):
+            self.fail(
+                f'Goodwill credits of {self.t_customers[bill.customer].customer_id} this year '
+                f'would exceed {self.state.goodwill_limit_per_year:.2f}.',
+            )
+        credit: Credit = Credit(  # carrier_care.world:483
+            credit_id=self.next_id('credit_ids', 'CR{:03d}'), customer=bill.customer,
+            bill=bill.bill_id, amount=v.check_range(value, 'Credit.amount', 0.01, None),
+            reason=reason, note=v.check_length(note, 'Credit.note', 1, 200), applied_at=self.clock,
+        )
+        self.insert(self.t_credits, credit)  # carrier_care.world:491
+        self.set_field(  # carrier_care.world:492
+            bill, 'credits_',
+            v.check_range(round(bill.credits_ + value, 2), 'Bill.credits', 0.0, None),
+        )
+        if round(bill.paid + bill.credits_, 2) == bill.amount:  # carrier_care.world:493
+            self.set_field(bill, 'status', _E10_BillStatus_paid)  # carrier_care.world:494
+        return credit  # carrier_care.world:496
+
+
+CarrierCare.TOOLS = tools(CarrierCare)
 
 
 def _check_roaming_and_goodwill__roaming_added(ep: CarrierCare) -> bool:  # carrier_care.world:837

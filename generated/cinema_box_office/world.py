@@ -257,6 +257,20 @@ class ScreeningSummary(Record):
 _C_ROWS: str = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'  # cinema_box_office.world:20
 
 
+_RESULT_Booking = js.closed({
+    'booking_id': js.STRING, 'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
+    'screening': js.STRING, 'seats': js.array(js.scalar('str', 2, 3), min_items=1, max_items=10),
+    'concessions': js.array(ConcessionLine, max_items=20), 'ticket_total': js.scalar('float', 0.0),
+    'points_redeemed': js.scalar('int', 0), 'total': js.scalar('float', 0.0),
+    'status': js.members(BookingStatus), 'booked_at': js.STRING,
+})
+_PARAM_customer = param(
+    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+    'The customer id, e.g. C0004.',
+)
+_PARAM_booking = param('booking', arg.row('bookings'), 'The booking id, e.g. BK00001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -413,7 +427,7 @@ class CinemaBoxOffice(Episode):
         if not all(  # cinema_box_office.world:306
             len([
                 _d29 for _d29 in rt.each(self, self.t_customers)
-                if rt.built(self, _d29.email.lower()) == rt.built(self, _c28.email.lower())
+                if self.built(_d29.email.lower()) == self.built(_c28.email.lower())
             ])
             == 1
             for _c28 in rt.each(self, self.t_customers)
@@ -439,8 +453,8 @@ class CinemaBoxOffice(Episode):
         'Whether a seat label names a seat of the screen, e.g. D7.'
         if len(label) < 2 or len(label) > 3:  # cinema_box_office.world:160
             return False  # cinema_box_office.world:161
-        row: str = rt.built(self, label[0:1:])  # cinema_box_office.world:163
-        digits: str = rt.built(self, label[1::])  # cinema_box_office.world:164
+        row: str = self.built(label[0:1:])  # cinema_box_office.world:163
+        digits: str = self.built(label[1::])  # cinema_box_office.world:164
         if not rt.read(self, digits).isdigit():  # cinema_box_office.world:165
             return False  # cinema_box_office.world:166
         n: int = rt.to_int(rt.read(self, digits))  # cinema_box_office.world:168
@@ -453,7 +467,7 @@ class CinemaBoxOffice(Episode):
     def fn_seat_price(self, s: Screening, label: str) -> float:  # cinema_box_office.world:176
         'The price of a seat: the base price, plus the surcharge in premium rows.'
         # cinema_box_office.world:179
-        if rt.built(self, label[0:1:]) in rt.each(self, self.t_screens[s.screen].premium_rows):
+        if self.built(label[0:1:]) in rt.each(self, self.t_screens[s.screen].premium_rows):
             return s.base_price + s.premium_surcharge  # cinema_box_office.world:180
         return s.base_price  # cinema_box_office.world:182
 
@@ -505,7 +519,7 @@ class CinemaBoxOffice(Episode):
             # cinema_box_office.world:216
             for n in rt.each(self, rt.int_range(1, screen.seats_per_row + 1)):
                 labels = rt.each(self, labels) + (  # cinema_box_office.world:217
-                    rt.built(self, rt.built(self, _C_ROWS[r:r + 1:]) + rt.text(n)),
+                    self.built(self.built(_C_ROWS[r:r + 1:]) + rt.text(n)),
                 )
         return labels  # cinema_box_office.world:220
 
@@ -555,13 +569,11 @@ class CinemaBoxOffice(Episode):
         taken: tuple[str, ...] = self.fn_taken_seats(s, except_id)  # cinema_box_office.world:265
         for x in rt.each(self, seats):  # cinema_box_office.world:266
             if not self.fn_seat_ok(self.t_screens[s.screen], x):  # cinema_box_office.world:267
-                return rt.built(  # cinema_box_office.world:268
-                    self, f'Seat {x} does not exist on {self.t_screens[s.screen].name}.'
-                )
+                # cinema_box_office.world:268
+                return self.built(f'Seat {x} does not exist on {self.t_screens[s.screen].name}.')
             if x in rt.each(self, taken):  # cinema_box_office.world:270
-                return rt.built(  # cinema_box_office.world:271
-                    self, f'Seat {x} is already booked for screening {s.screening_id}.'
-                )
+                # cinema_box_office.world:271
+                return self.built(f'Seat {x} is already booked for screening {s.screening_id}.')
         return ''  # cinema_box_office.world:274
 
     def fn_summary(self, s: Screening) -> ScreeningSummary:  # cinema_box_office.world:277
@@ -574,43 +586,107 @@ class CinemaBoxOffice(Episode):
             ),
         )
 
-    def tool_get_film(self, film: Film) -> Film:  # cinema_box_office.world:311
+    @tool(  # cinema_box_office.world:311
+        'Show a film by id: title, age rating, runtime, genre, release date and language.',
+        param(
+            'film', arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
+            'The film id, e.g. F001.',
+        ),
+        read_only=True, where='cinema_box_office.world:311', returns=Film,
+    )
+    def tool_get_film(self, film: Film) -> Film:
         return film  # cinema_box_office.world:314
 
-    def tool_search_films(  # cinema_box_office.world:317
+    @tool(  # cinema_box_office.world:317
+        'Find films by part of the title, genre or age rating.',
+        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
+        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
+        param(
+            'rating', arg.optional(arg.enum_of(AgeRating)),
+            'Only this age rating: U, PG, 12A, 15 or 18.',
+        ),
+        read_only=True, where='cinema_box_office.world:317', returns=js.array(Film),
+        shows=('list', ('row', 'films')),
+    )
+    def tool_search_films(
         self, title_contains: str | None, genre: Genre | None, rating: AgeRating | None
     ) -> tuple[str, ...]:
-        t: str = rt.built(  # cinema_box_office.world:324
-            self,
-            rt.built(self, (title_contains if title_contains is not None else '').strip()).lower(),
-        )
+        t: str = self.built(self.built((title_contains if title_contains is not None else '').strip()).lower(  # cinema_box_office.world:324
+        ))
         return tuple([  # cinema_box_office.world:325
             _f4.film_id for _f4 in rt.each(self, self.t_films)
-            if (t == '' or rt.read(self, t) in rt.read(self, rt.built(self, _f4.title.lower())))
+            if (t == '' or rt.read(self, t) in rt.read(self, self.built(_f4.title.lower())))
             and (genre is None or _f4.genre == genre) and (rating is None or _f4.rating == rating)
         ])
 
-    def tool_get_screen(self, screen: Screen) -> Screen:  # cinema_box_office.world:328
+    @tool(  # cinema_box_office.world:328
+        'Show a screen by id with its seat map: kind, rows, seats per row, premium rows and '
+        'wheelchair seats.',
+        param(
+            'screen', arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$')),
+            'The screen id, e.g. S1.',
+        ),
+        read_only=True, where='cinema_box_office.world:328', returns=Screen,
+    )
+    def tool_get_screen(self, screen: Screen) -> Screen:
         return screen  # cinema_box_office.world:331
 
-    # cinema_box_office.world:334
+    @tool(  # cinema_box_office.world:334
+        'List the screens, optionally of one kind.',
+        param('kind', arg.optional(arg.enum_of(ScreenKind)), 'Only screens of this kind.'),
+        read_only=True, where='cinema_box_office.world:334', returns=js.array(Screen),
+        shows=('list', ('row', 'screens')),
+    )
     def tool_list_screens(self, kind: ScreenKind | None) -> tuple[str, ...]:
         return tuple([  # cinema_box_office.world:337
             _s5.screen_id for _s5 in rt.each(self, self.t_screens)
             if kind is None or _s5.kind == kind
         ])
 
-    # cinema_box_office.world:342
+    @tool(  # cinema_box_office.world:342
+        'Show a screening by id with its film and the seats still free.',
+        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0001.'),
+        read_only=True, where='cinema_box_office.world:342',
+        returns=js.closed({
+            'screening': Screening, 'film': Film, 'free_seats': js.array(js.STRING),
+            'free_count': js.INTEGER,
+        }),
+        shows=(
+            'record', (
+                ('screening', 'screening', ('row', 'screenings')),
+                ('film', 'film', ('row', 'films')),
+            ),
+        ),
+    )
     def tool_get_screening(self, screening: Screening) -> ScreeningInfo:
         free: tuple[str, ...] = self.fn_free_seats(screening)  # cinema_box_office.world:345
         # cinema_box_office.world:346
         return ScreeningInfo(screening.screening_id, screening.film, free, len(free))
 
-    def tool_find_screenings(  # cinema_box_office.world:354
-        self,
-        film: Film | None,
-        day: dt.date | None,
-        screen: Screen | None,
+    @tool(  # cinema_box_office.world:354
+        'Find scheduled screenings of a film, on a day or on a screen, with their free seats.',
+        param(
+            'film', arg.optional(arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
+            'Only screenings of this film id.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only screenings starting on this day.'),
+        param(
+            'screen', arg.optional(arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$'))),
+            'Only screenings on this screen id.',
+        ),
+        param(
+            'min_free_seats', arg.optional(arg.INT),
+            'Only screenings with at least this many free seats.',
+        ),
+        read_only=True, where='cinema_box_office.world:354',
+        returns=js.array(js.closed({
+            'screening': Screening, 'title': js.STRING, 'rating': js.members(AgeRating),
+            'free_count': js.INTEGER,
+        })),
+        shows=('list', ('record', (('screening', 'screening', ('row', 'screenings')),))),
+    )
+    def tool_find_screenings(
+        self, film: Film | None, day: dt.date | None, screen: Screen | None,
         min_free_seats: int | None,
     ) -> tuple[ScreeningSummary, ...]:
         # cinema_box_office.world:362
@@ -631,16 +707,18 @@ class CinemaBoxOffice(Episode):
             result = rt.each(self, result) + (info,)  # cinema_box_office.world:381
         return result  # cinema_box_office.world:383
 
-    # cinema_box_office.world:386
+    @tool(  # cinema_box_office.world:386
+        'Cancel a scheduled screening that has not started; all its confirmed bookings are '
+        'refunded.',
+        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0003.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='cinema_box_office.world:386', returns=Screening,
+    )
     def tool_cancel_screening(self, screening: Screening, reason: str) -> Screening:
         if screening.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:392
-            raise ToolError(rt.built(
-                self, f'Screening {screening.screening_id} is already cancelled.'
-            ))
+            self.fail(f'Screening {screening.screening_id} is already cancelled.')
         if screening.starts_at <= self.clock:  # cinema_box_office.world:393
-            raise ToolError(rt.built(
-                self, f'Screening {screening.screening_id} has already started.'
-            ))
+            self.fail(f'Screening {screening.screening_id} has already started.')
         for b in rt.each(self, self.t_bookings):  # cinema_box_office.world:394
             # cinema_box_office.world:395
             if b.screening == screening.screening_id and b.status == _E13_BookingStatus_confirmed:
@@ -649,12 +727,8 @@ class CinemaBoxOffice(Episode):
                 )
                 for l in rt.each(self, b.concessions):  # cinema_box_office.world:397
                     self.set_field(  # cinema_box_office.world:398
-                        self.t_concessions[self.t_concessions[l.item].sku], 'stock',
-                        v.check_range(
-                            rt.bounded(
-                                self.t_concessions[self.t_concessions[l.item].sku].stock
-                                + l.quantity,
-                            ),
+                        self.t_concessions[l.item], 'stock', v.check_range(
+                            rt.bounded(self.t_concessions[l.item].stock + l.quantity),
                             'ConcessionItem.stock', 0, None,
                         ),
                     )
@@ -675,40 +749,74 @@ class CinemaBoxOffice(Episode):
         )
         return screening  # cinema_box_office.world:408
 
-    def tool_get_customer(self, customer: Customer) -> Customer:  # cinema_box_office.world:413
+    @tool(  # cinema_box_office.world:413
+        'Show a customer by id: email, birth date, membership and points.',
+        param(
+            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+            'The customer id, e.g. C0001.',
+        ),
+        read_only=True, where='cinema_box_office.world:413', returns=Customer,
+    )
+    def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # cinema_box_office.world:416
 
-    # cinema_box_office.world:419
+    @tool(  # cinema_box_office.world:419
+        'Find customers by part of the name or by email; with nothing given, list all.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'), read_only=True,
+        where='cinema_box_office.world:419', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
     def tool_find_customers(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
-        n: str = rt.built(  # cinema_box_office.world:425
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # cinema_box_office.world:426
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # cinema_box_office.world:425
+        ))
+        # cinema_box_office.world:426
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # cinema_box_office.world:427
             _c6.customer_id for _c6 in rt.each(self, self.t_customers)
-            if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _c6.name.lower())))
-            and (e == '' or rt.built(self, _c6.email.lower()) == e)
+            if (n == '' or rt.read(self, n) in rt.read(self, self.built(_c6.name.lower())))
+            and (e == '' or self.built(_c6.email.lower()) == e)
         ])
 
-    # cinema_box_office.world:430
+    @tool(  # cinema_box_office.world:430
+        'Enrol a customer in a membership tier or change it; leaving membership (none) forfeits '
+        'the points.',
+        _PARAM_customer, param('tier', arg.enum_of(MembershipTier), 'none, silver or gold.'),
+        where='cinema_box_office.world:430', returns=Customer,
+    )
     def tool_change_membership(self, customer: Customer, tier: MembershipTier) -> Customer:
         if customer.membership == tier:  # cinema_box_office.world:436
-            raise ToolError(rt.built(
-                self, f'Customer {customer.customer_id} is already in tier {tier}.'
-            ))
+            self.fail(f'Customer {customer.customer_id} is already in tier {tier}.')
         self.set_field(customer, 'membership', tier)  # cinema_box_office.world:437
         if tier == _E14_MembershipTier_non_member:  # cinema_box_office.world:438
             # cinema_box_office.world:439
             self.set_field(customer, 'points', v.check_range(0, 'Customer.points', 0, None))
         return customer  # cinema_box_office.world:441
 
-    def tool_get_booking(self, booking: Booking) -> Booking:  # cinema_box_office.world:446
+    @tool(  # cinema_box_office.world:446
+        'Show a booking by id: customer and screening ids, seats, snacks, ticket total, points '
+        'redeemed, total and status.',
+        _PARAM_booking, read_only=True, where='cinema_box_office.world:446',
+        returns=_RESULT_Booking,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # cinema_box_office.world:449
 
-    def tool_list_bookings(  # cinema_box_office.world:452
+    @tool(  # cinema_box_office.world:452
+        "List a customer's bookings, or those of a screening, optionally by status.",
+        param(
+            'customer',
+            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'))),
+            'Only bookings of this customer id.',
+        ),
+        param(
+            'screening', arg.optional(arg.row('screenings')), 'Only bookings of this screening id.'
+        ),
+        param('status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings in this status.'),
+        read_only=True, where='cinema_box_office.world:452', returns=js.array(_RESULT_Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_list_bookings(
         self, customer: Customer | None, screening: Screening | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
         if not (customer is not None or screening is not None):  # cinema_box_office.world:459
@@ -720,27 +828,35 @@ class CinemaBoxOffice(Episode):
             and (status is None or _b7.status == status)
         ])
 
-    def tool_book_seats(  # cinema_box_office.world:463
+    @tool(  # cinema_box_office.world:463
+        'Book seats at a scheduled screening that has not started; members earn points on the '
+        'ticket total.',
+        _PARAM_customer,
+        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0005.'),
+        param(
+            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
+            'Seat labels, e.g. ["E5", "E6"].',
+        ),
+        where='cinema_box_office.world:463', returns=_RESULT_Booking,
+    )
+    def tool_book_seats(
         self, customer: Customer, screening: Screening, seats: tuple[str, ...]
     ) -> Booking:
         if screening.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:470
-            raise ToolError(rt.built(self, f'Screening {screening.screening_id} is cancelled.'))
+            self.fail(f'Screening {screening.screening_id} is cancelled.')
         if screening.starts_at <= self.clock:  # cinema_box_office.world:471
-            raise ToolError(rt.built(
-                self, f'Screening {screening.screening_id} has already started.'
-            ))
+            self.fail(f'Screening {screening.screening_id} has already started.')
         problem: str = self.fn_seat_problem(screening, seats, '')  # cinema_box_office.world:472
         if problem != '':  # cinema_box_office.world:473
-            raise ToolError(rt.built(self, f'{problem}'))
+            self.fail(f'{problem}')
         # cinema_box_office.world:474
         need: int = self.fn_min_age(self.t_films[screening.film].rating)
         # cinema_box_office.world:475
         if self.fn_age_on(customer.date_of_birth, screening.starts_at.date()) < need:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_films[screening.film].title} is rated '
                 f'{self.t_films[screening.film].rating}: the customer must be at least {need}.',
-            ))
+            )
         tickets: float = self.fn_seats_total(screening, seats)  # cinema_box_office.world:476
         booking: Booking = Booking(  # cinema_box_office.world:477
             booking_id=self.next_id('booking_ids', 'BK{:05d}'), customer=customer.customer_id,
@@ -758,27 +874,41 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:486
 
-    # cinema_box_office.world:489
+    @tool(  # cinema_box_office.world:489
+        'Add snacks to a confirmed booking before the screening starts, at current prices; stock '
+        'is taken.',
+        param('booking', arg.row('bookings'), 'The booking id, e.g. BK00003.'),
+        param(
+            'items',
+            arg.refined(
+                arg.list_of(arg.record(
+                    SnackRequest.load, js.closed({
+                        'item': js.scalar('str', pattern='^SNK-[0-9]{2}$'),
+                        'quantity': js.scalar('int', 1, 20),
+                    }),
+                )),
+                1, 10,
+            ),
+            'Snacks and quantities, e.g. [{"item": "SNK-02", "quantity": 2}].',
+        ),
+        where='cinema_box_office.world:489', returns=_RESULT_Booking,
+    )
     def tool_add_concessions(self, booking: Booking, items: tuple[SnackRequest, ...]) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:495
-            raise ToolError(rt.built(
-                self, f'Booking {booking.booking_id} is {booking.status}, not confirmed.'
-            ))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         # cinema_box_office.world:496
         if self.t_screenings[booking.screening].starts_at <= self.clock:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Screening {self.t_screenings[booking.screening].screening_id} has already '
                 'started.',
-            ))
+            )
         lines: tuple[ConcessionLine, ...] = booking.concessions  # cinema_box_office.world:497
         for req in rt.each(self, items):  # cinema_box_office.world:498
-            # cinema_box_office.world:499
-            item: ConcessionItem = self.t_concessions[self.t_concessions[req.item].sku]
+            item: ConcessionItem = self.t_concessions[req.item]  # cinema_box_office.world:499
             if not item.active:  # cinema_box_office.world:500
-                raise ToolError(rt.built(self, f'{item.name} is not on sale.'))
+                self.fail(f'{item.name} is not on sale.')
             if item.stock < req.quantity:  # cinema_box_office.world:501
-                raise ToolError(rt.built(self, f'Only {item.stock} of {item.name} left.'))
+                self.fail(f'Only {item.stock} of {item.name} left.')
             self.set_field(  # cinema_box_office.world:502
                 self.t_concessions[item.sku], 'stock', v.check_range(
                     rt.bounded(self.t_concessions[item.sku].stock - req.quantity),
@@ -790,7 +920,7 @@ class CinemaBoxOffice(Episode):
             for l in rt.each(self, lines):  # cinema_box_office.world:505
                 if l.item == item.sku:  # cinema_box_office.world:506
                     if rt.bounded(l.quantity + req.quantity) > 20:  # cinema_box_office.world:507
-                        raise ToolError(rt.built(self, f'At most 20 of {item.name} per booking.'))
+                        self.fail(f'At most 20 of {item.name} per booking.')
                     merged = rt.each(self, merged) + (  # cinema_box_office.world:508
                         ConcessionLine(
                             l.item,
@@ -825,19 +955,24 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:526
 
-    # cinema_box_office.world:529
+    @tool(  # cinema_box_office.world:529
+        "Spend a member's points on a confirmed booking; points never discount more than the "
+        "ticket total.",
+        _PARAM_booking,
+        param(
+            'points', arg.refined(arg.INT, 1, 100000),
+            'How many points to spend; each takes 0.05 off the tickets.',
+        ),
+        where='cinema_box_office.world:529', returns=_RESULT_Booking,
+    )
     def tool_redeem_points(self, booking: Booking, points: int) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:535
-            raise ToolError(rt.built(
-                self, f'Booking {booking.booking_id} is {booking.status}, not confirmed.'
-            ))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         customer: Customer = self.t_customers[booking.customer]  # cinema_box_office.world:536
         if customer.membership == _E14_MembershipTier_non_member:  # cinema_box_office.world:537
-            raise ToolError(rt.built(self, f'Customer {customer.customer_id} is not a member.'))
+            self.fail(f'Customer {customer.customer_id} is not a member.')
         if customer.points < points:  # cinema_box_office.world:538
-            raise ToolError(rt.built(
-                self, f'Customer {customer.customer_id} has only {customer.points} points.'
-            ))
+            self.fail(f'Customer {customer.customer_id} has only {customer.points} points.')
         spent: int = rt.bounded(booking.points_redeemed + points)  # cinema_box_office.world:539
         # cinema_box_office.world:540
         if not (spent * self.state.point_value <= booking.ticket_total + 0.005):
@@ -859,35 +994,38 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:544
 
-    def tool_exchange_booking(  # cinema_box_office.world:547
+    @tool(  # cinema_box_office.world:547
+        'Move a confirmed booking to seats of another scheduled screening, up to 30 minutes '
+        'before the old one starts; snacks and redeemed points move with it.',
+        _PARAM_booking,
+        param('new_screening', arg.row('screenings'), 'The screening id to move to, e.g. SC0005.'),
+        param(
+            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
+            'Seat labels at the new screening, e.g. ["H5", "H6"].',
+        ),
+        where='cinema_box_office.world:547', returns=_RESULT_Booking,
+    )
+    def tool_exchange_booking(
         self, booking: Booking, new_screening: Screening, seats: tuple[str, ...]
     ) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:554
-            raise ToolError(rt.built(
-                self, f'Booking {booking.booking_id} is {booking.status}, not confirmed.'
-            ))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         old: Screening = self.t_screenings[booking.screening]  # cinema_box_office.world:555
         if self.clock > old.starts_at - self.state.refund_cutoff:  # cinema_box_office.world:556
-            raise ToolError(rt.built(
-                self, f'Too close to the start of screening {old.screening_id}.'
-            ))
+            self.fail(f'Too close to the start of screening {old.screening_id}.')
         if new_screening.screening_id == old.screening_id:  # cinema_box_office.world:557
             raise ToolError(
                 'That is the same screening: book other seats with a new booking instead.'
             )
         if new_screening.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:558
-            raise ToolError(rt.built(
-                self, f'Screening {new_screening.screening_id} is cancelled.'
-            ))
+            self.fail(f'Screening {new_screening.screening_id} is cancelled.')
         # cinema_box_office.world:559
         if self.clock > new_screening.starts_at - self.state.refund_cutoff:
-            raise ToolError(rt.built(
-                self, f'Screening {new_screening.screening_id} starts too soon.'
-            ))
+            self.fail(f'Screening {new_screening.screening_id} starts too soon.')
         # cinema_box_office.world:560
         problem: str = self.fn_seat_problem(new_screening, seats, '')
         if problem != '':  # cinema_box_office.world:561
-            raise ToolError(rt.built(self, f'{problem}'))
+            self.fail(f'{problem}')
         # cinema_box_office.world:562
         need: int = self.fn_min_age(self.t_films[new_screening.film].rating)
         if (  # cinema_box_office.world:563
@@ -896,12 +1034,11 @@ class CinemaBoxOffice(Episode):
             )
             < need
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_films[new_screening.film].title} is rated '
                 f'{self.t_films[new_screening.film].rating}: the customer must be at least {need}'
                 '.',
-            ))
+            )
         tickets: float = self.fn_seats_total(new_screening, seats)  # cinema_box_office.world:564
         # cinema_box_office.world:565
         if not (booking.points_redeemed * self.state.point_value <= tickets + 0.005):
@@ -926,27 +1063,26 @@ class CinemaBoxOffice(Episode):
         self.insert(self.t_bookings, moved)  # cinema_box_office.world:576
         return moved  # cinema_box_office.world:577
 
-    def tool_refund_booking(self, booking: Booking) -> Booking:  # cinema_box_office.world:580
+    @tool(  # cinema_box_office.world:580
+        'Refund a confirmed booking up to 30 minutes before the start: the seats are released, '
+        'snacks go back to stock, redeemed points are returned and earned points taken back.',
+        _PARAM_booking, where='cinema_box_office.world:580', returns=_RESULT_Booking,
+    )
+    def tool_refund_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:583
-            raise ToolError(rt.built(
-                self, f'Booking {booking.booking_id} is {booking.status}, not confirmed.'
-            ))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         # cinema_box_office.world:584
         if self.clock > self.t_screenings[booking.screening].starts_at - self.state.refund_cutoff:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'Too close to the start of screening '
                 f'{self.t_screenings[booking.screening].screening_id}.',
-            ))
+            )
         # cinema_box_office.world:585
         self.set_field(booking, 'status', _E13_BookingStatus_refunded)
         for l in rt.each(self, booking.concessions):  # cinema_box_office.world:586
             self.set_field(  # cinema_box_office.world:587
-                self.t_concessions[self.t_concessions[l.item].sku], 'stock',
-                v.check_range(
-                    rt.bounded(
-                        self.t_concessions[self.t_concessions[l.item].sku].stock + l.quantity
-                    ),
+                self.t_concessions[l.item], 'stock', v.check_range(
+                    rt.bounded(self.t_concessions[l.item].stock + l.quantity),
                     'ConcessionItem.stock', 0, None,
                 ),
             )
@@ -962,11 +1098,25 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:593
 
-    # cinema_box_office.world:598
+    @tool(  # cinema_box_office.world:598
+        'Show a concession item by SKU: name, category, price, stock and whether on sale.',
+        param(
+            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
+            'The SKU, e.g. SNK-01.',
+        ),
+        read_only=True, where='cinema_box_office.world:598', returns=ConcessionItem,
+    )
     def tool_get_concession(self, item: ConcessionItem) -> ConcessionItem:
         return item  # cinema_box_office.world:601
 
-    def tool_list_concessions(  # cinema_box_office.world:604
+    @tool(  # cinema_box_office.world:604
+        'List concession items, optionally by category and only those in stock.',
+        param('category', arg.optional(arg.enum_of(ConcessionCategory)), 'Only this category.'),
+        param('in_stock_only', arg.BOOL, 'Only items on sale and in stock.', default=False),
+        read_only=True, where='cinema_box_office.world:604', returns=js.array(ConcessionItem),
+        shows=('list', ('row', 'concessions')),
+    )
+    def tool_list_concessions(
         self, category: ConcessionCategory | None, in_stock_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # cinema_box_office.world:610
@@ -975,7 +1125,15 @@ class CinemaBoxOffice(Episode):
             and (not in_stock_only or _i8.active and _i8.stock > 0)
         ])
 
-    # cinema_box_office.world:613
+    @tool(  # cinema_box_office.world:613
+        "Add delivered units to a concession item's stock.",
+        param(
+            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
+            'The SKU, e.g. SNK-04.',
+        ),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered.'),
+        where='cinema_box_office.world:613', returns=ConcessionItem,
+    )
     def tool_restock_concession(self, item: ConcessionItem, quantity: int) -> ConcessionItem:
         self.set_field(  # cinema_box_office.world:619
             item, 'stock',
@@ -984,241 +1142,7 @@ class CinemaBoxOffice(Episode):
         return item  # cinema_box_office.world:620
 
 
-_RESULT_Booking = js.closed({
-    'booking_id': js.STRING, 'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'screening': js.STRING, 'seats': js.array(js.scalar('str', 2, 3), min_items=1, max_items=10),
-    'concessions': js.array(ConcessionLine, max_items=20), 'ticket_total': js.scalar('float', 0.0),
-    'points_redeemed': js.scalar('int', 0), 'total': js.scalar('float', 0.0),
-    'status': js.members(BookingStatus), 'booked_at': js.STRING,
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-    'The customer id, e.g. C0004.',
-)
-_PARAM_booking = param('booking', arg.row('bookings'), 'The booking id, e.g. BK00001.')
-
-
-CinemaBoxOffice.TOOLS = tools(
-    tool(
-        CinemaBoxOffice.tool_get_film,
-        'Show a film by id: title, age rating, runtime, genre, release date and language.',
-        param(
-            'film', arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The film id, e.g. F001.',
-        ),
-        read_only=True, where='cinema_box_office.world:311', returns=Film,
-    ),
-    tool(
-        CinemaBoxOffice.tool_search_films, 'Find films by part of the title, genre or age rating.',
-        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
-        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
-        param(
-            'rating', arg.optional(arg.enum_of(AgeRating)),
-            'Only this age rating: U, PG, 12A, 15 or 18.',
-        ),
-        read_only=True, where='cinema_box_office.world:317', returns=js.array(Film),
-        shows=('list', ('row', 'films')),
-    ),
-    tool(
-        CinemaBoxOffice.tool_get_screen,
-        'Show a screen by id with its seat map: kind, rows, seats per row, premium rows and '
-        'wheelchair seats.',
-        param(
-            'screen', arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$')),
-            'The screen id, e.g. S1.',
-        ),
-        read_only=True, where='cinema_box_office.world:328', returns=Screen,
-    ),
-    tool(
-        CinemaBoxOffice.tool_list_screens, 'List the screens, optionally of one kind.',
-        param('kind', arg.optional(arg.enum_of(ScreenKind)), 'Only screens of this kind.'),
-        read_only=True, where='cinema_box_office.world:334', returns=js.array(Screen),
-        shows=('list', ('row', 'screens')),
-    ),
-    tool(
-        CinemaBoxOffice.tool_get_screening,
-        'Show a screening by id with its film and the seats still free.',
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0001.'),
-        read_only=True, where='cinema_box_office.world:342',
-        returns=js.closed({
-            'screening': Screening, 'film': Film, 'free_seats': js.array(js.STRING),
-            'free_count': js.INTEGER,
-        }),
-        shows=(
-            'record', (
-                ('screening', 'screening', ('row', 'screenings')),
-                ('film', 'film', ('row', 'films')),
-            ),
-        ),
-    ),
-    tool(
-        CinemaBoxOffice.tool_find_screenings,
-        'Find scheduled screenings of a film, on a day or on a screen, with their free seats.',
-        param(
-            'film', arg.optional(arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
-            'Only screenings of this film id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only screenings starting on this day.'),
-        param(
-            'screen', arg.optional(arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$'))),
-            'Only screenings on this screen id.',
-        ),
-        param(
-            'min_free_seats', arg.optional(arg.INT),
-            'Only screenings with at least this many free seats.',
-        ),
-        read_only=True, where='cinema_box_office.world:354',
-        returns=js.array(js.closed({
-            'screening': Screening, 'title': js.STRING, 'rating': js.members(AgeRating),
-            'free_count': js.INTEGER,
-        })),
-        shows=('list', ('record', (('screening', 'screening', ('row', 'screenings')),))),
-    ),
-    tool(
-        CinemaBoxOffice.tool_cancel_screening,
-        'Cancel a scheduled screening that has not started; all its confirmed bookings are '
-        'refunded.',
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0003.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='cinema_box_office.world:386', returns=Screening,
-    ),
-    tool(
-        CinemaBoxOffice.tool_get_customer,
-        'Show a customer by id: email, birth date, membership and points.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The customer id, e.g. C0001.',
-        ),
-        read_only=True, where='cinema_box_office.world:413', returns=Customer,
-    ),
-    tool(
-        CinemaBoxOffice.tool_find_customers,
-        'Find customers by part of the name or by email; with nothing given, list all.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'), read_only=True,
-        where='cinema_box_office.world:419', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        CinemaBoxOffice.tool_change_membership,
-        'Enrol a customer in a membership tier or change it; leaving membership (none) forfeits '
-        'the points.',
-        _PARAM_customer, param('tier', arg.enum_of(MembershipTier), 'none, silver or gold.'),
-        where='cinema_box_office.world:430', returns=Customer,
-    ),
-    tool(
-        CinemaBoxOffice.tool_get_booking,
-        'Show a booking by id: customer and screening ids, seats, snacks, ticket total, points '
-        'redeemed, total and status.',
-        _PARAM_booking, read_only=True, where='cinema_box_office.world:446',
-        returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_list_bookings,
-        "List a customer's bookings, or those of a screening, optionally by status.",
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'))),
-            'Only bookings of this customer id.',
-        ),
-        param(
-            'screening', arg.optional(arg.row('screenings')), 'Only bookings of this screening id.'
-        ),
-        param('status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings in this status.'),
-        read_only=True, where='cinema_box_office.world:452', returns=js.array(_RESULT_Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        CinemaBoxOffice.tool_book_seats,
-        'Book seats at a scheduled screening that has not started; members earn points on the '
-        'ticket total.',
-        _PARAM_customer,
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0005.'),
-        param(
-            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
-            'Seat labels, e.g. ["E5", "E6"].',
-        ),
-        where='cinema_box_office.world:463', returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_add_concessions,
-        'Add snacks to a confirmed booking before the screening starts, at current prices; stock '
-        'is taken.',
-        param('booking', arg.row('bookings'), 'The booking id, e.g. BK00003.'),
-        param(
-            'items',
-            arg.refined(
-                arg.list_of(arg.record(
-                    SnackRequest.load, js.closed({
-                        'item': js.scalar('str', pattern='^SNK-[0-9]{2}$'),
-                        'quantity': js.scalar('int', 1, 20),
-                    }),
-                )),
-                1, 10,
-            ),
-            'Snacks and quantities, e.g. [{"item": "SNK-02", "quantity": 2}].',
-        ),
-        where='cinema_box_office.world:489', returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_redeem_points,
-        "Spend a member's points on a confirmed booking; points never discount more than the "
-        "ticket total.",
-        _PARAM_booking,
-        param(
-            'points', arg.refined(arg.INT, 1, 100000),
-            'How many points to spend; each takes 0.05 off the tickets.',
-        ),
-        where='cinema_box_office.world:529', returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_exchange_booking,
-        'Move a confirmed booking to seats of another scheduled screening, up to 30 minutes '
-        'before the old one starts; snacks and redeemed points move with it.',
-        _PARAM_booking,
-        param('new_screening', arg.row('screenings'), 'The screening id to move to, e.g. SC0005.'),
-        param(
-            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
-            'Seat labels at the new screening, e.g. ["H5", "H6"].',
-        ),
-        where='cinema_box_office.world:547', returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_refund_booking,
-        'Refund a confirmed booking up to 30 minutes before the start: the seats are released, '
-        'snacks go back to stock, redeemed points are returned and earned points taken back.',
-        _PARAM_booking, where='cinema_box_office.world:580', returns=_RESULT_Booking,
-    ),
-    tool(
-        CinemaBoxOffice.tool_get_concession,
-        'Show a concession item by SKU: name, category, price, stock and whether on sale.',
-        param(
-            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
-            'The SKU, e.g. SNK-01.',
-        ),
-        read_only=True, where='cinema_box_office.world:598', returns=ConcessionItem,
-    ),
-    tool(
-        CinemaBoxOffice.tool_list_concessions,
-        'List concession items, optionally by category and only those in stock.',
-        param('category', arg.optional(arg.enum_of(ConcessionCategory)), 'Only this category.'),
-        param(
-            'in_stock_only', arg.BOOL, 'Only items on sale and in stock.', default=lambda ep: False
-        ),
-        read_only=True, where='cinema_box_office.world:604', returns=js.array(ConcessionItem),
-        shows=('list', ('row', 'concessions')),
-    ),
-    tool(
-        CinemaBoxOffice.tool_restock_concession,
-        "Add delivered units to a concession item's stock.",
-        param(
-            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
-            'The SKU, e.g. SNK-04.',
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered.'),
-        where='cinema_box_office.world:613', returns=ConcessionItem,
-    ),
-)
+CinemaBoxOffice.TOOLS = tools(CinemaBoxOffice)
 
 
 # cinema_box_office.world:926

@@ -232,6 +232,21 @@ class AdjusterInfo(Record):
     open_claims: int = field(sh.INT)
 
 
+_PARAM_holder = param(
+    'holder', arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$')),
+    'The policyholder id, e.g. PH0001.',
+)
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_policy = param(
+    'policy', arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$')),
+    'The policy number, e.g. POL-1001.',
+)
+_PARAM_claim = param('claim', arg.row('claims'), 'The claim id, e.g. CL00001.')
+_PARAM_claim_ = param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00006.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -468,26 +483,52 @@ class ClaimsDesk(Episode):
         # claims_desk.world:179
         return me.role == _E12_AdjusterRole_supervisor or claim.adjuster == me.adjuster_id
 
-    def tool_get_policyholder(self, holder: Policyholder) -> Policyholder:  # claims_desk.world:225
+    @tool(  # claims_desk.world:225
+        'Show a policyholder: name, email, phone, date of birth, address, default payout method '
+        'and customer-since date.',
+        _PARAM_holder, read_only=True, where='claims_desk.world:225', returns=Policyholder,
+    )
+    def tool_get_policyholder(self, holder: Policyholder) -> Policyholder:
         return holder  # claims_desk.world:228
 
-    def tool_find_policyholders(  # claims_desk.world:231
+    @tool(  # claims_desk.world:231
+        'Find policyholders by part of the name, by email or by date of birth (all given filters '
+        'must match), with their details.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1979-08-21.'),
+        read_only=True, where='claims_desk.world:231', returns=js.array(Policyholder),
+        shows=('list', ('row', 'policyholders')),
+    )
+    def tool_find_policyholders(
         self, name_contains: str | None, email: str | None, date_of_birth: dt.date | None
     ) -> tuple[str, ...]:
         # claims_desk.world:238
-        text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        text: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # claims_desk.world:239
             _h3.holder_id for _h3 in rt.each(self, self.t_policyholders)
-            if rt.read(self, text) in rt.read(self, rt.built(self, _h3.name.lower()))
+            if rt.read(self, text) in rt.read(self, self.built(_h3.name.lower()))
             and (email is None or _h3.email == email)
             and (date_of_birth is None or _h3.date_of_birth == date_of_birth)
         ])
 
-    def tool_update_contact(  # claims_desk.world:242
-        self,
-        holder: Policyholder,
-        email: str | None,
-        phone: str | None,
+    @tool(  # claims_desk.world:242
+        "Change a policyholder's email, phone or default payout method.", _PARAM_holder,
+        param(
+            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+            'The new email address; leave out to keep it.',
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+            'The new phone number; leave out to keep it.',
+        ),
+        param(
+            'payout_method', arg.optional(arg.enum_of(PayoutMethod)),
+            'The new default payout method; leave out to keep it.',
+        ),
+        where='claims_desk.world:242', returns=Policyholder,
+    )
+    def tool_update_contact(
+        self, holder: Policyholder, email: str | None, phone: str | None,
         payout_method: PayoutMethod | None,
     ) -> Policyholder:
         # claims_desk.world:250
@@ -503,7 +544,7 @@ class ClaimsDesk(Episode):
                 and _h4.email == (email if email is not None else rt.absent())
                 for _h4 in rt.each(self, self.t_policyholders)
             ):
-                raise ToolError(rt.built(self, f'Another policyholder has the email {email}.'))
+                self.fail(f'Another policyholder has the email {email}.')
             self.set_field(  # claims_desk.world:255
                 holder, 'email',
                 v.check_pattern(email, 'Policyholder.email', '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
@@ -517,10 +558,22 @@ class ClaimsDesk(Episode):
             self.set_field(holder, 'payout_method', payout_method)  # claims_desk.world:261
         return holder  # claims_desk.world:263
 
-    def tool_get_policy(self, policy: Policy) -> Policy:  # claims_desk.world:266
+    @tool(  # claims_desk.world:266
+        'Show a policy: holder, kind, coverage limit, deductible, period and status.',
+        _PARAM_policy, read_only=True, where='claims_desk.world:266', returns=Policy,
+    )
+    def tool_get_policy(self, policy: Policy) -> Policy:
         return policy  # claims_desk.world:269
 
-    def tool_list_policies(  # claims_desk.world:272
+    @tool(  # claims_desk.world:272
+        "List a policyholder's policies, optionally by status, with their details.", _PARAM_holder,
+        param(
+            'status', arg.optional(arg.enum_of(PolicyStatus)), 'Only policies with this status.'
+        ),
+        read_only=True, where='claims_desk.world:272', returns=js.array(Policy),
+        shows=('list', ('row', 'policies')),
+    )
+    def tool_list_policies(
         self, holder: Policyholder, status: PolicyStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:278
@@ -528,47 +581,104 @@ class ClaimsDesk(Episode):
             if _p5.holder == holder.holder_id and (status is None or _p5.status == status)
         ])
 
-    def tool_coverage_left(self, policy: Policy) -> CoverageInfo:  # claims_desk.world:281
+    @tool(  # claims_desk.world:281
+        "Show a policy's coverage limit, deductible, total paid out and coverage left.",
+        _PARAM_policy, read_only=True, where='claims_desk.world:281',
+        returns=js.closed({
+            'policy': Policy, 'coverage_limit': js.NUMBER, 'deductible': js.NUMBER,
+            'paid_out': js.NUMBER, 'coverage_left': js.NUMBER,
+        }),
+        shows=('record', (('policy', 'policy', ('row', 'policies')),)),
+    )
+    def tool_coverage_left(self, policy: Policy) -> CoverageInfo:
         return CoverageInfo(  # claims_desk.world:284
             policy.policy_number, policy.coverage_limit, policy.deductible,
             self.fn_paid_out(policy), self.fn_left_on(policy),
         )
 
-    def tool_get_adjuster(self, adjuster: Adjuster) -> Adjuster:  # claims_desk.world:295
+    @tool(  # claims_desk.world:295
+        'Show an adjuster: name, email, role, region, approval limit, maximum open claims and '
+        'whether they are active.',
+        param(
+            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+            'The adjuster id, e.g. ADJ01.',
+        ),
+        read_only=True, where='claims_desk.world:295', returns=Adjuster,
+    )
+    def tool_get_adjuster(self, adjuster: Adjuster) -> Adjuster:
         return adjuster  # claims_desk.world:298
 
-    def tool_list_adjusters(  # claims_desk.world:301
+    @tool(  # claims_desk.world:301
+        'List adjusters by part of the name or by region, with their details and how many claims '
+        'each has under review.',
+        _PARAM_name_contains, param('region', arg.optional(arg.TEXT), 'The region, e.g. North.'),
+        read_only=True, where='claims_desk.world:301',
+        returns=js.array(js.closed({'adjuster': Adjuster, 'open_claims': js.INTEGER})),
+        shows=('list', ('record', (('adjuster', 'adjuster', ('row', 'adjusters')),))),
+    )
+    def tool_list_adjusters(
         self, name_contains: str | None, region: str | None
     ) -> tuple[AdjusterInfo, ...]:
         # claims_desk.world:307
-        text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        text: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # claims_desk.world:308
             AdjusterInfo(_a6.adjuster_id, self.fn_open_claims(_a6))
             for _a6 in rt.each(self, self.t_adjusters)
-            if rt.read(self, text) in rt.read(self, rt.built(self, _a6.name.lower()))
-            and (region is None or rt.built(self, _a6.region.lower()) == rt.built(
-                self, (region if region is not None else '').lower()
-            ))
+            if rt.read(self, text) in rt.read(self, self.built(_a6.name.lower()))
+            and (region is None or self.built(_a6.region.lower()) == self.built(region.lower()))
         ])
 
-    def tool_sign_in(self, adjuster: Adjuster) -> Adjuster:  # claims_desk.world:311
+    @tool(  # claims_desk.world:311
+        'Sign in as an adjuster or supervisor; changes are made in their name. Replaces whoever '
+        'was signed in.',
+        param(
+            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+            'The id of the adjuster signing in, e.g. ADJ01.',
+        ),
+        where='claims_desk.world:311', returns=Adjuster,
+    )
+    def tool_sign_in(self, adjuster: Adjuster) -> Adjuster:
         if not adjuster.active:  # claims_desk.world:314
-            raise ToolError(rt.built(
-                self, f'Adjuster {adjuster.adjuster_id} is inactive and cannot sign in.'
-            ))
+            self.fail(f'Adjuster {adjuster.adjuster_id} is inactive and cannot sign in.')
         self.set_state('current_adjuster', adjuster.adjuster_id)  # claims_desk.world:315
         return adjuster  # claims_desk.world:316
 
-    def tool_get_claim(self, claim: Claim) -> Claim:  # claims_desk.world:321
+    @tool(  # claims_desk.world:321
+        'Show a claim: policy, incident date, filing date, description, claimed amount, status, '
+        'adjuster, approved amount and denial reason.',
+        _PARAM_claim, read_only=True, where='claims_desk.world:321', returns=Claim,
+    )
+    def tool_get_claim(self, claim: Claim) -> Claim:
         return claim  # claims_desk.world:324
 
-    def tool_find_claims(  # claims_desk.world:327
-        self,
-        policy: Policy | None,
-        holder: Policyholder | None,
-        status: ClaimStatus | None,
-        adjuster: Adjuster | None,
-        filed_on: dt.date | None,
+    @tool(  # claims_desk.world:327
+        'Find claims by policy, policyholder, status, adjuster or filing day (all given filters '
+        'must match), with their details.',
+        param(
+            'policy',
+            arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
+            'Only claims on this policy (number, e.g. POL-1001).',
+        ),
+        param(
+            'holder',
+            arg.optional(arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$'))),
+            "Only claims on this policyholder's policies (id, e.g. PH0001).",
+        ),
+        param('status', arg.optional(arg.enum_of(ClaimStatus)), 'Only claims with this status.'),
+        param(
+            'adjuster',
+            arg.optional(arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$'))),
+            'Only claims assigned to this adjuster (id, e.g. ADJ02).',
+        ),
+        param(
+            'filed_on', arg.optional(arg.DATE), 'Only claims filed on this day, e.g. 2024-05-03.'
+        ),
+        read_only=True, where='claims_desk.world:327', returns=js.array(Claim),
+        shows=('list', ('row', 'claims')),
+    )
+    def tool_find_claims(
+        self, policy: Policy | None, holder: Policyholder | None, status: ClaimStatus | None,
+        adjuster: Adjuster | None, filed_on: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:336
             _c7.claim_id for _c7 in rt.each(self, self.t_claims)
@@ -579,7 +689,15 @@ class ClaimsDesk(Episode):
             and (filed_on is None or _c7.filed_on == filed_on)
         ])
 
-    def tool_file_claim(  # claims_desk.world:339
+    @tool(  # claims_desk.world:339
+        'File a new claim on an active policy, within the filing deadline after the incident.',
+        _PARAM_policy,
+        param('incident_date', arg.DATE, 'The day of the incident, e.g. 2024-06-10.'),
+        param('description', arg.refined(arg.TEXT, 1, 500), 'What happened.'),
+        param('claimed_amount', arg.refined(arg.FLOAT, 0.01), 'The amount claimed.'),
+        where='claims_desk.world:339', returns=Claim,
+    )
+    def tool_file_claim(
         self, policy: Policy, incident_date: dt.date, description: str, claimed_amount: float
     ) -> Claim:
         # claims_desk.world:347
@@ -587,9 +705,7 @@ class ClaimsDesk(Episode):
         if me is None:  # claims_desk.world:348
             raise ToolError('Nobody is signed in.')
         if policy.status != _E12_PolicyStatus_active:  # claims_desk.world:349
-            raise ToolError(rt.built(
-                self, f'Policy {policy.policy_number} is {policy.status}, not active.'
-            ))
+            self.fail(f'Policy {policy.policy_number} is {policy.status}, not active.')
         # claims_desk.world:350
         if not (incident_date >= policy.start_date and incident_date <= policy.end_date):
             raise ToolError(
@@ -621,7 +737,15 @@ class ClaimsDesk(Episode):
         self.insert(self.t_claims, claim)  # claims_desk.world:362
         return claim  # claims_desk.world:363
 
-    # claims_desk.world:366
+    @tool(  # claims_desk.world:366
+        'A supervisor assigns a filed claim to an adjuster and starts the review.',
+        param('claim', arg.row('claims'), 'The id of a filed claim, e.g. CL00003.'),
+        param(
+            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+            'The id of the adjuster to review it, e.g. ADJ02.',
+        ),
+        where='claims_desk.world:366', returns=Claim,
+    )
     def tool_assign_adjuster(self, claim: Claim, adjuster: Adjuster) -> Claim:
         # claims_desk.world:372
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -630,40 +754,42 @@ class ClaimsDesk(Episode):
         if me.role != _E12_AdjusterRole_supervisor:  # claims_desk.world:374
             raise ToolError('Only supervisors assign claims.')
         if claim.status != _E11_ClaimStatus_filed:  # claims_desk.world:375
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} is {claim.status}, not filed.'
-            ))
+            self.fail(f'Claim {claim.claim_id} is {claim.status}, not filed.')
         if not adjuster.active:  # claims_desk.world:376
-            raise ToolError(rt.built(self, f'Adjuster {adjuster.adjuster_id} is inactive.'))
+            self.fail(f'Adjuster {adjuster.adjuster_id} is inactive.')
         if self.fn_open_claims(adjuster) >= adjuster.max_open_claims:  # claims_desk.world:377
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Adjuster {adjuster.adjuster_id} already has {adjuster.max_open_claims} claims '
                 'under review.',
-            ))
+            )
         self.set_fields(  # claims_desk.world:378
             claim, ('adjuster', 'status'), adjuster.adjuster_id, _E11_ClaimStatus_under_review
         )
         return claim  # claims_desk.world:380
 
-    def tool_approve_claim(self, claim: Claim, amount: float) -> Claim:  # claims_desk.world:383
+    @tool(  # claims_desk.world:383
+        'Approve a claim under review with an amount, once every requested document has arrived.',
+        _PARAM_claim_,
+        param(
+            'amount', arg.refined(arg.FLOAT, 0.01),
+            'The amount approved, at most the claimed amount minus the deductible.',
+        ),
+        where='claims_desk.world:383', returns=Claim,
+    )
+    def tool_approve_claim(self, claim: Claim, amount: float) -> Claim:
         # claims_desk.world:389
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
         if me is None:  # claims_desk.world:390
             raise ToolError('Nobody is signed in.')
         if claim.status != _E11_ClaimStatus_under_review:  # claims_desk.world:391
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} is {claim.status}, not under review.'
-            ))
+            self.fail(f'Claim {claim.claim_id} is {claim.status}, not under review.')
         if not self.fn_may_act(me, claim):  # claims_desk.world:392
             raise ToolError('Only the assigned adjuster or a supervisor can approve this claim.')
         if any(  # claims_desk.world:393
             _d8.claim == claim.claim_id and _d8.status == _E9_DocStatus_requested
             for _d8 in rt.each(self, self.t_documents)
         ):
-            raise ToolError(rt.built(
-                self, f'Documents are still outstanding on claim {claim.claim_id}.'
-            ))
+            self.fail(f'Documents are still outstanding on claim {claim.claim_id}.')
         amt: float = round(amount, 2)  # claims_desk.world:394
         if not (amt >= 0.01):  # claims_desk.world:395
             raise ToolError('The amount must be at least 0.01.')
@@ -674,12 +800,11 @@ class ClaimsDesk(Episode):
                 f'{claim.claimed_amount - self.t_policies[claim.policy].deductible:.2f}).',
             )
         if not (amt <= self.fn_left_on(self.t_policies[claim.policy])):  # claims_desk.world:397
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'The amount exceeds the coverage left on policy '
                 f'{self.t_policies[claim.policy].policy_number} ('
                 f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).',
-            ))
+            )
         if not (amt <= me.approval_limit):  # claims_desk.world:398
             raise ToolError(f'The amount exceeds your approval limit of {me.approval_limit:.2f}.')
         self.set_fields(  # claims_desk.world:399
@@ -689,15 +814,18 @@ class ClaimsDesk(Episode):
         )
         return claim  # claims_desk.world:401
 
-    def tool_deny_claim(self, claim: Claim, reason: str) -> Claim:  # claims_desk.world:404
+    @tool(  # claims_desk.world:404
+        'Deny a claim under review with a reason; a denied claim is never paid.', _PARAM_claim_,
+        param('reason', arg.refined(arg.TEXT, 1, 300), 'Why the claim is denied.'),
+        where='claims_desk.world:404', returns=Claim,
+    )
+    def tool_deny_claim(self, claim: Claim, reason: str) -> Claim:
         # claims_desk.world:410
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
         if me is None:  # claims_desk.world:411
             raise ToolError('Nobody is signed in.')
         if claim.status != _E11_ClaimStatus_under_review:  # claims_desk.world:412
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} is {claim.status}, not under review.'
-            ))
+            self.fail(f'Claim {claim.claim_id} is {claim.status}, not under review.')
         if not self.fn_may_act(me, claim):  # claims_desk.world:413
             raise ToolError('Only the assigned adjuster or a supervisor can deny this claim.')
         self.set_fields(  # claims_desk.world:414
@@ -706,35 +834,38 @@ class ClaimsDesk(Episode):
         )
         return claim  # claims_desk.world:416
 
-    # claims_desk.world:419
+    @tool(  # claims_desk.world:419
+        "Pay out an approved claim's approved amount today.",
+        param('claim', arg.row('claims'), 'The id of an approved claim, e.g. CL00002.'),
+        param(
+            'method', arg.optional(arg.enum_of(PayoutMethod)),
+            "How to pay; leave out for the policyholder's default payout method.",
+        ),
+        where='claims_desk.world:419', returns=Payout,
+    )
     def tool_pay_claim(self, claim: Claim, method: PayoutMethod | None) -> Payout:
         # claims_desk.world:425
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
         if me is None:  # claims_desk.world:426
             raise ToolError('Nobody is signed in.')
         if claim.status == _E11_ClaimStatus_denied:  # claims_desk.world:427
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} was denied; a denied claim is never paid.'
-            ))
+            self.fail(f'Claim {claim.claim_id} was denied; a denied claim is never paid.')
         if claim.status == _E11_ClaimStatus_paid:  # claims_desk.world:428
-            raise ToolError(rt.built(self, f'Claim {claim.claim_id} is already paid.'))
+            self.fail(f'Claim {claim.claim_id} is already paid.')
         if claim.status != _E11_ClaimStatus_approved:  # claims_desk.world:429
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} is {claim.status}, not approved.'
-            ))
+            self.fail(f'Claim {claim.claim_id} is {claim.status}, not approved.')
         amount: float | None = claim.approved_amount  # claims_desk.world:430
         if amount is None:  # claims_desk.world:431
-            raise ToolError(rt.built(self, f'Claim {claim.claim_id} has no approved amount.'))
+            self.fail(f'Claim {claim.claim_id} has no approved amount.')
         if not (  # claims_desk.world:432
             self.fn_paid_out(self.t_policies[claim.policy]) + amount
             <= self.t_policies[claim.policy].coverage_limit
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'The payout exceeds the coverage left on policy '
                 f'{self.t_policies[claim.policy].policy_number} ('
                 f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).',
-            ))
+            )
         payout: Payout = Payout(  # claims_desk.world:433
             payout_id=self.next_id('payout_ids', 'PAY{:05d}'), claim=claim.claim_id,
             amount=v.check_range(amount, 'Payout.amount', 0.0, None),
@@ -750,17 +881,41 @@ class ClaimsDesk(Episode):
         self.set_field(claim, 'status', _E11_ClaimStatus_paid)  # claims_desk.world:442
         return payout  # claims_desk.world:443
 
-    def tool_get_document(self, document: ClaimDocument) -> ClaimDocument:  # claims_desk.world:448
+    @tool(  # claims_desk.world:448
+        'Show a claim document: claim, type, status, request and receipt dates, who requested it '
+        'and the note.',
+        param('document', arg.row('documents'), 'The document id, e.g. DOC0001.'), read_only=True,
+        where='claims_desk.world:448', returns=ClaimDocument,
+    )
+    def tool_get_document(self, document: ClaimDocument) -> ClaimDocument:
         return document  # claims_desk.world:451
 
-    # claims_desk.world:454
+    @tool(  # claims_desk.world:454
+        'List the documents of a claim, optionally by status, with their details.', _PARAM_claim,
+        param(
+            'status', arg.optional(arg.enum_of(DocStatus)),
+            'Only requested or only received documents.',
+        ),
+        read_only=True, where='claims_desk.world:454', returns=js.array(ClaimDocument),
+        shows=('list', ('row', 'documents')),
+    )
     def tool_list_claim_documents(self, claim: Claim, status: DocStatus | None) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:460
             _d9.document_id for _d9 in rt.each(self, self.t_documents)
             if _d9.claim == claim.claim_id and (status is None or _d9.status == status)
         ])
 
-    def tool_request_document(  # claims_desk.world:463
+    @tool(  # claims_desk.world:463
+        "The claim's adjuster (or a supervisor) asks for a document for a claim under review.",
+        param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00001.'),
+        param('doc_type', arg.enum_of(DocType), 'The kind of document needed.'),
+        param(
+            'note', arg.optional(arg.refined(arg.TEXT, None, 300)),
+            'What exactly is needed; may be left out.',
+        ),
+        where='claims_desk.world:463', returns=ClaimDocument,
+    )
+    def tool_request_document(
         self, claim: Claim, doc_type: DocType, note: str | None
     ) -> ClaimDocument:
         # claims_desk.world:470
@@ -768,9 +923,7 @@ class ClaimsDesk(Episode):
         if me is None:  # claims_desk.world:471
             raise ToolError('Nobody is signed in.')
         if claim.status != _E11_ClaimStatus_under_review:  # claims_desk.world:472
-            raise ToolError(rt.built(
-                self, f'Claim {claim.claim_id} is {claim.status}, not under review.'
-            ))
+            self.fail(f'Claim {claim.claim_id} is {claim.status}, not under review.')
         if not self.fn_may_act(me, claim):  # claims_desk.world:473
             raise ToolError('Only the assigned adjuster or a supervisor can request documents.')
         if any(  # claims_desk.world:474
@@ -778,11 +931,10 @@ class ClaimsDesk(Episode):
             and _d10.status == _E9_DocStatus_requested
             for _d10 in rt.each(self, self.t_documents)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A {doc_type} is already requested for claim {claim.claim_id} and not yet '
                 'received.',
-            ))
+            )
         doc: ClaimDocument = ClaimDocument(  # claims_desk.world:475
             document_id=self.next_id('document_ids', 'DOC{:04d}'), claim=claim.claim_id,
             doc_type=doc_type, status=_E9_DocStatus_requested, requested_on=self.clock.date(),
@@ -792,256 +944,35 @@ class ClaimsDesk(Episode):
         self.insert(self.t_documents, doc)  # claims_desk.world:482
         return doc  # claims_desk.world:483
 
-    # claims_desk.world:486
+    @tool(  # claims_desk.world:486
+        'Record that a requested document arrived today.',
+        param('document', arg.row('documents'), 'The id of a requested document, e.g. DOC0002.'),
+        where='claims_desk.world:486', returns=ClaimDocument,
+    )
     def tool_record_document(self, document: ClaimDocument) -> ClaimDocument:
         # claims_desk.world:491
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
         if me is None:  # claims_desk.world:492
             raise ToolError('Nobody is signed in.')
         if document.status != _E9_DocStatus_requested:  # claims_desk.world:493
-            raise ToolError(rt.built(
-                self, f'Document {document.document_id} was already received.'
-            ))
+            self.fail(f'Document {document.document_id} was already received.')
         # claims_desk.world:494
         if self.t_claims[document.claim].status != _E11_ClaimStatus_under_review:
-            raise ToolError(rt.built(
-                self, f'Claim {self.t_claims[document.claim].claim_id} is no longer under review.'
-            ))
+            self.fail(f'Claim {self.t_claims[document.claim].claim_id} is no longer under review.')
         self.set_fields(  # claims_desk.world:495
             document, ('status', 'received_on'), _E9_DocStatus_received, self.clock.date()
         )
         return document  # claims_desk.world:497
 
-    def tool_get_payout(self, payout: Payout) -> Payout:  # claims_desk.world:502
-        return payout  # claims_desk.world:505
-
-    # claims_desk.world:508
-    def tool_list_payouts(self, policy: Policy | None, paid_on: dt.date | None) -> tuple[str, ...]:
-        return tuple([  # claims_desk.world:514
-            _p11.payout_id for _p11 in rt.each(self, self.t_payouts)
-            if (policy is None or self.t_claims[_p11.claim].policy == policy.policy_number)
-            and (paid_on is None or _p11.paid_on == paid_on)
-        ])
-
-
-_PARAM_holder = param(
-    'holder', arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$')),
-    'The policyholder id, e.g. PH0001.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_policy = param(
-    'policy', arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$')),
-    'The policy number, e.g. POL-1001.',
-)
-_PARAM_claim = param('claim', arg.row('claims'), 'The claim id, e.g. CL00001.')
-_PARAM_claim_ = param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00006.')
-
-
-ClaimsDesk.TOOLS = tools(
-    tool(
-        ClaimsDesk.tool_get_policyholder,
-        'Show a policyholder: name, email, phone, date of birth, address, default payout method '
-        'and customer-since date.',
-        _PARAM_holder, read_only=True, where='claims_desk.world:225', returns=Policyholder,
-    ),
-    tool(
-        ClaimsDesk.tool_find_policyholders,
-        'Find policyholders by part of the name, by email or by date of birth (all given filters '
-        'must match), with their details.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1979-08-21.'),
-        read_only=True, where='claims_desk.world:231', returns=js.array(Policyholder),
-        shows=('list', ('row', 'policyholders')),
-    ),
-    tool(
-        ClaimsDesk.tool_update_contact,
-        "Change a policyholder's email, phone or default payout method.", _PARAM_holder,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email address; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
-            'The new phone number; leave out to keep it.',
-        ),
-        param(
-            'payout_method', arg.optional(arg.enum_of(PayoutMethod)),
-            'The new default payout method; leave out to keep it.',
-        ),
-        where='claims_desk.world:242', returns=Policyholder,
-    ),
-    tool(
-        ClaimsDesk.tool_get_policy,
-        'Show a policy: holder, kind, coverage limit, deductible, period and status.',
-        _PARAM_policy, read_only=True, where='claims_desk.world:266', returns=Policy,
-    ),
-    tool(
-        ClaimsDesk.tool_list_policies,
-        "List a policyholder's policies, optionally by status, with their details.", _PARAM_holder,
-        param(
-            'status', arg.optional(arg.enum_of(PolicyStatus)), 'Only policies with this status.'
-        ),
-        read_only=True, where='claims_desk.world:272', returns=js.array(Policy),
-        shows=('list', ('row', 'policies')),
-    ),
-    tool(
-        ClaimsDesk.tool_coverage_left,
-        "Show a policy's coverage limit, deductible, total paid out and coverage left.",
-        _PARAM_policy, read_only=True, where='claims_desk.world:281',
-        returns=js.closed({
-            'policy': Policy, 'coverage_limit': js.NUMBER, 'deductible': js.NUMBER,
-            'paid_out': js.NUMBER, 'coverage_left': js.NUMBER,
-        }),
-        shows=('record', (('policy', 'policy', ('row', 'policies')),)),
-    ),
-    tool(
-        ClaimsDesk.tool_get_adjuster,
-        'Show an adjuster: name, email, role, region, approval limit, maximum open claims and '
-        'whether they are active.',
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The adjuster id, e.g. ADJ01.',
-        ),
-        read_only=True, where='claims_desk.world:295', returns=Adjuster,
-    ),
-    tool(
-        ClaimsDesk.tool_list_adjusters,
-        'List adjusters by part of the name or by region, with their details and how many claims '
-        'each has under review.',
-        _PARAM_name_contains, param('region', arg.optional(arg.TEXT), 'The region, e.g. North.'),
-        read_only=True, where='claims_desk.world:301',
-        returns=js.array(js.closed({'adjuster': Adjuster, 'open_claims': js.INTEGER})),
-        shows=('list', ('record', (('adjuster', 'adjuster', ('row', 'adjusters')),))),
-    ),
-    tool(
-        ClaimsDesk.tool_sign_in,
-        'Sign in as an adjuster or supervisor; changes are made in their name. Replaces whoever '
-        'was signed in.',
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The id of the adjuster signing in, e.g. ADJ01.',
-        ),
-        where='claims_desk.world:311', returns=Adjuster,
-    ),
-    tool(
-        ClaimsDesk.tool_get_claim,
-        'Show a claim: policy, incident date, filing date, description, claimed amount, status, '
-        'adjuster, approved amount and denial reason.',
-        _PARAM_claim, read_only=True, where='claims_desk.world:321', returns=Claim,
-    ),
-    tool(
-        ClaimsDesk.tool_find_claims,
-        'Find claims by policy, policyholder, status, adjuster or filing day (all given filters '
-        'must match), with their details.',
-        param(
-            'policy',
-            arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
-            'Only claims on this policy (number, e.g. POL-1001).',
-        ),
-        param(
-            'holder',
-            arg.optional(arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$'))),
-            "Only claims on this policyholder's policies (id, e.g. PH0001).",
-        ),
-        param('status', arg.optional(arg.enum_of(ClaimStatus)), 'Only claims with this status.'),
-        param(
-            'adjuster',
-            arg.optional(arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$'))),
-            'Only claims assigned to this adjuster (id, e.g. ADJ02).',
-        ),
-        param(
-            'filed_on', arg.optional(arg.DATE), 'Only claims filed on this day, e.g. 2024-05-03.'
-        ),
-        read_only=True, where='claims_desk.world:327', returns=js.array(Claim),
-        shows=('list', ('row', 'claims')),
-    ),
-    tool(
-        ClaimsDesk.tool_file_claim,
-        'File a new claim on an active policy, within the filing deadline after the incident.',
-        _PARAM_policy,
-        param('incident_date', arg.DATE, 'The day of the incident, e.g. 2024-06-10.'),
-        param('description', arg.refined(arg.TEXT, 1, 500), 'What happened.'),
-        param('claimed_amount', arg.refined(arg.FLOAT, 0.01), 'The amount claimed.'),
-        where='claims_desk.world:339', returns=Claim,
-    ),
-    tool(
-        ClaimsDesk.tool_assign_adjuster,
-        'A supervisor assigns a filed claim to an adjuster and starts the review.',
-        param('claim', arg.row('claims'), 'The id of a filed claim, e.g. CL00003.'),
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The id of the adjuster to review it, e.g. ADJ02.',
-        ),
-        where='claims_desk.world:366', returns=Claim,
-    ),
-    tool(
-        ClaimsDesk.tool_approve_claim,
-        'Approve a claim under review with an amount, once every requested document has arrived.',
-        _PARAM_claim_,
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01),
-            'The amount approved, at most the claimed amount minus the deductible.',
-        ),
-        where='claims_desk.world:383', returns=Claim,
-    ),
-    tool(
-        ClaimsDesk.tool_deny_claim,
-        'Deny a claim under review with a reason; a denied claim is never paid.', _PARAM_claim_,
-        param('reason', arg.refined(arg.TEXT, 1, 300), 'Why the claim is denied.'),
-        where='claims_desk.world:404', returns=Claim,
-    ),
-    tool(
-        ClaimsDesk.tool_pay_claim, "Pay out an approved claim's approved amount today.",
-        param('claim', arg.row('claims'), 'The id of an approved claim, e.g. CL00002.'),
-        param(
-            'method', arg.optional(arg.enum_of(PayoutMethod)),
-            "How to pay; leave out for the policyholder's default payout method.",
-        ),
-        where='claims_desk.world:419', returns=Payout,
-    ),
-    tool(
-        ClaimsDesk.tool_get_document,
-        'Show a claim document: claim, type, status, request and receipt dates, who requested it '
-        'and the note.',
-        param('document', arg.row('documents'), 'The document id, e.g. DOC0001.'), read_only=True,
-        where='claims_desk.world:448', returns=ClaimDocument,
-    ),
-    tool(
-        ClaimsDesk.tool_list_claim_documents,
-        'List the documents of a claim, optionally by status, with their details.', _PARAM_claim,
-        param(
-            'status', arg.optional(arg.enum_of(DocStatus)),
-            'Only requested or only received documents.',
-        ),
-        read_only=True, where='claims_desk.world:454', returns=js.array(ClaimDocument),
-        shows=('list', ('row', 'documents')),
-    ),
-    tool(
-        ClaimsDesk.tool_request_document,
-        "The claim's adjuster (or a supervisor) asks for a document for a claim under review.",
-        param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00001.'),
-        param('doc_type', arg.enum_of(DocType), 'The kind of document needed.'),
-        param(
-            'note', arg.optional(arg.refined(arg.TEXT, None, 300)),
-            'What exactly is needed; may be left out.',
-        ),
-        where='claims_desk.world:463', returns=ClaimDocument,
-    ),
-    tool(
-        ClaimsDesk.tool_record_document, 'Record that a requested document arrived today.',
-        param('document', arg.row('documents'), 'The id of a requested document, e.g. DOC0002.'),
-        where='claims_desk.world:486', returns=ClaimDocument,
-    ),
-    tool(
-        ClaimsDesk.tool_get_payout,
+    @tool(  # claims_desk.world:502
         'Show a payout: claim, amount, method, date, who paid it and the payment reference.',
         param('payout', arg.row('payouts'), 'The payout id, e.g. PAY00001.'), read_only=True,
         where='claims_desk.world:502', returns=Payout,
-    ),
-    tool(
-        ClaimsDesk.tool_list_payouts,
+    )
+    def tool_get_payout(self, payout: Payout) -> Payout:
+        return payout  # claims_desk.world:505
+
+    @tool(  # claims_desk.world:508
         'List payouts of a policy or paid on a day (all given filters must match), with their '
         'details.',
         param(
@@ -1054,8 +985,16 @@ ClaimsDesk.TOOLS = tools(
         ),
         read_only=True, where='claims_desk.world:508', returns=js.array(Payout),
         shows=('list', ('row', 'payouts')),
-    ),
-)
+    )
+    def tool_list_payouts(self, policy: Policy | None, paid_on: dt.date | None) -> tuple[str, ...]:
+        return tuple([  # claims_desk.world:514
+            _p11.payout_id for _p11 in rt.each(self, self.t_payouts)
+            if (policy is None or self.t_claims[_p11.claim].policy == policy.policy_number)
+            and (paid_on is None or _p11.paid_on == paid_on)
+        ])
+
+
+ClaimsDesk.TOOLS = tools(ClaimsDesk)
 
 
 # claims_desk.world:867

@@ -121,6 +121,37 @@ class Prescription(Row):
     stop_reason: str | None = field(sh.optional(sh.refined(sh.TEXT, 1, 200)), fill=lambda ep: None)
 
 
+_ROW_doctors = arg.row(
+    'doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Doctor {key} not found.'),
+)
+_ROW_patients = arg.row(
+    'patients', not_found=lambda ep, key: ep.built(f'Patient {key} not found.')
+)
+_ROW_drugs = arg.row(
+    'drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Drug {key} not found.'),
+)
+_ROW_visits = arg.row('visits', not_found=lambda ep, key: ep.built(f'Visit {key} not found.'))
+_ROW_prescriptions = arg.row(
+    'prescriptions', not_found=lambda ep, key: ep.built(f'Prescription {key} not found.')
+)
+_PARAM_doctor = param(
+    'doctor', _ROW_doctors, "The doctor's id (D and three digits), as list_doctors shows it."
+)
+_PARAM_patient = param(
+    'patient', _ROW_patients, "The patient's id (P and three digits), as search_patients shows it."
+)
+_PARAM_drug = param(
+    'drug', _ROW_drugs,
+    "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
+)
+_PARAM_prescription = param(
+    'prescription', _ROW_prescriptions,
+    'The prescription id (RX and three digits), as list_prescriptions shows it.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -256,11 +287,26 @@ class ClinicRecords(Episode):
             for _q1 in rt.each(self, self.t_prescriptions)
         )
 
-    def tool_sign_in(self, doctor: Doctor) -> Doctor:  # clinic_records.world:115
+    @tool(  # clinic_records.world:115
+        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
+        _PARAM_doctor, where='clinic_records.world:115', returns=Doctor,
+    )
+    def tool_sign_in(self, doctor: Doctor) -> Doctor:
         self.set_state('current_doctor', doctor.id_)  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
-    def tool_register_patient(  # clinic_records.world:124
+    @tool(  # clinic_records.world:124
+        'Register a new patient with their known drug allergies. The patient is registered today.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+        param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
+        param(
+            'allergies', arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
+            'them; may be empty.',
+        ),
+        where='clinic_records.world:124', returns=Patient,
+    )
+    def tool_register_patient(
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
         if self.state.current_doctor is None:  # clinic_records.world:131
@@ -268,12 +314,11 @@ class ClinicRecords(Episode):
         if birth_date > self.clock.date():  # clinic_records.world:132
             raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
-            if rt.built(self, rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
-                raise ToolError(rt.built(
-                    self,
+            if self.built(rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
+                self.fail(
                     f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
                     'formulary, e.g. PEN01.',
-                ))
+                )
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
             name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
@@ -282,23 +327,29 @@ class ClinicRecords(Episode):
         self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
 
-    # clinic_records.world:146
+    @tool(  # clinic_records.world:146
+        'Record that a patient is allergic to a drug. An active prescription of that drug must '
+        'be stopped first.',
+        _PARAM_patient, _PARAM_drug, where='clinic_records.world:146', returns=Patient,
+    )
     def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
         if drug.code in rt.each(self, patient.allergies):  # clinic_records.world:153
-            raise ToolError(rt.built(
-                self, f'{patient.name} is already recorded as allergic to {drug.name}.'
-            ))
+            self.fail(f'{patient.name} is already recorded as allergic to {drug.name}.')
         if self.fn_has_active(patient, drug):  # clinic_records.world:154
-            raise ToolError(rt.built(
-                self, f'{patient.name} has an active prescription of {drug.name}; stop it first.'
-            ))
+            self.fail(f'{patient.name} has an active prescription of {drug.name}; stop it first.')
         # clinic_records.world:155
         self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.code))
         return patient  # clinic_records.world:156
 
-    # clinic_records.world:159
+    @tool(  # clinic_records.world:159
+        'Record a visit of a patient with the signed-in doctor, taking place now, with a '
+        'diagnosis.',
+        _PARAM_patient,
+        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
+        where='clinic_records.world:159', returns=Visit,
+    )
     def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
@@ -310,30 +361,42 @@ class ClinicRecords(Episode):
         self.insert(self.t_visits, visit)  # clinic_records.world:167
         return visit  # clinic_records.world:168
 
-    def tool_prescribe(  # clinic_records.world:171
+    @tool(  # clinic_records.world:171
+        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
+        'held the visit can prescribe from it.',
+        param(
+            'visit', _ROW_visits,
+            'The id of the visit the drug is prescribed from (V and three digits), as '
+            'list_visits shows it.',
+        ),
+        _PARAM_drug,
+        param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
+        param(
+            'course_days', arg.refined(arg.INT, 1, 365),
+            'How many days the course lasts, starting today.',
+        ),
+        where='clinic_records.world:171', returns=Prescription,
+    )
+    def tool_prescribe(
         self, visit: Visit, drug: Drug, dose: str, course_days: int
     ) -> Prescription:
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
                 f'from visit {visit.id_}.',
-            ))
+            )
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
         if drug.code in rt.each(self, patient.allergies):  # clinic_records.world:182
-            raise ToolError(rt.built(self, f'{patient.name} is allergic to {drug.name}.'))
+            self.fail(f'{patient.name} is allergic to {drug.name}.')
         if course_days > drug.max_days:  # clinic_records.world:183
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
                 'requested.',
-            ))
+            )
         if self.fn_has_active(patient, drug):  # clinic_records.world:184
-            raise ToolError(rt.built(
-                self, f'{patient.name} already has an active prescription of {drug.name}.'
-            ))
+            self.fail(f'{patient.name} already has an active prescription of {drug.name}.')
         today: dt.date = self.clock.date()  # clinic_records.world:185
         rx: Prescription = Prescription(  # clinic_records.world:186
             id_=self.next_id('rx_ids', 'RX{:03d}'), visit=visit.id_, drug=drug.code,
@@ -344,32 +407,35 @@ class ClinicRecords(Episode):
         self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
-    # clinic_records.world:197
+    @tool(  # clinic_records.world:197
+        'Extend an active prescription by a number of days. Only the prescribing doctor can '
+        'renew; at most 5 renewals.',
+        _PARAM_prescription,
+        param(
+            'extra_days', arg.refined(arg.INT, 1, 365),
+            'How many days to add to the end of the course.',
+        ),
+        where='clinic_records.world:197', returns=Prescription,
+    )
     def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
         # clinic_records.world:204
         if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'Only the prescribing doctor ('
                 f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
                 f'{prescription.id_}.',
-            ))
+            )
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:205
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.id_} is stopped and cannot be renewed.'
-            ))
+            self.fail(f'Prescription {prescription.id_} is stopped and cannot be renewed.')
         if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
                 f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
-            ))
+            )
         if prescription.renewals >= 5:  # clinic_records.world:207
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.id_} has reached the maximum of 5 renewals.'
-            ))
+            self.fail(f'Prescription {prescription.id_} has reached the maximum of 5 renewals.')
         # clinic_records.world:208
         self.set_field(prescription, 'end', prescription.end + dt.timedelta(days=extra_days))
         self.set_field(  # clinic_records.world:209
@@ -378,12 +444,21 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:210
 
-    # clinic_records.world:213
+    @tool(  # clinic_records.world:213
+        'Stop an active prescription with a reason. If it would still run past today, it now '
+        'ends today.',
+        _PARAM_prescription,
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 200),
+            'Why the prescription is stopped, in a few words.',
+        ),
+        where='clinic_records.world:213', returns=Prescription,
+    )
     def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:220
-            raise ToolError(rt.built(self, f'Prescription {prescription.id_} is already stopped.'))
+            self.fail(f'Prescription {prescription.id_} is already stopped.')
         today: dt.date = self.clock.date()  # clinic_records.world:221
         if today < prescription.end and today >= prescription.start:  # clinic_records.world:222
             self.set_field(prescription, 'end', today)  # clinic_records.world:223
@@ -393,160 +468,7 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:227
 
-    # clinic_records.world:232
-    def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
-        return tuple([  # clinic_records.world:237
-            _d2.id_ for _d2 in rt.each(self, self.t_doctors)
-            if specialty is None or _d2.specialty == specialty
-        ])
-
-    def tool_get_doctor(self, doctor: Doctor) -> Doctor:  # clinic_records.world:240
-        return doctor  # clinic_records.world:245
-
-    # clinic_records.world:248
-    def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # clinic_records.world:254
-        return tuple([  # clinic_records.world:255
-            _d3.code for _d3 in rt.each(self, self.t_drugs)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _d3.name.lower()))
-            and (drug_class is None or _d3.drug_class == drug_class)
-        ])
-
-    def tool_get_drug(self, drug: Drug) -> Drug:  # clinic_records.world:258
-        return drug  # clinic_records.world:263
-
-    # clinic_records.world:266
-    def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # clinic_records.world:272
-        return tuple([  # clinic_records.world:273
-            _p4.id_ for _p4 in rt.each(self, self.t_patients)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _p4.name.lower()))
-            and (birth_date is None or _p4.birth_date == birth_date)
-        ])
-
-    def tool_get_patient(self, patient: Patient) -> Patient:  # clinic_records.world:276
-        return patient  # clinic_records.world:281
-
-    def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:  # clinic_records.world:284
-        return rt.sorted_keys(  # clinic_records.world:289
-            rt.each(self, [
-                _v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.id_
-            ]),
-            key=lambda _v5: _v5.at,
-        )
-
-    def tool_get_visit(self, visit: Visit) -> Visit:  # clinic_records.world:292
-        return visit  # clinic_records.world:297
-
-    # clinic_records.world:300
-    def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
-        return tuple([  # clinic_records.world:306
-            _p7.id_ for _p7 in rt.each(self, self.t_prescriptions)
-            if self.t_visits[_p7.visit].patient == patient.id_
-            and (not active_only or _p7.status == _E8_RxStatus_active)
-        ])
-
-    # clinic_records.world:309
-    def tool_get_prescription(self, prescription: Prescription) -> Prescription:
-        return prescription  # clinic_records.world:314
-
-
-_PARAM_doctor = param(
-    'doctor', arg.row('doctors', arg.refined(arg.TEXT, pattern='^D[0-9]{3}$')),
-    "The doctor's id (D and three digits), as list_doctors shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Doctor {key} not found.'),
-)
-_PARAM_patient = param(
-    'patient', arg.row('patients'),
-    "The patient's id (P and three digits), as search_patients shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
-)
-_PARAM_drug = param(
-    'drug', arg.row('drugs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
-    "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Drug {key} not found.'),
-)
-_PARAM_prescription = param(
-    'prescription', arg.row('prescriptions'),
-    'The prescription id (RX and three digits), as list_prescriptions shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Prescription {key} not found.'),
-)
-
-
-ClinicRecords.TOOLS = tools(
-    tool(
-        ClinicRecords.tool_sign_in,
-        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
-        _PARAM_doctor, where='clinic_records.world:115', returns=Doctor,
-    ),
-    tool(
-        ClinicRecords.tool_register_patient,
-        'Register a new patient with their known drug allergies. The patient is registered today.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
-        param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
-        param(
-            'allergies', arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
-            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
-            'them; may be empty.',
-        ),
-        where='clinic_records.world:124', returns=Patient,
-    ),
-    tool(
-        ClinicRecords.tool_add_allergy,
-        'Record that a patient is allergic to a drug. An active prescription of that drug must '
-        'be stopped first.',
-        _PARAM_patient, _PARAM_drug, where='clinic_records.world:146', returns=Patient,
-    ),
-    tool(
-        ClinicRecords.tool_record_visit,
-        'Record a visit of a patient with the signed-in doctor, taking place now, with a '
-        'diagnosis.',
-        _PARAM_patient,
-        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
-        where='clinic_records.world:159', returns=Visit,
-    ),
-    tool(
-        ClinicRecords.tool_prescribe,
-        'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
-        'held the visit can prescribe from it.',
-        param(
-            'visit', arg.row('visits'),
-            'The id of the visit the drug is prescribed from (V and three digits), as '
-            'list_visits shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
-        ),
-        _PARAM_drug,
-        param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
-        param(
-            'course_days', arg.refined(arg.INT, 1, 365),
-            'How many days the course lasts, starting today.',
-        ),
-        where='clinic_records.world:171', returns=Prescription,
-    ),
-    tool(
-        ClinicRecords.tool_renew_prescription,
-        'Extend an active prescription by a number of days. Only the prescribing doctor can '
-        'renew; at most 5 renewals.',
-        _PARAM_prescription,
-        param(
-            'extra_days', arg.refined(arg.INT, 1, 365),
-            'How many days to add to the end of the course.',
-        ),
-        where='clinic_records.world:197', returns=Prescription,
-    ),
-    tool(
-        ClinicRecords.tool_stop_prescription,
-        'Stop an active prescription with a reason. If it would still run past today, it now '
-        'ends today.',
-        _PARAM_prescription,
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why the prescription is stopped, in a few words.',
-        ),
-        where='clinic_records.world:213', returns=Prescription,
-    ),
-    tool(
-        ClinicRecords.tool_list_doctors,
+    @tool(  # clinic_records.world:232
         "List the clinic's doctors with their ids, names and specialties.",
         param(
             'specialty', arg.optional(arg.enum_of(Specialty)),
@@ -554,39 +476,56 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True, where='clinic_records.world:232', returns=js.array(Doctor),
         shows=('list', ('row', 'doctors')),
-    ),
-    tool(
-        ClinicRecords.tool_get_doctor, "Read a doctor's name and specialty.", _PARAM_doctor,
-        read_only=True, where='clinic_records.world:240', returns=Doctor,
-    ),
-    tool(
-        ClinicRecords.tool_search_drugs,
+    )
+    def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
+        return tuple([  # clinic_records.world:237
+            _d2.id_ for _d2 in rt.each(self, self.t_doctors)
+            if specialty is None or _d2.specialty == specialty
+        ])
+
+    @tool(  # clinic_records.world:240
+        "Read a doctor's name and specialty.", _PARAM_doctor, read_only=True,
+        where='clinic_records.world:240', returns=Doctor,
+    )
+    def tool_get_doctor(self, doctor: Doctor) -> Doctor:
+        return doctor  # clinic_records.world:245
+
+    @tool(  # clinic_records.world:248
         'Find drugs in the formulary by name or class, with their codes, names, classes and the '
         'longest course (max days) a prescription may cover.',
         param(
             'name', arg.TEXT,
             'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
             'formulary.',
-            default=lambda ep: '',
+            default='',
         ),
         param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
         read_only=True, where='clinic_records.world:248', returns=js.array(Drug),
         shows=('list', ('row', 'drugs')),
-    ),
-    tool(
-        ClinicRecords.tool_get_drug,
+    )
+    def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
+        wanted: str = self.built(name.lower())  # clinic_records.world:254
+        return tuple([  # clinic_records.world:255
+            _d3.code for _d3 in rt.each(self, self.t_drugs)
+            if rt.read(self, wanted) in rt.read(self, self.built(_d3.name.lower()))
+            and (drug_class is None or _d3.drug_class == drug_class)
+        ])
+
+    @tool(  # clinic_records.world:258
         "Read a drug's name, class and the longest course (max days) a prescription may cover.",
         _PARAM_drug, read_only=True, where='clinic_records.world:258', returns=Drug,
-    ),
-    tool(
-        ClinicRecords.tool_search_patients,
+    )
+    def tool_get_drug(self, drug: Drug) -> Drug:
+        return drug  # clinic_records.world:263
+
+    @tool(  # clinic_records.world:266
         'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
         'codes) and registration dates.',
         param(
             'name', arg.TEXT,
             'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
             'patient.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'birth_date', arg.optional(arg.DATE),
@@ -594,48 +533,70 @@ ClinicRecords.TOOLS = tools(
         ),
         read_only=True, where='clinic_records.world:266', returns=js.array(Patient),
         shows=('list', ('row', 'patients')),
-    ),
-    tool(
-        ClinicRecords.tool_get_patient,
+    )
+    def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
+        wanted: str = self.built(name.lower())  # clinic_records.world:272
+        return tuple([  # clinic_records.world:273
+            _p4.id_ for _p4 in rt.each(self, self.t_patients)
+            if rt.read(self, wanted) in rt.read(self, self.built(_p4.name.lower()))
+            and (birth_date is None or _p4.birth_date == birth_date)
+        ])
+
+    @tool(  # clinic_records.world:276
         "Read a patient's details: name, date of birth, allergies (drug codes) and registration "
         "date.",
         _PARAM_patient, read_only=True, where='clinic_records.world:276', returns=Patient,
-    ),
-    tool(
-        ClinicRecords.tool_list_visits,
+    )
+    def tool_get_patient(self, patient: Patient) -> Patient:
+        return patient  # clinic_records.world:281
+
+    @tool(  # clinic_records.world:284
         "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
         _PARAM_patient, read_only=True, where='clinic_records.world:284', returns=js.array(Visit),
         shows=('list', ('row', 'visits')),
-    ),
-    tool(
-        ClinicRecords.tool_get_visit, 'Read a visit: its patient, doctor, time and diagnosis.',
-        param(
-            'visit', arg.row('visits'),
-            'The visit id (V and three digits), as list_visits shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Visit {key} not found.'),
-        ),
+    )
+    def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:
+        return rt.sorted_keys(  # clinic_records.world:289
+            rt.each(self, [
+                _v6 for _v6 in rt.each(self, self.t_visits) if _v6.patient == patient.id_
+            ]),
+            key=lambda _v5: _v5.at,
+        )
+
+    @tool(  # clinic_records.world:292
+        'Read a visit: its patient, doctor, time and diagnosis.',
+        param('visit', _ROW_visits, 'The visit id (V and three digits), as list_visits shows it.'),
         read_only=True, where='clinic_records.world:292', returns=Visit,
-    ),
-    tool(
-        ClinicRecords.tool_list_prescriptions,
+    )
+    def tool_get_visit(self, visit: Visit) -> Visit:
+        return visit  # clinic_records.world:297
+
+    @tool(  # clinic_records.world:300
         "List a patient's prescriptions, optionally only the active ones, with each one's visit, "
         "drug code, dose, start and end dates, renewals and status.",
         _PARAM_patient,
-        param(
-            'active_only', arg.BOOL, 'Only list the active prescriptions.',
-            default=lambda ep: False,
-        ),
+        param('active_only', arg.BOOL, 'Only list the active prescriptions.', default=False),
         read_only=True, where='clinic_records.world:300', returns=js.array(Prescription),
         shows=('list', ('row', 'prescriptions')),
-    ),
-    tool(
-        ClinicRecords.tool_get_prescription,
+    )
+    def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
+        return tuple([  # clinic_records.world:306
+            _p7.id_ for _p7 in rt.each(self, self.t_prescriptions)
+            if self.t_visits[_p7.visit].patient == patient.id_
+            and (not active_only or _p7.status == _E8_RxStatus_active)
+        ])
+
+    @tool(  # clinic_records.world:309
         'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status '
         'and stop reason.',
         _PARAM_prescription, read_only=True, where='clinic_records.world:309',
         returns=Prescription,
-    ),
-)
+    )
+    def tool_get_prescription(self, prescription: Prescription) -> Prescription:
+        return prescription  # clinic_records.world:314
+
+
+ClinicRecords.TOOLS = tools(ClinicRecords)
 
 
 # clinic_records.world:420

@@ -200,6 +200,37 @@ _C_ROW_LETTERS: tuple[str, ...] = ('A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'I', 
 _GET_id_ = rt.getter('id_', str)
 
 
+_RESULT_OrderView = js.closed({
+    'order': Order, 'tickets': js.array(Ticket), 'hold_expired': js.BOOLEAN
+})
+_ROW_events = arg.row(
+    'events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No event {key}.'),
+)
+_ROW_venues = arg.row(
+    'venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No venue {key}.'),
+)
+_ROW_customers = arg.row(
+    'customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No customer {key}.'),
+)
+_ROW_sections = arg.row(
+    'sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$'),
+    not_found=lambda ep, key: ep.built(f'No section {key}.'),
+)
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'No order {key}.'))
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket {key}.'))
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id.')
+_PARAM_event = param('event', _ROW_events, 'The event id (E and two digits).')
+_PARAM_section = param(
+    'section', _ROW_sections, 'The section id (as get_event or list_sections shows it).'
+)
+_PARAM_customer_ = param('customer', _ROW_customers, 'The customer id (C and three digits).')
+_PARAM_order = param('order', _ROW_orders, 'The id of a held order (ORD and three digits).')
+_PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -365,7 +396,7 @@ class ConcertTicketOffice(Episode):
         for r in rt.each(self, rt.int_range(0, section.rows)):  # concert_ticket_office.world:160
             letter: str = _C_ROW_LETTERS[r]  # concert_ticket_office.world:161
             if seat.startswith(rt.read(self, letter)):  # concert_ticket_office.world:162
-                digits: str = rt.built(self, rt.replace(  # concert_ticket_office.world:163
+                digits: str = self.built(rt.replace(  # concert_ticket_office.world:163
                     rt.read(self, seat), rt.read(self, letter), ''
                 ))
                 n: int = rt.to_int(rt.read(self, digits))  # concert_ticket_office.world:164
@@ -433,7 +464,13 @@ class ConcertTicketOffice(Episode):
         'Whether the event has begun.'
         return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
-    def tool_list_events(self) -> tuple[str, ...]:  # concert_ticket_office.world:245
+    @tool(  # concert_ticket_office.world:245
+        'List the events that have not ended yet, soonest first, with venue, start time, tier '
+        'prices and whether they are on sale.',
+        read_only=True, where='concert_ticket_office.world:245', returns=js.array(Event),
+        shows=('list', ('row', 'events')),
+    )
+    def tool_list_events(self) -> tuple[str, ...]:
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(self, [
                 _e5 for _e5 in rt.each(self, self.t_events)
@@ -442,7 +479,29 @@ class ConcertTicketOffice(Episode):
             key=lambda _e4: _e4.starts_at,
         )
 
-    def tool_get_event(self, event: Event) -> EventView:  # concert_ticket_office.world:251
+    @tool(  # concert_ticket_office.world:251
+        "Show one event with its venue and every section of the venue: the section id, name, "
+        "tier, rows and seats per row, the event's price for it and how many of its seats are "
+        "free.",
+        param('event', _ROW_events, 'The event id, as list_events shows it.'), read_only=True,
+        where='concert_ticket_office.world:251',
+        returns=js.closed({
+            'event': Event, 'venue': Venue, 'sections': js.array(js.closed({
+                'section': Section, 'price_cents': js.nullable(js.INTEGER),
+                'free_count': js.INTEGER,
+            })),
+        }),
+        shows=(
+            'record', (
+                ('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')),
+                (
+                    'sections', 'sections',
+                    ('list', ('record', (('section', 'section', ('row', 'sections')),))),
+                ),
+            ),
+        ),
+    )
+    def tool_get_event(self, event: Event) -> EventView:
         return EventView(  # concert_ticket_office.world:256
             event.id_, event.venue, tuple([
                 self.fn_section_offer(event, _s6) for _s6 in rt.each(self, self.t_sections)
@@ -450,37 +509,68 @@ class ConcertTicketOffice(Episode):
             ]),
         )
 
-    def tool_list_venues(self) -> tuple[str, ...]:  # concert_ticket_office.world:263
+    @tool(  # concert_ticket_office.world:263
+        'List the concert halls with their ids, names and cities.', read_only=True,
+        where='concert_ticket_office.world:263', returns=js.array(Venue),
+        shows=('list', ('row', 'venues')),
+    )
+    def tool_list_venues(self) -> tuple[str, ...]:
         # concert_ticket_office.world:264
         return tuple(map(_GET_id_, rt.each(self, self.t_venues)))
 
-    # concert_ticket_office.world:267
+    @tool(  # concert_ticket_office.world:267
+        'List seat sections with their id, venue, name, tier, rows and seats per row.',
+        param(
+            'venue', arg.optional(_ROW_venues),
+            'Only the sections of this venue (its id, as list_venues shows it); all venues when '
+            'left out.',
+        ),
+        read_only=True, where='concert_ticket_office.world:267', returns=js.array(Section),
+        shows=('list', ('row', 'sections')),
+    )
     def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:
         return tuple([  # concert_ticket_office.world:272
             _s8.id_ for _s8 in rt.each(self, self.t_sections)
             if venue is None or _s8.venue == venue.id_
         ])
 
-    def tool_find_customers(self, text: str) -> tuple[str, ...]:  # concert_ticket_office.world:275
+    @tool(  # concert_ticket_office.world:275
+        'Find customers whose name or email contains the text, with their customer id.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name or email; case does not matter.",
+        ),
+        read_only=True, where='concert_ticket_office.world:275', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(self, text: str) -> tuple[str, ...]:
         # concert_ticket_office.world:280
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())
         return tuple([  # concert_ticket_office.world:281
             _c9.id_ for _c9 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c9.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c9.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c9.email.lower()))
         ])
 
-    def tool_get_customer(self, customer: Customer) -> Customer:  # concert_ticket_office.world:284
+    @tool(  # concert_ticket_office.world:284
+        'Show one customer: id, name and email.', _PARAM_customer, read_only=True,
+        where='concert_ticket_office.world:284', returns=Customer,
+    )
+    def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # concert_ticket_office.world:289
 
-    # concert_ticket_office.world:292
+    @tool(  # concert_ticket_office.world:292
+        "List the free seats of one section for an event (not sold, checked in or under a live "
+        "hold), with the section's price.",
+        _PARAM_event, _PARAM_section, read_only=True, where='concert_ticket_office.world:292',
+        returns=SeatAvailability,
+    )
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:
         if section.venue != event.venue:  # concert_ticket_office.world:298
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
-            ))
+            )
         # concert_ticket_office.world:299
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         free: tuple[str, ...] = ()  # concert_ticket_office.world:300
@@ -488,21 +578,43 @@ class ConcertTicketOffice(Episode):
             # concert_ticket_office.world:302
             for n in rt.each(self, rt.int_range(1, section.seats_per_row + 1)):
                 # concert_ticket_office.world:303
-                label: str = rt.built(self, _C_ROW_LETTERS[r] + rt.text(n))
+                label: str = self.built(_C_ROW_LETTERS[r] + rt.text(n))
                 if label not in rt.each(self, taken):  # concert_ticket_office.world:304
                     free = rt.each(self, free) + (label,)  # concert_ticket_office.world:305
         return SeatAvailability(  # concert_ticket_office.world:309
             event.id_, section.id_, section.tier, event.prices.get(section.tier), free
         )
 
-    def tool_get_order(self, order: Order) -> OrderView:  # concert_ticket_office.world:318
+    @tool(  # concert_ticket_office.world:318
+        'Show an order with its tickets, total, status and hold expiry.',
+        param('order', _ROW_orders, 'The order id (ORD and three digits).'), read_only=True,
+        where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    )
+    def tool_get_order(self, order: Order) -> OrderView:
         return OrderView(  # concert_ticket_office.world:323
             order.id_,
             tuple([_t10.id_ for _t10 in rt.each(self, self.t_tickets) if _t10.order == order.id_]),
             order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
         )
 
-    def tool_get_customer_tickets(  # concert_ticket_office.world:330
+    @tool(  # concert_ticket_office.world:330
+        'List the tickets a customer holds, with order, event, section, seat, price and status, '
+        'optionally for one event.',
+        _PARAM_customer_,
+        param(
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'Only tickets for this event; all events when left out.',
+        ),
+        read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
+        shows=('list', ('row', 'tickets')),
+    )
+    def tool_get_customer_tickets(
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
         return tuple([  # concert_ticket_office.world:336
@@ -510,7 +622,18 @@ class ConcertTicketOffice(Episode):
             if _t11.holder == customer.id_ and (event is None or _t11.event == event.id_)
         ])
 
-    def tool_list_customer_orders(  # concert_ticket_office.world:339
+    @tool(  # concert_ticket_office.world:339
+        'List the orders a customer placed, newest first, with event, status, total, hold expiry '
+        'and payment.',
+        _PARAM_customer,
+        param(
+            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+            'Only orders for this event; all events when left out.',
+        ),
+        read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_list_customer_orders(
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
         return rt.sorted_keys(  # concert_ticket_office.world:345
@@ -521,45 +644,62 @@ class ConcertTicketOffice(Episode):
             key=lambda _o12: _o12.created_at, reverse=True,
         )
 
-    def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:348
+    @tool(  # concert_ticket_office.world:348
+        'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+        'time.',
+        param('ticket', _ROW_tickets, 'The ticket id.'), read_only=True,
+        where='concert_ticket_office.world:348', returns=Ticket,
+    )
+    def tool_get_ticket(self, ticket: Ticket) -> Ticket:
         return ticket  # concert_ticket_office.world:351
 
-    def tool_hold_seats(  # concert_ticket_office.world:356
+    @tool(  # concert_ticket_office.world:356
+        'Hold specific seats of one section for a customer for 15 minutes; the order must be '
+        'bought before the hold expires.',
+        _PARAM_customer_, _PARAM_event, _PARAM_section,
+        param(
+            'seats',
+            arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
+            'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].',
+        ),
+        where='concert_ticket_office.world:356', returns=_RESULT_OrderView,
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    )
+    def tool_hold_seats(
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
         if not event.on_sale:  # concert_ticket_office.world:364
-            raise ToolError(rt.built(self, f'{event.title} is not on sale.'))
+            self.fail(f'{event.title} is not on sale.')
         if self.fn_started(event):  # concert_ticket_office.world:365
-            raise ToolError(rt.built(self, f'{event.title} has already started.'))
+            self.fail(f'{event.title} has already started.')
         if section.venue != event.venue:  # concert_ticket_office.world:366
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
                 f'{event.title} takes place.',
-            ))
+            )
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
         if price is None:  # concert_ticket_office.world:368
-            raise ToolError(rt.built(self, f'{event.title} does not sell {section.tier} seats.'))
+            self.fail(f'{event.title} does not sell {section.tier} seats.')
         # concert_ticket_office.world:369
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         for seat in rt.each(self, seats):  # concert_ticket_office.world:370
             if not self.fn_seat_in_section(seat, section):  # concert_ticket_office.world:371
-                raise ToolError(rt.built(
-                    self, f'Seat {seat} does not exist in section {section.id_}.'
-                ))
+                self.fail(f'Seat {seat} does not exist in section {section.id_}.')
             if seat in rt.each(self, taken):  # concert_ticket_office.world:372
-                raise ToolError(rt.built(
-                    self, f'Seat {seat} in section {section.id_} is already taken.'
-                ))
+                self.fail(f'Seat {seat} in section {section.id_} is already taken.')
         already: int = rt.bounded(  # concert_ticket_office.world:374
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
         if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{customer.name} already has {already} tickets or held seats for {event.title}; '
                 f'at most {_C_MAX_PER_EVENT} per event.',
-            ))
+            )
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.id_, event=event.id_,
             status=_E11_OrderStatus_held, created_at=self.clock,
@@ -586,16 +726,25 @@ class ConcertTicketOffice(Episode):
             False,
         )
 
-    # concert_ticket_office.world:400
+    @tool(  # concert_ticket_office.world:400
+        'Pay for a held order before its hold expires; its tickets become valid.', _PARAM_order,
+        param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
+        where='concert_ticket_office.world:400', returns=_RESULT_OrderView,
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+            ),
+        ),
+    )
     def tool_buy_order(self, order: Order, payment: PayMethod) -> OrderView:
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+            self.fail(f'Order {order.id_} is {order.status}, not held.')
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
                 'seats again.',
-            ))
+            )
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.id_ for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.id_
         ])
@@ -606,22 +755,20 @@ class ConcertTicketOffice(Episode):
             )
             > _C_MAX_PER_EVENT
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
                 f' tickets for {self.t_events[order.event].title}.',
-            ))
+            )
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if any(  # concert_ticket_office.world:411
                 _o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat
                 and self.fn_owned(_o17)
                 for _o17 in rt.each(self, self.t_tickets)
             ):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
                     'the meantime.',
-                ))
+                )
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
         )
@@ -635,9 +782,13 @@ class ConcertTicketOffice(Episode):
             False,
         )
 
-    def tool_release_hold(self, order: Order) -> Order:  # concert_ticket_office.world:426
+    @tool(  # concert_ticket_office.world:426
+        'Give up a held order before paying; its seats are free again.', _PARAM_order,
+        where='concert_ticket_office.world:426', returns=Order,
+    )
+    def tool_release_hold(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not held.'))
+            self.fail(f'Order {order.id_} is {order.status}, not held.')
         # concert_ticket_office.world:432
         self.set_field(order, 'status', _E11_OrderStatus_released)
         for t in rt.each(self, [  # concert_ticket_office.world:433
@@ -647,291 +798,81 @@ class ConcertTicketOffice(Episode):
             self.set_field(self.t_tickets[t.id_], 'status', _E12_TicketStatus_released)
         return order  # concert_ticket_office.world:436
 
-    # concert_ticket_office.world:439
+    @tool(  # concert_ticket_office.world:439
+        'Give a sold ticket to another customer before the event starts; they become its holder.',
+        _PARAM_ticket,
+        param(
+            'to_customer', _ROW_customers,
+            'The id of the customer who receives it (C and three digits).',
+        ),
+        where='concert_ticket_office.world:439', returns=Ticket,
+    )
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
-            raise ToolError(rt.built(
-                self,
-                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.',
-            ))
+            self.fail(
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.'
+            )
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:446
-            raise ToolError(rt.built(
-                self, f'{self.t_events[ticket.event].title} has already started.'
-            ))
+            self.fail(f'{self.t_events[ticket.event].title} has already started.')
         if ticket.holder == to_customer.id_:  # concert_ticket_office.world:447
-            raise ToolError(rt.built(
-                self, f'{to_customer.name} already holds ticket {ticket.id_}.'
-            ))
+            self.fail(f'{to_customer.name} already holds ticket {ticket.id_}.')
         # concert_ticket_office.world:448
         if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
                 f'{self.t_events[ticket.event].title}.',
-            ))
+            )
         self.set_field(ticket, 'holder', to_customer.id_)  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
-    def tool_refund_ticket(self, ticket: Ticket) -> Refund:  # concert_ticket_office.world:453
+    @tool(  # concert_ticket_office.world:453
+        'Refund a sold ticket before the event starts; the seat becomes free again.',
+        _PARAM_ticket, where='concert_ticket_office.world:453', returns=Refund,
+    )
+    def tool_refund_ticket(self, ticket: Ticket) -> Refund:
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
-            ))
+            self.fail(
+                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
+            )
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
                 'refunded.',
-            ))
+            )
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
         return Refund(ticket.id_, ticket.price_cents)  # concert_ticket_office.world:461
 
-    def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:  # concert_ticket_office.world:464
+    @tool(  # concert_ticket_office.world:464
+        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+        'until 4 hours after it.',
+        param('ticket', _ROW_tickets, 'The ticket id scanned at the door (TK and four digits).'),
+        where='concert_ticket_office.world:464', returns=Ticket,
+    )
+    def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.'
-            ))
+            self.fail(f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.')
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:470
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status} and not valid for entry.')
         if (  # concert_ticket_office.world:471
             self.clock
             < self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Doors for {self.t_events[ticket.event].title} open at '
                 f'{self.t_events[ticket.event].starts_at - dt.timedelta(hours=_C_DOORS_OPEN_HOURS)}'
                 '.',
-            ))
+            )
         # concert_ticket_office.world:472
         if self.clock > self.t_events[ticket.event].starts_at + dt.timedelta(hours=_C_EVENT_HOURS):
-            raise ToolError(rt.built(self, f'{self.t_events[ticket.event].title} has ended.'))
+            self.fail(f'{self.t_events[ticket.event].title} has ended.')
         self.set_fields(  # concert_ticket_office.world:473
             ticket, ('status', 'checked_in_at'), _E12_TicketStatus_checked_in, self.clock
         )
         return ticket  # concert_ticket_office.world:475
 
 
-_RESULT_OrderView = js.closed({
-    'order': Order, 'tickets': js.array(Ticket), 'hold_expired': js.BOOLEAN
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id.', not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
-)
-_PARAM_event = param(
-    'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
-    'The event id (E and two digits).', not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
-)
-_PARAM_section = param(
-    'section', arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,10}$')),
-    'The section id (as get_event or list_sections shows it).',
-    not_found=lambda ep, key: rt.built(ep, f'No section {key}.'),
-)
-_PARAM_customer_ = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id (C and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
-)
-_PARAM_order = param(
-    'order', arg.row('orders'), 'The id of a held order (ORD and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
-)
-_PARAM_ticket = param(
-    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-)
-
-
-ConcertTicketOffice.TOOLS = tools(
-    tool(
-        ConcertTicketOffice.tool_list_events,
-        'List the events that have not ended yet, soonest first, with venue, start time, tier '
-        'prices and whether they are on sale.',
-        read_only=True, where='concert_ticket_office.world:245', returns=js.array(Event),
-        shows=('list', ('row', 'events')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_event,
-        "Show one event with its venue and every section of the venue: the section id, name, "
-        "tier, rows and seats per row, the event's price for it and how many of its seats are "
-        "free.",
-        param(
-            'event', arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$')),
-            'The event id, as list_events shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'No event {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:251',
-        returns=js.closed({
-            'event': Event, 'venue': Venue, 'sections': js.array(js.closed({
-                'section': Section, 'price_cents': js.nullable(js.INTEGER),
-                'free_count': js.INTEGER,
-            })),
-        }),
-        shows=(
-            'record', (
-                ('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')),
-                (
-                    'sections', 'sections',
-                    ('list', ('record', (('section', 'section', ('row', 'sections')),))),
-                ),
-            ),
-        ),
-    ),
-    tool(
-        ConcertTicketOffice.tool_list_venues,
-        'List the concert halls with their ids, names and cities.', read_only=True,
-        where='concert_ticket_office.world:263', returns=js.array(Venue),
-        shows=('list', ('row', 'venues')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_list_sections,
-        'List seat sections with their id, venue, name, tier, rows and seats per row.',
-        param(
-            'venue', arg.optional(arg.row('venues', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
-            'Only the sections of this venue (its id, as list_venues shows it); all venues when '
-            'left out.',
-            not_found=lambda ep, key: rt.built(ep, f'No venue {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:267', returns=js.array(Section),
-        shows=('list', ('row', 'sections')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_find_customers,
-        'Find customers whose name or email contains the text, with their customer id.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name or email; case does not matter.",
-        ),
-        read_only=True, where='concert_ticket_office.world:275', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_customer, 'Show one customer: id, name and email.',
-        _PARAM_customer, read_only=True, where='concert_ticket_office.world:284', returns=Customer,
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_available_seats,
-        "List the free seats of one section for an event (not sold, checked in or under a live "
-        "hold), with the section's price.",
-        _PARAM_event, _PARAM_section, read_only=True, where='concert_ticket_office.world:292',
-        returns=SeatAvailability,
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_order,
-        'Show an order with its tickets, total, status and hold expiry.',
-        param(
-            'order', arg.row('orders'), 'The order id (ORD and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No order {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
-            ),
-        ),
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_customer_tickets,
-        'List the tickets a customer holds, with order, event, section, seat, price and status, '
-        'optionally for one event.',
-        _PARAM_customer_,
-        param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
-            'Only tickets for this event; all events when left out.',
-        ),
-        read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_list_customer_orders,
-        'List the orders a customer placed, newest first, with event, status, total, hold expiry '
-        'and payment.',
-        _PARAM_customer,
-        param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
-            'Only orders for this event; all events when left out.',
-        ),
-        read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        ConcertTicketOffice.tool_get_ticket,
-        'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
-        'time.',
-        param(
-            'ticket', arg.row('tickets'), 'The ticket id.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-        ),
-        read_only=True, where='concert_ticket_office.world:348', returns=Ticket,
-    ),
-    tool(
-        ConcertTicketOffice.tool_hold_seats,
-        'Hold specific seats of one section for a customer for 15 minutes; the order must be '
-        'bought before the hold expires.',
-        _PARAM_customer_, _PARAM_event, _PARAM_section,
-        param(
-            'seats',
-            arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
-            'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].',
-        ),
-        where='concert_ticket_office.world:356', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
-            ),
-        ),
-    ),
-    tool(
-        ConcertTicketOffice.tool_buy_order,
-        'Pay for a held order before its hold expires; its tickets become valid.', _PARAM_order,
-        param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
-        where='concert_ticket_office.world:400', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
-            ),
-        ),
-    ),
-    tool(
-        ConcertTicketOffice.tool_release_hold,
-        'Give up a held order before paying; its seats are free again.', _PARAM_order,
-        where='concert_ticket_office.world:426', returns=Order,
-    ),
-    tool(
-        ConcertTicketOffice.tool_transfer_ticket,
-        'Give a sold ticket to another customer before the event starts; they become its holder.',
-        _PARAM_ticket,
-        param(
-            'to_customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-            'The id of the customer who receives it (C and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No customer {key}.'),
-        ),
-        where='concert_ticket_office.world:439', returns=Ticket,
-    ),
-    tool(
-        ConcertTicketOffice.tool_refund_ticket,
-        'Refund a sold ticket before the event starts; the seat becomes free again.',
-        _PARAM_ticket, where='concert_ticket_office.world:453', returns=Refund,
-    ),
-    tool(
-        ConcertTicketOffice.tool_check_in_ticket,
-        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
-        'until 4 hours after it.',
-        param(
-            'ticket', arg.row('tickets'),
-            'The ticket id scanned at the door (TK and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-        ),
-        where='concert_ticket_office.world:464', returns=Ticket,
-    ),
-)
+ConcertTicketOffice.TOOLS = tools(ConcertTicketOffice)
 
 
 # concert_ticket_office.world:691

@@ -213,6 +213,35 @@ class CreditTransaction(Row):
 _GET_amount = rt.getter('amount', float)
 
 
+_RESULT_Invoice = js.closed({
+    'invoice_id': js.STRING, 'member': js.STRING,
+    'period': js.scalar('str', pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
+    'lines': js.array(InvoiceLine, min_items=1, max_items=50), 'total': js.scalar('float', 0.0),
+    'issued_on': js.STRING, 'due_on': js.STRING, 'status': js.members(InvoiceStatus),
+})
+_ROW_plans = arg.row(
+    'plans', arg.refined(arg.TEXT, pattern='^[A-Z]{3,10}$'),
+    not_found=lambda ep, key: ep.built(f'Plan {key} not found.'),
+)
+_ROW_members = arg.row('members', not_found=lambda ep, key: ep.built(f'Member {key} not found.'))
+_ROW_spaces = arg.row(
+    'spaces', arg.refined(arg.TEXT, pattern='^[DRP][0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Space {key} not found.'),
+)
+_ROW_bookings = arg.row(
+    'bookings', not_found=lambda ep, key: ep.built(f'Booking {key} not found.')
+)
+_ROW_invoices = arg.row(
+    'invoices', not_found=lambda ep, key: ep.built(f'Invoice {key} not found.')
+)
+_ROW_credit_transactions = arg.row(
+    'credit_transactions', not_found=lambda ep, key: ep.built(f'Transaction {key} not found.')
+)
+_PARAM_member = param('member', _ROW_members, 'The member id, e.g. M0001.')
+_PARAM_member_ = param('member', _ROW_members, 'The member id, e.g. M0002.')
+_PARAM_booking = param('booking', _ROW_bookings, 'The booking id, e.g. B00001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -360,7 +389,7 @@ class CoworkingDesk(Episode):
         if not all(  # coworking_desk.world:225
             len([
                 _n101.member_id for _n101 in rt.each(self, self.t_members)
-                if rt.built(self, _n101.email.lower()) == rt.built(self, _m100.email.lower())
+                if self.built(_n101.email.lower()) == self.built(_m100.email.lower())
             ])
             == 1
             for _m100 in rt.each(self, self.t_members)
@@ -470,54 +499,82 @@ class CoworkingDesk(Episode):
             == 1
         )
 
-    def tool_get_plan(self, plan: MembershipPlan) -> MembershipPlan:  # coworking_desk.world:230
+    @tool(  # coworking_desk.world:230
+        'Show a membership plan: monthly fee and credits, extra hour rate, whether it can book '
+        'rooms and whether it is offered.',
+        param('plan', _ROW_plans, 'The plan code, e.g. FLEX.'), read_only=True,
+        where='coworking_desk.world:230', returns=MembershipPlan,
+    )
+    def tool_get_plan(self, plan: MembershipPlan) -> MembershipPlan:
         return plan  # coworking_desk.world:235
 
-    def tool_list_plans(self, active_only: bool) -> tuple[str, ...]:  # coworking_desk.world:238
+    @tool(  # coworking_desk.world:238
+        'List membership plans.',
+        param('active_only', arg.BOOL, 'Only plans members can move to.', default=False),
+        read_only=True, where='coworking_desk.world:238', returns=js.array(MembershipPlan),
+        shows=('list', ('row', 'plans')),
+    )
+    def tool_list_plans(self, active_only: bool) -> tuple[str, ...]:
         return tuple([  # coworking_desk.world:243
             _p5.code for _p5 in rt.each(self, self.t_plans) if _p5.active or not active_only
         ])
 
-    def tool_get_member(self, member: Member) -> Member:  # coworking_desk.world:246
+    @tool(  # coworking_desk.world:246
+        'Show a member: email, company, plan code, credit balance, status and since when.',
+        _PARAM_member, read_only=True, where='coworking_desk.world:246', returns=Member,
+    )
+    def tool_get_member(self, member: Member) -> Member:
         return member  # coworking_desk.world:251
 
-    def tool_find_members(  # coworking_desk.world:254
+    @tool(  # coworking_desk.world:254
+        'Find members by part of the name, by email or by company.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+        param(
+            'company', arg.optional(arg.TEXT), 'Part of the company name; case does not matter.'
+        ),
+        read_only=True, where='coworking_desk.world:254', returns=js.array(Member),
+        shows=('list', ('row', 'members')),
+    )
+    def tool_find_members(
         self, name_contains: str | None, email: str | None, company: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # coworking_desk.world:261
         for m in rt.each(self, self.t_members):  # coworking_desk.world:262
             if (  # coworking_desk.world:263
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, m.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(m.name.lower()))
                 )
             ):
                 continue  # coworking_desk.world:264
-            if (  # coworking_desk.world:266
-                email is not None
-                and rt.built(self, m.email.lower()) != rt.built(self, email.lower())
-            ):
+            # coworking_desk.world:266
+            if email is not None and self.built(m.email.lower()) != self.built(email.lower()):
                 continue  # coworking_desk.world:267
             if company is not None:  # coworking_desk.world:269
                 c: str | None = m.company  # coworking_desk.world:270
                 if c is None:  # coworking_desk.world:271
                     continue  # coworking_desk.world:272
                 if not (  # coworking_desk.world:274
-                    rt.read(self, rt.built(self, company.lower()))
-                    in rt.read(self, rt.built(self, (c if c is not None else rt.absent()).lower()))
+                    rt.read(self, self.built(company.lower()))
+                    in rt.read(self, self.built((c if c is not None else rt.absent()).lower()))
                 ):
                     continue  # coworking_desk.world:275
             found = rt.each(self, found) + (m.member_id,)  # coworking_desk.world:278
         return found  # coworking_desk.world:280
 
-    # coworking_desk.world:283
+    @tool(  # coworking_desk.world:283
+        "Move a member to another active plan. Upgrading adds the difference in monthly credits; "
+        "downgrading caps the balance at the new plan's monthly credits.",
+        _PARAM_member_,
+        param('new_plan', _ROW_plans, 'The code of the plan to move to, e.g. FLEX.'),
+        where='coworking_desk.world:283', returns=Member,
+    )
     def tool_change_plan(self, member: Member, new_plan: MembershipPlan) -> Member:
         if not new_plan.active:  # coworking_desk.world:289
-            raise ToolError(rt.built(self, f'Plan {new_plan.code} is no longer offered.'))
+            self.fail(f'Plan {new_plan.code} is no longer offered.')
         if member.plan == new_plan.code:  # coworking_desk.world:290
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is already on plan {new_plan.code}.'
-            ))
+            self.fail(f'Member {member.member_id} is already on plan {new_plan.code}.')
         if not (  # coworking_desk.world:291
             new_plan.can_book_rooms or not any(
                 _b6.member == member.member_id and _b6.status == _E13_BookingStatus_confirmed
@@ -525,11 +582,10 @@ class CoworkingDesk(Episode):
                 for _b6 in rt.each(self, self.t_bookings)
             )
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Member {member.member_id} has confirmed meeting-room bookings, and plan '
                 f'{new_plan.code} cannot book rooms.',
-            ))
+            )
         old_credits: int = member.credits_  # coworking_desk.world:292
         old_allowance: int = self.t_plans[member.plan].monthly_credits  # coworking_desk.world:293
         if new_plan.monthly_credits > old_allowance:  # coworking_desk.world:294
@@ -555,17 +611,25 @@ class CoworkingDesk(Episode):
                     member.credits_, 'CreditTransaction.balance_after', 0, 1000000
                 ),
                 note=v.check_length(
-                    rt.built(self, f'Plan changed to {new_plan.code}'), 'CreditTransaction.note',
-                    None, 200,
+                    self.built(f'Plan changed to {new_plan.code}'), 'CreditTransaction.note', None,
+                    200,
                 ),
             ),
         )
         return member  # coworking_desk.world:307
 
-    # coworking_desk.world:310
+    @tool(  # coworking_desk.world:310
+        "Top up a member's credits.", _PARAM_member_,
+        param('credits', arg.refined(arg.INT, 1, 500), 'How many credits to add.'),
+        param(
+            'note', arg.refined(arg.TEXT, None, 200),
+            'Why: a purchased credit pack or a goodwill gesture.',
+        ),
+        where='coworking_desk.world:310', returns=Member,
+    )
     def tool_add_credits(self, member: Member, credits_: int, note: str) -> Member:
         if member.status != _E12_MemberStatus_active:  # coworking_desk.world:317
-            raise ToolError(rt.built(self, f'Member {member.member_id} is suspended.'))
+            self.fail(f'Member {member.member_id} is suspended.')
         self.set_field(  # coworking_desk.world:318
             member, 'credits_',
             v.check_range(rt.bounded(member.credits_ + credits_), 'Member.credits', 0, 1000000),
@@ -582,16 +646,37 @@ class CoworkingDesk(Episode):
         )
         return member  # coworking_desk.world:326
 
-    def tool_get_space(self, space: Space) -> Space:  # coworking_desk.world:331
+    @tool(  # coworking_desk.world:331
+        'Show a space: kind, capacity, amenities, credits per hour, floor and whether it can be '
+        'booked.',
+        param('space', _ROW_spaces, 'The space id, e.g. R01.'), read_only=True,
+        where='coworking_desk.world:331', returns=Space,
+    )
+    def tool_get_space(self, space: Space) -> Space:
         return space  # coworking_desk.world:334
 
-    def tool_search_spaces(  # coworking_desk.world:337
-        self,
-        kind: SpaceKind | None,
-        min_capacity: int | None,
-        amenity: Amenity | None,
-        free_from: dt.datetime | None,
-        free_until: dt.datetime | None,
+    @tool(  # coworking_desk.world:337
+        'Find active spaces by kind, minimum capacity and amenity, optionally only those free '
+        'for a time slot.',
+        param('kind', arg.optional(arg.enum_of(SpaceKind)), 'Only spaces of this kind.'),
+        param(
+            'min_capacity', arg.optional(arg.INT), 'Only spaces holding at least this many people.'
+        ),
+        param('amenity', arg.optional(arg.enum_of(Amenity)), 'Only spaces with this amenity.'),
+        param(
+            'free_from', arg.optional(arg.DATETIME),
+            'With free_until: only spaces free in that time.',
+        ),
+        param(
+            'free_until', arg.optional(arg.DATETIME),
+            'With free_from: only spaces free in that time.',
+        ),
+        read_only=True, where='coworking_desk.world:337', returns=js.array(Space),
+        shows=('list', ('row', 'spaces')),
+    )
+    def tool_search_spaces(
+        self, kind: SpaceKind | None, min_capacity: int | None, amenity: Amenity | None,
+        free_from: dt.datetime | None, free_until: dt.datetime | None,
     ) -> tuple[str, ...]:
         if (free_from is None) != (free_until is None):  # coworking_desk.world:346
             raise ToolError('Give both free_from and free_until, or neither.')
@@ -614,14 +699,28 @@ class CoworkingDesk(Episode):
             found = rt.each(self, found) + (s.space_id,)  # coworking_desk.world:368
         return found  # coworking_desk.world:370
 
-    def tool_get_booking(self, booking: Booking) -> Booking:  # coworking_desk.world:375
+    @tool(  # coworking_desk.world:375
+        'Show a booking: member and space ids, start and end, attendees, status, credits used, '
+        'extra hours and invoice id.',
+        _PARAM_booking, read_only=True, where='coworking_desk.world:375', returns=Booking,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # coworking_desk.world:380
 
-    def tool_list_bookings(  # coworking_desk.world:383
-        self,
-        member: Member | None,
-        space: Space | None,
-        day: dt.date | None,
+    @tool(  # coworking_desk.world:383
+        'List the bookings of a member or of a space in start order, optionally on a day and by '
+        'status.',
+        param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
+        param('space', arg.optional(_ROW_spaces), 'Only bookings of this space (id).'),
+        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
+        ),
+        read_only=True, where='coworking_desk.world:383', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_list_bookings(
+        self, member: Member | None, space: Space | None, day: dt.date | None,
         status: BookingStatus | None,
     ) -> tuple[str, ...]:
         if not (member is not None or space is not None):  # coworking_desk.world:391
@@ -641,19 +740,26 @@ class CoworkingDesk(Episode):
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
 
-    def tool_book_space(  # coworking_desk.world:411
+    @tool(  # coworking_desk.world:411
+        "Book a space for a member for whole hours. Credits pay for as many whole hours as the "
+        "balance covers; the other hours are extra hours, invoiced later at the plan's rate.",
+        _PARAM_member, param('space', _ROW_spaces, 'The space id, e.g. R02.'),
+        param('starts_at', arg.DATETIME, 'The start, on the hour, e.g. 2024-06-12T10:00:00.'),
+        param('hours', arg.refined(arg.INT, 1, 12), 'How many whole hours.'),
+        param('attendees', arg.refined(arg.INT, 1, 30), 'How many people will use it.'),
+        where='coworking_desk.world:411', returns=Booking,
+    )
+    def tool_book_space(
         self, member: Member, space: Space, starts_at: dt.datetime, hours: int, attendees: int
     ) -> Booking:
         if member.status != _E12_MemberStatus_active:  # coworking_desk.world:420
-            raise ToolError(rt.built(self, f'Member {member.member_id} is suspended.'))
+            self.fail(f'Member {member.member_id} is suspended.')
         if not space.active:  # coworking_desk.world:421
-            raise ToolError(rt.built(self, f'Space {space.space_id} cannot be booked.'))
+            self.fail(f'Space {space.space_id} cannot be booked.')
         if not (  # coworking_desk.world:422
             space.kind != _E9_SpaceKind_meeting_room or self.t_plans[member.plan].can_book_rooms
         ):
-            raise ToolError(rt.built(
-                self, f'Plan {self.t_plans[member.plan].code} cannot book meeting rooms.'
-            ))
+            self.fail(f'Plan {self.t_plans[member.plan].code} cannot book meeting rooms.')
         if starts_at <= self.clock:  # coworking_desk.world:423
             raise ToolError('The start is in the past.')
         if not self.fn_on_the_hour(starts_at):  # coworking_desk.world:424
@@ -669,16 +775,13 @@ class CoworkingDesk(Episode):
         if hours > self.state.max_booking_hours:  # coworking_desk.world:426
             raise ToolError(f'A booking lasts at most {self.state.max_booking_hours} hours.')
         if attendees > space.capacity:  # coworking_desk.world:427
-            raise ToolError(rt.built(
-                self,
-                f'Space {space.space_id} holds {space.capacity} people; {attendees} asked for.',
-            ))
+            self.fail(
+                f'Space {space.space_id} holds {space.capacity} people; {attendees} asked for.'
+            )
         # coworking_desk.world:428
         ends_at: dt.datetime = starts_at + dt.timedelta(minutes=rt.bounded(hours * 60))
         if self.fn_space_busy(space, starts_at, ends_at, ''):  # coworking_desk.world:429
-            raise ToolError(rt.built(
-                self, f'Space {space.space_id} is already booked for part of that time.'
-            ))
+            self.fail(f'Space {space.space_id} is already booked for part of that time.')
         rate: int = space.credits_per_hour  # coworking_desk.world:430
         # coworking_desk.world:431
         covered: int = self.fn_hours_covered(member.credits_, rate, hours)
@@ -711,13 +814,18 @@ class CoworkingDesk(Episode):
             )
         return booking  # coworking_desk.world:453
 
-    def tool_cancel_booking(self, booking: Booking) -> Booking:  # coworking_desk.world:456
+    @tool(  # coworking_desk.world:456
+        'Cancel a confirmed booking that has not started; the credits come back when it is '
+        'cancelled before the cut-off.',
+        _PARAM_booking, where='coworking_desk.world:456', returns=Booking,
+    )
+    def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # coworking_desk.world:461
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is {booking.status}.'))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}.')
         if booking.starts_at <= self.clock:  # coworking_desk.world:462
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} has already started.'))
+            self.fail(f'Booking {booking.booking_id} has already started.')
         if booking.invoice is not None:  # coworking_desk.world:463
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is already invoiced.'))
+            self.fail(f'Booking {booking.booking_id} is already invoiced.')
         self.set_field(booking, 'status', _E13_BookingStatus_cancelled)  # coworking_desk.world:464
         # coworking_desk.world:465
         if self.clock <= booking.starts_at - self.state.cancellation_cutoff:
@@ -749,14 +857,19 @@ class CoworkingDesk(Episode):
                 )
         return booking  # coworking_desk.world:481
 
-    # coworking_desk.world:484
+    @tool(  # coworking_desk.world:484
+        'Extend a confirmed booking by whole hours; credits pay for the added hours as far as '
+        'the balance covers, the rest become extra hours.',
+        _PARAM_booking, param('extra', arg.refined(arg.INT, 1, 6), 'How many whole hours to add.'),
+        where='coworking_desk.world:484', returns=Booking,
+    )
     def tool_extend_booking(self, booking: Booking, extra: int) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # coworking_desk.world:490
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is {booking.status}.'))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}.')
         if booking.ends_at <= self.clock:  # coworking_desk.world:491
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} has ended.'))
+            self.fail(f'Booking {booking.booking_id} has ended.')
         if booking.invoice is not None:  # coworking_desk.world:492
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is already invoiced.'))
+            self.fail(f'Booking {booking.booking_id} is already invoiced.')
         # coworking_desk.world:493
         new_end: dt.datetime = booking.ends_at + dt.timedelta(hours=extra)
         if not (  # coworking_desk.world:494
@@ -770,9 +883,7 @@ class CoworkingDesk(Episode):
         if self.fn_space_busy(  # coworking_desk.world:496
             self.t_spaces[booking.space], booking.ends_at, new_end, booking.booking_id
         ):
-            raise ToolError(rt.built(
-                self, f'Space {self.t_spaces[booking.space].space_id} is booked right after.'
-            ))
+            self.fail(f'Space {self.t_spaces[booking.space].space_id} is booked right after.')
         m: Member = self.t_members[booking.member]  # coworking_desk.world:497
         rate: int = self.t_spaces[booking.space].credits_per_hour  # coworking_desk.world:498
         covered: int = self.fn_hours_covered(m.credits_, rate, extra)  # coworking_desk.world:499
@@ -809,10 +920,28 @@ class CoworkingDesk(Episode):
         )
         return booking  # coworking_desk.world:513
 
-    def tool_get_invoice(self, invoice: Invoice) -> Invoice:  # coworking_desk.world:518
+    @tool(  # coworking_desk.world:518
+        'Show an invoice: member id, period, lines (booking id, hours, rate, amount), total, '
+        'dates and status.',
+        param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00001.'), read_only=True,
+        where='coworking_desk.world:518', returns=_RESULT_Invoice,
+    )
+    def tool_get_invoice(self, invoice: Invoice) -> Invoice:
         return invoice  # coworking_desk.world:523
 
-    def tool_list_invoices(  # coworking_desk.world:526
+    @tool(  # coworking_desk.world:526
+        "List a member's invoices, optionally by status or month.", _PARAM_member,
+        param(
+            'status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices with this status.'
+        ),
+        param(
+            'period', arg.optional(arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$')),
+            'Only invoices of this month, e.g. 2024-05.',
+        ),
+        read_only=True, where='coworking_desk.world:526', returns=js.array(_RESULT_Invoice),
+        shows=('list', ('row', 'invoices')),
+    )
+    def tool_list_invoices(
         self, member: Member, status: InvoiceStatus | None, period: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # coworking_desk.world:533
@@ -826,18 +955,25 @@ class CoworkingDesk(Episode):
             found = rt.each(self, found) + (i.invoice_id,)  # coworking_desk.world:544
         return found  # coworking_desk.world:546
 
-    # coworking_desk.world:549
+    @tool(  # coworking_desk.world:549
+        "Bill a member's extra hours of a month that are not invoiced yet: one line per booking "
+        "starting that month, at the plan's extra hour rate.",
+        _PARAM_member_,
+        param(
+            'period', arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
+            'The month to bill, e.g. 2024-06.',
+        ),
+        where='coworking_desk.world:549', returns=_RESULT_Invoice,
+    )
     def tool_invoice_extra_hours(self, member: Member, period: str) -> Invoice:
         due: tuple[str, ...] = tuple([  # coworking_desk.world:555
             _b8.booking_id for _b8 in rt.each(self, self.t_bookings)
             if _b8.member == member.member_id and _b8.status != _E13_BookingStatus_cancelled
             and _b8.extra_hours > 0 and _b8.invoice is None
-            and rt.built(self, _b8.starts_at.strftime('%Y-%m')) == period
+            and self.built(_b8.starts_at.strftime('%Y-%m')) == period
         ])
         if len(due) <= 0:  # coworking_desk.world:556
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} has no uninvoiced extra hours in {period}.'
-            ))
+            self.fail(f'Member {member.member_id} has no uninvoiced extra hours in {period}.')
         if len(due) > 50:  # coworking_desk.world:557
             raise ToolError('More than 50 bookings to invoice at once.')
         rate: float = self.t_plans[member.plan].extra_hour_rate  # coworking_desk.world:558
@@ -867,19 +1003,34 @@ class CoworkingDesk(Episode):
             self.set_field(self.t_bookings[b.booking_id], 'invoice', invoice.invoice_id)
         return invoice  # coworking_desk.world:572
 
-    def tool_mark_invoice_paid(self, invoice: Invoice) -> Invoice:  # coworking_desk.world:575
+    @tool(  # coworking_desk.world:575
+        'Record the payment of an issued invoice.',
+        param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00002.'),
+        where='coworking_desk.world:575', returns=_RESULT_Invoice,
+    )
+    def tool_mark_invoice_paid(self, invoice: Invoice) -> Invoice:
         if invoice.status != _E13_InvoiceStatus_issued:  # coworking_desk.world:580
-            raise ToolError(rt.built(
-                self, f'Invoice {invoice.invoice_id} is {invoice.status}, not issued.'
-            ))
+            self.fail(f'Invoice {invoice.invoice_id} is {invoice.status}, not issued.')
         self.set_field(invoice, 'status', _E13_InvoiceStatus_paid)  # coworking_desk.world:581
         return invoice  # coworking_desk.world:582
 
-    # coworking_desk.world:587
+    @tool(  # coworking_desk.world:587
+        'Show a credit transaction: member and booking ids, change, reason, time, balance after '
+        'and note.',
+        param('txn', _ROW_credit_transactions, 'The transaction id, e.g. CT00001.'),
+        read_only=True, where='coworking_desk.world:587', returns=CreditTransaction,
+    )
     def tool_get_credit_transaction(self, txn: CreditTransaction) -> CreditTransaction:
         return txn  # coworking_desk.world:592
 
-    def tool_list_credit_transactions(  # coworking_desk.world:595
+    @tool(  # coworking_desk.world:595
+        "List a member's credit transactions, newest first, optionally since a day.",
+        _PARAM_member,
+        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
+        read_only=True, where='coworking_desk.world:595', returns=js.array(CreditTransaction),
+        shows=('list', ('row', 'credit_transactions')),
+    )
+    def tool_list_credit_transactions(
         self, member: Member, since: dt.date | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # coworking_desk.world:601
@@ -895,230 +1046,7 @@ class CoworkingDesk(Episode):
         )
 
 
-_RESULT_Invoice = js.closed({
-    'invoice_id': js.STRING, 'member': js.STRING,
-    'period': js.scalar('str', pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
-    'lines': js.array(InvoiceLine, min_items=1, max_items=50), 'total': js.scalar('float', 0.0),
-    'issued_on': js.STRING, 'due_on': js.STRING, 'status': js.members(InvoiceStatus),
-})
-_PARAM_member = param(
-    'member', arg.row('members'), 'The member id, e.g. M0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-)
-_PARAM_member_ = param(
-    'member', arg.row('members'), 'The member id, e.g. M0002.',
-    not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-)
-_PARAM_booking = param(
-    'booking', arg.row('bookings'), 'The booking id, e.g. B00001.',
-    not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-)
-
-
-CoworkingDesk.TOOLS = tools(
-    tool(
-        CoworkingDesk.tool_get_plan,
-        'Show a membership plan: monthly fee and credits, extra hour rate, whether it can book '
-        'rooms and whether it is offered.',
-        param(
-            'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{3,10}$')),
-            'The plan code, e.g. FLEX.',
-            not_found=lambda ep, key: rt.built(ep, f'Plan {key} not found.'),
-        ),
-        read_only=True, where='coworking_desk.world:230', returns=MembershipPlan,
-    ),
-    tool(
-        CoworkingDesk.tool_list_plans, 'List membership plans.',
-        param(
-            'active_only', arg.BOOL, 'Only plans members can move to.', default=lambda ep: False
-        ),
-        read_only=True, where='coworking_desk.world:238', returns=js.array(MembershipPlan),
-        shows=('list', ('row', 'plans')),
-    ),
-    tool(
-        CoworkingDesk.tool_get_member,
-        'Show a member: email, company, plan code, credit balance, status and since when.',
-        _PARAM_member, read_only=True, where='coworking_desk.world:246', returns=Member,
-    ),
-    tool(
-        CoworkingDesk.tool_find_members,
-        'Find members by part of the name, by email or by company.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param(
-            'company', arg.optional(arg.TEXT), 'Part of the company name; case does not matter.'
-        ),
-        read_only=True, where='coworking_desk.world:254', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    ),
-    tool(
-        CoworkingDesk.tool_change_plan,
-        "Move a member to another active plan. Upgrading adds the difference in monthly credits; "
-        "downgrading caps the balance at the new plan's monthly credits.",
-        _PARAM_member_,
-        param(
-            'new_plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{3,10}$')),
-            'The code of the plan to move to, e.g. FLEX.',
-            not_found=lambda ep, key: rt.built(ep, f'Plan {key} not found.'),
-        ),
-        where='coworking_desk.world:283', returns=Member,
-    ),
-    tool(
-        CoworkingDesk.tool_add_credits, "Top up a member's credits.", _PARAM_member_,
-        param('credits', arg.refined(arg.INT, 1, 500), 'How many credits to add.'),
-        param(
-            'note', arg.refined(arg.TEXT, None, 200),
-            'Why: a purchased credit pack or a goodwill gesture.',
-        ),
-        where='coworking_desk.world:310', returns=Member,
-    ),
-    tool(
-        CoworkingDesk.tool_get_space,
-        'Show a space: kind, capacity, amenities, credits per hour, floor and whether it can be '
-        'booked.',
-        param(
-            'space', arg.row('spaces', arg.refined(arg.TEXT, pattern='^[DRP][0-9]{2}$')),
-            'The space id, e.g. R01.',
-            not_found=lambda ep, key: rt.built(ep, f'Space {key} not found.'),
-        ),
-        read_only=True, where='coworking_desk.world:331', returns=Space,
-    ),
-    tool(
-        CoworkingDesk.tool_search_spaces,
-        'Find active spaces by kind, minimum capacity and amenity, optionally only those free '
-        'for a time slot.',
-        param('kind', arg.optional(arg.enum_of(SpaceKind)), 'Only spaces of this kind.'),
-        param(
-            'min_capacity', arg.optional(arg.INT), 'Only spaces holding at least this many people.'
-        ),
-        param('amenity', arg.optional(arg.enum_of(Amenity)), 'Only spaces with this amenity.'),
-        param(
-            'free_from', arg.optional(arg.DATETIME),
-            'With free_until: only spaces free in that time.',
-        ),
-        param(
-            'free_until', arg.optional(arg.DATETIME),
-            'With free_from: only spaces free in that time.',
-        ),
-        read_only=True, where='coworking_desk.world:337', returns=js.array(Space),
-        shows=('list', ('row', 'spaces')),
-    ),
-    tool(
-        CoworkingDesk.tool_get_booking,
-        'Show a booking: member and space ids, start and end, attendees, status, credits used, '
-        'extra hours and invoice id.',
-        _PARAM_booking, read_only=True, where='coworking_desk.world:375', returns=Booking,
-    ),
-    tool(
-        CoworkingDesk.tool_list_bookings,
-        'List the bookings of a member or of a space in start order, optionally on a day and by '
-        'status.',
-        param(
-            'member', arg.optional(arg.row('members')), "Only this member's bookings (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        param(
-            'space',
-            arg.optional(arg.row('spaces', arg.refined(arg.TEXT, pattern='^[DRP][0-9]{2}$'))),
-            'Only bookings of this space (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Space {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='coworking_desk.world:383', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        CoworkingDesk.tool_book_space,
-        "Book a space for a member for whole hours. Credits pay for as many whole hours as the "
-        "balance covers; the other hours are extra hours, invoiced later at the plan's rate.",
-        _PARAM_member,
-        param(
-            'space', arg.row('spaces', arg.refined(arg.TEXT, pattern='^[DRP][0-9]{2}$')),
-            'The space id, e.g. R02.',
-            not_found=lambda ep, key: rt.built(ep, f'Space {key} not found.'),
-        ),
-        param('starts_at', arg.DATETIME, 'The start, on the hour, e.g. 2024-06-12T10:00:00.'),
-        param('hours', arg.refined(arg.INT, 1, 12), 'How many whole hours.'),
-        param('attendees', arg.refined(arg.INT, 1, 30), 'How many people will use it.'),
-        where='coworking_desk.world:411', returns=Booking,
-    ),
-    tool(
-        CoworkingDesk.tool_cancel_booking,
-        'Cancel a confirmed booking that has not started; the credits come back when it is '
-        'cancelled before the cut-off.',
-        _PARAM_booking, where='coworking_desk.world:456', returns=Booking,
-    ),
-    tool(
-        CoworkingDesk.tool_extend_booking,
-        'Extend a confirmed booking by whole hours; credits pay for the added hours as far as '
-        'the balance covers, the rest become extra hours.',
-        _PARAM_booking, param('extra', arg.refined(arg.INT, 1, 6), 'How many whole hours to add.'),
-        where='coworking_desk.world:484', returns=Booking,
-    ),
-    tool(
-        CoworkingDesk.tool_get_invoice,
-        'Show an invoice: member id, period, lines (booking id, hours, rate, amount), total, '
-        'dates and status.',
-        param(
-            'invoice', arg.row('invoices'), 'The invoice id, e.g. INV00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Invoice {key} not found.'),
-        ),
-        read_only=True, where='coworking_desk.world:518', returns=_RESULT_Invoice,
-    ),
-    tool(
-        CoworkingDesk.tool_list_invoices,
-        "List a member's invoices, optionally by status or month.", _PARAM_member,
-        param(
-            'status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices with this status.'
-        ),
-        param(
-            'period', arg.optional(arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$')),
-            'Only invoices of this month, e.g. 2024-05.',
-        ),
-        read_only=True, where='coworking_desk.world:526', returns=js.array(_RESULT_Invoice),
-        shows=('list', ('row', 'invoices')),
-    ),
-    tool(
-        CoworkingDesk.tool_invoice_extra_hours,
-        "Bill a member's extra hours of a month that are not invoiced yet: one line per booking "
-        "starting that month, at the plan's extra hour rate.",
-        _PARAM_member_,
-        param(
-            'period', arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
-            'The month to bill, e.g. 2024-06.',
-        ),
-        where='coworking_desk.world:549', returns=_RESULT_Invoice,
-    ),
-    tool(
-        CoworkingDesk.tool_mark_invoice_paid, 'Record the payment of an issued invoice.',
-        param(
-            'invoice', arg.row('invoices'), 'The invoice id, e.g. INV00002.',
-            not_found=lambda ep, key: rt.built(ep, f'Invoice {key} not found.'),
-        ),
-        where='coworking_desk.world:575', returns=_RESULT_Invoice,
-    ),
-    tool(
-        CoworkingDesk.tool_get_credit_transaction,
-        'Show a credit transaction: member and booking ids, change, reason, time, balance after '
-        'and note.',
-        param(
-            'txn', arg.row('credit_transactions'), 'The transaction id, e.g. CT00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Transaction {key} not found.'),
-        ),
-        read_only=True, where='coworking_desk.world:587', returns=CreditTransaction,
-    ),
-    tool(
-        CoworkingDesk.tool_list_credit_transactions,
-        "List a member's credit transactions, newest first, optionally since a day.",
-        _PARAM_member,
-        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
-        read_only=True, where='coworking_desk.world:595', returns=js.array(CreditTransaction),
-        shows=('list', ('row', 'credit_transactions')),
-    ),
-)
+CoworkingDesk.TOOLS = tools(CoworkingDesk)
 
 
 # coworking_desk.world:985

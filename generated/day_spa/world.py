@@ -181,6 +181,35 @@ class Slot(Record):
         schema=js.array(js.scalar('str', pattern='^RM[0-9]$')))
 
 
+_ROW_guests = arg.row('guests', not_found=lambda ep, key: ep.built(f'Guest {key} not found.'))
+_ROW_treatments = arg.row(
+    'treatments', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Treatment {key} not found.'),
+)
+_ROW_therapists = arg.row(
+    'therapists', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Therapist {key} not found.'),
+)
+_ROW_rooms = arg.row(
+    'rooms', arg.refined(arg.TEXT, pattern='^RM[0-9]$'),
+    not_found=lambda ep, key: ep.built(f'Room {key} not found.'),
+)
+_ROW_bookings = arg.row(
+    'bookings', not_found=lambda ep, key: ep.built(f'Booking {key} not found.')
+)
+_ROW_vouchers = arg.row(
+    'vouchers', not_found=lambda ep, key: ep.built(f'Voucher {key} not found.')
+)
+_PARAM_guest = param('guest', _ROW_guests, 'The guest id, e.g. G001.')
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_treatment = param('treatment', _ROW_treatments, 'The treatment code, e.g. TR01.')
+_PARAM_booking = param('booking', _ROW_bookings, 'The booking id, e.g. B0001.')
+_PARAM_booking_ = param('booking', _ROW_bookings, 'The booking id, e.g. B0003.')
+_PARAM_voucher = param('voucher', _ROW_vouchers, 'The voucher code, e.g. GV-1001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -325,7 +354,7 @@ class DaySpa(Episode):
         if not all(  # day_spa.world:218
             len([
                 _h74.guest_id for _h74 in rt.each(self, self.t_guests)
-                if rt.built(self, _h74.email.lower()) == rt.built(self, _g73.email.lower())
+                if self.built(_h74.email.lower()) == self.built(_g73.email.lower())
             ])
             == 1
             for _g73 in rt.each(self, self.t_guests)
@@ -440,31 +469,41 @@ class DaySpa(Episode):
         # day_spa.world:189
         return v_.status == _E13_VoucherStatus_active and v_.expires_on >= self.clock.date()
 
-    def tool_get_guest(self, guest: Guest) -> Guest:  # day_spa.world:223
+    @tool(  # day_spa.world:223
+        'Show a guest: contact details, date of birth, health notes and since when.', _PARAM_guest,
+        read_only=True, where='day_spa.world:223', returns=Guest,
+    )
+    def tool_get_guest(self, guest: Guest) -> Guest:
         return guest  # day_spa.world:226
 
-    def tool_find_guests(  # day_spa.world:229
+    @tool(  # day_spa.world:229
+        'Find guests by part of the name, email or phone.', _PARAM_name_contains,
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+        where='day_spa.world:229', returns=js.array(Guest), shows=('list', ('row', 'guests')),
+    )
+    def tool_find_guests(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:236
         for g in rt.each(self, self.t_guests):  # day_spa.world:237
             if (  # day_spa.world:238
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, g.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(g.name.lower()))
                 )
             ):
                 continue  # day_spa.world:239
             if (  # day_spa.world:241
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, g.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(g.email.lower()))
                 )
             ):
                 continue  # day_spa.world:242
             if (  # day_spa.world:244
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
                     in rt.read(self, g.phone)
                 )
             ):
@@ -472,16 +511,32 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (g.guest_id,)  # day_spa.world:247
         return found  # day_spa.world:249
 
-    def tool_register_guest(  # day_spa.world:252
+    @tool(  # day_spa.world:252
+        'Register a new guest.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The guest's email.",
+        ),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            'The phone number with country code, e.g. +4512345678.',
+        ),
+        param('date_of_birth', arg.DATE, 'The date of birth, e.g. 1990-05-17.'),
+        param(
+            'health_notes', arg.refined(arg.TEXT, None, 300),
+            'Allergies or conditions therapists must know; empty for none.', default='',
+        ),
+        where='day_spa.world:252', returns=Guest,
+    )
+    def tool_register_guest(
         self, name: str, email: str, phone: str, date_of_birth: dt.date, health_notes: str
     ) -> Guest:
         if any(  # day_spa.world:261
-            rt.built(self, _g5.email.lower()) == rt.built(self, email.lower())
+            self.built(_g5.email.lower()) == self.built(email.lower())
             for _g5 in rt.each(self, self.t_guests)
         ):
-            raise ToolError(rt.built(
-                self, f'A guest with the email {email} is already registered.'
-            ))
+            self.fail(f'A guest with the email {email} is already registered.')
         if date_of_birth > self.clock.date():  # day_spa.world:262
             raise ToolError('The date of birth is in the future.')
         guest: Guest = Guest(  # day_spa.world:263
@@ -496,10 +551,25 @@ class DaySpa(Episode):
         self.insert(self.t_guests, guest)  # day_spa.world:271
         return guest  # day_spa.world:272
 
-    def tool_get_treatment(self, treatment: Treatment) -> Treatment:  # day_spa.world:277
+    @tool(  # day_spa.world:277
+        'Show a treatment: category, duration, price, the room type it needs and whether it can '
+        'be booked.',
+        _PARAM_treatment, read_only=True, where='day_spa.world:277', returns=Treatment,
+    )
+    def tool_get_treatment(self, treatment: Treatment) -> Treatment:
         return treatment  # day_spa.world:282
 
-    def tool_search_treatments(  # day_spa.world:285
+    @tool(  # day_spa.world:285
+        'Find active treatments by part of the name, category and/or a maximum price.',
+        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param(
+            'category', arg.optional(arg.enum_of(Category)), 'Only treatments of this category.'
+        ),
+        param('max_price', arg.optional(arg.FLOAT), 'Only treatments costing at most this.'),
+        read_only=True, where='day_spa.world:285', returns=js.array(Treatment),
+        shows=('list', ('row', 'treatments')),
+    )
+    def tool_search_treatments(
         self, text: str | None, category: Category | None, max_price: float | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:292
@@ -508,8 +578,8 @@ class DaySpa(Episode):
                 continue  # day_spa.world:295
             if (  # day_spa.world:297
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower()))
-                    in rt.read(self, rt.built(self, t.name.lower()))
+                    rt.read(self, self.built(text.lower()))
+                    in rt.read(self, self.built(t.name.lower()))
                 )
             ):
                 continue  # day_spa.world:298
@@ -520,10 +590,26 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (t.code,)  # day_spa.world:306
         return found  # day_spa.world:308
 
-    def tool_get_therapist(self, therapist: Therapist) -> Therapist:  # day_spa.world:311
+    @tool(  # day_spa.world:311
+        'Show a therapist: email, the treatment codes they give, their shift hours and whether '
+        'active.',
+        param('therapist', _ROW_therapists, 'The therapist id, e.g. T01.'), read_only=True,
+        where='day_spa.world:311', returns=Therapist,
+    )
+    def tool_get_therapist(self, therapist: Therapist) -> Therapist:
         return therapist  # day_spa.world:316
 
-    def tool_find_therapists(  # day_spa.world:319
+    @tool(  # day_spa.world:319
+        'Find active therapists by part of the name and/or qualified for a treatment.',
+        _PARAM_name_contains,
+        param(
+            'treatment', arg.optional(_ROW_treatments),
+            'Only therapists qualified for this treatment (code).',
+        ),
+        read_only=True, where='day_spa.world:319', returns=js.array(Therapist),
+        shows=('list', ('row', 'therapists')),
+    )
+    def tool_find_therapists(
         self, name_contains: str | None, treatment: Treatment | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:325
@@ -532,8 +618,8 @@ class DaySpa(Episode):
                 continue  # day_spa.world:328
             if (  # day_spa.world:330
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, t.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(t.name.lower()))
                 )
             ):
                 continue  # day_spa.world:331
@@ -542,10 +628,22 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (t.therapist_id,)  # day_spa.world:336
         return found  # day_spa.world:338
 
-    def tool_get_room(self, room: Room) -> Room:  # day_spa.world:341
+    @tool(  # day_spa.world:341
+        'Show a room: name, type, floor and whether in service.',
+        param('room', _ROW_rooms, 'The room id, e.g. RM1.'), read_only=True,
+        where='day_spa.world:341', returns=Room,
+    )
+    def tool_get_room(self, room: Room) -> Room:
         return room  # day_spa.world:344
 
-    def tool_list_rooms(  # day_spa.world:347
+    @tool(  # day_spa.world:347
+        'List rooms, optionally of one type and only those in service.',
+        param('room_type', arg.optional(arg.enum_of(RoomType)), 'Only rooms of this type.'),
+        param('in_service_only', arg.BOOL, 'Only rooms in service.', default=False),
+        read_only=True, where='day_spa.world:347', returns=js.array(Room),
+        shows=('list', ('row', 'rooms')),
+    )
+    def tool_list_rooms(
         self, room_type: RoomType | None, in_service_only: bool
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:353
@@ -557,16 +655,29 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (r.room_id,)  # day_spa.world:361
         return found  # day_spa.world:363
 
-    def tool_get_booking(self, booking: Booking) -> Booking:  # day_spa.world:368
+    @tool(  # day_spa.world:368
+        'Show a booking: guest, treatment, therapist and room ids, start, status, price, voucher '
+        'code and amount due.',
+        _PARAM_booking, read_only=True, where='day_spa.world:368', returns=Booking,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # day_spa.world:373
 
-    def tool_find_bookings(  # day_spa.world:376
-        self,
-        guest: Guest | None,
-        therapist: Therapist | None,
-        room: Room | None,
-        day: dt.date | None,
-        status: BookingStatus | None,
+    @tool(  # day_spa.world:376
+        'Find bookings by guest, therapist, room, day and/or status, in start order.',
+        param('guest', arg.optional(_ROW_guests), "Only this guest's bookings (id)."),
+        param('therapist', arg.optional(_ROW_therapists), "Only this therapist's bookings (id)."),
+        param('room', arg.optional(_ROW_rooms), 'Only bookings in this room (id).'),
+        param('day', arg.optional(arg.DATE), 'Only bookings starting on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
+        ),
+        read_only=True, where='day_spa.world:376', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_find_bookings(
+        self, guest: Guest | None, therapist: Therapist | None, room: Room | None,
+        day: dt.date | None, status: BookingStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:385
         for b in rt.each(self, self.t_bookings):  # day_spa.world:386
@@ -586,12 +697,16 @@ class DaySpa(Episode):
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x6: _x6.starts_at
         )
 
-    # day_spa.world:407
+    @tool(  # day_spa.world:407
+        'Start times on a day, every 30 minutes, when a treatment can be booked: the qualified '
+        'active therapists on shift and the rooms of the right type in service that are free '
+        'then.',
+        _PARAM_treatment, param('day', arg.DATE, 'The day, e.g. 2025-07-15.'), read_only=True,
+        where='day_spa.world:407', returns=js.array(Slot),
+    )
     def tool_find_free_slots(self, treatment: Treatment, day: dt.date) -> tuple[Slot, ...]:
         if not treatment.active:  # day_spa.world:413
-            raise ToolError(rt.built(
-                self, f'Treatment {treatment.code} ({treatment.name}) is not offered.'
-            ))
+            self.fail(f'Treatment {treatment.code} ({treatment.name}) is not offered.')
         # day_spa.world:414
         midnight: dt.datetime = rt.strptime(rt.read(self, f'{day}'), '%Y-%m-%d')
         length: int = treatment.duration_minutes  # day_spa.world:415
@@ -623,57 +738,55 @@ class DaySpa(Episode):
                 slots = rt.each(self, slots) + (Slot(start, free_therapists, free_rooms),)
         return slots  # day_spa.world:432
 
-    def tool_book_treatment(  # day_spa.world:435
-        self,
-        guest: Guest,
-        treatment: Treatment,
-        therapist: Therapist,
-        room: Room,
+    @tool(  # day_spa.world:435
+        "Book a treatment for a guest with a qualified therapist in a free room, at the "
+        "treatment's price.",
+        _PARAM_guest, _PARAM_treatment,
+        param('therapist', _ROW_therapists, 'A therapist qualified for it, e.g. T01.'),
+        param('room', _ROW_rooms, 'A room of the type the treatment needs, e.g. RM1.'),
+        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-07-15T14:00:00.'),
+        where='day_spa.world:435', returns=Booking,
+    )
+    def tool_book_treatment(
+        self, guest: Guest, treatment: Treatment, therapist: Therapist, room: Room,
         starts_at: dt.datetime,
     ) -> Booking:
         if not treatment.active:  # day_spa.world:444
-            raise ToolError(rt.built(
-                self, f'Treatment {treatment.code} ({treatment.name}) is not offered.'
-            ))
+            self.fail(f'Treatment {treatment.code} ({treatment.name}) is not offered.')
         if not therapist.active:  # day_spa.world:445
-            raise ToolError(rt.built(self, f'Therapist {therapist.name} is inactive.'))
+            self.fail(f'Therapist {therapist.name} is inactive.')
         if not self.fn_qualified(therapist, treatment):  # day_spa.world:446
-            raise ToolError(rt.built(
-                self, f'{therapist.name} is not qualified for {treatment.name}.'
-            ))
+            self.fail(f'{therapist.name} is not qualified for {treatment.name}.')
         if room.room_type != treatment.room_type:  # day_spa.world:447
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Room {room.room_id} is a {room.room_type}; {treatment.name} needs a '
                 f'{treatment.room_type}.',
-            ))
+            )
         if not room.in_service:  # day_spa.world:448
-            raise ToolError(rt.built(self, f'Room {room.room_id} is out of service.'))
+            self.fail(f'Room {room.room_id} is out of service.')
         if starts_at <= self.clock:  # day_spa.world:449
             raise ToolError('The start is in the past.')
         length: int = treatment.duration_minutes  # day_spa.world:450
         if not self.fn_in_hours(  # day_spa.world:451
             starts_at, length, self.state.opening_hour, self.state.closing_hour
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The spa is open from {self.state.opening_hour}:00 to {self.state.closing_hour}'
                 f':00; {treatment.name} takes {length} minutes.',
-            ))
+            )
         # day_spa.world:452
         if not self.fn_in_hours(starts_at, length, therapist.shift_start, therapist.shift_end):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{therapist.name} works from {therapist.shift_start}:00 to {therapist.shift_end}'
                 ':00.',
-            ))
+            )
         end: dt.datetime = starts_at + dt.timedelta(minutes=length)  # day_spa.world:453
         if self.fn_therapist_busy(therapist, starts_at, end, ''):  # day_spa.world:454
-            raise ToolError(rt.built(self, f'{therapist.name} is busy then.'))
+            self.fail(f'{therapist.name} is busy then.')
         if self.fn_room_taken(room, starts_at, end, ''):  # day_spa.world:455
-            raise ToolError(rt.built(self, f'Room {room.room_id} is taken then.'))
+            self.fail(f'Room {room.room_id} is taken then.')
         if self.fn_guest_busy(guest, starts_at, end, ''):  # day_spa.world:456
-            raise ToolError(rt.built(self, f'Guest {guest.guest_id} has another booking then.'))
+            self.fail(f'Guest {guest.guest_id} has another booking then.')
         booking: Booking = Booking(  # day_spa.world:457
             booking_id=self.next_id('booking_ids', 'B{:04d}'), guest=guest.guest_id,
             treatment=treatment.code, therapist=therapist.therapist_id, room=room.room_id,
@@ -684,19 +797,26 @@ class DaySpa(Episode):
         self.insert(self.t_bookings, booking)  # day_spa.world:466
         return booking  # day_spa.world:467
 
-    def tool_move_booking(  # day_spa.world:470
-        self,
-        booking: Booking,
-        starts_at: dt.datetime,
-        therapist: Therapist | None,
+    @tool(  # day_spa.world:470
+        'Move a booked booking to another time, and optionally to another therapist or room.',
+        _PARAM_booking_,
+        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-07-15T14:00:00.'),
+        param(
+            'therapist', arg.optional(_ROW_therapists),
+            'Another therapist (id), if the therapist changes too.',
+        ),
+        param('room', arg.optional(_ROW_rooms), 'Another room (id), if the room changes too.'),
+        where='day_spa.world:470', returns=Booking,
+    )
+    def tool_move_booking(
+        self, booking: Booking, starts_at: dt.datetime, therapist: Therapist | None,
         room: Room | None,
     ) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:478
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
                 'moved.',
-            ))
+            )
         if starts_at <= self.clock:  # day_spa.world:479
             raise ToolError('The start is in the past.')
         treatment: Treatment = self.t_treatments[booking.treatment]  # day_spa.world:480
@@ -708,49 +828,44 @@ class DaySpa(Episode):
         if not self.fn_in_hours(  # day_spa.world:484
             starts_at, length, self.state.opening_hour, self.state.closing_hour
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The spa is open from {self.state.opening_hour}:00 to {self.state.closing_hour}'
                 f':00; {treatment.name} takes {length} minutes.',
-            ))
+            )
         if not (who.active and self.fn_qualified(who, treatment)):  # day_spa.world:485
-            raise ToolError(rt.built(
-                self, f'{who.name} is inactive or not qualified for {treatment.name}.'
-            ))
+            self.fail(f'{who.name} is inactive or not qualified for {treatment.name}.')
         # day_spa.world:486
         if not self.fn_in_hours(starts_at, length, who.shift_start, who.shift_end):
-            raise ToolError(rt.built(
-                self, f'{who.name} works from {who.shift_start}:00 to {who.shift_end}:00.'
-            ))
+            self.fail(f'{who.name} works from {who.shift_start}:00 to {who.shift_end}:00.')
         if not (place.room_type == treatment.room_type and place.in_service):  # day_spa.world:487
-            raise ToolError(rt.built(
-                self, f'Room {place.room_id} is not a {treatment.room_type} in service.'
-            ))
+            self.fail(f'Room {place.room_id} is not a {treatment.room_type} in service.')
         end: dt.datetime = starts_at + dt.timedelta(minutes=length)  # day_spa.world:488
         own: str = booking.booking_id  # day_spa.world:489
         if self.fn_therapist_busy(who, starts_at, end, own):  # day_spa.world:490
-            raise ToolError(rt.built(self, f'{who.name} is busy then.'))
+            self.fail(f'{who.name} is busy then.')
         if self.fn_room_taken(place, starts_at, end, own):  # day_spa.world:491
-            raise ToolError(rt.built(self, f'Room {place.room_id} is taken then.'))
+            self.fail(f'Room {place.room_id} is taken then.')
         # day_spa.world:492
         if self.fn_guest_busy(self.t_guests[booking.guest], starts_at, end, own):
-            raise ToolError(rt.built(
-                self, f'Guest {self.t_guests[booking.guest].guest_id} has another booking then.'
-            ))
+            self.fail(f'Guest {self.t_guests[booking.guest].guest_id} has another booking then.')
         self.set_field(booking, 'starts_at', starts_at)  # day_spa.world:493
         self.set_field(booking, 'therapist', who.therapist_id)  # day_spa.world:494
         self.set_field(booking, 'room', place.room_id)  # day_spa.world:495
         return booking  # day_spa.world:496
 
-    def tool_cancel_booking(self, booking: Booking) -> Booking:  # day_spa.world:499
+    @tool(  # day_spa.world:499
+        'Cancel a booked booking that has not started; what a redeemed voucher covered goes back '
+        'to the voucher.',
+        _PARAM_booking_, where='day_spa.world:499', returns=Booking,
+    )
+    def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:504
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
                 'cancelled.',
-            ))
+            )
         if booking.starts_at <= self.clock:  # day_spa.world:505
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} has already started.'))
+            self.fail(f'Booking {booking.booking_id} has already started.')
         v_: GiftVoucher | None = self.t_vouchers.ref(booking.voucher)  # day_spa.world:506
         if v_ is not None:  # day_spa.world:507
             covered: float = round(booking.price - booking.amount_due, 2)  # day_spa.world:508
@@ -771,59 +886,82 @@ class DaySpa(Episode):
         )
         return booking  # day_spa.world:517
 
-    def tool_check_in_guest(self, booking: Booking) -> Booking:  # day_spa.world:520
+    @tool(  # day_spa.world:520
+        'Check a guest in for a booking starting soon (check-in opens a while before the start).',
+        _PARAM_booking, where='day_spa.world:520', returns=Booking,
+    )
+    def tool_check_in_guest(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:525
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
                 'checked in.',
-            ))
+            )
         if booking.starts_at.date() != self.clock.date():  # day_spa.world:526
-            raise ToolError(rt.built(
-                self, f'Booking {booking.booking_id} is on {booking.starts_at.date()}, not today.'
-            ))
+            self.fail(f'Booking {booking.booking_id} is on {booking.starts_at.date()}, not today.')
         if self.clock < booking.starts_at - self.state.check_in_window:  # day_spa.world:527
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Too early: check-in for booking {booking.booking_id} opens at '
                 f'{booking.starts_at - self.state.check_in_window}.',
-            ))
+            )
         self.set_field(booking, 'status', _E13_BookingStatus_checked_in)  # day_spa.world:528
         return booking  # day_spa.world:529
 
-    def tool_mark_no_show(self, booking: Booking) -> Booking:  # day_spa.world:532
+    @tool(  # day_spa.world:532
+        'Mark a booking whose guest did not come as a no-show, once the grace period after its '
+        'start has passed. A redeemed voucher amount is forfeited.',
+        param('booking', _ROW_bookings, 'The booking id, e.g. B0002.'), where='day_spa.world:532',
+        returns=Booking,
+    )
+    def tool_mark_no_show(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:537
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
                 'marked no-show.',
-            ))
+            )
         if self.clock < booking.starts_at + self.state.no_show_grace:  # day_spa.world:538
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} can be marked no-show from '
                 f'{booking.starts_at + self.state.no_show_grace}.',
-            ))
+            )
         self.set_field(booking, 'status', _E13_BookingStatus_no_show)  # day_spa.world:539
         return booking  # day_spa.world:540
 
-    def tool_complete_booking(self, booking: Booking) -> Booking:  # day_spa.world:543
+    @tool(  # day_spa.world:543
+        'Mark a checked-in booking as completed once its treatment has started.',
+        param('booking', _ROW_bookings, 'The booking id, e.g. B0007.'), where='day_spa.world:543',
+        returns=Booking,
+    )
+    def tool_complete_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_checked_in:  # day_spa.world:548
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.booking_id} is {booking.status}; the guest is not checked in.',
-            ))
+            self.fail(
+                f'Booking {booking.booking_id} is {booking.status}; the guest is not checked in.'
+            )
         if self.clock < booking.starts_at:  # day_spa.world:549
-            raise ToolError(rt.built(
-                self, f'The treatment of booking {booking.booking_id} has not started yet.'
-            ))
+            self.fail(f'The treatment of booking {booking.booking_id} has not started yet.')
         self.set_field(booking, 'status', _E13_BookingStatus_completed)  # day_spa.world:550
         return booking  # day_spa.world:551
 
-    def tool_get_voucher(self, voucher: GiftVoucher) -> GiftVoucher:  # day_spa.world:556
+    @tool(  # day_spa.world:556
+        'Show a gift voucher: purchaser, recipient id, initial value, balance, dates and status.',
+        _PARAM_voucher, read_only=True, where='day_spa.world:556', returns=GiftVoucher,
+    )
+    def tool_get_voucher(self, voucher: GiftVoucher) -> GiftVoucher:
         return voucher  # day_spa.world:561
 
-    def tool_find_vouchers(  # day_spa.world:564
+    @tool(  # day_spa.world:564
+        "Find gift vouchers by recipient, part of the purchaser's name and/or status.",
+        param('recipient', arg.optional(_ROW_guests), 'Only vouchers for this guest (id).'),
+        param(
+            'purchaser_contains', arg.optional(arg.TEXT),
+            "Part of the purchaser's name; case does not matter.",
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(VoucherStatus)), 'Only vouchers with this status.'
+        ),
+        read_only=True, where='day_spa.world:564', returns=js.array(GiftVoucher),
+        shows=('list', ('row', 'vouchers')),
+    )
+    def tool_find_vouchers(
         self, recipient: Guest | None, purchaser_contains: str | None, status: VoucherStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # day_spa.world:571
@@ -832,8 +970,8 @@ class DaySpa(Episode):
                 continue  # day_spa.world:574
             if (  # day_spa.world:576
                 purchaser_contains is not None and not (
-                    rt.read(self, rt.built(self, purchaser_contains.lower()))
-                    in rt.read(self, rt.built(self, v_.purchaser_name.lower()))
+                    rt.read(self, self.built(purchaser_contains.lower()))
+                    in rt.read(self, self.built(v_.purchaser_name.lower()))
                 )
             ):
                 continue  # day_spa.world:577
@@ -842,29 +980,28 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (v_.code,)  # day_spa.world:582
         return found  # day_spa.world:584
 
-    # day_spa.world:587
+    @tool(  # day_spa.world:587
+        'Redeem a gift voucher against a booked or checked-in booking: it covers its balance or '
+        'the amount due, whichever is less.',
+        _PARAM_booking_, _PARAM_voucher, where='day_spa.world:587', returns=Booking,
+    )
     def tool_redeem_voucher(self, booking: Booking, voucher: GiftVoucher) -> Booking:
         if not (  # day_spa.world:593
             booking.status == _E13_BookingStatus_booked
             or booking.status == _E13_BookingStatus_checked_in
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Booking {booking.booking_id} is {booking.status}; vouchers are redeemed on '
                 'booked or checked-in bookings.',
-            ))
+            )
         if booking.voucher is not None:  # day_spa.world:594
-            raise ToolError(rt.built(
-                self, f'A voucher was already redeemed on booking {booking.booking_id}.'
-            ))
+            self.fail(f'A voucher was already redeemed on booking {booking.booking_id}.')
         if voucher.status != _E13_VoucherStatus_active:  # day_spa.world:595
-            raise ToolError(rt.built(self, f'Voucher {voucher.code} is {voucher.status}.'))
+            self.fail(f'Voucher {voucher.code} is {voucher.status}.')
         if voucher.expires_on < self.clock.date():  # day_spa.world:596
-            raise ToolError(rt.built(
-                self, f'Voucher {voucher.code} expired on {voucher.expires_on}.'
-            ))
+            self.fail(f'Voucher {voucher.code} expired on {voucher.expires_on}.')
         if not (booking.amount_due > 0.0):  # day_spa.world:597
-            raise ToolError(rt.built(self, f'Nothing is due on booking {booking.booking_id}.'))
+            self.fail(f'Nothing is due on booking {booking.booking_id}.')
         covered: float = round(min(voucher.balance, booking.amount_due), 2)  # day_spa.world:598
         self.set_field(  # day_spa.world:599
             voucher, 'balance', v.check_range(
@@ -881,7 +1018,18 @@ class DaySpa(Episode):
         )
         return booking  # day_spa.world:605
 
-    def tool_sell_voucher(  # day_spa.world:608
+    @tool(  # day_spa.world:608
+        'Sell a new gift voucher: its balance is its value and it is valid for the voucher '
+        'validity period from today.',
+        param('purchaser_name', arg.refined(arg.TEXT, 1, 80), 'Who buys the voucher.'),
+        param('value', arg.refined(arg.FLOAT, 1.0, 1000.0), 'Its value, 1 to 1000.'),
+        param(
+            'recipient', arg.optional(_ROW_guests),
+            'The guest it is for (id), if a registered guest.',
+        ),
+        where='day_spa.world:608', returns=GiftVoucher,
+    )
+    def tool_sell_voucher(
         self, purchaser_name: str, value: float, recipient: Guest | None
     ) -> GiftVoucher:
         amount: float = round(value, 2)  # day_spa.world:615
@@ -899,267 +1047,7 @@ class DaySpa(Episode):
         return voucher  # day_spa.world:625
 
 
-_PARAM_guest = param(
-    'guest', arg.row('guests'), 'The guest id, e.g. G001.',
-    not_found=lambda ep, key: rt.built(ep, f'Guest {key} not found.'),
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_treatment = param(
-    'treatment', arg.row('treatments', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
-    'The treatment code, e.g. TR01.',
-    not_found=lambda ep, key: rt.built(ep, f'Treatment {key} not found.'),
-)
-_PARAM_booking = param(
-    'booking', arg.row('bookings'), 'The booking id, e.g. B0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-)
-_PARAM_booking_ = param(
-    'booking', arg.row('bookings'), 'The booking id, e.g. B0003.',
-    not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-)
-_PARAM_voucher = param(
-    'voucher', arg.row('vouchers'), 'The voucher code, e.g. GV-1001.',
-    not_found=lambda ep, key: rt.built(ep, f'Voucher {key} not found.'),
-)
-
-
-DaySpa.TOOLS = tools(
-    tool(
-        DaySpa.tool_get_guest,
-        'Show a guest: contact details, date of birth, health notes and since when.', _PARAM_guest,
-        read_only=True, where='day_spa.world:223', returns=Guest,
-    ),
-    tool(
-        DaySpa.tool_find_guests, 'Find guests by part of the name, email or phone.',
-        _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='day_spa.world:229', returns=js.array(Guest), shows=('list', ('row', 'guests')),
-    ),
-    tool(
-        DaySpa.tool_register_guest, 'Register a new guest.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The guest's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            'The phone number with country code, e.g. +4512345678.',
-        ),
-        param('date_of_birth', arg.DATE, 'The date of birth, e.g. 1990-05-17.'),
-        param(
-            'health_notes', arg.refined(arg.TEXT, None, 300),
-            'Allergies or conditions therapists must know; empty for none.', default=lambda ep: '',
-        ),
-        where='day_spa.world:252', returns=Guest,
-    ),
-    tool(
-        DaySpa.tool_get_treatment,
-        'Show a treatment: category, duration, price, the room type it needs and whether it can '
-        'be booked.',
-        _PARAM_treatment, read_only=True, where='day_spa.world:277', returns=Treatment,
-    ),
-    tool(
-        DaySpa.tool_search_treatments,
-        'Find active treatments by part of the name, category and/or a maximum price.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'category', arg.optional(arg.enum_of(Category)), 'Only treatments of this category.'
-        ),
-        param('max_price', arg.optional(arg.FLOAT), 'Only treatments costing at most this.'),
-        read_only=True, where='day_spa.world:285', returns=js.array(Treatment),
-        shows=('list', ('row', 'treatments')),
-    ),
-    tool(
-        DaySpa.tool_get_therapist,
-        'Show a therapist: email, the treatment codes they give, their shift hours and whether '
-        'active.',
-        param(
-            'therapist', arg.row('therapists', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
-            'The therapist id, e.g. T01.',
-            not_found=lambda ep, key: rt.built(ep, f'Therapist {key} not found.'),
-        ),
-        read_only=True, where='day_spa.world:311', returns=Therapist,
-    ),
-    tool(
-        DaySpa.tool_find_therapists,
-        'Find active therapists by part of the name and/or qualified for a treatment.',
-        _PARAM_name_contains,
-        param(
-            'treatment',
-            arg.optional(arg.row('treatments', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$'))),
-            'Only therapists qualified for this treatment (code).',
-            not_found=lambda ep, key: rt.built(ep, f'Treatment {key} not found.'),
-        ),
-        read_only=True, where='day_spa.world:319', returns=js.array(Therapist),
-        shows=('list', ('row', 'therapists')),
-    ),
-    tool(
-        DaySpa.tool_get_room, 'Show a room: name, type, floor and whether in service.',
-        param(
-            'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^RM[0-9]$')),
-            'The room id, e.g. RM1.',
-            not_found=lambda ep, key: rt.built(ep, f'Room {key} not found.'),
-        ),
-        read_only=True, where='day_spa.world:341', returns=Room,
-    ),
-    tool(
-        DaySpa.tool_list_rooms, 'List rooms, optionally of one type and only those in service.',
-        param('room_type', arg.optional(arg.enum_of(RoomType)), 'Only rooms of this type.'),
-        param('in_service_only', arg.BOOL, 'Only rooms in service.', default=lambda ep: False),
-        read_only=True, where='day_spa.world:347', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    ),
-    tool(
-        DaySpa.tool_get_booking,
-        'Show a booking: guest, treatment, therapist and room ids, start, status, price, voucher '
-        'code and amount due.',
-        _PARAM_booking, read_only=True, where='day_spa.world:368', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_find_bookings,
-        'Find bookings by guest, therapist, room, day and/or status, in start order.',
-        param(
-            'guest', arg.optional(arg.row('guests')), "Only this guest's bookings (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Guest {key} not found.'),
-        ),
-        param(
-            'therapist',
-            arg.optional(arg.row('therapists', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
-            "Only this therapist's bookings (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Therapist {key} not found.'),
-        ),
-        param(
-            'room', arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^RM[0-9]$'))),
-            'Only bookings in this room (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Room {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only bookings starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='day_spa.world:376', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        DaySpa.tool_find_free_slots,
-        'Start times on a day, every 30 minutes, when a treatment can be booked: the qualified '
-        'active therapists on shift and the rooms of the right type in service that are free '
-        'then.',
-        _PARAM_treatment, param('day', arg.DATE, 'The day, e.g. 2025-07-15.'), read_only=True,
-        where='day_spa.world:407', returns=js.array(Slot),
-    ),
-    tool(
-        DaySpa.tool_book_treatment,
-        "Book a treatment for a guest with a qualified therapist in a free room, at the "
-        "treatment's price.",
-        _PARAM_guest, _PARAM_treatment,
-        param(
-            'therapist', arg.row('therapists', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
-            'A therapist qualified for it, e.g. T01.',
-            not_found=lambda ep, key: rt.built(ep, f'Therapist {key} not found.'),
-        ),
-        param(
-            'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^RM[0-9]$')),
-            'A room of the type the treatment needs, e.g. RM1.',
-            not_found=lambda ep, key: rt.built(ep, f'Room {key} not found.'),
-        ),
-        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-07-15T14:00:00.'),
-        where='day_spa.world:435', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_move_booking,
-        'Move a booked booking to another time, and optionally to another therapist or room.',
-        _PARAM_booking_,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-07-15T14:00:00.'),
-        param(
-            'therapist',
-            arg.optional(arg.row('therapists', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
-            'Another therapist (id), if the therapist changes too.',
-            not_found=lambda ep, key: rt.built(ep, f'Therapist {key} not found.'),
-        ),
-        param(
-            'room', arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^RM[0-9]$'))),
-            'Another room (id), if the room changes too.',
-            not_found=lambda ep, key: rt.built(ep, f'Room {key} not found.'),
-        ),
-        where='day_spa.world:470', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_cancel_booking,
-        'Cancel a booked booking that has not started; what a redeemed voucher covered goes back '
-        'to the voucher.',
-        _PARAM_booking_, where='day_spa.world:499', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_check_in_guest,
-        'Check a guest in for a booking starting soon (check-in opens a while before the start).',
-        _PARAM_booking, where='day_spa.world:520', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_mark_no_show,
-        'Mark a booking whose guest did not come as a no-show, once the grace period after its '
-        'start has passed. A redeemed voucher amount is forfeited.',
-        param(
-            'booking', arg.row('bookings'), 'The booking id, e.g. B0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-        ),
-        where='day_spa.world:532', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_complete_booking,
-        'Mark a checked-in booking as completed once its treatment has started.',
-        param(
-            'booking', arg.row('bookings'), 'The booking id, e.g. B0007.',
-            not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-        ),
-        where='day_spa.world:543', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_get_voucher,
-        'Show a gift voucher: purchaser, recipient id, initial value, balance, dates and status.',
-        _PARAM_voucher, read_only=True, where='day_spa.world:556', returns=GiftVoucher,
-    ),
-    tool(
-        DaySpa.tool_find_vouchers,
-        "Find gift vouchers by recipient, part of the purchaser's name and/or status.",
-        param(
-            'recipient', arg.optional(arg.row('guests')), 'Only vouchers for this guest (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Guest {key} not found.'),
-        ),
-        param(
-            'purchaser_contains', arg.optional(arg.TEXT),
-            "Part of the purchaser's name; case does not matter.",
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(VoucherStatus)), 'Only vouchers with this status.'
-        ),
-        read_only=True, where='day_spa.world:564', returns=js.array(GiftVoucher),
-        shows=('list', ('row', 'vouchers')),
-    ),
-    tool(
-        DaySpa.tool_redeem_voucher,
-        'Redeem a gift voucher against a booked or checked-in booking: it covers its balance or '
-        'the amount due, whichever is less.',
-        _PARAM_booking_, _PARAM_voucher, where='day_spa.world:587', returns=Booking,
-    ),
-    tool(
-        DaySpa.tool_sell_voucher,
-        'Sell a new gift voucher: its balance is its value and it is valid for the voucher '
-        'validity period from today.',
-        param('purchaser_name', arg.refined(arg.TEXT, 1, 80), 'Who buys the voucher.'),
-        param('value', arg.refined(arg.FLOAT, 1.0, 1000.0), 'Its value, 1 to 1000.'),
-        param(
-            'recipient', arg.optional(arg.row('guests')),
-            'The guest it is for (id), if a registered guest.',
-            not_found=lambda ep, key: rt.built(ep, f'Guest {key} not found.'),
-        ),
-        where='day_spa.world:608', returns=GiftVoucher,
-    ),
-)
+DaySpa.TOOLS = tools(DaySpa)
 
 
 def _check_check_in_clara__checked_in(ep: DaySpa) -> rt.Verdict | bool:  # day_spa.world:918

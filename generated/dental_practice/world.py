@@ -217,6 +217,43 @@ class ShareEstimate(Record):
     patient_pays: float = field(sh.FLOAT)
 
 
+_RESULT_PlanDetails = js.closed({'plan': TreatmentPlan, 'steps': js.array(PlanStep)})
+_ROW_insurance_plans = arg.row(
+    'insurance_plans', arg.refined(arg.TEXT, pattern='^INS[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Insurance plan {key} not found.'),
+)
+_ROW_patients = arg.row(
+    'patients', not_found=lambda ep, key: ep.built(f'Patient {key} not found.')
+)
+_ROW_providers = arg.row(
+    'providers', arg.refined(arg.TEXT, pattern='^PR[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Provider {key} not found.'),
+)
+_ROW_chairs = arg.row(
+    'chairs', arg.refined(arg.TEXT, pattern='^C[0-9]$'),
+    not_found=lambda ep, key: ep.built(f'Chair {key} not found.'),
+)
+_ROW_procedures = arg.row(
+    'procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Procedure {key} not found.'),
+)
+_ROW_appointments = arg.row(
+    'appointments', not_found=lambda ep, key: ep.built(f'Appointment {key} not found.')
+)
+_ROW_treatment_plans = arg.row(
+    'treatment_plans', not_found=lambda ep, key: ep.built(f'Treatment plan {key} not found.')
+)
+_ROW_plan_steps = arg.row(
+    'plan_steps', not_found=lambda ep, key: ep.built(f'Step {key} not found.')
+)
+_PARAM_patient = param('patient', _ROW_patients, 'The patient id, e.g. P001.')
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_plan = param('plan', _ROW_treatment_plans, 'The treatment plan id, e.g. TP001.')
+_PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id, e.g. A0005.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -615,58 +652,82 @@ class DentalPractice(Episode):
         # dental_practice.world:280
         return p.benefits_used <= (ins if ins is not None else rt.absent()).annual_maximum
 
-    # dental_practice.world:332
+    @tool(  # dental_practice.world:332
+        'Show an insurance plan: carrier, coverage percentages by category and annual maximum.',
+        param('plan', _ROW_insurance_plans, 'The plan code, e.g. INS01.'), read_only=True,
+        where='dental_practice.world:332', returns=InsurancePlan,
+    )
     def tool_get_insurance_plan(self, plan: InsurancePlan) -> InsurancePlan:
         return plan  # dental_practice.world:337
 
-    # dental_practice.world:340
+    @tool(  # dental_practice.world:340
+        'List insurance plans with their coverage, optionally those whose name or carrier '
+        'contains a text.',
+        param(
+            'text', arg.optional(arg.TEXT),
+            "Part of the plan's name or carrier; case does not matter.",
+        ),
+        read_only=True, where='dental_practice.world:340', returns=js.array(InsurancePlan),
+        shows=('list', ('row', 'insurance_plans')),
+    )
     def tool_list_insurance_plans(self, text: str | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:345
         for p in rt.each(self, self.t_insurance_plans):  # dental_practice.world:346
             if (  # dental_practice.world:347
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, p.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, p.carrier.lower()
-                    ))
+                    rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(p.name.lower())
+                    )
+                    or rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(p.carrier.lower())
+                    )
                 )
             ):
                 continue  # dental_practice.world:348
             found = rt.each(self, found) + (p.plan_code,)  # dental_practice.world:350
         return found  # dental_practice.world:352
 
-    def tool_get_patient(self, patient: Patient) -> Patient:  # dental_practice.world:355
+    @tool(  # dental_practice.world:355
+        'Show a patient: contact details, date of birth, insurance plan code, member id and '
+        'benefits used this year.',
+        _PARAM_patient, read_only=True, where='dental_practice.world:355', returns=Patient,
+    )
+    def tool_get_patient(self, patient: Patient) -> Patient:
         return patient  # dental_practice.world:360
 
-    def tool_find_patients(  # dental_practice.world:363
-        self,
-        name_contains: str | None,
-        email: str | None,
-        phone: str | None,
+    @tool(  # dental_practice.world:363
+        'Find patients by part of the name, email or phone, or by date of birth.',
+        _PARAM_name_contains,
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number; spaces do not matter.'),
+        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1985-02-11.'),
+        read_only=True, where='dental_practice.world:363', returns=js.array(Patient),
+        shows=('list', ('row', 'patients')),
+    )
+    def tool_find_patients(
+        self, name_contains: str | None, email: str | None, phone: str | None,
         date_of_birth: dt.date | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:371
         for p in rt.each(self, self.t_patients):  # dental_practice.world:372
             if (  # dental_practice.world:373
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, p.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(p.name.lower()))
                 )
             ):
                 continue  # dental_practice.world:374
             if (  # dental_practice.world:376
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, p.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(p.email.lower()))
                 )
             ):
                 continue  # dental_practice.world:377
             if (  # dental_practice.world:379
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
-                    in rt.read(self, rt.built(self, rt.replace(rt.read(self, p.phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
+                    in rt.read(self, self.built(rt.replace(rt.read(self, p.phone), ' ', '')))
                 )
             ):
                 continue  # dental_practice.world:380
@@ -676,18 +737,31 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.patient_id,)  # dental_practice.world:385
         return found  # dental_practice.world:387
 
-    def tool_get_provider(self, provider: Provider) -> Provider:  # dental_practice.world:390
+    @tool(  # dental_practice.world:390
+        'Show a provider: name, role, email, license number and whether active.',
+        param('provider', _ROW_providers, 'The provider id, e.g. PR01.'), read_only=True,
+        where='dental_practice.world:390', returns=Provider,
+    )
+    def tool_get_provider(self, provider: Provider) -> Provider:
         return provider  # dental_practice.world:395
 
-    def tool_find_providers(  # dental_practice.world:398
+    @tool(  # dental_practice.world:398
+        'Find providers by part of the name and/or by role.', _PARAM_name_contains,
+        param(
+            'role', arg.optional(arg.enum_of(ProviderRole)), 'Only dentists or only hygienists.'
+        ),
+        read_only=True, where='dental_practice.world:398', returns=js.array(Provider),
+        shows=('list', ('row', 'providers')),
+    )
+    def tool_find_providers(
         self, name_contains: str | None, role: ProviderRole | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:404
         for p in rt.each(self, self.t_providers):  # dental_practice.world:405
             if (  # dental_practice.world:406
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, p.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(p.name.lower()))
                 )
             ):
                 continue  # dental_practice.world:407
@@ -696,10 +770,26 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.provider_id,)  # dental_practice.world:412
         return found  # dental_practice.world:414
 
-    def tool_get_chair(self, chair: Chair) -> Chair:  # dental_practice.world:417
+    @tool(  # dental_practice.world:417
+        'Show a chair: name, room, whether it has x-ray and whether it is in service.',
+        param('chair', _ROW_chairs, 'The chair id, e.g. C1.'), read_only=True,
+        where='dental_practice.world:417', returns=Chair,
+    )
+    def tool_get_chair(self, chair: Chair) -> Chair:
         return chair  # dental_practice.world:420
 
-    # dental_practice.world:423
+    @tool(  # dental_practice.world:423
+        'List chairs, optionally by whether they are in service and have x-ray.',
+        param(
+            'in_service', arg.optional(arg.BOOL),
+            'Only chairs in service (true) or out of service (false).',
+        ),
+        param(
+            'has_xray', arg.optional(arg.BOOL), 'Only chairs with (true) or without (false) x-ray.'
+        ),
+        read_only=True, where='dental_practice.world:423', returns=js.array(Chair),
+        shows=('list', ('row', 'chairs')),
+    )
     def tool_list_chairs(self, in_service: bool | None, has_xray: bool | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:429
         for c in rt.each(self, self.t_chairs):  # dental_practice.world:430
@@ -710,18 +800,36 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (c.chair_id,)  # dental_practice.world:437
         return found  # dental_practice.world:439
 
-    def tool_get_procedure(self, procedure: Procedure) -> Procedure:  # dental_practice.world:442
+    @tool(  # dental_practice.world:442
+        'Show a procedure: name, category, fee, minutes and whether it needs a dentist or an '
+        'x-ray chair.',
+        param('procedure', _ROW_procedures, 'The procedure code, e.g. D1110.'), read_only=True,
+        where='dental_practice.world:442', returns=Procedure,
+    )
+    def tool_get_procedure(self, procedure: Procedure) -> Procedure:
         return procedure  # dental_practice.world:447
 
-    def tool_search_procedures(  # dental_practice.world:450
+    @tool(  # dental_practice.world:450
+        'Find procedures of the fee schedule by part of the name and/or by category.',
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            'Part of the name, e.g. cleaning; case does not matter.',
+        ),
+        param(
+            'category', arg.optional(arg.enum_of(Category)), 'Only procedures of this category.'
+        ),
+        read_only=True, where='dental_practice.world:450', returns=js.array(Procedure),
+        shows=('list', ('row', 'procedures')),
+    )
+    def tool_search_procedures(
         self, name_contains: str | None, category: Category | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:456
         for p in rt.each(self, self.t_procedures):  # dental_practice.world:457
             if (  # dental_practice.world:458
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, p.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(p.name.lower()))
                 )
             ):
                 continue  # dental_practice.world:459
@@ -730,17 +838,37 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.code,)  # dental_practice.world:464
         return found  # dental_practice.world:466
 
-    # dental_practice.world:469
+    @tool(  # dental_practice.world:469
+        'Show an appointment: patient, provider, chair and procedure ids, start, plan step, '
+        'status, check-in time and patient share.',
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0001.'), read_only=True,
+        where='dental_practice.world:469', returns=Appointment,
+    )
     def tool_get_appointment(self, appointment: Appointment) -> Appointment:
         return appointment  # dental_practice.world:474
 
-    def tool_list_appointments(  # dental_practice.world:477
-        self,
-        patient: Patient | None,
-        provider: Provider | None,
-        chair: Chair | None,
-        day: dt.date | None,
-        status: AppointmentStatus | None,
+    @tool(  # dental_practice.world:477
+        'List appointments in start order, by patient, provider, chair, day and/or status.',
+        param(
+            'patient', arg.optional(_ROW_patients),
+            "Only this patient's appointments (patient id).",
+        ),
+        param(
+            'provider', arg.optional(_ROW_providers),
+            "Only this provider's appointments (provider id).",
+        ),
+        param('chair', arg.optional(_ROW_chairs), 'Only appointments in this chair (chair id).'),
+        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
+            'Only appointments with this status.',
+        ),
+        read_only=True, where='dental_practice.world:477', returns=js.array(Appointment),
+        shows=('list', ('row', 'appointments')),
+    )
+    def tool_list_appointments(
+        self, patient: Patient | None, provider: Provider | None, chair: Chair | None,
+        day: dt.date | None, status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:486
         for a in rt.each(self, self.t_appointments):  # dental_practice.world:487
@@ -761,11 +889,26 @@ class DentalPractice(Episode):
             rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
 
-    # dental_practice.world:508
+    @tool(  # dental_practice.world:508
+        'Show a treatment plan with its steps in order (procedure code, tooth, status, day done).',
+        _PARAM_plan, read_only=True, where='dental_practice.world:508',
+        returns=_RESULT_PlanDetails, shows=(
+            'record', (
+                ('plan', 'plan', ('row', 'treatment_plans')),
+                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
+            ),
+        ),
+    )
     def tool_get_treatment_plan(self, plan: TreatmentPlan) -> PlanDetails:
         return self.fn_details(plan)  # dental_practice.world:513
 
-    def tool_list_treatment_plans(  # dental_practice.world:516
+    @tool(  # dental_practice.world:516
+        "List a patient's treatment plans, optionally by status.", _PARAM_patient,
+        param('status', arg.optional(arg.enum_of(PlanStatus)), 'Only plans with this status.'),
+        read_only=True, where='dental_practice.world:516', returns=js.array(TreatmentPlan),
+        shows=('list', ('row', 'treatment_plans')),
+    )
+    def tool_list_treatment_plans(
         self, patient: Patient, status: PlanStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:522
@@ -777,10 +920,22 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.plan_id,)  # dental_practice.world:530
         return found  # dental_practice.world:532
 
-    def tool_get_plan_step(self, step: PlanStep) -> PlanStep:  # dental_practice.world:535
+    @tool(  # dental_practice.world:535
+        'Show one step of a treatment plan: plan id, step number, procedure code, tooth, status '
+        'and day done.',
+        param('step', _ROW_plan_steps, 'The plan step id, e.g. ST001.'), read_only=True,
+        where='dental_practice.world:535', returns=PlanStep,
+    )
+    def tool_get_plan_step(self, step: PlanStep) -> PlanStep:
         return step  # dental_practice.world:540
 
-    def tool_list_plan_steps(  # dental_practice.world:543
+    @tool(  # dental_practice.world:543
+        'List the steps of a treatment plan in order, optionally by status.', _PARAM_plan,
+        param('status', arg.optional(arg.enum_of(StepStatus)), 'Only steps with this status.'),
+        read_only=True, where='dental_practice.world:543', returns=js.array(PlanStep),
+        shows=('list', ('row', 'plan_steps')),
+    )
+    def tool_list_plan_steps(
         self, plan: TreatmentPlan, status: StepStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:549
@@ -791,7 +946,20 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (s.step_id,)  # dental_practice.world:554
         return found  # dental_practice.world:556
 
-    # dental_practice.world:559
+    @tool(  # dental_practice.world:559
+        "Estimate what a patient pays for a procedure: the insurance pays the fee times its "
+        "coverage\nof the procedure's category, at most what is left of its annual maximum; the "
+        "patient pays\nthe rest (the whole fee without insurance).",
+        _PARAM_patient, param('procedure', _ROW_procedures, 'The procedure code, e.g. D2391.'),
+        read_only=True, where='dental_practice.world:559',
+        returns=js.closed({
+            'patient': js.STRING, 'procedure': js.scalar('str', pattern='^D[0-9]{4}$'),
+            'fee': js.NUMBER, 'insurance': js.nullable(InsurancePlan), 'coverage_pct': js.INTEGER,
+            'annual_maximum_left': js.NUMBER, 'insurance_pays': js.NUMBER,
+            'patient_pays': js.NUMBER,
+        }),
+        shows=('record', (('insurance', 'insurance', ('row', 'insurance_plans')),)),
+    )
     def tool_estimate_patient_share(self, patient: Patient, procedure: Procedure) -> ShareEstimate:
         return ShareEstimate(  # dental_practice.world:569
             patient.patient_id, procedure.code, procedure.fee, patient.insurance,
@@ -799,84 +967,85 @@ class DentalPractice(Episode):
             self.fn_insurer_pays(patient, procedure), self.fn_share_of(patient, procedure),
         )
 
-    def tool_book_appointment(  # dental_practice.world:583
-        self,
-        patient: Patient,
-        provider: Provider,
-        chair: Chair,
-        procedure: Procedure,
-        starts_at: dt.datetime,
-        plan_step: PlanStep | None,
+    @tool(  # dental_practice.world:583
+        "Book a cleaning or a procedure for a patient with a provider in a chair, optionally "
+        "carrying\nout a planned step of the patient's treatment plan (the step becomes "
+        "scheduled and the plan\nin progress).",
+        _PARAM_patient,
+        param('provider', _ROW_providers, 'The dentist or hygienist id, e.g. PR03.'),
+        param('chair', _ROW_chairs, 'The chair id, e.g. C2.'),
+        param(
+            'procedure', _ROW_procedures, 'The procedure code, e.g. D1110 for an adult cleaning.'
+        ),
+        param(
+            'starts_at', arg.DATETIME,
+            "When it starts, e.g. 2025-04-22T14:00:00; it lasts the procedure's minutes.",
+        ),
+        param(
+            'plan_step', arg.optional(_ROW_plan_steps),
+            'The treatment plan step it carries out, if any (step id).',
+        ),
+        where='dental_practice.world:583', returns=Appointment,
+    )
+    def tool_book_appointment(
+        self, patient: Patient, provider: Provider, chair: Chair, procedure: Procedure,
+        starts_at: dt.datetime, plan_step: PlanStep | None,
     ) -> Appointment:
         if not provider.active:  # dental_practice.world:597
-            raise ToolError(rt.built(
-                self, f'Provider {provider.provider_id} ({provider.name}) is not active.'
-            ))
+            self.fail(f'Provider {provider.provider_id} ({provider.name}) is not active.')
         if not chair.in_service:  # dental_practice.world:598
-            raise ToolError(rt.built(self, f'Chair {chair.chair_id} is out of service.'))
+            self.fail(f'Chair {chair.chair_id} is out of service.')
         # dental_practice.world:599
         if not (not procedure.requires_dentist or provider.role == _E12_ProviderRole_dentist):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Procedure {procedure.code} ({procedure.name}) requires a dentist; '
                 f'{provider.name} is a {provider.role}.',
-            ))
+            )
         if not (not procedure.needs_xray or chair.has_xray):  # dental_practice.world:600
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Procedure {procedure.code} needs a chair with x-ray; chair {chair.chair_id} '
                 'has none.',
-            ))
+            )
         if starts_at <= self.clock:  # dental_practice.world:601
             raise ToolError('The appointment must start in the future.')
         if not self.fn_within_hours(starts_at, procedure.minutes):  # dental_practice.world:602
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The appointment must start at or after {self.state.opening_hour}:00 and end by '
                 f'{self.state.closing_hour}:00; {procedure.code} takes {procedure.minutes} '
                 'minutes.',
-            ))
+            )
         # dental_practice.world:603
         end: dt.datetime = starts_at + dt.timedelta(minutes=procedure.minutes)
         if self.fn_chair_busy(chair, starts_at, end, ''):  # dental_practice.world:604
-            raise ToolError(rt.built(self, f'Chair {chair.chair_id} is taken at that time.'))
+            self.fail(f'Chair {chair.chair_id} is taken at that time.')
         if self.fn_provider_busy(provider, starts_at, end, ''):  # dental_practice.world:605
-            raise ToolError(rt.built(self, f'{provider.name} is busy at that time.'))
+            self.fail(f'{provider.name} is busy at that time.')
         if self.fn_patient_busy(patient, starts_at, end, ''):  # dental_practice.world:606
-            raise ToolError(rt.built(
-                self, f'Patient {patient.patient_id} already has an appointment at that time.'
-            ))
+            self.fail(f'Patient {patient.patient_id} already has an appointment at that time.')
         step: PlanStep | None = plan_step  # dental_practice.world:607
         if step is not None:  # dental_practice.world:608
             # dental_practice.world:609
             if self.t_treatment_plans[step.plan].patient != patient.patient_id:
-                raise ToolError(rt.built(
-                    self, f'Step {step.step_id} belongs to another patient\'s plan.'
-                ))
+                self.fail(f'Step {step.step_id} belongs to another patient\'s plan.')
             if step.procedure != procedure.code:  # dental_practice.world:610
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Step {step.step_id} is for procedure '
                     f'{self.t_procedures[step.procedure].code}, not {procedure.code}.',
-                ))
+                )
             if step.status != _E10_StepStatus_planned:  # dental_practice.world:611
-                raise ToolError(rt.built(
-                    self, f'Step {step.step_id} is {step.status}, not planned.'
-                ))
+                self.fail(f'Step {step.step_id} is {step.status}, not planned.')
             if not (  # dental_practice.world:612
                 self.t_treatment_plans[step.plan].status == _E10_PlanStatus_proposed
                 or self.t_treatment_plans[step.plan].status == _E10_PlanStatus_in_progress
             ):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Treatment plan {self.t_treatment_plans[step.plan].plan_id} is '
                     f'{self.t_treatment_plans[step.plan].status}.',
-                ))
+                )
             # dental_practice.world:613
             self.set_field(self.t_plan_steps[step.step_id], 'status', _E10_StepStatus_scheduled)
             self.set_field(  # dental_practice.world:614
-                self.t_treatment_plans[self.t_treatment_plans[step.plan].plan_id], 'status',
-                _E10_PlanStatus_in_progress,
+                self.t_treatment_plans[step.plan], 'status', _E10_PlanStatus_in_progress
             )
         appt: Appointment = Appointment(  # dental_practice.world:616
             appointment_id=self.next_id('appointment_ids', 'A{:04d}'), patient=patient.patient_id,
@@ -887,65 +1056,68 @@ class DentalPractice(Episode):
         self.insert(self.t_appointments, appt)  # dental_practice.world:624
         return appt  # dental_practice.world:625
 
-    def tool_reschedule_appointment(  # dental_practice.world:628
+    @tool(  # dental_practice.world:628
+        'Move a booked appointment to a new time, and optionally to another chair.',
+        _PARAM_appointment,
+        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-04-17T15:00:00.'),
+        param('chair', arg.optional(_ROW_chairs), 'Another chair id, if the chair changes too.'),
+        where='dental_practice.world:628', returns=Appointment,
+    )
+    def tool_reschedule_appointment(
         self, appointment: Appointment, starts_at: dt.datetime, chair: Chair | None
     ) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:635
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
                 'appointments can be rescheduled.',
-            ))
+            )
         if starts_at <= self.clock:  # dental_practice.world:636
             raise ToolError('The appointment must start in the future.')
         # dental_practice.world:637
         procedure: Procedure = self.t_procedures[appointment.procedure]
         if not self.fn_within_hours(starts_at, procedure.minutes):  # dental_practice.world:638
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The appointment must start at or after {self.state.opening_hour}:00 and end by '
                 f'{self.state.closing_hour}:00; {procedure.code} takes {procedure.minutes} '
                 'minutes.',
-            ))
+            )
         # dental_practice.world:639
         target: Chair = chair if chair is not None else self.t_chairs[appointment.chair]
         if not target.in_service:  # dental_practice.world:640
-            raise ToolError(rt.built(self, f'Chair {target.chair_id} is out of service.'))
+            self.fail(f'Chair {target.chair_id} is out of service.')
         if not (not procedure.needs_xray or target.has_xray):  # dental_practice.world:641
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Procedure {procedure.code} needs a chair with x-ray; chair {target.chair_id} '
                 'has none.',
-            ))
+            )
         # dental_practice.world:642
         end: dt.datetime = starts_at + dt.timedelta(minutes=procedure.minutes)
         own: str = appointment.appointment_id  # dental_practice.world:643
         if self.fn_chair_busy(target, starts_at, end, own):  # dental_practice.world:644
-            raise ToolError(rt.built(self, f'Chair {target.chair_id} is taken at that time.'))
+            self.fail(f'Chair {target.chair_id} is taken at that time.')
         # dental_practice.world:645
         if self.fn_provider_busy(self.t_providers[appointment.provider], starts_at, end, own):
-            raise ToolError(rt.built(
-                self, f'{self.t_providers[appointment.provider].name} is busy at that time.'
-            ))
+            self.fail(f'{self.t_providers[appointment.provider].name} is busy at that time.')
         # dental_practice.world:646
         if self.fn_patient_busy(self.t_patients[appointment.patient], starts_at, end, own):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[appointment.patient].patient_id} already has an '
                 'appointment at that time.',
-            ))
+            )
         self.set_field(appointment, 'starts_at', starts_at)  # dental_practice.world:647
         self.set_field(appointment, 'chair', target.chair_id)  # dental_practice.world:648
         return appointment  # dental_practice.world:649
 
-    # dental_practice.world:652
+    @tool(  # dental_practice.world:652
+        'Cancel a booked appointment; the plan step it carried goes back to planned.',
+        _PARAM_appointment, where='dental_practice.world:652', returns=Appointment,
+    )
     def tool_cancel_appointment(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:657
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
                 'appointments can be cancelled.',
-            ))
+            )
         # dental_practice.world:658
         self.set_field(appointment, 'status', _E17_AppointmentStatus_cancelled)
         # dental_practice.world:659
@@ -955,45 +1127,52 @@ class DentalPractice(Episode):
             self.set_field(self.t_plan_steps[step.step_id], 'status', _E10_StepStatus_planned)
         return appointment  # dental_practice.world:663
 
-    # dental_practice.world:666
+    @tool(  # dental_practice.world:666
+        'Check a patient in for a booked appointment today; check-in opens a while (the check-in '
+        'window) before the start.',
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0004.'),
+        where='dental_practice.world:666', returns=Appointment,
+    )
     def tool_check_in_patient(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:671
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
                 'appointments can be checked in.',
-            ))
+            )
         if self.clock.date() != appointment.starts_at.date():  # dental_practice.world:672
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is on {appointment.starts_at.date()}; '
                 'patients check in on the appointment\'s day.',
-            ))
+            )
         # dental_practice.world:673
         if self.clock < appointment.starts_at - self.state.check_in_window:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Check-in for appointment {appointment.appointment_id} opens at '
                 f'{appointment.starts_at - self.state.check_in_window}.',
-            ))
+            )
         self.set_fields(  # dental_practice.world:674
             appointment, ('status', 'checked_in_at'), _E17_AppointmentStatus_checked_in, self.clock
         )
         return appointment  # dental_practice.world:676
 
-    # dental_practice.world:679
+    @tool(  # dental_practice.world:679
+        "Complete a checked-in appointment: the patient's share is charged (the insurance pays "
+        "its part,\ncounted against its annual maximum), the plan step it carries is done today "
+        "and the plan is\ncompleted once all its steps are done.",
+        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0003.'),
+        where='dental_practice.world:679', returns=Appointment,
+    )
     def tool_complete_appointment(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # dental_practice.world:688
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is {appointment.status}; the patient '
                 'is not checked in.',
-            ))
+            )
         # dental_practice.world:689
         step: PlanStep | None = self.t_plan_steps.ref(appointment.plan_step)
         if step is not None:  # dental_practice.world:690
             if step.status == _E10_StepStatus_done:  # dental_practice.world:691
-                raise ToolError(rt.built(self, f'Step {step.step_id} is already done.'))
+                self.fail(f'Step {step.step_id} is already done.')
         patient: Patient = self.t_patients[appointment.patient]  # dental_practice.world:693
         # dental_practice.world:694
         pays: float = self.fn_insurer_pays(patient, self.t_procedures[appointment.procedure])
@@ -1022,25 +1201,36 @@ class DentalPractice(Episode):
             self.set_field(self.t_plan_steps[step.step_id], 'done_on', self.clock.date())
             if self.fn_all_done(self.t_treatment_plans[step.plan]):  # dental_practice.world:705
                 self.set_field(  # dental_practice.world:706
-                    self.t_treatment_plans[self.t_treatment_plans[step.plan].plan_id], 'status',
-                    _E10_PlanStatus_completed,
+                    self.t_treatment_plans[step.plan], 'status', _E10_PlanStatus_completed
                 )
         return appointment  # dental_practice.world:709
 
-    def tool_create_treatment_plan(  # dental_practice.world:714
-        self,
-        patient: Patient,
-        dentist: Provider,
-        title: str,
-        procedure: Procedure,
+    @tool(  # dental_practice.world:714
+        'Propose a treatment plan for a patient, with its first step planned.',
+        param('patient', _ROW_patients, 'The patient id, e.g. P004.'),
+        param('dentist', _ROW_providers, "The dentist's provider id, e.g. PR01."),
+        param('title', arg.refined(arg.TEXT, 1, 120), 'A short title, e.g. Fillings lower left.'),
+        param('procedure', _ROW_procedures, 'The procedure code of the first step, e.g. D2391.'),
+        param(
+            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
+            'The tooth of the first step (1-32), if it is on one tooth.',
+        ),
+        where='dental_practice.world:714', returns=_RESULT_PlanDetails,
+        shows=(
+            'record', (
+                ('plan', 'plan', ('row', 'treatment_plans')),
+                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
+            ),
+        ),
+    )
+    def tool_create_treatment_plan(
+        self, patient: Patient, dentist: Provider, title: str, procedure: Procedure,
         tooth: int | None,
     ) -> PlanDetails:
         if dentist.role != _E12_ProviderRole_dentist:  # dental_practice.world:723
-            raise ToolError(rt.built(
-                self, f'{dentist.name} is a {dentist.role}; a treatment plan needs a dentist.'
-            ))
+            self.fail(f'{dentist.name} is a {dentist.role}; a treatment plan needs a dentist.')
         if not dentist.active:  # dental_practice.world:724
-            raise ToolError(rt.built(self, f'{dentist.name} is not active.'))
+            self.fail(f'{dentist.name} is not active.')
         plan: TreatmentPlan = TreatmentPlan(  # dental_practice.world:725
             plan_id=self.next_id('plan_ids', 'TP{:03d}'), patient=patient.patient_id,
             dentist=dentist.provider_id,
@@ -1058,22 +1248,36 @@ class DentalPractice(Episode):
         )
         return self.fn_details(plan)  # dental_practice.world:728
 
-    def tool_add_plan_step(  # dental_practice.world:731
+    @tool(  # dental_practice.world:731
+        'Add a planned step at the end of a treatment plan.',
+        param('plan', _ROW_treatment_plans, 'The treatment plan id, e.g. TP002.'),
+        param('procedure', _ROW_procedures, 'The procedure code, e.g. D0120.'),
+        param(
+            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
+            'The tooth (1-32), if the procedure is on one tooth.',
+        ),
+        where='dental_practice.world:731', returns=_RESULT_PlanDetails,
+        shows=(
+            'record', (
+                ('plan', 'plan', ('row', 'treatment_plans')),
+                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
+            ),
+        ),
+    )
+    def tool_add_plan_step(
         self, plan: TreatmentPlan, procedure: Procedure, tooth: int | None
     ) -> PlanDetails:
         if not (  # dental_practice.world:738
             plan.status == _E10_PlanStatus_proposed or plan.status == _E10_PlanStatus_in_progress
         ):
-            raise ToolError(rt.built(
-                self, f'Treatment plan {plan.plan_id} is {plan.status}; steps cannot be added.'
-            ))
+            self.fail(f'Treatment plan {plan.plan_id} is {plan.status}; steps cannot be added.')
         next_no: int = 1  # dental_practice.world:739
         # dental_practice.world:740
         for s in rt.rows(self.t_plan_steps, rt.each(self, self.fn_steps_of(plan))):
             if s.step_no >= next_no:  # dental_practice.world:741
                 next_no = s.step_no + 1  # dental_practice.world:742
         if next_no > 20:  # dental_practice.world:745
-            raise ToolError(rt.built(self, f'Treatment plan {plan.plan_id} has 20 steps already.'))
+            self.fail(f'Treatment plan {plan.plan_id} has 20 steps already.')
         self.insert(  # dental_practice.world:746
             self.t_plan_steps, PlanStep(
                 step_id=self.next_id('step_ids', 'ST{:03d}'), plan=plan.plan_id,
@@ -1086,344 +1290,7 @@ class DentalPractice(Episode):
         return self.fn_details(plan)  # dental_practice.world:747
 
 
-_RESULT_PlanDetails = js.closed({'plan': TreatmentPlan, 'steps': js.array(PlanStep)})
-_PARAM_patient = param(
-    'patient', arg.row('patients'), 'The patient id, e.g. P001.',
-    not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_plan = param(
-    'plan', arg.row('treatment_plans'), 'The treatment plan id, e.g. TP001.',
-    not_found=lambda ep, key: rt.built(ep, f'Treatment plan {key} not found.'),
-)
-_PARAM_appointment = param(
-    'appointment', arg.row('appointments'), 'The appointment id, e.g. A0005.',
-    not_found=lambda ep, key: rt.built(ep, f'Appointment {key} not found.'),
-)
-
-
-DentalPractice.TOOLS = tools(
-    tool(
-        DentalPractice.tool_get_insurance_plan,
-        'Show an insurance plan: carrier, coverage percentages by category and annual maximum.',
-        param(
-            'plan', arg.row('insurance_plans', arg.refined(arg.TEXT, pattern='^INS[0-9]{2}$')),
-            'The plan code, e.g. INS01.',
-            not_found=lambda ep, key: rt.built(ep, f'Insurance plan {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:332', returns=InsurancePlan,
-    ),
-    tool(
-        DentalPractice.tool_list_insurance_plans,
-        'List insurance plans with their coverage, optionally those whose name or carrier '
-        'contains a text.',
-        param(
-            'text', arg.optional(arg.TEXT),
-            "Part of the plan's name or carrier; case does not matter.",
-        ),
-        read_only=True, where='dental_practice.world:340', returns=js.array(InsurancePlan),
-        shows=('list', ('row', 'insurance_plans')),
-    ),
-    tool(
-        DentalPractice.tool_get_patient,
-        'Show a patient: contact details, date of birth, insurance plan code, member id and '
-        'benefits used this year.',
-        _PARAM_patient, read_only=True, where='dental_practice.world:355', returns=Patient,
-    ),
-    tool(
-        DentalPractice.tool_find_patients,
-        'Find patients by part of the name, email or phone, or by date of birth.',
-        _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number; spaces do not matter.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1985-02-11.'),
-        read_only=True, where='dental_practice.world:363', returns=js.array(Patient),
-        shows=('list', ('row', 'patients')),
-    ),
-    tool(
-        DentalPractice.tool_get_provider,
-        'Show a provider: name, role, email, license number and whether active.',
-        param(
-            'provider', arg.row('providers', arg.refined(arg.TEXT, pattern='^PR[0-9]{2}$')),
-            'The provider id, e.g. PR01.',
-            not_found=lambda ep, key: rt.built(ep, f'Provider {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:390', returns=Provider,
-    ),
-    tool(
-        DentalPractice.tool_find_providers, 'Find providers by part of the name and/or by role.',
-        _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(ProviderRole)), 'Only dentists or only hygienists.'
-        ),
-        read_only=True, where='dental_practice.world:398', returns=js.array(Provider),
-        shows=('list', ('row', 'providers')),
-    ),
-    tool(
-        DentalPractice.tool_get_chair,
-        'Show a chair: name, room, whether it has x-ray and whether it is in service.',
-        param(
-            'chair', arg.row('chairs', arg.refined(arg.TEXT, pattern='^C[0-9]$')),
-            'The chair id, e.g. C1.',
-            not_found=lambda ep, key: rt.built(ep, f'Chair {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:417', returns=Chair,
-    ),
-    tool(
-        DentalPractice.tool_list_chairs,
-        'List chairs, optionally by whether they are in service and have x-ray.',
-        param(
-            'in_service', arg.optional(arg.BOOL),
-            'Only chairs in service (true) or out of service (false).',
-        ),
-        param(
-            'has_xray', arg.optional(arg.BOOL), 'Only chairs with (true) or without (false) x-ray.'
-        ),
-        read_only=True, where='dental_practice.world:423', returns=js.array(Chair),
-        shows=('list', ('row', 'chairs')),
-    ),
-    tool(
-        DentalPractice.tool_get_procedure,
-        'Show a procedure: name, category, fee, minutes and whether it needs a dentist or an '
-        'x-ray chair.',
-        param(
-            'procedure', arg.row('procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$')),
-            'The procedure code, e.g. D1110.',
-            not_found=lambda ep, key: rt.built(ep, f'Procedure {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:442', returns=Procedure,
-    ),
-    tool(
-        DentalPractice.tool_search_procedures,
-        'Find procedures of the fee schedule by part of the name and/or by category.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            'Part of the name, e.g. cleaning; case does not matter.',
-        ),
-        param(
-            'category', arg.optional(arg.enum_of(Category)), 'Only procedures of this category.'
-        ),
-        read_only=True, where='dental_practice.world:450', returns=js.array(Procedure),
-        shows=('list', ('row', 'procedures')),
-    ),
-    tool(
-        DentalPractice.tool_get_appointment,
-        'Show an appointment: patient, provider, chair and procedure ids, start, plan step, '
-        'status, check-in time and patient share.',
-        param(
-            'appointment', arg.row('appointments'), 'The appointment id, e.g. A0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Appointment {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:469', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_list_appointments,
-        'List appointments in start order, by patient, provider, chair, day and/or status.',
-        param(
-            'patient', arg.optional(arg.row('patients')),
-            "Only this patient's appointments (patient id).",
-            not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
-        ),
-        param(
-            'provider',
-            arg.optional(arg.row('providers', arg.refined(arg.TEXT, pattern='^PR[0-9]{2}$'))),
-            "Only this provider's appointments (provider id).",
-            not_found=lambda ep, key: rt.built(ep, f'Provider {key} not found.'),
-        ),
-        param(
-            'chair', arg.optional(arg.row('chairs', arg.refined(arg.TEXT, pattern='^C[0-9]$'))),
-            'Only appointments in this chair (chair id).',
-            not_found=lambda ep, key: rt.built(ep, f'Chair {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status.',
-        ),
-        read_only=True, where='dental_practice.world:477', returns=js.array(Appointment),
-        shows=('list', ('row', 'appointments')),
-    ),
-    tool(
-        DentalPractice.tool_get_treatment_plan,
-        'Show a treatment plan with its steps in order (procedure code, tooth, status, day done).',
-        _PARAM_plan, read_only=True, where='dental_practice.world:508',
-        returns=_RESULT_PlanDetails, shows=(
-            'record', (
-                ('plan', 'plan', ('row', 'treatment_plans')),
-                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
-            ),
-        ),
-    ),
-    tool(
-        DentalPractice.tool_list_treatment_plans,
-        "List a patient's treatment plans, optionally by status.", _PARAM_patient,
-        param('status', arg.optional(arg.enum_of(PlanStatus)), 'Only plans with this status.'),
-        read_only=True, where='dental_practice.world:516', returns=js.array(TreatmentPlan),
-        shows=('list', ('row', 'treatment_plans')),
-    ),
-    tool(
-        DentalPractice.tool_get_plan_step,
-        'Show one step of a treatment plan: plan id, step number, procedure code, tooth, status '
-        'and day done.',
-        param(
-            'step', arg.row('plan_steps'), 'The plan step id, e.g. ST001.',
-            not_found=lambda ep, key: rt.built(ep, f'Step {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:535', returns=PlanStep,
-    ),
-    tool(
-        DentalPractice.tool_list_plan_steps,
-        'List the steps of a treatment plan in order, optionally by status.', _PARAM_plan,
-        param('status', arg.optional(arg.enum_of(StepStatus)), 'Only steps with this status.'),
-        read_only=True, where='dental_practice.world:543', returns=js.array(PlanStep),
-        shows=('list', ('row', 'plan_steps')),
-    ),
-    tool(
-        DentalPractice.tool_estimate_patient_share,
-        "Estimate what a patient pays for a procedure: the insurance pays the fee times its "
-        "coverage\nof the procedure's category, at most what is left of its annual maximum; the "
-        "patient pays\nthe rest (the whole fee without insurance).",
-        _PARAM_patient,
-        param(
-            'procedure', arg.row('procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$')),
-            'The procedure code, e.g. D2391.',
-            not_found=lambda ep, key: rt.built(ep, f'Procedure {key} not found.'),
-        ),
-        read_only=True, where='dental_practice.world:559',
-        returns=js.closed({
-            'patient': js.STRING, 'procedure': js.scalar('str', pattern='^D[0-9]{4}$'),
-            'fee': js.NUMBER, 'insurance': js.nullable(InsurancePlan), 'coverage_pct': js.INTEGER,
-            'annual_maximum_left': js.NUMBER, 'insurance_pays': js.NUMBER,
-            'patient_pays': js.NUMBER,
-        }),
-        shows=('record', (('insurance', 'insurance', ('row', 'insurance_plans')),)),
-    ),
-    tool(
-        DentalPractice.tool_book_appointment,
-        "Book a cleaning or a procedure for a patient with a provider in a chair, optionally "
-        "carrying\nout a planned step of the patient's treatment plan (the step becomes "
-        "scheduled and the plan\nin progress).",
-        _PARAM_patient,
-        param(
-            'provider', arg.row('providers', arg.refined(arg.TEXT, pattern='^PR[0-9]{2}$')),
-            'The dentist or hygienist id, e.g. PR03.',
-            not_found=lambda ep, key: rt.built(ep, f'Provider {key} not found.'),
-        ),
-        param(
-            'chair', arg.row('chairs', arg.refined(arg.TEXT, pattern='^C[0-9]$')),
-            'The chair id, e.g. C2.',
-            not_found=lambda ep, key: rt.built(ep, f'Chair {key} not found.'),
-        ),
-        param(
-            'procedure', arg.row('procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$')),
-            'The procedure code, e.g. D1110 for an adult cleaning.',
-            not_found=lambda ep, key: rt.built(ep, f'Procedure {key} not found.'),
-        ),
-        param(
-            'starts_at', arg.DATETIME,
-            "When it starts, e.g. 2025-04-22T14:00:00; it lasts the procedure's minutes.",
-        ),
-        param(
-            'plan_step', arg.optional(arg.row('plan_steps')),
-            'The treatment plan step it carries out, if any (step id).',
-            not_found=lambda ep, key: rt.built(ep, f'Step {key} not found.'),
-        ),
-        where='dental_practice.world:583', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_reschedule_appointment,
-        'Move a booked appointment to a new time, and optionally to another chair.',
-        _PARAM_appointment,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-04-17T15:00:00.'),
-        param(
-            'chair', arg.optional(arg.row('chairs', arg.refined(arg.TEXT, pattern='^C[0-9]$'))),
-            'Another chair id, if the chair changes too.',
-            not_found=lambda ep, key: rt.built(ep, f'Chair {key} not found.'),
-        ),
-        where='dental_practice.world:628', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_cancel_appointment,
-        'Cancel a booked appointment; the plan step it carried goes back to planned.',
-        _PARAM_appointment, where='dental_practice.world:652', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_check_in_patient,
-        'Check a patient in for a booked appointment today; check-in opens a while (the check-in '
-        'window) before the start.',
-        param(
-            'appointment', arg.row('appointments'), 'The appointment id, e.g. A0004.',
-            not_found=lambda ep, key: rt.built(ep, f'Appointment {key} not found.'),
-        ),
-        where='dental_practice.world:666', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_complete_appointment,
-        "Complete a checked-in appointment: the patient's share is charged (the insurance pays "
-        "its part,\ncounted against its annual maximum), the plan step it carries is done today "
-        "and the plan is\ncompleted once all its steps are done.",
-        param(
-            'appointment', arg.row('appointments'), 'The appointment id, e.g. A0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Appointment {key} not found.'),
-        ),
-        where='dental_practice.world:679', returns=Appointment,
-    ),
-    tool(
-        DentalPractice.tool_create_treatment_plan,
-        'Propose a treatment plan for a patient, with its first step planned.',
-        param(
-            'patient', arg.row('patients'), 'The patient id, e.g. P004.',
-            not_found=lambda ep, key: rt.built(ep, f'Patient {key} not found.'),
-        ),
-        param(
-            'dentist', arg.row('providers', arg.refined(arg.TEXT, pattern='^PR[0-9]{2}$')),
-            "The dentist's provider id, e.g. PR01.",
-            not_found=lambda ep, key: rt.built(ep, f'Provider {key} not found.'),
-        ),
-        param('title', arg.refined(arg.TEXT, 1, 120), 'A short title, e.g. Fillings lower left.'),
-        param(
-            'procedure', arg.row('procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$')),
-            'The procedure code of the first step, e.g. D2391.',
-            not_found=lambda ep, key: rt.built(ep, f'Procedure {key} not found.'),
-        ),
-        param(
-            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
-            'The tooth of the first step (1-32), if it is on one tooth.',
-        ),
-        where='dental_practice.world:714', returns=_RESULT_PlanDetails,
-        shows=(
-            'record', (
-                ('plan', 'plan', ('row', 'treatment_plans')),
-                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
-            ),
-        ),
-    ),
-    tool(
-        DentalPractice.tool_add_plan_step, 'Add a planned step at the end of a treatment plan.',
-        param(
-            'plan', arg.row('treatment_plans'), 'The treatment plan id, e.g. TP002.',
-            not_found=lambda ep, key: rt.built(ep, f'Treatment plan {key} not found.'),
-        ),
-        param(
-            'procedure', arg.row('procedures', arg.refined(arg.TEXT, pattern='^D[0-9]{4}$')),
-            'The procedure code, e.g. D0120.',
-            not_found=lambda ep, key: rt.built(ep, f'Procedure {key} not found.'),
-        ),
-        param(
-            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
-            'The tooth (1-32), if the procedure is on one tooth.',
-        ),
-        where='dental_practice.world:731', returns=_RESULT_PlanDetails,
-        shows=(
-            'record', (
-                ('plan', 'plan', ('row', 'treatment_plans')),
-                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
-            ),
-        ),
-    ),
-)
+DentalPractice.TOOLS = tools(DentalPractice)
 
 
 # dental_practice.world:1121

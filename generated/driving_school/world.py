@@ -234,6 +234,43 @@ class LearnerInfo(Record):
     road_tests: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No staff member with id {key}.'),
+)
+_ROW_learners = arg.row(
+    'learners', not_found=lambda ep, key: ep.built(f'No learner with id {key}.')
+)
+_ROW_instructors = arg.row(
+    'instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No instructor with id {key}.'),
+)
+_ROW_cars = arg.row(
+    'cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$'),
+    not_found=lambda ep, key: ep.built(f'No car with plate {key}.'),
+)
+_ROW_lessons = arg.row('lessons', not_found=lambda ep, key: ep.built(f'No lesson with id {key}.'))
+_ROW_theory_tests = arg.row(
+    'theory_tests', not_found=lambda ep, key: ep.built(f'No theory test with id {key}.')
+)
+_ROW_road_tests = arg.row(
+    'road_tests', not_found=lambda ep, key: ep.built(f'No road test with id {key}.')
+)
+_PARAM_learner_id = param('learner_id', _ROW_learners, 'The learner id, e.g. L001.')
+_PARAM_instructor_id = param('instructor_id', _ROW_instructors, 'The instructor id, e.g. I01.')
+_PARAM_minutes = param(
+    'minutes', arg.refined(arg.INT, 30, 180), 'The length of that slot in minutes.', default=60
+)
+_PARAM_learner_id_ = param(
+    'learner_id', arg.optional(arg.row('learners')), 'Only tests of this learner id.'
+)
+_PARAM_day = param('day', arg.optional(arg.DATE), 'Only tests on this day.')
+_PARAM_scheduled_at = param(
+    'scheduled_at', arg.optional(arg.DATETIME),
+    'When the test is, in the future; leave out for the next full hour.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -509,7 +546,7 @@ class DrivingSchool(Episode):
         'The next full hour after now.'
         return (  # driving_school.world:171
             rt.strptime(
-                rt.read(self, rt.built(self, self.clock.strftime('%Y-%m-%d %H'))), '%Y-%m-%d %H'
+                rt.read(self, self.built(self.clock.strftime('%Y-%m-%d %H'))), '%Y-%m-%d %H'
             )
             + dt.timedelta(hours=1)
         )
@@ -678,24 +715,60 @@ class DrivingSchool(Episode):
             )
         return d is None and s is None and t.recorded_by is None  # driving_school.world:303
 
-    def tool_sign_in(self, staff_id: Staff) -> Staff:  # driving_school.world:361
+    @tool(  # driving_school.world:361
+        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+        'member.',
+        param(
+            'staff_id', _ROW_staff,
+            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
+        ),
+        where='driving_school.world:361', returns=Staff,
+    )
+    def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # driving_school.world:366
-            raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
+            self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # driving_school.world:367
         return staff_id  # driving_school.world:368
 
-    def tool_get_staff(self, staff_id: Staff) -> Staff:  # driving_school.world:371
+    @tool(  # driving_school.world:371
+        'Show a staff member: name, email, role and whether active.',
+        param('staff_id', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
+        where='driving_school.world:371', returns=Staff,
+    )
+    def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # driving_school.world:376
 
-    def tool_find_staff(self, query: str) -> tuple[str, ...]:  # driving_school.world:379
-        q: str = rt.built(self, query.lower())  # driving_school.world:382
+    @tool(  # driving_school.world:379
+        'Find staff members by part of the name or email, with their ids and roles.',
+        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+        read_only=True, where='driving_school.world:379', returns=js.array(Staff),
+        shows=('list', ('row', 'staff')),
+    )
+    def tool_find_staff(self, query: str) -> tuple[str, ...]:
+        q: str = self.built(query.lower())  # driving_school.world:382
         return tuple([  # driving_school.world:383
             _s9.id_ for _s9 in rt.each(self, self.t_staff)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _s9.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s9.email.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_s9.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s9.email.lower()))
         ])
 
-    def tool_get_learner(self, learner_id: Learner) -> LearnerInfo:  # driving_school.world:388
+    @tool(  # driving_school.world:388
+        'Show a learner (contact, birth date, stage, transmission, lessons completed) with their '
+        'theory and road tests.',
+        _PARAM_learner_id, read_only=True, where='driving_school.world:388',
+        returns=js.closed({
+            'learner': Learner, 'theory_tests': js.array(TheoryTest),
+            'road_tests': js.array(RoadTest),
+        }),
+        shows=(
+            'record', (
+                ('learner', 'learner', ('row', 'learners')),
+                ('theory_tests', 'theory_tests', ('list', ('row', 'theory_tests'))),
+                ('road_tests', 'road_tests', ('list', ('row', 'road_tests'))),
+            ),
+        ),
+    )
+    def tool_get_learner(self, learner_id: Learner) -> LearnerInfo:
         return LearnerInfo(  # driving_school.world:393
             learner_id.id_,
             tuple([
@@ -708,39 +781,63 @@ class DrivingSchool(Episode):
             ]),
         )
 
-    def tool_find_learners(  # driving_school.world:400
+    @tool(  # driving_school.world:400
+        'Find learners by exact email, phone, part of the name and/or stage, with their ids, '
+        'stages and lessons completed.',
+        param('email', arg.optional(arg.TEXT), "The learner's exact email."),
+        param('phone', arg.optional(arg.TEXT), "The learner's phone as on file."),
+        param('name', arg.optional(arg.TEXT), "Part of the learner's name; case does not matter."),
+        param('stage', arg.optional(arg.enum_of(LicenceStage)), 'Only learners at this stage.'),
+        read_only=True, where='driving_school.world:400', returns=js.array(Learner),
+        shows=('list', ('row', 'learners')),
+    )
+    def tool_find_learners(
         self, email: str | None, phone: str | None, name: str | None, stage: LicenceStage | None
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # driving_school.world:408
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
-        # driving_school.world:409
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        # driving_school.world:408
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        q: str = self.built((name if name is not None else '').lower())  # driving_school.world:409
         return tuple([  # driving_school.world:410
             _p12.id_ for _p12 in rt.each(self, self.t_learners)
-            if (email is None or rt.built(self, _p12.email.lower()) == wanted)
+            if (email is None or self.built(_p12.email.lower()) == wanted)
             and (phone is None or _p12.phone == phone)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _p12.name.lower()))
+            and rt.read(self, q) in rt.read(self, self.built(_p12.name.lower()))
             and (stage is None or _p12.stage == stage)
         ])
 
-    # driving_school.world:415
+    @tool(  # driving_school.world:415
+        'Show an instructor: name, email, transmissions taught, working hours and whether active.',
+        _PARAM_instructor_id, read_only=True, where='driving_school.world:415', returns=Instructor,
+    )
     def tool_get_instructor(self, instructor_id: Instructor) -> Instructor:
         return instructor_id  # driving_school.world:420
 
-    def tool_find_instructors(  # driving_school.world:423
-        self,
-        name: str | None,
-        transmission: Transmission | None,
-        free_at: dt.datetime | None,
+    @tool(  # driving_school.world:423
+        'Find instructors by part of the name and/or transmission taught, optionally only those '
+        'free for a time slot, with their hours.',
+        param(
+            'name', arg.optional(arg.TEXT), "Part of the instructor's name; case does not matter."
+        ),
+        param(
+            'transmission', arg.optional(arg.enum_of(Transmission)),
+            'Only instructors who teach in this transmission.',
+        ),
+        param(
+            'free_at', arg.optional(arg.DATETIME),
+            'Only active instructors free for a slot starting then, within their hours.',
+        ),
+        _PARAM_minutes, read_only=True, where='driving_school.world:423',
+        returns=js.array(Instructor), shows=('list', ('row', 'instructors')),
+    )
+    def tool_find_instructors(
+        self, name: str | None, transmission: Transmission | None, free_at: dt.datetime | None,
         minutes: int,
     ) -> tuple[str, ...]:
-        # driving_school.world:431
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())  # driving_school.world:431
         found: tuple[str, ...] = ()  # driving_school.world:432
         for i in rt.each(self, self.t_instructors):  # driving_school.world:433
             # driving_school.world:434
-            if not (rt.read(self, q) in rt.read(self, rt.built(self, i.name.lower()))):
+            if not (rt.read(self, q) in rt.read(self, self.built(i.name.lower()))):
                 continue  # driving_school.world:435
             if (  # driving_school.world:437
                 transmission is not None and not any(
@@ -760,15 +857,32 @@ class DrivingSchool(Episode):
             found = rt.each(self, found) + (i.id_,)  # driving_school.world:445
         return found  # driving_school.world:447
 
-    def tool_get_car(self, plate: Car) -> Car:  # driving_school.world:450
+    @tool(  # driving_school.world:450
+        'Show a car: model, transmission, status, mileage and next service day.',
+        param('plate', _ROW_cars, "The car's plate, e.g. AB12-CDE."), read_only=True,
+        where='driving_school.world:450', returns=Car,
+    )
+    def tool_get_car(self, plate: Car) -> Car:
         return plate  # driving_school.world:455
 
-    def tool_find_cars(  # driving_school.world:458
-        self,
-        transmission: Transmission | None,
-        status: CarStatus | None,
-        free_at: dt.datetime | None,
-        minutes: int,
+    @tool(  # driving_school.world:458
+        'List cars by transmission and/or status, optionally only those free for a time slot, '
+        'with plates and models.',
+        param(
+            'transmission', arg.optional(arg.enum_of(Transmission)),
+            'Only cars with this transmission.',
+        ),
+        param('status', arg.optional(arg.enum_of(CarStatus)), 'Only cars with this status.'),
+        param(
+            'free_at', arg.optional(arg.DATETIME),
+            'Only available cars free for a slot starting then.',
+        ),
+        _PARAM_minutes, read_only=True, where='driving_school.world:458', returns=js.array(Car),
+        shows=('list', ('row', 'cars')),
+    )
+    def tool_find_cars(
+        self, transmission: Transmission | None, status: CarStatus | None,
+        free_at: dt.datetime | None, minutes: int,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # driving_school.world:466
         for c in rt.each(self, self.t_cars):  # driving_school.world:467
@@ -786,16 +900,37 @@ class DrivingSchool(Episode):
             found = rt.each(self, found) + (c.plate,)  # driving_school.world:479
         return found  # driving_school.world:481
 
-    def tool_get_lesson(self, lesson_id: Lesson) -> Lesson:  # driving_school.world:486
+    @tool(  # driving_school.world:486
+        'Show a lesson: learner, instructor, car, start, length, status, skills covered, notes '
+        'and cancel reason.',
+        param('lesson_id', _ROW_lessons, 'The lesson id, e.g. LS0002.'), read_only=True,
+        where='driving_school.world:486', returns=Lesson,
+    )
+    def tool_get_lesson(self, lesson_id: Lesson) -> Lesson:
         return lesson_id  # driving_school.world:491
 
-    def tool_list_lessons(  # driving_school.world:494
-        self,
-        learner_id: Learner | None,
-        instructor_id: Instructor | None,
-        plate: Car | None,
-        day: dt.date | None,
-        status: LessonStatus | None,
+    @tool(  # driving_school.world:494
+        'List lessons of a learner, an instructor or a car, or on a day, optionally by status, '
+        'earliest first, with times and statuses.',
+        param('learner_id', arg.optional(arg.row('learners')), 'Only lessons of this learner id.'),
+        param(
+            'instructor_id',
+            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
+            'Only lessons of this instructor id.',
+        ),
+        param(
+            'plate',
+            arg.optional(arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$'))),
+            'Only lessons in this car.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only lessons on this day.'),
+        param('status', arg.optional(arg.enum_of(LessonStatus)), 'Only lessons with this status.'),
+        read_only=True, where='driving_school.world:494', returns=js.array(Lesson),
+        shows=('list', ('row', 'lessons')),
+    )
+    def tool_list_lessons(
+        self, learner_id: Learner | None, instructor_id: Instructor | None, plate: Car | None,
+        day: dt.date | None, status: LessonStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # driving_school.world:503
             _l14.id_ for _l14 in rt.each(self, self.t_lessons)
@@ -809,13 +944,23 @@ class DrivingSchool(Episode):
             rt.rows(self.t_lessons, rt.each(self, found)), key=lambda _x15: _x15.starts_at
         )
 
-    def tool_book_lesson(  # driving_school.world:507
-        self,
-        learner_id: Learner,
-        instructor_id: Instructor,
-        plate: Car,
-        starts_at: dt.datetime | None,
-        minutes: int,
+    @tool(  # driving_school.world:507
+        "Book a lesson for a learner with a free instructor and a free car of the learner's "
+        "transmission, within the instructor's working hours.",
+        _PARAM_learner_id, _PARAM_instructor_id,
+        param(
+            'plate', _ROW_cars, "The plate of a car of the learner's transmission, e.g. AB12-CDE."
+        ),
+        param(
+            'starts_at', arg.optional(arg.DATETIME),
+            'When the lesson starts, in the future; leave out for the next full hour.',
+        ),
+        param('minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=60),
+        where='driving_school.world:507', returns=Lesson,
+    )
+    def tool_book_lesson(
+        self, learner_id: Learner, instructor_id: Instructor, plate: Car,
+        starts_at: dt.datetime | None, minutes: int,
     ) -> Lesson:
         x__: Staff = self.fn_actor()  # driving_school.world:516
         learner: Learner = learner_id  # driving_school.world:517
@@ -825,43 +970,34 @@ class DrivingSchool(Episode):
         if start <= self.clock:  # driving_school.world:520
             raise ToolError(f'The lesson must start in the future; {start} has passed.')
         if learner.stage == _E12_LicenceStage_full_licence:  # driving_school.world:521
-            raise ToolError(rt.built(self, f'Learner {learner.id_} already has a full licence.'))
+            self.fail(f'Learner {learner.id_} already has a full licence.')
         # driving_school.world:522
         if self.fn_age_on(learner.date_of_birth, start.date()) < self.state.min_age:
-            raise ToolError(rt.built(
-                self,
-                f'Learner {learner.id_} is younger than {self.state.min_age} on {start.date()}.',
-            ))
+            self.fail(
+                f'Learner {learner.id_} is younger than {self.state.min_age} on {start.date()}.'
+            )
         if not (  # driving_school.world:523
             instructor_id.active and learner.transmission in rt.each(self, instructor_id.teaches)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Instructor {instructor_id.id_} is inactive or does not teach in a '
                 f'{learner.transmission} car.',
-            ))
+            )
         if not (  # driving_school.world:524
             plate.status == _E9_CarStatus_available and plate.transmission == learner.transmission
         ):
-            raise ToolError(rt.built(
-                self, f'Car {plate.plate} is in service or not a {learner.transmission} car.'
-            ))
+            self.fail(f'Car {plate.plate} is in service or not a {learner.transmission} car.')
         if not self.fn_within_hours(instructor_id, start, minutes):  # driving_school.world:525
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The lesson is outside instructor {instructor_id.id_}\'s hours ('
                 f'{instructor_id.start_hour}:00 to {instructor_id.end_hour}:00).',
-            ))
+            )
         if not self.fn_instructor_free(instructor_id, start, end, ''):  # driving_school.world:526
-            raise ToolError(rt.built(
-                self, f'Instructor {instructor_id.id_} already has a lesson or test at that time.'
-            ))
+            self.fail(f'Instructor {instructor_id.id_} already has a lesson or test at that time.')
         if not self.fn_car_free(plate, start, end, ''):  # driving_school.world:527
-            raise ToolError(rt.built(self, f'Car {plate.plate} is already taken at that time.'))
+            self.fail(f'Car {plate.plate} is already taken at that time.')
         if not self.fn_learner_free(learner, start, end, ''):  # driving_school.world:528
-            raise ToolError(rt.built(
-                self, f'Learner {learner.id_} already has a lesson at that time.'
-            ))
+            self.fail(f'Learner {learner.id_} already has a lesson at that time.')
         lesson: Lesson = Lesson(  # driving_school.world:529
             id_=self.next_id('lesson_ids', 'LS{:04d}'), learner=learner.id_,
             instructor=instructor_id.id_, car=plate.plate, starts_at=start,
@@ -872,16 +1008,26 @@ class DrivingSchool(Episode):
         self.insert(self.t_lessons, lesson)  # driving_school.world:536
         return lesson  # driving_school.world:537
 
-    # driving_school.world:540
+    @tool(  # driving_school.world:540
+        "Cancel a booked lesson that has not started. With less than cancel_notice a learner's "
+        "cancellation is recorded as a no-show.",
+        param('lesson_id', _ROW_lessons, 'The id of a booked lesson, e.g. LS0003.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        param(
+            'by_school', arg.BOOL,
+            "true when the school cancels; a learner cancelling with less than 24 hours' notice "
+            "is recorded as a no-show.",
+            default=False,
+        ),
+        where='driving_school.world:540', returns=Lesson,
+    )
     def tool_cancel_lesson(self, lesson_id: Lesson, reason: str, by_school: bool) -> Lesson:
         x__: Staff = self.fn_actor()  # driving_school.world:547
         lesson: Lesson = lesson_id  # driving_school.world:548
         if lesson.status != _E12_LessonStatus_booked:  # driving_school.world:549
-            raise ToolError(rt.built(
-                self, f'Only booked lessons can be cancelled; {lesson.id_} is {lesson.status}.'
-            ))
+            self.fail(f'Only booked lessons can be cancelled; {lesson.id_} is {lesson.status}.')
         if lesson.starts_at <= self.clock:  # driving_school.world:550
-            raise ToolError(rt.built(self, f'Lesson {lesson.id_} has already started.'))
+            self.fail(f'Lesson {lesson.id_} has already started.')
         # driving_school.world:551
         late: bool = lesson.starts_at - self.clock < self.state.cancel_notice
         if late and not by_school:  # driving_school.world:552
@@ -895,28 +1041,42 @@ class DrivingSchool(Episode):
         )
         return lesson  # driving_school.world:558
 
-    def tool_record_lesson(  # driving_school.world:561
-        self,
-        lesson_id: Lesson,
-        skills_covered: tuple[Skill, ...],
-        instructor_notes: str,
+    @tool(  # driving_school.world:561
+        "Record a booked lesson that has started as completed, with the skills covered; the "
+        "learner's lesson count goes up.",
+        param(
+            'lesson_id', _ROW_lessons, 'The id of a booked lesson that has started, e.g. LS0004.'
+        ),
+        param(
+            'skills_covered', arg.refined(arg.set_of(arg.enum_of(Skill)), 1, 8),
+            'The skills practised, e.g. ["parking", "reversing"].',
+        ),
+        param(
+            'instructor_notes', arg.refined(arg.TEXT, None, 300), "The instructor's notes.",
+            default='',
+        ),
+        param(
+            'mileage_km', arg.optional(arg.INT),
+            "The car's odometer after the lesson; it cannot go down.",
+        ),
+        where='driving_school.world:561', returns=Lesson,
+    )
+    def tool_record_lesson(
+        self, lesson_id: Lesson, skills_covered: tuple[Skill, ...], instructor_notes: str,
         mileage_km: int | None,
     ) -> Lesson:
         x__: Staff = self.fn_actor()  # driving_school.world:569
         lesson: Lesson = lesson_id  # driving_school.world:570
         if lesson.status != _E12_LessonStatus_booked:  # driving_school.world:571
-            raise ToolError(rt.built(
-                self, f'Only booked lessons can be recorded; {lesson.id_} is {lesson.status}.'
-            ))
+            self.fail(f'Only booked lessons can be recorded; {lesson.id_} is {lesson.status}.')
         if lesson.starts_at > self.clock:  # driving_school.world:572
-            raise ToolError(rt.built(self, f'Lesson {lesson.id_} has not started yet.'))
+            self.fail(f'Lesson {lesson.id_} has not started yet.')
         car: Car = self.t_cars[lesson.car]  # driving_school.world:573
         if mileage_km is not None:  # driving_school.world:574
             if mileage_km < car.mileage_km:  # driving_school.world:575
-                raise ToolError(rt.built(
-                    self,
-                    f'Mileage cannot go down: car {car.plate} already shows {car.mileage_km} km.',
-                ))
+                self.fail(
+                    f'Mileage cannot go down: car {car.plate} already shows {car.mileage_km} km.'
+                )
             # driving_school.world:576
             self.set_field(car, 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))
         self.set_fields(  # driving_school.world:578
@@ -930,10 +1090,20 @@ class DrivingSchool(Episode):
         )
         return lesson  # driving_school.world:583
 
-    def tool_get_theory_test(self, test_id: TheoryTest) -> TheoryTest:  # driving_school.world:588
+    @tool(  # driving_school.world:588
+        'Show a theory test: learner, centre, time, status, score and who recorded it.',
+        param('test_id', _ROW_theory_tests, 'The theory test id, e.g. TH0003.'), read_only=True,
+        where='driving_school.world:588', returns=TheoryTest,
+    )
+    def tool_get_theory_test(self, test_id: TheoryTest) -> TheoryTest:
         return test_id  # driving_school.world:593
 
-    def tool_list_theory_tests(  # driving_school.world:596
+    @tool(  # driving_school.world:596
+        'List theory tests of a learner or on a day, with centres, times, statuses and scores.',
+        _PARAM_learner_id_, _PARAM_day, read_only=True, where='driving_school.world:596',
+        returns=js.array(TheoryTest), shows=('list', ('row', 'theory_tests')),
+    )
+    def tool_list_theory_tests(
         self, learner_id: Learner | None, day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # driving_school.world:602
@@ -942,7 +1112,13 @@ class DrivingSchool(Episode):
             and (day is None or _t16.scheduled_at.date() == day)
         ])
 
-    def tool_book_theory_test(  # driving_school.world:605
+    @tool(  # driving_school.world:605
+        'Book a theory test for a learner who has not passed theory yet.',
+        param('learner_id', _ROW_learners, 'The learner id, e.g. L005.'),
+        param('test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Centre.'),
+        _PARAM_scheduled_at, where='driving_school.world:605', returns=TheoryTest,
+    )
+    def tool_book_theory_test(
         self, learner_id: Learner, test_centre: str, scheduled_at: dt.datetime | None
     ) -> TheoryTest:
         x__: Staff = self.fn_actor()  # driving_school.world:612
@@ -950,14 +1126,12 @@ class DrivingSchool(Episode):
         # driving_school.world:614
         at: dt.datetime = scheduled_at if scheduled_at is not None else self.fn_next_full_hour()
         if self.fn_passed_theory(learner):  # driving_school.world:615
-            raise ToolError(rt.built(self, f'Learner {learner.id_} has already passed theory.'))
+            self.fail(f'Learner {learner.id_} has already passed theory.')
         if any(  # driving_school.world:616
             _t17.learner == learner.id_ and _t17.status == _E10_TestStatus_booked
             for _t17 in rt.each(self, self.t_theory_tests)
         ):
-            raise ToolError(rt.built(
-                self, f'Learner {learner.id_} already has a theory test booked.'
-            ))
+            self.fail(f'Learner {learner.id_} already has a theory test booked.')
         if at <= self.clock:  # driving_school.world:617
             raise ToolError('The test must be in the future.')
         test: TheoryTest = TheoryTest(  # driving_school.world:618
@@ -968,16 +1142,26 @@ class DrivingSchool(Episode):
         self.insert(self.t_theory_tests, test)  # driving_school.world:619
         return test  # driving_school.world:620
 
-    # driving_school.world:623
+    @tool(  # driving_school.world:623
+        "Record a theory test's score; at or above the pass mark it passes and the learner moves "
+        "to theory_passed.",
+        param(
+            'test_id', _ROW_theory_tests,
+            'The id of a booked theory test that has taken place, e.g. TH0003.',
+        ),
+        param(
+            'score', arg.refined(arg.INT, 0, 50),
+            'The score out of 50; the pass mark is theory_pass_mark.',
+        ),
+        where='driving_school.world:623', returns=TheoryTest,
+    )
     def tool_record_theory_result(self, test_id: TheoryTest, score_: int) -> TheoryTest:
         me: Staff = self.fn_actor()  # driving_school.world:629
         test: TheoryTest = test_id  # driving_school.world:630
         if test.status != _E10_TestStatus_booked:  # driving_school.world:631
-            raise ToolError(rt.built(
-                self, f'Only booked tests take a result; {test.id_} is {test.status}.'
-            ))
+            self.fail(f'Only booked tests take a result; {test.id_} is {test.status}.')
         if test.scheduled_at > self.clock:  # driving_school.world:632
-            raise ToolError(rt.built(self, f'Test {test.id_} has not taken place yet.'))
+            self.fail(f'Test {test.id_} has not taken place yet.')
         self.set_field(  # driving_school.world:633
             test, 'score_',
             rt.if_present(score_, lambda x: v.check_range(x, 'TheoryTest.score', 0, 50)),
@@ -992,10 +1176,24 @@ class DrivingSchool(Episode):
         self.set_field(learner, 'stage', self.fn_expected_stage(learner))
         return test  # driving_school.world:642
 
-    def tool_get_road_test(self, test_id: RoadTest) -> RoadTest:  # driving_school.world:647
+    @tool(  # driving_school.world:647
+        'Show a road test: learner, car, instructor, centre, time, status, faults and who '
+        'recorded it.',
+        param('test_id', _ROW_road_tests, 'The road test id, e.g. RT0002.'), read_only=True,
+        where='driving_school.world:647', returns=RoadTest,
+    )
+    def tool_get_road_test(self, test_id: RoadTest) -> RoadTest:
         return test_id  # driving_school.world:652
 
-    def tool_list_road_tests(  # driving_school.world:655
+    @tool(  # driving_school.world:655
+        'List road tests of a learner, on a day and/or by status, with cars, centres, times, '
+        'statuses and faults.',
+        _PARAM_learner_id_, _PARAM_day,
+        param('status', arg.optional(arg.enum_of(TestStatus)), 'Only tests with this status.'),
+        read_only=True, where='driving_school.world:655', returns=js.array(RoadTest),
+        shows=('list', ('row', 'road_tests')),
+    )
+    def tool_list_road_tests(
         self, learner_id: Learner | None, day: dt.date | None, status: TestStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # driving_school.world:662
@@ -1005,12 +1203,27 @@ class DrivingSchool(Episode):
             and (status is None or _t18.status == status)
         ])
 
-    def tool_book_road_test(  # driving_school.world:665
-        self,
-        learner_id: Learner,
-        plate: Car,
-        test_centre: str,
-        scheduled_at: dt.datetime | None,
+    @tool(  # driving_school.world:665
+        'Book a road test (60 minutes) once the learner has passed theory and completed enough '
+        'lessons, with a school car free at that time.',
+        _PARAM_learner_id,
+        param(
+            'plate', _ROW_cars,
+            "The plate of a school car of the learner's transmission, e.g. KL56-MNO.",
+        ),
+        param(
+            'test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Test Centre.'
+        ),
+        _PARAM_scheduled_at,
+        param(
+            'instructor_id',
+            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
+            'An accompanying instructor, if any.',
+        ),
+        where='driving_school.world:665', returns=RoadTest,
+    )
+    def tool_book_road_test(
+        self, learner_id: Learner, plate: Car, test_centre: str, scheduled_at: dt.datetime | None,
         instructor_id: Instructor | None,
     ) -> RoadTest:
         x__: Staff = self.fn_actor()  # driving_school.world:674
@@ -1019,39 +1232,33 @@ class DrivingSchool(Episode):
         at: dt.datetime = scheduled_at if scheduled_at is not None else self.fn_next_full_hour()
         end: dt.datetime = self.fn_span_end(at, 60)  # driving_school.world:677
         if learner.stage == _E12_LicenceStage_full_licence:  # driving_school.world:678
-            raise ToolError(rt.built(self, f'Learner {learner.id_} already has a full licence.'))
+            self.fail(f'Learner {learner.id_} already has a full licence.')
         if not self.fn_passed_theory(learner):  # driving_school.world:679
-            raise ToolError(rt.built(self, f'Learner {learner.id_} has not passed theory.'))
+            self.fail(f'Learner {learner.id_} has not passed theory.')
         if learner.lessons_completed < self.state.min_lessons_for_test:  # driving_school.world:680
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Learner {learner.id_} has completed {learner.lessons_completed} lessons; '
                 f'{self.state.min_lessons_for_test} are needed.',
-            ))
+            )
         if any(  # driving_school.world:681
             _t19.learner == learner.id_ and _t19.status == _E10_TestStatus_booked
             for _t19 in rt.each(self, self.t_road_tests)
         ):
-            raise ToolError(rt.built(
-                self, f'Learner {learner.id_} already has a road test booked.'
-            ))
+            self.fail(f'Learner {learner.id_} already has a road test booked.')
         if at <= self.clock:  # driving_school.world:682
             raise ToolError('The test must be in the future.')
         if not (  # driving_school.world:683
             plate.status == _E9_CarStatus_available and plate.transmission == learner.transmission
             and self.fn_car_free(plate, at, end, '')
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Car {plate.plate} is in service, not a {learner.transmission} car or taken at '
                 'that time.',
-            ))
+            )
         if instructor_id is not None:  # driving_school.world:684
             # driving_school.world:685
             if not (instructor_id.active and self.fn_instructor_free(instructor_id, at, end, '')):
-                raise ToolError(rt.built(
-                    self, f'Instructor {instructor_id.id_} is inactive or busy at that time.'
-                ))
+                self.fail(f'Instructor {instructor_id.id_} is inactive or busy at that time.')
         test: RoadTest = RoadTest(  # driving_school.world:687
             id_=self.next_id('road_test_ids', 'RT{:04d}'), learner=learner.id_, car=plate.plate,
             instructor=rt.key_of(instructor_id),
@@ -1063,7 +1270,19 @@ class DrivingSchool(Episode):
         self.set_field(learner, 'stage', _E12_LicenceStage_test_booked)  # driving_school.world:695
         return test  # driving_school.world:696
 
-    def tool_record_road_test_result(  # driving_school.world:699
+    @tool(  # driving_school.world:699
+        "Record a road test's faults; only managers can. It passes with at most "
+        "max_driving_faults and no serious fault; the learner then has a full licence, otherwise "
+        "goes back to theory_passed.",
+        param(
+            'test_id', _ROW_road_tests,
+            'The id of a booked road test that has taken place, e.g. RT0002.',
+        ),
+        param('driving_faults', arg.refined(arg.INT, 0, 50), 'Driving (minor) faults.'),
+        param('serious_faults', arg.refined(arg.INT, 0, 10), 'Serious or dangerous faults.'),
+        where='driving_school.world:699', returns=RoadTest,
+    )
+    def tool_record_road_test_result(
         self, test_id: RoadTest, driving_faults: int, serious_faults: int
     ) -> RoadTest:
         me: Staff = self.fn_actor()  # driving_school.world:706
@@ -1071,11 +1290,9 @@ class DrivingSchool(Episode):
         if me.role != _E9_StaffRole_manager:  # driving_school.world:708
             raise ToolError('Only managers record road test results.')
         if test.status != _E10_TestStatus_booked:  # driving_school.world:709
-            raise ToolError(rt.built(
-                self, f'Only booked tests take a result; {test.id_} is {test.status}.'
-            ))
+            self.fail(f'Only booked tests take a result; {test.id_} is {test.status}.')
         if test.scheduled_at > self.clock:  # driving_school.world:710
-            raise ToolError(rt.built(self, f'Test {test.id_} has not taken place yet.'))
+            self.fail(f'Test {test.id_} has not taken place yet.')
         self.set_fields(  # driving_school.world:711
             test, ('driving_faults', 'serious_faults'),
             rt.if_present(
@@ -1097,319 +1314,7 @@ class DrivingSchool(Episode):
         return test  # driving_school.world:721
 
 
-_PARAM_learner_id = param(
-    'learner_id', arg.row('learners'), 'The learner id, e.g. L001.',
-    not_found=lambda ep, key: rt.built(ep, f'No learner with id {key}.'),
-)
-_PARAM_instructor_id = param(
-    'instructor_id', arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$')),
-    'The instructor id, e.g. I01.',
-    not_found=lambda ep, key: rt.built(ep, f'No instructor with id {key}.'),
-)
-_PARAM_minutes = param(
-    'minutes', arg.refined(arg.INT, 30, 180), 'The length of that slot in minutes.',
-    default=lambda ep: 60,
-)
-_PARAM_learner_id_ = param(
-    'learner_id', arg.optional(arg.row('learners')), 'Only tests of this learner id.'
-)
-_PARAM_day = param('day', arg.optional(arg.DATE), 'Only tests on this day.')
-_PARAM_scheduled_at = param(
-    'scheduled_at', arg.optional(arg.DATETIME),
-    'When the test is, in the future; leave out for the next full hour.',
-)
-
-
-DrivingSchool.TOOLS = tools(
-    tool(
-        DrivingSchool.tool_sign_in,
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        where='driving_school.world:361', returns=Staff,
-    ),
-    tool(
-        DrivingSchool.tool_get_staff, 'Show a staff member: name, email, role and whether active.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The staff id, e.g. S01.',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        read_only=True, where='driving_school.world:371', returns=Staff,
-    ),
-    tool(
-        DrivingSchool.tool_find_staff,
-        'Find staff members by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='driving_school.world:379', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        DrivingSchool.tool_get_learner,
-        'Show a learner (contact, birth date, stage, transmission, lessons completed) with their '
-        'theory and road tests.',
-        _PARAM_learner_id, read_only=True, where='driving_school.world:388',
-        returns=js.closed({
-            'learner': Learner, 'theory_tests': js.array(TheoryTest),
-            'road_tests': js.array(RoadTest),
-        }),
-        shows=(
-            'record', (
-                ('learner', 'learner', ('row', 'learners')),
-                ('theory_tests', 'theory_tests', ('list', ('row', 'theory_tests'))),
-                ('road_tests', 'road_tests', ('list', ('row', 'road_tests'))),
-            ),
-        ),
-    ),
-    tool(
-        DrivingSchool.tool_find_learners,
-        'Find learners by exact email, phone, part of the name and/or stage, with their ids, '
-        'stages and lessons completed.',
-        param('email', arg.optional(arg.TEXT), "The learner's exact email."),
-        param('phone', arg.optional(arg.TEXT), "The learner's phone as on file."),
-        param('name', arg.optional(arg.TEXT), "Part of the learner's name; case does not matter."),
-        param('stage', arg.optional(arg.enum_of(LicenceStage)), 'Only learners at this stage.'),
-        read_only=True, where='driving_school.world:400', returns=js.array(Learner),
-        shows=('list', ('row', 'learners')),
-    ),
-    tool(
-        DrivingSchool.tool_get_instructor,
-        'Show an instructor: name, email, transmissions taught, working hours and whether active.',
-        _PARAM_instructor_id, read_only=True, where='driving_school.world:415', returns=Instructor,
-    ),
-    tool(
-        DrivingSchool.tool_find_instructors,
-        'Find instructors by part of the name and/or transmission taught, optionally only those '
-        'free for a time slot, with their hours.',
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the instructor's name; case does not matter."
-        ),
-        param(
-            'transmission', arg.optional(arg.enum_of(Transmission)),
-            'Only instructors who teach in this transmission.',
-        ),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only active instructors free for a slot starting then, within their hours.',
-        ),
-        _PARAM_minutes, read_only=True, where='driving_school.world:423',
-        returns=js.array(Instructor), shows=('list', ('row', 'instructors')),
-    ),
-    tool(
-        DrivingSchool.tool_get_car,
-        'Show a car: model, transmission, status, mileage and next service day.',
-        param(
-            'plate', arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$')),
-            "The car's plate, e.g. AB12-CDE.",
-            not_found=lambda ep, key: rt.built(ep, f'No car with plate {key}.'),
-        ),
-        read_only=True, where='driving_school.world:450', returns=Car,
-    ),
-    tool(
-        DrivingSchool.tool_find_cars,
-        'List cars by transmission and/or status, optionally only those free for a time slot, '
-        'with plates and models.',
-        param(
-            'transmission', arg.optional(arg.enum_of(Transmission)),
-            'Only cars with this transmission.',
-        ),
-        param('status', arg.optional(arg.enum_of(CarStatus)), 'Only cars with this status.'),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only available cars free for a slot starting then.',
-        ),
-        _PARAM_minutes, read_only=True, where='driving_school.world:458', returns=js.array(Car),
-        shows=('list', ('row', 'cars')),
-    ),
-    tool(
-        DrivingSchool.tool_get_lesson,
-        'Show a lesson: learner, instructor, car, start, length, status, skills covered, notes '
-        'and cancel reason.',
-        param(
-            'lesson_id', arg.row('lessons'), 'The lesson id, e.g. LS0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No lesson with id {key}.'),
-        ),
-        read_only=True, where='driving_school.world:486', returns=Lesson,
-    ),
-    tool(
-        DrivingSchool.tool_list_lessons,
-        'List lessons of a learner, an instructor or a car, or on a day, optionally by status, '
-        'earliest first, with times and statuses.',
-        param('learner_id', arg.optional(arg.row('learners')), 'Only lessons of this learner id.'),
-        param(
-            'instructor_id',
-            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
-            'Only lessons of this instructor id.',
-        ),
-        param(
-            'plate',
-            arg.optional(arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$'))),
-            'Only lessons in this car.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only lessons on this day.'),
-        param('status', arg.optional(arg.enum_of(LessonStatus)), 'Only lessons with this status.'),
-        read_only=True, where='driving_school.world:494', returns=js.array(Lesson),
-        shows=('list', ('row', 'lessons')),
-    ),
-    tool(
-        DrivingSchool.tool_book_lesson,
-        "Book a lesson for a learner with a free instructor and a free car of the learner's "
-        "transmission, within the instructor's working hours.",
-        _PARAM_learner_id, _PARAM_instructor_id,
-        param(
-            'plate', arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$')),
-            "The plate of a car of the learner's transmission, e.g. AB12-CDE.",
-            not_found=lambda ep, key: rt.built(ep, f'No car with plate {key}.'),
-        ),
-        param(
-            'starts_at', arg.optional(arg.DATETIME),
-            'When the lesson starts, in the future; leave out for the next full hour.',
-        ),
-        param(
-            'minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.',
-            default=lambda ep: 60,
-        ),
-        where='driving_school.world:507', returns=Lesson,
-    ),
-    tool(
-        DrivingSchool.tool_cancel_lesson,
-        "Cancel a booked lesson that has not started. With less than cancel_notice a learner's "
-        "cancellation is recorded as a no-show.",
-        param(
-            'lesson_id', arg.row('lessons'), 'The id of a booked lesson, e.g. LS0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No lesson with id {key}.'),
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        param(
-            'by_school', arg.BOOL,
-            "true when the school cancels; a learner cancelling with less than 24 hours' notice "
-            "is recorded as a no-show.",
-            default=lambda ep: False,
-        ),
-        where='driving_school.world:540', returns=Lesson,
-    ),
-    tool(
-        DrivingSchool.tool_record_lesson,
-        "Record a booked lesson that has started as completed, with the skills covered; the "
-        "learner's lesson count goes up.",
-        param(
-            'lesson_id', arg.row('lessons'),
-            'The id of a booked lesson that has started, e.g. LS0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No lesson with id {key}.'),
-        ),
-        param(
-            'skills_covered', arg.refined(arg.set_of(arg.enum_of(Skill)), 1, 8),
-            'The skills practised, e.g. ["parking", "reversing"].',
-        ),
-        param(
-            'instructor_notes', arg.refined(arg.TEXT, None, 300), "The instructor's notes.",
-            default=lambda ep: '',
-        ),
-        param(
-            'mileage_km', arg.optional(arg.INT),
-            "The car's odometer after the lesson; it cannot go down.",
-        ),
-        where='driving_school.world:561', returns=Lesson,
-    ),
-    tool(
-        DrivingSchool.tool_get_theory_test,
-        'Show a theory test: learner, centre, time, status, score and who recorded it.',
-        param(
-            'test_id', arg.row('theory_tests'), 'The theory test id, e.g. TH0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No theory test with id {key}.'),
-        ),
-        read_only=True, where='driving_school.world:588', returns=TheoryTest,
-    ),
-    tool(
-        DrivingSchool.tool_list_theory_tests,
-        'List theory tests of a learner or on a day, with centres, times, statuses and scores.',
-        _PARAM_learner_id_, _PARAM_day, read_only=True, where='driving_school.world:596',
-        returns=js.array(TheoryTest), shows=('list', ('row', 'theory_tests')),
-    ),
-    tool(
-        DrivingSchool.tool_book_theory_test,
-        'Book a theory test for a learner who has not passed theory yet.',
-        param(
-            'learner_id', arg.row('learners'), 'The learner id, e.g. L005.',
-            not_found=lambda ep, key: rt.built(ep, f'No learner with id {key}.'),
-        ),
-        param('test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Centre.'),
-        _PARAM_scheduled_at, where='driving_school.world:605', returns=TheoryTest,
-    ),
-    tool(
-        DrivingSchool.tool_record_theory_result,
-        "Record a theory test's score; at or above the pass mark it passes and the learner moves "
-        "to theory_passed.",
-        param(
-            'test_id', arg.row('theory_tests'),
-            'The id of a booked theory test that has taken place, e.g. TH0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No theory test with id {key}.'),
-        ),
-        param(
-            'score', arg.refined(arg.INT, 0, 50),
-            'The score out of 50; the pass mark is theory_pass_mark.',
-        ),
-        where='driving_school.world:623', returns=TheoryTest,
-    ),
-    tool(
-        DrivingSchool.tool_get_road_test,
-        'Show a road test: learner, car, instructor, centre, time, status, faults and who '
-        'recorded it.',
-        param(
-            'test_id', arg.row('road_tests'), 'The road test id, e.g. RT0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No road test with id {key}.'),
-        ),
-        read_only=True, where='driving_school.world:647', returns=RoadTest,
-    ),
-    tool(
-        DrivingSchool.tool_list_road_tests,
-        'List road tests of a learner, on a day and/or by status, with cars, centres, times, '
-        'statuses and faults.',
-        _PARAM_learner_id_, _PARAM_day,
-        param('status', arg.optional(arg.enum_of(TestStatus)), 'Only tests with this status.'),
-        read_only=True, where='driving_school.world:655', returns=js.array(RoadTest),
-        shows=('list', ('row', 'road_tests')),
-    ),
-    tool(
-        DrivingSchool.tool_book_road_test,
-        'Book a road test (60 minutes) once the learner has passed theory and completed enough '
-        'lessons, with a school car free at that time.',
-        _PARAM_learner_id,
-        param(
-            'plate', arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$')),
-            "The plate of a school car of the learner's transmission, e.g. KL56-MNO.",
-            not_found=lambda ep, key: rt.built(ep, f'No car with plate {key}.'),
-        ),
-        param(
-            'test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Test Centre.'
-        ),
-        _PARAM_scheduled_at,
-        param(
-            'instructor_id',
-            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
-            'An accompanying instructor, if any.',
-        ),
-        where='driving_school.world:665', returns=RoadTest,
-    ),
-    tool(
-        DrivingSchool.tool_record_road_test_result,
-        "Record a road test's faults; only managers can. It passes with at most "
-        "max_driving_faults and no serious fault; the learner then has a full licence, otherwise "
-        "goes back to theory_passed.",
-        param(
-            'test_id', arg.row('road_tests'),
-            'The id of a booked road test that has taken place, e.g. RT0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No road test with id {key}.'),
-        ),
-        param('driving_faults', arg.refined(arg.INT, 0, 50), 'Driving (minor) faults.'),
-        param('serious_faults', arg.refined(arg.INT, 0, 10), 'Serious or dangerous faults.'),
-        where='driving_school.world:699', returns=RoadTest,
-    ),
-)
+DrivingSchool.TOOLS = tools(DrivingSchool)
 
 
 # driving_school.world:1092

@@ -235,6 +235,31 @@ class AddressInfo(Record):
     last_reading: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: ep.built(f'Customer {key} not found.')
+)
+_ROW_addresses = arg.row(
+    'addresses', arg.refined(arg.TEXT, pattern='^SA[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Address {key} not found.'),
+)
+_ROW_tariffs = arg.row(
+    'tariffs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Tariff {key} not found.'),
+)
+_ROW_accounts = arg.row(
+    'accounts', not_found=lambda ep, key: ep.built(f'Account {key} not found.')
+)
+_ROW_readings = arg.row(
+    'readings', not_found=lambda ep, key: ep.built(f'Reading {key} not found.')
+)
+_ROW_bills = arg.row('bills', not_found=lambda ep, key: ep.built(f'Bill {key} not found.'))
+_ROW_outages = arg.row('outages', not_found=lambda ep, key: ep.built(f'Outage {key} not found.'))
+_PARAM_address = param('address', _ROW_addresses, 'The service address id, e.g. SA001.')
+_PARAM_tariff = param('tariff', _ROW_tariffs, 'The tariff code, e.g. RES-01.')
+_PARAM_account = param('account', _ROW_accounts, 'The open account id, e.g. ACC0002.')
+_PARAM_outage = param('outage', _ROW_outages, 'The outage id, e.g. OUT002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -409,7 +434,7 @@ class ElectricityServiceDesk(Episode):
         if not all(  # electricity_service_desk.world:282
             len([
                 _d114.customer_id for _d114 in rt.each(self, self.t_customers)
-                if rt.built(self, _d114.email.lower()) == rt.built(self, _c113.email.lower())
+                if self.built(_d114.email.lower()) == self.built(_c113.email.lower())
             ])
             == 1
             for _c113 in rt.each(self, self.t_customers)
@@ -560,7 +585,18 @@ class ElectricityServiceDesk(Episode):
             and (plan if plan is not None else rt.absent()).installments_left == installments
         )
 
-    # electricity_service_desk.world:290
+    @tool(  # electricity_service_desk.world:290
+        'Show a customer with their accounts (address, tariff, status, balance and payment plan).',
+        param('customer', _ROW_customers, 'The customer id, e.g. C0001.'), read_only=True,
+        where='electricity_service_desk.world:290',
+        returns=js.closed({'customer': Customer, 'accounts': js.array(Account)}),
+        shows=(
+            'record', (
+                ('customer', 'customer', ('row', 'customers')),
+                ('accounts', 'accounts', ('list', ('row', 'accounts'))),
+            ),
+        ),
+    )
     def tool_get_customer(self, customer: Customer) -> CustomerInfo:
         return CustomerInfo(  # electricity_service_desk.world:295
             customer.customer_id, tuple([
@@ -569,28 +605,36 @@ class ElectricityServiceDesk(Episode):
             ]),
         )
 
-    def tool_find_customers(  # electricity_service_desk.world:298
+    @tool(  # electricity_service_desk.world:298
+        'Find customers by part of the name, email or phone.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+        where='electricity_service_desk.world:298', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # electricity_service_desk.world:305
         for c in rt.each(self, self.t_customers):  # electricity_service_desk.world:306
             if (  # electricity_service_desk.world:307
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, c.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(c.name.lower()))
                 )
             ):
                 continue  # electricity_service_desk.world:308
             if (  # electricity_service_desk.world:310
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, c.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(c.email.lower()))
                 )
             ):
                 continue  # electricity_service_desk.world:311
             if (  # electricity_service_desk.world:313
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
                     in rt.read(self, c.phone)
                 )
             ):
@@ -598,26 +642,48 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (c.customer_id,)  # electricity_service_desk.world:316
         return found  # electricity_service_desk.world:318
 
-    # electricity_service_desk.world:323
+    @tool(  # electricity_service_desk.world:323
+        'Show a service address with its meter, grid zone, open account and last reading.',
+        _PARAM_address, read_only=True, where='electricity_service_desk.world:323',
+        returns=js.closed({
+            'address': ServiceAddress, 'open_account': js.nullable(Account),
+            'last_reading': js.nullable(MeterReading),
+        }),
+        shows=(
+            'record', (
+                ('address', 'address', ('row', 'addresses')),
+                ('open_account', 'open_account', ('row', 'accounts')),
+                ('last_reading', 'last_reading', ('row', 'readings')),
+            ),
+        ),
+    )
     def tool_get_address(self, address: ServiceAddress) -> AddressInfo:
         return AddressInfo(  # electricity_service_desk.world:328
             address.address_id, rt.key_of(self.fn_open_account_at(address)),
             rt.key_of(self.fn_last_reading(address)),
         )
 
-    def tool_find_addresses(  # electricity_service_desk.world:335
+    @tool(  # electricity_service_desk.world:335
+        'Find service addresses by part of the street or city, postcode or meter number.',
+        param('text', arg.optional(arg.TEXT), 'Part of the street or city; case does not matter.'),
+        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+        param('meter_number', arg.optional(arg.TEXT), 'The meter number, e.g. MTR-100001.'),
+        read_only=True, where='electricity_service_desk.world:335',
+        returns=js.array(ServiceAddress), shows=('list', ('row', 'addresses')),
+    )
+    def tool_find_addresses(
         self, text: str | None, postcode: str | None, meter_number: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # electricity_service_desk.world:342
         for a in rt.each(self, self.t_addresses):  # electricity_service_desk.world:343
             if (  # electricity_service_desk.world:344
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, a.street.lower()
-                    ))
-                    or rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, a.city.lower()
-                    ))
+                    rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(a.street.lower())
+                    )
+                    or rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(a.city.lower())
+                    )
                 )
             ):
                 continue  # electricity_service_desk.world:345
@@ -625,15 +691,28 @@ class ElectricityServiceDesk(Episode):
             if postcode is not None and a.postcode != postcode:
                 continue  # electricity_service_desk.world:348
             # electricity_service_desk.world:350
-            if meter_number is not None and a.meter_number != rt.built(self, meter_number.upper()):
+            if meter_number is not None and a.meter_number != self.built(meter_number.upper()):
                 continue  # electricity_service_desk.world:351
             found = rt.each(self, found) + (a.address_id,)  # electricity_service_desk.world:353
         return found  # electricity_service_desk.world:355
 
-    def tool_get_tariff(self, tariff: Tariff) -> Tariff:  # electricity_service_desk.world:358
+    @tool(  # electricity_service_desk.world:358
+        'Show a tariff: kind, rate per kWh, daily standing charge and whether it can be chosen.',
+        _PARAM_tariff, read_only=True, where='electricity_service_desk.world:358', returns=Tariff,
+    )
+    def tool_get_tariff(self, tariff: Tariff) -> Tariff:
         return tariff  # electricity_service_desk.world:363
 
-    # electricity_service_desk.world:366
+    @tool(  # electricity_service_desk.world:366
+        'List tariffs, optionally of one kind or only active ones.',
+        param('kind', arg.optional(arg.enum_of(TariffKind)), 'Only tariffs of this kind.'),
+        param(
+            'active_only', arg.BOOL, 'Only tariffs that can be chosen for new accounts.',
+            default=True,
+        ),
+        read_only=True, where='electricity_service_desk.world:366', returns=js.array(Tariff),
+        shows=('list', ('row', 'tariffs')),
+    )
     def tool_list_tariffs(self, kind: TariffKind | None, active_only: bool) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # electricity_service_desk.world:372
         for t in rt.each(self, self.t_tariffs):  # electricity_service_desk.world:373
@@ -644,13 +723,28 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (t.code,)  # electricity_service_desk.world:380
         return found  # electricity_service_desk.world:382
 
-    def tool_get_account(self, account: Account) -> Account:  # electricity_service_desk.world:387
+    @tool(  # electricity_service_desk.world:387
+        'Show an account: customer, address and tariff ids, status, dates, balance and payment '
+        'plan.',
+        param('account', _ROW_accounts, 'The account id, e.g. ACC0001.'), read_only=True,
+        where='electricity_service_desk.world:387', returns=Account,
+    )
+    def tool_get_account(self, account: Account) -> Account:
         return account  # electricity_service_desk.world:392
 
-    def tool_find_accounts(  # electricity_service_desk.world:395
-        self,
-        customer: Customer | None,
-        address: ServiceAddress | None,
+    @tool(  # electricity_service_desk.world:395
+        'Find accounts by customer, address and/or status.',
+        param('customer', arg.optional(_ROW_customers), "Only this customer's accounts (id)."),
+        param('address', arg.optional(_ROW_addresses), 'Only accounts at this address (id).'),
+        param(
+            'status', arg.optional(arg.enum_of(AccountStatus)),
+            'Only open or only closed accounts.',
+        ),
+        read_only=True, where='electricity_service_desk.world:395', returns=js.array(Account),
+        shows=('list', ('row', 'accounts')),
+    )
+    def tool_find_accounts(
+        self, customer: Customer | None, address: ServiceAddress | None,
         status: AccountStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # electricity_service_desk.world:402
@@ -666,25 +760,32 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (a.account_id,)  # electricity_service_desk.world:413
         return found  # electricity_service_desk.world:415
 
-    def tool_open_service(  # electricity_service_desk.world:418
+    @tool(  # electricity_service_desk.world:418
+        'Open an account for a customer at an address with no open account, recording the '
+        'opening meter reading.',
+        param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
+        param('address', _ROW_addresses, 'The service address id, e.g. SA004.'), _PARAM_tariff,
+        param(
+            'opening_kwh', arg.refined(arg.INT, 0, 100000000),
+            'The meter reading when the customer moves in.',
+        ),
+        where='electricity_service_desk.world:418', returns=Account,
+    )
+    def tool_open_service(
         self, customer: Customer, address: ServiceAddress, tariff: Tariff, opening_kwh: int
     ) -> Account:
         # electricity_service_desk.world:426
         if rt.key_of(self.fn_open_account_at(address)) is not None:
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} already has an open account.'
-            ))
+            self.fail(f'Address {address.address_id} already has an open account.')
         if not tariff.active:  # electricity_service_desk.world:427
-            raise ToolError(rt.built(self, f'Tariff {tariff.code} is retired.'))
+            self.fail(f'Tariff {tariff.code} is retired.')
         if opening_kwh < self.fn_last_kwh(address):  # electricity_service_desk.world:428
             raise ToolError(
                 f'The meter last read {self.fn_last_kwh(address)} kWh; readings never go '
                 'backwards.',
             )
         if self.fn_read_today(address):  # electricity_service_desk.world:429
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} was already read today.'
-            ))
+            self.fail(f'Address {address.address_id} was already read today.')
         account: Account = Account(  # electricity_service_desk.world:430
             account_id=self.next_id('account_ids', 'ACC{:04d}'), customer=customer.customer_id,
             address=address.address_id, tariff=tariff.code, status=_E13_AccountStatus_open_,
@@ -701,24 +802,26 @@ class ElectricityServiceDesk(Episode):
         )
         return account  # electricity_service_desk.world:439
 
-    # electricity_service_desk.world:442
+    @tool(  # electricity_service_desk.world:442
+        'Close an open account with a final reading: the final bill from the last reading to '
+        'today is issued and any payment plan ends.',
+        _PARAM_account,
+        param('final_kwh', arg.refined(arg.INT, 0, 100000000), 'The final meter reading.'),
+        where='electricity_service_desk.world:442', returns=Account,
+    )
     def tool_close_service(self, account: Account, final_kwh: int) -> Account:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:448
-            raise ToolError(rt.built(self, f'Account {account.account_id} is closed.'))
+            self.fail(f'Account {account.account_id} is closed.')
         # electricity_service_desk.world:449
         address: ServiceAddress = self.t_addresses[account.address]
         # electricity_service_desk.world:450
         last: MeterReading | None = self.fn_last_reading(address)
         if last is None:  # electricity_service_desk.world:451
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} has no reading to bill from.'
-            ))
+            self.fail(f'Address {address.address_id} has no reading to bill from.')
         if final_kwh < last.kwh:  # electricity_service_desk.world:452
             raise ToolError(f'The meter last read {last.kwh} kWh; readings never go backwards.')
         if last.read_on >= self.clock.date():  # electricity_service_desk.world:453
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} was already read today.'
-            ))
+            self.fail(f'Address {address.address_id} was already read today.')
         self.insert(  # electricity_service_desk.world:454
             self.t_readings, MeterReading(
                 reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
@@ -754,11 +857,19 @@ class ElectricityServiceDesk(Episode):
         )
         return account  # electricity_service_desk.world:479
 
-    # electricity_service_desk.world:484
+    @tool(  # electricity_service_desk.world:484
+        'Show a meter reading: address and account ids, day, cumulative kWh and kind.',
+        param('reading', _ROW_readings, 'The reading id, e.g. RD0001.'), read_only=True,
+        where='electricity_service_desk.world:484', returns=MeterReading,
+    )
     def tool_get_reading(self, reading: MeterReading) -> MeterReading:
         return reading  # electricity_service_desk.world:489
 
-    # electricity_service_desk.world:492
+    @tool(  # electricity_service_desk.world:492
+        'List the readings of an address, newest first.', _PARAM_address, read_only=True,
+        where='electricity_service_desk.world:492', returns=js.array(MeterReading),
+        shows=('list', ('row', 'readings')),
+    )
     def tool_list_readings(self, address: ServiceAddress) -> tuple[str, ...]:
         return rt.sorted_keys(  # electricity_service_desk.world:497
             rt.each(self, [
@@ -767,13 +878,23 @@ class ElectricityServiceDesk(Episode):
             key=lambda _r7: _r7.read_on, reverse=True,
         )
 
-    def tool_record_reading(  # electricity_service_desk.world:500
+    @tool(  # electricity_service_desk.world:500
+        "Record today's meter reading for an address with an open account.", _PARAM_address,
+        param('kwh', arg.refined(arg.INT, 0, 100000000), 'The cumulative meter register in kWh.'),
+        param(
+            'kind', arg.enum_of(ReadingKind),
+            'actual (read by us) or customer (sent in by the customer).',
+            default=_E11_ReadingKind_actual,
+        ),
+        where='electricity_service_desk.world:500', returns=MeterReading,
+    )
+    def tool_record_reading(
         self, address: ServiceAddress, kwh: int, kind: ReadingKind
     ) -> MeterReading:
         # electricity_service_desk.world:507
         account: Account | None = self.fn_open_account_at(address)
         if account is None:  # electricity_service_desk.world:508
-            raise ToolError(rt.built(self, f'Address {address.address_id} has no open account.'))
+            self.fail(f'Address {address.address_id} has no open account.')
         if kind == _E11_ReadingKind_estimated:  # electricity_service_desk.world:509
             raise ToolError('Use estimate_bill for estimated readings.')
         if kwh < self.fn_last_kwh(address):  # electricity_service_desk.world:510
@@ -782,9 +903,7 @@ class ElectricityServiceDesk(Episode):
                 'backwards.',
             )
         if self.fn_read_today(address):  # electricity_service_desk.world:511
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} was already read today.'
-            ))
+            self.fail(f'Address {address.address_id} was already read today.')
         reading: MeterReading = MeterReading(  # electricity_service_desk.world:512
             reading_id=self.next_id('reading_ids', 'RD{:04d}'), address=address.address_id,
             account=account.account_id, read_on=self.clock.date(),
@@ -794,39 +913,51 @@ class ElectricityServiceDesk(Episode):
         self.insert(self.t_readings, reading)  # electricity_service_desk.world:519
         return reading  # electricity_service_desk.world:520
 
-    def tool_get_bill(self, bill: Bill) -> Bill:  # electricity_service_desk.world:525
+    @tool(  # electricity_service_desk.world:525
+        'Show a bill: account id, period, kWh used, amount, whether estimated, status and issue '
+        'day.',
+        param('bill', _ROW_bills, 'The bill id, e.g. B0001.'), read_only=True,
+        where='electricity_service_desk.world:525', returns=Bill,
+    )
+    def tool_get_bill(self, bill: Bill) -> Bill:
         return bill  # electricity_service_desk.world:528
 
-    # electricity_service_desk.world:531
+    @tool(  # electricity_service_desk.world:531
+        "List an account's bills, optionally by status.",
+        param('account', _ROW_accounts, 'The account id, e.g. ACC0002.'),
+        param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
+        read_only=True, where='electricity_service_desk.world:531', returns=js.array(Bill),
+        shows=('list', ('row', 'bills')),
+    )
     def tool_list_bills(self, account: Account, status: BillStatus | None) -> tuple[str, ...]:
         return tuple([  # electricity_service_desk.world:537
             _b9.bill_id for _b9 in rt.each(self, self.t_bills)
             if _b9.account == account.account_id and (status is None or _b9.status == status)
         ])
 
-    def tool_estimate_bill(self, account: Account) -> Bill:  # electricity_service_desk.world:540
+    @tool(  # electricity_service_desk.world:540
+        'Issue an estimated bill for an open account from its last reading to today, using the '
+        'average daily use between the last two readings; an estimated reading is recorded.',
+        param('account', _ROW_accounts, 'The open account id, e.g. ACC0001.'),
+        where='electricity_service_desk.world:540', returns=Bill,
+    )
+    def tool_estimate_bill(self, account: Account) -> Bill:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:545
-            raise ToolError(rt.built(self, f'Account {account.account_id} is closed.'))
+            self.fail(f'Account {account.account_id} is closed.')
         # electricity_service_desk.world:546
         address: ServiceAddress = self.t_addresses[account.address]
         rs: tuple[str, ...] = self.fn_readings_of(address)  # electricity_service_desk.world:547
         if len(rs) < 2:  # electricity_service_desk.world:548
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} needs two readings to average.'
-            ))
+            self.fail(f'Address {address.address_id} needs two readings to average.')
         last: MeterReading = self.t_readings[rs[len(rs) - 1]]  # electricity_service_desk.world:549
         prev: MeterReading = self.t_readings[rs[len(rs) - 2]]  # electricity_service_desk.world:550
         if last.read_on >= self.clock.date():  # electricity_service_desk.world:551
-            raise ToolError(rt.built(
-                self, f'Address {address.address_id} was already read today.'
-            ))
+            self.fail(f'Address {address.address_id} was already read today.')
         if any(  # electricity_service_desk.world:552
             _b10.account == account.account_id and _b10.period_end >= self.clock.date()
             for _b10 in rt.each(self, self.t_bills)
         ):
-            raise ToolError(rt.built(
-                self, f'A bill of account {account.account_id} already covers today.'
-            ))
+            self.fail(f'A bill of account {account.account_id} already covers today.')
         span: int = (last.read_on - prev.read_on).days  # electricity_service_desk.world:553
         # electricity_service_desk.world:554
         per_day: float = rt.bounded(last.kwh - prev.kwh) / span if span > 0 else 0.0
@@ -861,10 +992,16 @@ class ElectricityServiceDesk(Episode):
         )
         return bill  # electricity_service_desk.world:578
 
-    # electricity_service_desk.world:581
+    @tool(  # electricity_service_desk.world:581
+        "Spread an account's balance over monthly installments; its unpaid bills go into the "
+        "plan and the first installment is due in 30 days.",
+        _PARAM_account,
+        param('installments', arg.refined(arg.INT, 2, 12), 'How many monthly installments.'),
+        where='electricity_service_desk.world:581', returns=Account,
+    )
     def tool_set_up_payment_plan(self, account: Account, installments: int) -> Account:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:587
-            raise ToolError(rt.built(self, f'Account {account.account_id} is closed.'))
+            self.fail(f'Account {account.account_id} is closed.')
         # electricity_service_desk.world:588
         if not (account.balance >= self.state.min_plan_balance):
             raise ToolError(
@@ -872,9 +1009,7 @@ class ElectricityServiceDesk(Episode):
                 f'{self.state.min_plan_balance:.2f} needed for a plan.',
             )
         if account.payment_plan is not None:  # electricity_service_desk.world:589
-            raise ToolError(rt.built(
-                self, f'Account {account.account_id} already has a payment plan.'
-            ))
+            self.fail(f'Account {account.account_id} already has a payment plan.')
         if installments > self.state.max_installments:  # electricity_service_desk.world:590
             raise ToolError(f'At most {self.state.max_installments} installments.')
         self.set_field(  # electricity_service_desk.world:591
@@ -894,14 +1029,21 @@ class ElectricityServiceDesk(Episode):
                 self.set_field(self.t_bills[b.bill_id], 'status', _E10_BillStatus_in_plan)
         return account  # electricity_service_desk.world:601
 
-    # electricity_service_desk.world:604
+    @tool(  # electricity_service_desk.world:604
+        'Pay a bill in full. With a payment plan running, one installment is counted and the '
+        'plan ends when nothing is owed or no installment is left.',
+        param('bill', _ROW_bills, 'The bill id, e.g. B0002.'),
+        param(
+            'amount', arg.refined(arg.FLOAT, 0.01, 1000000.0),
+            "The amount paid; it must be the bill's amount.",
+        ),
+        where='electricity_service_desk.world:604', returns=Account,
+    )
     def tool_pay_bill(self, bill: Bill, amount: float) -> Account:
         if bill.status == _E10_BillStatus_paid:  # electricity_service_desk.world:610
-            raise ToolError(rt.built(self, f'Bill {bill.bill_id} is already paid.'))
+            self.fail(f'Bill {bill.bill_id} is already paid.')
         if not (abs(amount - bill.amount) < 0.005):  # electricity_service_desk.world:611
-            raise ToolError(rt.built(
-                self, f'Bill {bill.bill_id} is for {bill.amount:.2f}; pay that amount.'
-            ))
+            self.fail(f'Bill {bill.bill_id} is for {bill.amount:.2f}; pay that amount.')
         account: Account = self.t_accounts[bill.account]  # electricity_service_desk.world:612
         self.set_field(bill, 'status', _E10_BillStatus_paid)  # electricity_service_desk.world:613
         self.set_field(  # electricity_service_desk.world:614
@@ -936,11 +1078,26 @@ class ElectricityServiceDesk(Episode):
                 )
         return self.t_accounts[account.account_id]  # electricity_service_desk.world:632
 
-    # electricity_service_desk.world:637
+    @tool(  # electricity_service_desk.world:637
+        'Show an outage report: grid zone, reporting address id, cause, status, times and '
+        'addresses affected.',
+        param('outage', _ROW_outages, 'The outage id, e.g. OUT001.'), read_only=True,
+        where='electricity_service_desk.world:637', returns=OutageReport,
+    )
     def tool_get_outage(self, outage: OutageReport) -> OutageReport:
         return outage  # electricity_service_desk.world:642
 
-    def tool_list_outages(  # electricity_service_desk.world:645
+    @tool(  # electricity_service_desk.world:645
+        'List outages of a grid zone and/or by status.',
+        param(
+            'grid_zone', arg.optional(arg.refined(arg.TEXT, pattern='^Z[0-9]{2}$')),
+            'Only outages of this grid zone, e.g. Z01.',
+        ),
+        param('status', arg.optional(arg.enum_of(OutageStatus)), 'Only outages with this status.'),
+        read_only=True, where='electricity_service_desk.world:645', returns=js.array(OutageReport),
+        shows=('list', ('row', 'outages')),
+    )
+    def tool_list_outages(
         self, grid_zone: str | None, status: OutageStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # electricity_service_desk.world:651
@@ -949,7 +1106,20 @@ class ElectricityServiceDesk(Episode):
             and (status is None or _o11.status == status)
         ])
 
-    def tool_report_outage(  # electricity_service_desk.world:654
+    @tool(  # electricity_service_desk.world:654
+        'Report a loss of supply at an address; its grid zone gets an outage report.',
+        param('address', _ROW_addresses, 'The service address without power (id), e.g. SA001.'),
+        param(
+            'cause', arg.enum_of(OutageCause), 'The cause, if known.',
+            default=_E11_OutageCause_unknown,
+        ),
+        param(
+            'affected_addresses', arg.refined(arg.INT, 1, 100000),
+            'About how many addresses are affected.', default=1,
+        ),
+        where='electricity_service_desk.world:654', returns=OutageReport,
+    )
+    def tool_report_outage(
         self, address: ServiceAddress, cause: OutageCause, affected_addresses: int
     ) -> OutageReport:
         zone: str = address.grid_zone  # electricity_service_desk.world:661
@@ -957,7 +1127,7 @@ class ElectricityServiceDesk(Episode):
             _o12.grid_zone == zone and _o12.status != _E12_OutageStatus_restored
             for _o12 in rt.each(self, self.t_outages)
         ):
-            raise ToolError(rt.built(self, f'Zone {zone} already has an outage being handled.'))
+            self.fail(f'Zone {zone} already has an outage being handled.')
         outage: OutageReport = OutageReport(  # electricity_service_desk.world:663
             outage_id=self.next_id('outage_ids', 'OUT{:03d}'),
             grid_zone=v.check_pattern(zone, 'OutageReport.grid_zone', '^Z[0-9]{2}$'),
@@ -970,20 +1140,25 @@ class ElectricityServiceDesk(Episode):
         self.insert(self.t_outages, outage)  # electricity_service_desk.world:669
         return outage  # electricity_service_desk.world:670
 
-    # electricity_service_desk.world:673
+    @tool(  # electricity_service_desk.world:673
+        'Mark a reported outage as having a crew on the way.', _PARAM_outage,
+        where='electricity_service_desk.world:673', returns=OutageReport,
+    )
     def tool_dispatch_crew(self, outage: OutageReport) -> OutageReport:
         if outage.status != _E12_OutageStatus_reported:  # electricity_service_desk.world:678
-            raise ToolError(rt.built(
-                self, f'Outage {outage.outage_id} is {outage.status}, not reported.'
-            ))
+            self.fail(f'Outage {outage.outage_id} is {outage.status}, not reported.')
         # electricity_service_desk.world:679
         self.set_field(outage, 'status', _E12_OutageStatus_crew_dispatched)
         return outage  # electricity_service_desk.world:680
 
-    # electricity_service_desk.world:683
+    @tool(  # electricity_service_desk.world:683
+        'Mark an outage restored, optionally recording its cause.', _PARAM_outage,
+        param('cause', arg.optional(arg.enum_of(OutageCause)), 'The cause, once known.'),
+        where='electricity_service_desk.world:683', returns=OutageReport,
+    )
     def tool_restore_outage(self, outage: OutageReport, cause: OutageCause | None) -> OutageReport:
         if outage.status == _E12_OutageStatus_restored:  # electricity_service_desk.world:689
-            raise ToolError(rt.built(self, f'Outage {outage.outage_id} is already restored.'))
+            self.fail(f'Outage {outage.outage_id} is already restored.')
         # electricity_service_desk.world:690
         self.set_fields(outage, ('status', 'restored_at'), _E12_OutageStatus_restored, self.clock)
         if cause is not None:  # electricity_service_desk.world:692
@@ -991,279 +1166,7 @@ class ElectricityServiceDesk(Episode):
         return outage  # electricity_service_desk.world:695
 
 
-_PARAM_address = param(
-    'address', arg.row('addresses', arg.refined(arg.TEXT, pattern='^SA[0-9]{3}$')),
-    'The service address id, e.g. SA001.',
-    not_found=lambda ep, key: rt.built(ep, f'Address {key} not found.'),
-)
-_PARAM_tariff = param(
-    'tariff', arg.row('tariffs', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{2}$')),
-    'The tariff code, e.g. RES-01.',
-    not_found=lambda ep, key: rt.built(ep, f'Tariff {key} not found.'),
-)
-_PARAM_account = param(
-    'account', arg.row('accounts'), 'The open account id, e.g. ACC0002.',
-    not_found=lambda ep, key: rt.built(ep, f'Account {key} not found.'),
-)
-_PARAM_outage = param(
-    'outage', arg.row('outages'), 'The outage id, e.g. OUT002.',
-    not_found=lambda ep, key: rt.built(ep, f'Outage {key} not found.'),
-)
-
-
-ElectricityServiceDesk.TOOLS = tools(
-    tool(
-        ElectricityServiceDesk.tool_get_customer,
-        'Show a customer with their accounts (address, tariff, status, balance and payment plan).',
-        param(
-            'customer', arg.row('customers'), 'The customer id, e.g. C0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        read_only=True, where='electricity_service_desk.world:290',
-        returns=js.closed({'customer': Customer, 'accounts': js.array(Account)}),
-        shows=(
-            'record', (
-                ('customer', 'customer', ('row', 'customers')),
-                ('accounts', 'accounts', ('list', ('row', 'accounts'))),
-            ),
-        ),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_find_customers,
-        'Find customers by part of the name, email or phone.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='electricity_service_desk.world:298', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_address,
-        'Show a service address with its meter, grid zone, open account and last reading.',
-        _PARAM_address, read_only=True, where='electricity_service_desk.world:323',
-        returns=js.closed({
-            'address': ServiceAddress, 'open_account': js.nullable(Account),
-            'last_reading': js.nullable(MeterReading),
-        }),
-        shows=(
-            'record', (
-                ('address', 'address', ('row', 'addresses')),
-                ('open_account', 'open_account', ('row', 'accounts')),
-                ('last_reading', 'last_reading', ('row', 'readings')),
-            ),
-        ),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_find_addresses,
-        'Find service addresses by part of the street or city, postcode or meter number.',
-        param('text', arg.optional(arg.TEXT), 'Part of the street or city; case does not matter.'),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param('meter_number', arg.optional(arg.TEXT), 'The meter number, e.g. MTR-100001.'),
-        read_only=True, where='electricity_service_desk.world:335',
-        returns=js.array(ServiceAddress), shows=('list', ('row', 'addresses')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_tariff,
-        'Show a tariff: kind, rate per kWh, daily standing charge and whether it can be chosen.',
-        _PARAM_tariff, read_only=True, where='electricity_service_desk.world:358', returns=Tariff,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_list_tariffs,
-        'List tariffs, optionally of one kind or only active ones.',
-        param('kind', arg.optional(arg.enum_of(TariffKind)), 'Only tariffs of this kind.'),
-        param(
-            'active_only', arg.BOOL, 'Only tariffs that can be chosen for new accounts.',
-            default=lambda ep: True,
-        ),
-        read_only=True, where='electricity_service_desk.world:366', returns=js.array(Tariff),
-        shows=('list', ('row', 'tariffs')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_account,
-        'Show an account: customer, address and tariff ids, status, dates, balance and payment '
-        'plan.',
-        param(
-            'account', arg.row('accounts'), 'The account id, e.g. ACC0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Account {key} not found.'),
-        ),
-        read_only=True, where='electricity_service_desk.world:387', returns=Account,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_find_accounts,
-        'Find accounts by customer, address and/or status.',
-        param(
-            'customer', arg.optional(arg.row('customers')), "Only this customer's accounts (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param(
-            'address',
-            arg.optional(arg.row('addresses', arg.refined(arg.TEXT, pattern='^SA[0-9]{3}$'))),
-            'Only accounts at this address (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Address {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AccountStatus)),
-            'Only open or only closed accounts.',
-        ),
-        read_only=True, where='electricity_service_desk.world:395', returns=js.array(Account),
-        shows=('list', ('row', 'accounts')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_open_service,
-        'Open an account for a customer at an address with no open account, recording the '
-        'opening meter reading.',
-        param(
-            'customer', arg.row('customers'), 'The customer id, e.g. C0004.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param(
-            'address', arg.row('addresses', arg.refined(arg.TEXT, pattern='^SA[0-9]{3}$')),
-            'The service address id, e.g. SA004.',
-            not_found=lambda ep, key: rt.built(ep, f'Address {key} not found.'),
-        ),
-        _PARAM_tariff,
-        param(
-            'opening_kwh', arg.refined(arg.INT, 0, 100000000),
-            'The meter reading when the customer moves in.',
-        ),
-        where='electricity_service_desk.world:418', returns=Account,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_close_service,
-        'Close an open account with a final reading: the final bill from the last reading to '
-        'today is issued and any payment plan ends.',
-        _PARAM_account,
-        param('final_kwh', arg.refined(arg.INT, 0, 100000000), 'The final meter reading.'),
-        where='electricity_service_desk.world:442', returns=Account,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_reading,
-        'Show a meter reading: address and account ids, day, cumulative kWh and kind.',
-        param(
-            'reading', arg.row('readings'), 'The reading id, e.g. RD0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Reading {key} not found.'),
-        ),
-        read_only=True, where='electricity_service_desk.world:484', returns=MeterReading,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_list_readings,
-        'List the readings of an address, newest first.', _PARAM_address, read_only=True,
-        where='electricity_service_desk.world:492', returns=js.array(MeterReading),
-        shows=('list', ('row', 'readings')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_record_reading,
-        "Record today's meter reading for an address with an open account.", _PARAM_address,
-        param('kwh', arg.refined(arg.INT, 0, 100000000), 'The cumulative meter register in kWh.'),
-        param(
-            'kind', arg.enum_of(ReadingKind),
-            'actual (read by us) or customer (sent in by the customer).',
-            default=lambda ep: _E11_ReadingKind_actual,
-        ),
-        where='electricity_service_desk.world:500', returns=MeterReading,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_bill,
-        'Show a bill: account id, period, kWh used, amount, whether estimated, status and issue '
-        'day.',
-        param(
-            'bill', arg.row('bills'), 'The bill id, e.g. B0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Bill {key} not found.'),
-        ),
-        read_only=True, where='electricity_service_desk.world:525', returns=Bill,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_list_bills, "List an account's bills, optionally by status.",
-        param(
-            'account', arg.row('accounts'), 'The account id, e.g. ACC0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Account {key} not found.'),
-        ),
-        param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
-        read_only=True, where='electricity_service_desk.world:531', returns=js.array(Bill),
-        shows=('list', ('row', 'bills')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_estimate_bill,
-        'Issue an estimated bill for an open account from its last reading to today, using the '
-        'average daily use between the last two readings; an estimated reading is recorded.',
-        param(
-            'account', arg.row('accounts'), 'The open account id, e.g. ACC0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Account {key} not found.'),
-        ),
-        where='electricity_service_desk.world:540', returns=Bill,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_set_up_payment_plan,
-        "Spread an account's balance over monthly installments; its unpaid bills go into the "
-        "plan and the first installment is due in 30 days.",
-        _PARAM_account,
-        param('installments', arg.refined(arg.INT, 2, 12), 'How many monthly installments.'),
-        where='electricity_service_desk.world:581', returns=Account,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_pay_bill,
-        'Pay a bill in full. With a payment plan running, one installment is counted and the '
-        'plan ends when nothing is owed or no installment is left.',
-        param(
-            'bill', arg.row('bills'), 'The bill id, e.g. B0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Bill {key} not found.'),
-        ),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01, 1000000.0),
-            "The amount paid; it must be the bill's amount.",
-        ),
-        where='electricity_service_desk.world:604', returns=Account,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_get_outage,
-        'Show an outage report: grid zone, reporting address id, cause, status, times and '
-        'addresses affected.',
-        param(
-            'outage', arg.row('outages'), 'The outage id, e.g. OUT001.',
-            not_found=lambda ep, key: rt.built(ep, f'Outage {key} not found.'),
-        ),
-        read_only=True, where='electricity_service_desk.world:637', returns=OutageReport,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_list_outages, 'List outages of a grid zone and/or by status.',
-        param(
-            'grid_zone', arg.optional(arg.refined(arg.TEXT, pattern='^Z[0-9]{2}$')),
-            'Only outages of this grid zone, e.g. Z01.',
-        ),
-        param('status', arg.optional(arg.enum_of(OutageStatus)), 'Only outages with this status.'),
-        read_only=True, where='electricity_service_desk.world:645', returns=js.array(OutageReport),
-        shows=('list', ('row', 'outages')),
-    ),
-    tool(
-        ElectricityServiceDesk.tool_report_outage,
-        'Report a loss of supply at an address; its grid zone gets an outage report.',
-        param(
-            'address', arg.row('addresses', arg.refined(arg.TEXT, pattern='^SA[0-9]{3}$')),
-            'The service address without power (id), e.g. SA001.',
-            not_found=lambda ep, key: rt.built(ep, f'Address {key} not found.'),
-        ),
-        param(
-            'cause', arg.enum_of(OutageCause), 'The cause, if known.',
-            default=lambda ep: _E11_OutageCause_unknown,
-        ),
-        param(
-            'affected_addresses', arg.refined(arg.INT, 1, 100000),
-            'About how many addresses are affected.', default=lambda ep: 1,
-        ),
-        where='electricity_service_desk.world:654', returns=OutageReport,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_dispatch_crew,
-        'Mark a reported outage as having a crew on the way.', _PARAM_outage,
-        where='electricity_service_desk.world:673', returns=OutageReport,
-    ),
-    tool(
-        ElectricityServiceDesk.tool_restore_outage,
-        'Mark an outage restored, optionally recording its cause.', _PARAM_outage,
-        param('cause', arg.optional(arg.enum_of(OutageCause)), 'The cause, once known.'),
-        where='electricity_service_desk.world:683', returns=OutageReport,
-    ),
-)
+ElectricityServiceDesk.TOOLS = tools(ElectricityServiceDesk)
 
 
 # electricity_service_desk.world:1094

@@ -218,6 +218,11 @@ class SessionInfo(Record):
     free: int = field(sh.INT)
 
 
+_PARAM_registration = param(
+    'registration', arg.row('registrations'), 'The id of a registered registration, e.g. R0001.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -534,41 +539,60 @@ class ExamRegistrationOffice(Episode):
             for _a3 in rt.each(self, self.t_accommodations)
         )
 
-    # exam_registration_office.world:242
+    @tool(  # exam_registration_office.world:242
+        'Show a candidate: name, email, date of birth, candidate number and registration date.',
+        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA001.'), read_only=True,
+        where='exam_registration_office.world:242', returns=Candidate,
+    )
     def tool_get_candidate(self, candidate: Candidate) -> Candidate:
         return candidate  # exam_registration_office.world:245
 
-    def tool_find_candidates(  # exam_registration_office.world:248
-        self,
-        name_contains: str | None,
-        email: str | None,
-        candidate_number: str | None,
+    @tool(  # exam_registration_office.world:248
+        'Find candidates by part of the name, email, candidate number or date of birth (all '
+        'given filters must match), with their details.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('candidate_number', arg.optional(arg.TEXT), 'The 8-digit candidate number.'),
+        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 2007-02-14.'),
+        read_only=True, where='exam_registration_office.world:248', returns=js.array(Candidate),
+        shows=('list', ('row', 'candidates')),
+    )
+    def tool_find_candidates(
+        self, name_contains: str | None, email: str | None, candidate_number: str | None,
         date_of_birth: dt.date | None,
     ) -> tuple[str, ...]:
         # exam_registration_office.world:256
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # exam_registration_office.world:257
             _c4.candidate_id for _c4 in rt.each(self, self.t_candidates)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _c4.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_c4.name.lower()))
             and (email is None or _c4.email == email)
             and (candidate_number is None or _c4.candidate_number == candidate_number)
             and (date_of_birth is None or _c4.date_of_birth == date_of_birth)
         ])
 
-    # exam_registration_office.world:260
+    @tool(  # exam_registration_office.world:260
+        "Add a new candidate; the candidate number is 2025 followed by the id's digits.",
+        param('name', arg.refined(arg.TEXT, 1, 80), "The candidate's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The candidate's email; it must be new.",
+        ),
+        param('date_of_birth', arg.DATE, 'The date of birth, not in the future.'),
+        where='exam_registration_office.world:260', returns=Candidate,
+    )
     def tool_add_candidate(self, name: str, email: str, date_of_birth: dt.date) -> Candidate:
         # exam_registration_office.world:267
         if any(_c5.email == email for _c5 in rt.each(self, self.t_candidates)):
-            raise ToolError(rt.built(self, f'A candidate with email {email} already exists.'))
+            self.fail(f'A candidate with email {email} already exists.')
         if date_of_birth > self.clock.date():  # exam_registration_office.world:268
             raise ToolError('The date of birth is in the future.')
         cid: str = self.next_id('candidate_ids', 'CA{:03d}')  # exam_registration_office.world:269
-        number: str = rt.built(  # exam_registration_office.world:270
-            self, '2025' + rt.built(self, rt.built(self, cid[2::]).zfill(rt.width(4)))
-        )
+        # exam_registration_office.world:270
+        number: str = self.built('2025' + self.built(self.built(cid[2::]).zfill(rt.width(4))))
         # exam_registration_office.world:271
         if any(_c6.candidate_number == number for _c6 in rt.each(self, self.t_candidates)):
-            raise ToolError(rt.built(self, f'Candidate number {number} is already taken.'))
+            self.fail(f'Candidate number {number} is already taken.')
         candidate: Candidate = Candidate(  # exam_registration_office.world:272
             candidate_id=cid, name=v.check_length(name, 'Candidate.name', 1, 80),
             email=v.check_pattern(email, 'Candidate.email', '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
@@ -579,34 +603,75 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_candidates, candidate)  # exam_registration_office.world:280
         return candidate  # exam_registration_office.world:281
 
-    def tool_get_exam(self, exam: Exam) -> Exam:  # exam_registration_office.world:286
+    @tool(  # exam_registration_office.world:286
+        'Show an exam: title, level, fee, pass and distinction marks and duration.',
+        param(
+            'exam', arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$')),
+            'The exam code, e.g. MATH-H.',
+        ),
+        read_only=True, where='exam_registration_office.world:286', returns=Exam,
+    )
+    def tool_get_exam(self, exam: Exam) -> Exam:
         return exam  # exam_registration_office.world:289
 
-    # exam_registration_office.world:292
+    @tool(  # exam_registration_office.world:292
+        'Find exams by part of the title or code, or by level, with fees and marks.',
+        param('text', arg.optional(arg.TEXT), 'Part of the title or code; case does not matter.'),
+        param('level', arg.optional(arg.enum_of(Level)), 'Only exams of this level.'),
+        read_only=True, where='exam_registration_office.world:292', returns=js.array(Exam),
+        shows=('list', ('row', 'exams')),
+    )
     def tool_search_exams(self, text: str | None, level: Level | None) -> tuple[str, ...]:
         # exam_registration_office.world:298
-        q: str = rt.built(self, (text if text is not None else '').lower())
+        q: str = self.built((text if text is not None else '').lower())
         return tuple([  # exam_registration_office.world:299
             _e7.code for _e7 in rt.each(self, self.t_exams)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _e7.title.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _e7.code.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_e7.title.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_e7.code.lower())))
             and (level is None or _e7.level == level)
         ])
 
-    def tool_get_centre(self, centre: Centre) -> Centre:  # exam_registration_office.world:302
+    @tool(  # exam_registration_office.world:302
+        'Show a centre: name, city, seats, whether accessible and whether active.',
+        param(
+            'centre', arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+            'The centre id, e.g. C01.',
+        ),
+        read_only=True, where='exam_registration_office.world:302', returns=Centre,
+    )
+    def tool_get_centre(self, centre: Centre) -> Centre:
         return centre  # exam_registration_office.world:305
 
-    # exam_registration_office.world:308
+    @tool(  # exam_registration_office.world:308
+        'List centres with their seats and accessibility, optionally in one city or only '
+        'accessible ones.',
+        param('city', arg.optional(arg.TEXT), 'Only centres in this city, e.g. Leeds.'),
+        param('accessible_only', arg.BOOL, 'Only accessible centres.', default=False),
+        read_only=True, where='exam_registration_office.world:308', returns=js.array(Centre),
+        shows=('list', ('row', 'centres')),
+    )
     def tool_list_centres(self, city: str | None, accessible_only: bool) -> tuple[str, ...]:
         # exam_registration_office.world:314
-        q: str = rt.built(self, (city if city is not None else '').lower())
+        q: str = self.built((city if city is not None else '').lower())
         return tuple([  # exam_registration_office.world:315
             _c8.centre_id for _c8 in rt.each(self, self.t_centres)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _c8.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_c8.city.lower()))
             and (not accessible_only or _c8.accessible)
         ])
 
-    # exam_registration_office.world:318
+    @tool(  # exam_registration_office.world:318
+        'Show an exam session (exam, centre, start, deadlines, status) with its seats taken and '
+        'free.',
+        param(
+            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+            'The session id, e.g. SS01.',
+        ),
+        read_only=True, where='exam_registration_office.world:318',
+        returns=js.closed({
+            'session': ExamSession, 'seats': js.INTEGER, 'taken': js.INTEGER, 'free': js.INTEGER
+        }),
+        shows=('record', (('session', 'session', ('row', 'sessions')),)),
+    )
     def tool_get_session(self, session: ExamSession) -> SessionInfo:
         taken: int = self.fn_seats_taken(session)  # exam_registration_office.world:321
         return SessionInfo(  # exam_registration_office.world:322
@@ -614,7 +679,28 @@ class ExamRegistrationOffice(Episode):
             rt.bounded(self.t_centres[session.centre].seats - taken),
         )
 
-    def tool_find_sessions(  # exam_registration_office.world:330
+    @tool(  # exam_registration_office.world:330
+        'Find exam sessions of an exam, at a centre or on a day, with their start, deadlines and '
+        'status.',
+        param(
+            'exam',
+            arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
+            'Only sessions of this exam (code, e.g. MATH-H).',
+        ),
+        param(
+            'centre',
+            arg.optional(arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$'))),
+            'Only sessions at this centre (id, e.g. C01).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only sessions on this day, e.g. 2025-06-10.'),
+        param(
+            'open_only', arg.BOOL, 'Only sessions still taking registrations, with a free seat.',
+            default=False,
+        ),
+        read_only=True, where='exam_registration_office.world:330', returns=js.array(ExamSession),
+        shows=('list', ('row', 'sessions')),
+    )
+    def tool_find_sessions(
         self, exam: Exam | None, centre: Centre | None, day: dt.date | None, open_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # exam_registration_office.world:338
@@ -625,14 +711,36 @@ class ExamRegistrationOffice(Episode):
             and (not open_only or self.fn_open_for_entries(_s9))
         ])
 
-    # exam_registration_office.world:343
+    @tool(  # exam_registration_office.world:343
+        'Show a registration: candidate, session, status, fee paid, refund, what it was '
+        'transferred to and when it was made.',
+        param('registration', arg.row('registrations'), 'The registration id, e.g. R0001.'),
+        read_only=True, where='exam_registration_office.world:343', returns=Registration,
+    )
     def tool_get_registration(self, registration: Registration) -> Registration:
         return registration  # exam_registration_office.world:348
 
-    def tool_find_registrations(  # exam_registration_office.world:351
-        self,
-        candidate: Candidate | None,
-        session: ExamSession | None,
+    @tool(  # exam_registration_office.world:351
+        'Find registrations of a candidate or in a session, optionally by status, with their '
+        'details.',
+        param(
+            'candidate', arg.optional(arg.row('candidates')),
+            'Only registrations of this candidate (id, e.g. CA001).',
+        ),
+        param(
+            'session',
+            arg.optional(arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$'))),
+            'Only registrations in this session (id, e.g. SS01).',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(RegistrationStatus)),
+            'Only registrations with this status.',
+        ),
+        read_only=True, where='exam_registration_office.world:351', returns=js.array(Registration),
+        shows=('list', ('row', 'registrations')),
+    )
+    def tool_find_registrations(
+        self, candidate: Candidate | None, session: ExamSession | None,
         status: RegistrationStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # exam_registration_office.world:358
@@ -642,35 +750,37 @@ class ExamRegistrationOffice(Episode):
             and (status is None or _r10.status == status)
         ])
 
-    def tool_register_for_session(  # exam_registration_office.world:361
+    @tool(  # exam_registration_office.world:361
+        "Register a candidate for an open exam session with a free seat; the exam's fee is paid.",
+        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA005.'),
+        param(
+            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+            'The id of an open session, e.g. SS04.',
+        ),
+        where='exam_registration_office.world:361', returns=Registration,
+    )
+    def tool_register_for_session(
         self, candidate: Candidate, session: ExamSession
     ) -> Registration:
         if session.status != _E13_SessionStatus_open_:  # exam_registration_office.world:367
-            raise ToolError(rt.built(
-                self, f'Session {session.session_id} is {session.status}, not open.'
-            ))
+            self.fail(f'Session {session.session_id} is {session.status}, not open.')
         if self.clock >= session.registration_deadline:  # exam_registration_office.world:368
-            raise ToolError(rt.built(
-                self, f'The registration deadline of {session.session_id} has passed.'
-            ))
+            self.fail(f'The registration deadline of {session.session_id} has passed.')
         if not self.t_centres[session.centre].active:  # exam_registration_office.world:369
-            raise ToolError(rt.built(
-                self, f'Centre {self.t_centres[session.centre].centre_id} is inactive.'
-            ))
+            self.fail(f'Centre {self.t_centres[session.centre].centre_id} is inactive.')
         # exam_registration_office.world:370
         if self.fn_seats_taken(session) >= self.t_centres[session.centre].seats:
-            raise ToolError(rt.built(self, f'Session {session.session_id} is full.'))
+            self.fail(f'Session {session.session_id} is full.')
         if any(  # exam_registration_office.world:371
             _r11.candidate == candidate.candidate_id
             and self.t_sessions[_r11.session].exam == session.exam
             and _r11.status == _E18_RegistrationStatus_registered
             for _r11 in rt.each(self, self.t_registrations)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Candidate {candidate.candidate_id} is already registered for '
                 f'{self.t_exams[session.exam].code}.',
-            ))
+            )
         registration: Registration = Registration(  # exam_registration_office.world:372
             registration_id=self.next_id('registration_ids', 'R{:04d}'),
             candidate=candidate.candidate_id, session=session.session_id,
@@ -683,56 +793,59 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_registrations, registration)  # exam_registration_office.world:378
         return registration  # exam_registration_office.world:379
 
-    def tool_transfer_registration(  # exam_registration_office.world:382
+    @tool(  # exam_registration_office.world:382
+        'Move a registration to another open session of the same exam with a free seat; its '
+        'pending and approved accommodations move with it.',
+        _PARAM_registration,
+        param(
+            'new_session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+            'The id of another open session of the same exam, e.g. SS05.',
+        ),
+        where='exam_registration_office.world:382', returns=Registration,
+    )
+    def tool_transfer_registration(
         self, registration: Registration, new_session: ExamSession
     ) -> Registration:
         # exam_registration_office.world:388
         if registration.status != _E18_RegistrationStatus_registered:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Registration {registration.registration_id} is {registration.status}, not '
                 'registered.',
-            ))
+            )
         # exam_registration_office.world:389
         if new_session.exam != self.t_sessions[registration.session].exam:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Session {new_session.session_id} is for {self.t_exams[new_session.exam].code}, '
                 f'not {self.t_exams[self.t_sessions[registration.session].exam].code}.',
-            ))
+            )
         if new_session.session_id == registration.session:  # exam_registration_office.world:390
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Registration {registration.registration_id} is already in '
                 f'{new_session.session_id}.',
-            ))
+            )
         if not (  # exam_registration_office.world:391
             new_session.status == _E13_SessionStatus_open_
             and self.clock < new_session.registration_deadline
             and self.t_centres[new_session.centre].active
         ):
-            raise ToolError(rt.built(
-                self, f'Session {new_session.session_id} is not open for registrations.'
-            ))
+            self.fail(f'Session {new_session.session_id} is not open for registrations.')
         # exam_registration_office.world:392
         if self.fn_seats_taken(new_session) >= self.t_centres[new_session.centre].seats:
-            raise ToolError(rt.built(self, f'Session {new_session.session_id} is full.'))
+            self.fail(f'Session {new_session.session_id} is full.')
         # exam_registration_office.world:393
         if self.fn_transfer_depth(registration) >= self.state.max_transfers:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Registration {registration.registration_id} has reached the transfer limit of '
                 f'{self.state.max_transfers}.',
-            ))
+            )
         if not (  # exam_registration_office.world:394
             not self.fn_needs_separate_room(registration)
             or self.t_centres[new_session.centre].accessible
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Centre {self.t_centres[new_session.centre].centre_id} is not accessible for '
                 'the approved separate room.',
-            ))
+            )
         fresh: Registration = Registration(  # exam_registration_office.world:395
             registration_id=self.next_id('registration_ids', 'R{:04d}'),
             candidate=registration.candidate, session=new_session.session_id,
@@ -756,21 +869,23 @@ class ExamRegistrationOffice(Episode):
         self.set_field(registration, 'transferred_to', fresh.registration_id)
         return fresh  # exam_registration_office.world:409
 
-    # exam_registration_office.world:412
+    @tool(  # exam_registration_office.world:412
+        'Withdraw a registration before its session starts; before the withdrawal deadline 80% '
+        'of the fee is refunded, after it nothing.',
+        _PARAM_registration, where='exam_registration_office.world:412', returns=Registration,
+    )
     def tool_withdraw_registration(self, registration: Registration) -> Registration:
         # exam_registration_office.world:417
         if registration.status != _E18_RegistrationStatus_registered:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Registration {registration.registration_id} is {registration.status}, not '
                 'registered.',
-            ))
+            )
         # exam_registration_office.world:418
         if self.clock >= self.t_sessions[registration.session].starts_at:
-            raise ToolError(rt.built(
-                self,
-                f'Session {self.t_sessions[registration.session].session_id} has already started.',
-            ))
+            self.fail(
+                f'Session {self.t_sessions[registration.session].session_id} has already started.'
+            )
         refund: float = (  # exam_registration_office.world:419
             round(registration.fee_paid * self.state.refund_percent / 100, 2)
             if self.clock < self.t_sessions[registration.session].withdrawal_deadline else 0.0
@@ -781,324 +896,39 @@ class ExamRegistrationOffice(Episode):
         )
         return registration  # exam_registration_office.world:422
 
-    # exam_registration_office.world:425
-    def tool_mark_absent(self, registration: Registration) -> Registration:
-        # exam_registration_office.world:430
-        if registration.status != _E18_RegistrationStatus_registered:
-            raise ToolError(rt.built(
-                self,
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            ))
-        # exam_registration_office.world:431
-        if self.clock < self.t_sessions[registration.session].starts_at:
-            raise ToolError(rt.built(
-                self,
-                f'Session {self.t_sessions[registration.session].session_id} has not started.',
-            ))
-        # exam_registration_office.world:432
-        self.set_field(registration, 'status', _E18_RegistrationStatus_absent)
-        return registration  # exam_registration_office.world:433
-
-    # exam_registration_office.world:438
-    def tool_get_accommodation(self, accommodation: Accommodation) -> Accommodation:
-        return accommodation  # exam_registration_office.world:443
-
-    def tool_list_accommodations(  # exam_registration_office.world:446
-        self,
-        registration: Registration | None,
-        candidate: Candidate | None,
-        status: AccommodationStatus | None,
-    ) -> tuple[str, ...]:
-        return tuple([  # exam_registration_office.world:453
-            _a12.accommodation_id for _a12 in rt.each(self, self.t_accommodations)
-            if (registration is None or _a12.registration == registration.registration_id)
-            and (candidate is None
-            or self.t_registrations[_a12.registration].candidate == candidate.candidate_id)
-            and (status is None or _a12.status == status)
-        ])
-
-    def tool_request_accommodation(  # exam_registration_office.world:456
-        self, registration: Registration, kind: AccommodationKind, evidence: str
-    ) -> Accommodation:
-        # exam_registration_office.world:463
-        if registration.status != _E18_RegistrationStatus_registered:
-            raise ToolError(rt.built(
-                self,
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            ))
-        if any(  # exam_registration_office.world:464
-            _a13.registration == registration.registration_id and _a13.kind == kind
-            for _a13 in rt.each(self, self.t_accommodations)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'A {kind} accommodation is already recorded for {registration.registration_id}.',
-            ))
-        # exam_registration_office.world:465
-        if self.t_sessions[registration.session].starts_at - self.clock < dt.timedelta(days=14):
-            raise ToolError(
-                'Accommodations must be requested at least 14 days before the session.'
-            )
-        accommodation: Accommodation = Accommodation(  # exam_registration_office.world:466
-            accommodation_id=self.next_id('accommodation_ids', 'AC{:03d}'),
-            registration=registration.registration_id, kind=kind,
-            evidence=v.check_length(evidence, 'Accommodation.evidence', 1, 200),
-            status=_E19_AccommodationStatus_requested, requested_on=self.clock.date(),
-            decided_on=None,
-        )
-        self.insert(self.t_accommodations, accommodation)  # exam_registration_office.world:472
-        return accommodation  # exam_registration_office.world:473
-
-    def tool_decide_accommodation(  # exam_registration_office.world:476
-        self, accommodation: Accommodation, approve: bool
-    ) -> Accommodation:
-        # exam_registration_office.world:482
-        if accommodation.status != _E19_AccommodationStatus_requested:
-            raise ToolError(rt.built(
-                self,
-                f'Accommodation {accommodation.accommodation_id} is already '
-                f'{accommodation.status}.',
-            ))
-        if not (  # exam_registration_office.world:483
-            not approve or accommodation.kind != _E17_AccommodationKind_separate_room
-            or self.t_centres[self.t_sessions[self.t_registrations[accommodation.registration].session].centre].accessible
-        ):
-            raise ToolError('A separate room needs an accessible centre.')
-        self.set_fields(  # exam_registration_office.world:484
-            accommodation, ('status', 'decided_on'),
-            _E19_AccommodationStatus_approved if approve else _E19_AccommodationStatus_rejected,
-            self.clock.date(),
-        )
-        return accommodation  # exam_registration_office.world:486
-
-    def tool_get_result(self, result: Result) -> Result:  # exam_registration_office.world:491
-        return result  # exam_registration_office.world:494
-
-    # exam_registration_office.world:497
-    def tool_list_results(self, candidate: Candidate | None, exam: Exam | None) -> tuple[str, ...]:
-        if not (candidate is not None or exam is not None):  # exam_registration_office.world:503
-            raise ToolError('Give a candidate or an exam.')
-        return tuple([  # exam_registration_office.world:504
-            _x14.result_id for _x14 in rt.each(self, self.t_results)
-            if (candidate is None or _x14.candidate == candidate.candidate_id)
-            and (exam is None or _x14.exam == exam.code)
-        ])
-
-    # exam_registration_office.world:507
-    def tool_publish_result(self, registration: Registration, score_: int) -> Result:
-        # exam_registration_office.world:513
-        if registration.status != _E18_RegistrationStatus_registered:
-            raise ToolError(rt.built(
-                self,
-                f'Registration {registration.registration_id} is {registration.status}; only '
-                'registered candidates who sat the exam get a result.',
-            ))
-        # exam_registration_office.world:514
-        if self.clock < self.t_sessions[registration.session].starts_at + self.state.result_delay:
-            raise ToolError(rt.built(
-                self,
-                f'Session {self.t_sessions[registration.session].session_id} was not held long '
-                'enough ago.',
-            ))
-        if any(  # exam_registration_office.world:515
-            _x15.registration == registration.registration_id
-            for _x15 in rt.each(self, self.t_results)
-        ):
-            raise ToolError(rt.built(
-                self, f'A result already exists for {registration.registration_id}.'
-            ))
-        # exam_registration_office.world:516
-        exam: Exam = self.t_exams[self.t_sessions[registration.session].exam]
-        result: Result = Result(  # exam_registration_office.world:517
-            result_id=self.next_id('result_ids', 'RS{:04d}'),
-            registration=registration.registration_id, candidate=registration.candidate,
-            exam=exam.code, score_=v.check_range(score_, 'Result.score', 0, 100),
-            grade=self.fn_grade_for(exam, score_), published_on=self.clock.date(),
-        )
-        self.insert(self.t_results, result)  # exam_registration_office.world:525
-        # exam_registration_office.world:526
-        self.set_field(registration, 'status', _E18_RegistrationStatus_completed)
-        return result  # exam_registration_office.world:527
-
-
-_PARAM_registration = param(
-    'registration', arg.row('registrations'), 'The id of a registered registration, e.g. R0001.'
-)
-
-
-ExamRegistrationOffice.TOOLS = tools(
-    tool(
-        ExamRegistrationOffice.tool_get_candidate,
-        'Show a candidate: name, email, date of birth, candidate number and registration date.',
-        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA001.'), read_only=True,
-        where='exam_registration_office.world:242', returns=Candidate,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_find_candidates,
-        'Find candidates by part of the name, email, candidate number or date of birth (all '
-        'given filters must match), with their details.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('candidate_number', arg.optional(arg.TEXT), 'The 8-digit candidate number.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 2007-02-14.'),
-        read_only=True, where='exam_registration_office.world:248', returns=js.array(Candidate),
-        shows=('list', ('row', 'candidates')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_add_candidate,
-        "Add a new candidate; the candidate number is 2025 followed by the id's digits.",
-        param('name', arg.refined(arg.TEXT, 1, 80), "The candidate's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The candidate's email; it must be new.",
-        ),
-        param('date_of_birth', arg.DATE, 'The date of birth, not in the future.'),
-        where='exam_registration_office.world:260', returns=Candidate,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_exam,
-        'Show an exam: title, level, fee, pass and distinction marks and duration.',
-        param(
-            'exam', arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$')),
-            'The exam code, e.g. MATH-H.',
-        ),
-        read_only=True, where='exam_registration_office.world:286', returns=Exam,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_search_exams,
-        'Find exams by part of the title or code, or by level, with fees and marks.',
-        param('text', arg.optional(arg.TEXT), 'Part of the title or code; case does not matter.'),
-        param('level', arg.optional(arg.enum_of(Level)), 'Only exams of this level.'),
-        read_only=True, where='exam_registration_office.world:292', returns=js.array(Exam),
-        shows=('list', ('row', 'exams')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_centre,
-        'Show a centre: name, city, seats, whether accessible and whether active.',
-        param(
-            'centre', arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The centre id, e.g. C01.',
-        ),
-        read_only=True, where='exam_registration_office.world:302', returns=Centre,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_list_centres,
-        'List centres with their seats and accessibility, optionally in one city or only '
-        'accessible ones.',
-        param('city', arg.optional(arg.TEXT), 'Only centres in this city, e.g. Leeds.'),
-        param('accessible_only', arg.BOOL, 'Only accessible centres.', default=lambda ep: False),
-        read_only=True, where='exam_registration_office.world:308', returns=js.array(Centre),
-        shows=('list', ('row', 'centres')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_session,
-        'Show an exam session (exam, centre, start, deadlines, status) with its seats taken and '
-        'free.',
-        param(
-            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The session id, e.g. SS01.',
-        ),
-        read_only=True, where='exam_registration_office.world:318',
-        returns=js.closed({
-            'session': ExamSession, 'seats': js.INTEGER, 'taken': js.INTEGER, 'free': js.INTEGER
-        }),
-        shows=('record', (('session', 'session', ('row', 'sessions')),)),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_find_sessions,
-        'Find exam sessions of an exam, at a centre or on a day, with their start, deadlines and '
-        'status.',
-        param(
-            'exam',
-            arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
-            'Only sessions of this exam (code, e.g. MATH-H).',
-        ),
-        param(
-            'centre',
-            arg.optional(arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$'))),
-            'Only sessions at this centre (id, e.g. C01).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only sessions on this day, e.g. 2025-06-10.'),
-        param(
-            'open_only', arg.BOOL, 'Only sessions still taking registrations, with a free seat.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='exam_registration_office.world:330', returns=js.array(ExamSession),
-        shows=('list', ('row', 'sessions')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_registration,
-        'Show a registration: candidate, session, status, fee paid, refund, what it was '
-        'transferred to and when it was made.',
-        param('registration', arg.row('registrations'), 'The registration id, e.g. R0001.'),
-        read_only=True, where='exam_registration_office.world:343', returns=Registration,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_find_registrations,
-        'Find registrations of a candidate or in a session, optionally by status, with their '
-        'details.',
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            'Only registrations of this candidate (id, e.g. CA001).',
-        ),
-        param(
-            'session',
-            arg.optional(arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$'))),
-            'Only registrations in this session (id, e.g. SS01).',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RegistrationStatus)),
-            'Only registrations with this status.',
-        ),
-        read_only=True, where='exam_registration_office.world:351', returns=js.array(Registration),
-        shows=('list', ('row', 'registrations')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_register_for_session,
-        "Register a candidate for an open exam session with a free seat; the exam's fee is paid.",
-        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA005.'),
-        param(
-            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The id of an open session, e.g. SS04.',
-        ),
-        where='exam_registration_office.world:361', returns=Registration,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_transfer_registration,
-        'Move a registration to another open session of the same exam with a free seat; its '
-        'pending and approved accommodations move with it.',
-        _PARAM_registration,
-        param(
-            'new_session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The id of another open session of the same exam, e.g. SS05.',
-        ),
-        where='exam_registration_office.world:382', returns=Registration,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_withdraw_registration,
-        'Withdraw a registration before its session starts; before the withdrawal deadline 80% '
-        'of the fee is refunded, after it nothing.',
-        _PARAM_registration, where='exam_registration_office.world:412', returns=Registration,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_mark_absent,
+    @tool(  # exam_registration_office.world:425
         'Mark a registered candidate absent from a session that has started.',
         param(
             'registration', arg.row('registrations'),
             'The id of a registered registration whose session has started, e.g. R0004.',
         ),
         where='exam_registration_office.world:425', returns=Registration,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_accommodation,
+    )
+    def tool_mark_absent(self, registration: Registration) -> Registration:
+        # exam_registration_office.world:430
+        if registration.status != _E18_RegistrationStatus_registered:
+            self.fail(
+                f'Registration {registration.registration_id} is {registration.status}, not '
+                'registered.',
+            )
+        # exam_registration_office.world:431
+        if self.clock < self.t_sessions[registration.session].starts_at:
+            self.fail(
+                f'Session {self.t_sessions[registration.session].session_id} has not started.'
+            )
+        # exam_registration_office.world:432
+        self.set_field(registration, 'status', _E18_RegistrationStatus_absent)
+        return registration  # exam_registration_office.world:433
+
+    @tool(  # exam_registration_office.world:438
         'Show an accommodation: registration, kind, evidence, status and dates.',
         param('accommodation', arg.row('accommodations'), 'The accommodation id, e.g. AC001.'),
         read_only=True, where='exam_registration_office.world:438', returns=Accommodation,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_list_accommodations,
+    )
+    def tool_get_accommodation(self, accommodation: Accommodation) -> Accommodation:
+        return accommodation  # exam_registration_office.world:443
+
+    @tool(  # exam_registration_office.world:446
         'List accommodations of a registration or of a candidate, optionally by status, with '
         'their details.',
         param(
@@ -1115,9 +945,20 @@ ExamRegistrationOffice.TOOLS = tools(
         ),
         read_only=True, where='exam_registration_office.world:446',
         returns=js.array(Accommodation), shows=('list', ('row', 'accommodations')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_request_accommodation,
+    )
+    def tool_list_accommodations(
+        self, registration: Registration | None, candidate: Candidate | None,
+        status: AccommodationStatus | None,
+    ) -> tuple[str, ...]:
+        return tuple([  # exam_registration_office.world:453
+            _a12.accommodation_id for _a12 in rt.each(self, self.t_accommodations)
+            if (registration is None or _a12.registration == registration.registration_id)
+            and (candidate is None
+            or self.t_registrations[_a12.registration].candidate == candidate.candidate_id)
+            and (status is None or _a12.status == status)
+        ])
+
+    @tool(  # exam_registration_office.world:456
         'Request an access arrangement for a registration at least 14 days before its session.',
         _PARAM_registration,
         param('kind', arg.enum_of(AccommodationKind), 'The arrangement needed.'),
@@ -1126,9 +967,39 @@ ExamRegistrationOffice.TOOLS = tools(
             'The supporting evidence, e.g. a specialist report reference.',
         ),
         where='exam_registration_office.world:456', returns=Accommodation,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_decide_accommodation,
+    )
+    def tool_request_accommodation(
+        self, registration: Registration, kind: AccommodationKind, evidence: str
+    ) -> Accommodation:
+        # exam_registration_office.world:463
+        if registration.status != _E18_RegistrationStatus_registered:
+            self.fail(
+                f'Registration {registration.registration_id} is {registration.status}, not '
+                'registered.',
+            )
+        if any(  # exam_registration_office.world:464
+            _a13.registration == registration.registration_id and _a13.kind == kind
+            for _a13 in rt.each(self, self.t_accommodations)
+        ):
+            self.fail(
+                f'A {kind} accommodation is already recorded for {registration.registration_id}.'
+            )
+        # exam_registration_office.world:465
+        if self.t_sessions[registration.session].starts_at - self.clock < dt.timedelta(days=14):
+            raise ToolError(
+                'Accommodations must be requested at least 14 days before the session.'
+            )
+        accommodation: Accommodation = Accommodation(  # exam_registration_office.world:466
+            accommodation_id=self.next_id('accommodation_ids', 'AC{:03d}'),
+            registration=registration.registration_id, kind=kind,
+            evidence=v.check_length(evidence, 'Accommodation.evidence', 1, 200),
+            status=_E19_AccommodationStatus_requested, requested_on=self.clock.date(),
+            decided_on=None,
+        )
+        self.insert(self.t_accommodations, accommodation)  # exam_registration_office.world:472
+        return accommodation  # exam_registration_office.world:473
+
+    @tool(  # exam_registration_office.world:476
         'Approve or reject a requested accommodation.',
         param(
             'accommodation', arg.row('accommodations'),
@@ -1136,15 +1007,37 @@ ExamRegistrationOffice.TOOLS = tools(
         ),
         param('approve', arg.BOOL, 'true to approve, false to reject.'),
         where='exam_registration_office.world:476', returns=Accommodation,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_get_result,
+    )
+    def tool_decide_accommodation(
+        self, accommodation: Accommodation, approve: bool
+    ) -> Accommodation:
+        # exam_registration_office.world:482
+        if accommodation.status != _E19_AccommodationStatus_requested:
+            self.fail(
+                f'Accommodation {accommodation.accommodation_id} is already '
+                f'{accommodation.status}.',
+            )
+        if not (  # exam_registration_office.world:483
+            not approve or accommodation.kind != _E17_AccommodationKind_separate_room
+            or self.t_centres[self.t_sessions[self.t_registrations[accommodation.registration].session].centre].accessible
+        ):
+            raise ToolError('A separate room needs an accessible centre.')
+        self.set_fields(  # exam_registration_office.world:484
+            accommodation, ('status', 'decided_on'),
+            _E19_AccommodationStatus_approved if approve else _E19_AccommodationStatus_rejected,
+            self.clock.date(),
+        )
+        return accommodation  # exam_registration_office.world:486
+
+    @tool(  # exam_registration_office.world:491
         'Show a result: registration, candidate, exam, score, grade and publication date.',
         param('result', arg.row('results'), 'The result id, e.g. RS0001.'), read_only=True,
         where='exam_registration_office.world:491', returns=Result,
-    ),
-    tool(
-        ExamRegistrationOffice.tool_list_results,
+    )
+    def tool_get_result(self, result: Result) -> Result:
+        return result  # exam_registration_office.world:494
+
+    @tool(  # exam_registration_office.world:497
         'List results of a candidate or of an exam, with scores and grades.',
         param(
             'candidate', arg.optional(arg.row('candidates')),
@@ -1157,9 +1050,17 @@ ExamRegistrationOffice.TOOLS = tools(
         ),
         read_only=True, where='exam_registration_office.world:497', returns=js.array(Result),
         shows=('list', ('row', 'results')),
-    ),
-    tool(
-        ExamRegistrationOffice.tool_publish_result,
+    )
+    def tool_list_results(self, candidate: Candidate | None, exam: Exam | None) -> tuple[str, ...]:
+        if not (candidate is not None or exam is not None):  # exam_registration_office.world:503
+            raise ToolError('Give a candidate or an exam.')
+        return tuple([  # exam_registration_office.world:504
+            _x14.result_id for _x14 in rt.each(self, self.t_results)
+            if (candidate is None or _x14.candidate == candidate.candidate_id)
+            and (exam is None or _x14.exam == exam.code)
+        ])
+
+    @tool(  # exam_registration_office.world:507
         "Publish the score of a candidate who sat a session held at least 7 days ago; the grade "
         "follows from the exam's marks.",
         param(
@@ -1168,8 +1069,40 @@ ExamRegistrationOffice.TOOLS = tools(
         ),
         param('score', arg.refined(arg.INT, 0, 100), 'The score out of 100.'),
         where='exam_registration_office.world:507', returns=Result,
-    ),
-)
+    )
+    def tool_publish_result(self, registration: Registration, score_: int) -> Result:
+        # exam_registration_office.world:513
+        if registration.status != _E18_RegistrationStatus_registered:
+            self.fail(
+                f'Registration {registration.registration_id} is {registration.status}; only '
+                'registered candidates who sat the exam get a result.',
+            )
+        # exam_registration_office.world:514
+        if self.clock < self.t_sessions[registration.session].starts_at + self.state.result_delay:
+            self.fail(
+                f'Session {self.t_sessions[registration.session].session_id} was not held long '
+                'enough ago.',
+            )
+        if any(  # exam_registration_office.world:515
+            _x15.registration == registration.registration_id
+            for _x15 in rt.each(self, self.t_results)
+        ):
+            self.fail(f'A result already exists for {registration.registration_id}.')
+        # exam_registration_office.world:516
+        exam: Exam = self.t_exams[self.t_sessions[registration.session].exam]
+        result: Result = Result(  # exam_registration_office.world:517
+            result_id=self.next_id('result_ids', 'RS{:04d}'),
+            registration=registration.registration_id, candidate=registration.candidate,
+            exam=exam.code, score_=v.check_range(score_, 'Result.score', 0, 100),
+            grade=self.fn_grade_for(exam, score_), published_on=self.clock.date(),
+        )
+        self.insert(self.t_results, result)  # exam_registration_office.world:525
+        # exam_registration_office.world:526
+        self.set_field(registration, 'status', _E18_RegistrationStatus_completed)
+        return result  # exam_registration_office.world:527
+
+
+ExamRegistrationOffice.TOOLS = tools(ExamRegistrationOffice)
 
 
 # exam_registration_office.world:873

@@ -192,6 +192,26 @@ class LineInfo(Record):
     over_limit: bool = field(sh.BOOL)
 
 
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'), not_found='No such employee.'
+)
+_ROW_cost_centres = arg.row(
+    'cost_centres', arg.refined(arg.TEXT, pattern='^CC[0-9]{3}$'), not_found='No such cost centre.'
+)
+_ROW_policies = arg.row(
+    'policies', arg.refined(arg.TEXT, pattern='^POL[0-9]{2}$'), not_found='No such policy.'
+)
+_ROW_reports = arg.row('reports', not_found='No such report.')
+_ROW_lines = arg.row('lines', not_found='No such line.')
+_ROW_reimbursements = arg.row('reimbursements', not_found='No such reimbursement.')
+_PARAM_name_contains = param(
+    'name_contains', arg.refined(arg.TEXT, 0, 80), 'Part of the name; empty lists all.', default=''
+)
+_PARAM_report = param('report', _ROW_reports, 'The report id, e.g. R0001.')
+_PARAM_report_ = param('report', _ROW_reports, "The id of one's own draft report, e.g. R0005.")
+_PARAM_report__ = param('report', _ROW_reports, 'The id of a submitted report, e.g. R0007.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -466,52 +486,111 @@ class ExpenseDesk(Episode):
             or r.status == _E12_ReportStatus_reimbursed
         )
 
-    def tool_sign_in(self, employee: Employee) -> Employee:  # expense_desk.world:227
+    @tool(  # expense_desk.world:227
+        'Sign in as an employee; every change is made in their name.',
+        param(
+            'employee', _ROW_employees, 'The employee id, e.g. E003; find it with find_employees.'
+        ),
+        where='expense_desk.world:227', returns=Employee,
+    )
+    def tool_sign_in(self, employee: Employee) -> Employee:
         if not employee.active:  # expense_desk.world:232
-            raise ToolError(rt.built(self, f'Employee {employee.employee_id} is inactive.'))
+            self.fail(f'Employee {employee.employee_id} is inactive.')
         self.set_state('current_user', employee.employee_id)  # expense_desk.world:233
         return employee  # expense_desk.world:234
 
-    def tool_get_employee(self, employee: Employee) -> Employee:  # expense_desk.world:237
+    @tool(  # expense_desk.world:237
+        'Show an employee: name, email, role, manager, cost centre, whether active and hire date.',
+        param('employee', _ROW_employees, 'The employee id, e.g. E003.'), read_only=True,
+        where='expense_desk.world:237', returns=Employee,
+    )
+    def tool_get_employee(self, employee: Employee) -> Employee:
         return employee  # expense_desk.world:242
 
-    # expense_desk.world:245
+    @tool(  # expense_desk.world:245
+        'Find employees whose name or email contains the text, optionally by role, with their '
+        'details.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 80),
+            'Part of the name or email; case does not matter.',
+        ),
+        param('role', arg.optional(arg.enum_of(EmployeeRole)), 'Only employees with this role.'),
+        read_only=True, where='expense_desk.world:245', returns=js.array(Employee),
+        shows=('list', ('row', 'employees')),
+    )
     def tool_find_employees(self, query: str, role: EmployeeRole | None) -> tuple[str, ...]:
-        q: str = rt.built(self, query.lower())  # expense_desk.world:251
+        q: str = self.built(query.lower())  # expense_desk.world:251
         return tuple([  # expense_desk.world:252
             _e4.employee_id for _e4 in rt.each(self, self.t_employees)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _e4.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _e4.email.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_e4.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_e4.email.lower())))
             and (role is None or _e4.role == role)
         ])
 
-    # expense_desk.world:257
+    @tool(  # expense_desk.world:257
+        'Show a cost centre: name, policy, annual budget, reimbursed total, whether active, and '
+        'the budget left.',
+        param('cost_centre', _ROW_cost_centres, 'The cost centre code, e.g. CC200.'),
+        read_only=True, where='expense_desk.world:257',
+        returns=js.closed({'cost_centre': CostCentre, 'budget_left': js.NUMBER}),
+        shows=('record', (('cost_centre', 'cost_centre', ('row', 'cost_centres')),)),
+    )
     def tool_get_cost_centre(self, cost_centre: CostCentre) -> CostCentreInfo:
         return CostCentreInfo(  # expense_desk.world:262
             cost_centre.code, round(cost_centre.annual_budget - cost_centre.reimbursed_total, 2)
         )
 
-    # expense_desk.world:268
+    @tool(  # expense_desk.world:268
+        'List cost centres whose name contains the text, with their budgets and policies.',
+        _PARAM_name_contains, read_only=True, where='expense_desk.world:268',
+        returns=js.array(CostCentre), shows=('list', ('row', 'cost_centres')),
+    )
     def tool_list_cost_centres(self, name_contains: str) -> tuple[str, ...]:
-        q: str = rt.built(self, name_contains.lower())  # expense_desk.world:273
+        q: str = self.built(name_contains.lower())  # expense_desk.world:273
         return tuple([  # expense_desk.world:274
             _c5.code for _c5 in rt.each(self, self.t_cost_centres)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _c5.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_c5.name.lower()))
         ])
 
-    def tool_get_policy(self, policy: Policy) -> Policy:  # expense_desk.world:277
+    @tool(  # expense_desk.world:277
+        'Show a policy: its limit per category, receipt threshold, effective date and whether '
+        'active.',
+        param('policy', _ROW_policies, 'The policy id, e.g. POL01.'), read_only=True,
+        where='expense_desk.world:277', returns=Policy,
+    )
+    def tool_get_policy(self, policy: Policy) -> Policy:
         return policy  # expense_desk.world:280
 
-    # expense_desk.world:283
+    @tool(  # expense_desk.world:283
+        'List policies whose name contains the text, with their limits and receipt thresholds.',
+        _PARAM_name_contains,
+        param('active_only', arg.BOOL, 'Only active policies.', default=False), read_only=True,
+        where='expense_desk.world:283', returns=js.array(Policy),
+        shows=('list', ('row', 'policies')),
+    )
     def tool_list_policies(self, name_contains: str, active_only: bool) -> tuple[str, ...]:
-        q: str = rt.built(self, name_contains.lower())  # expense_desk.world:289
+        q: str = self.built(name_contains.lower())  # expense_desk.world:289
         return tuple([  # expense_desk.world:290
             _p6.policy_id for _p6 in rt.each(self, self.t_policies)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _p6.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_p6.name.lower()))
             and (not active_only or _p6.active)
         ])
 
-    def tool_get_report(self, report: ExpenseReport) -> ReportDetails:  # expense_desk.world:295
+    @tool(  # expense_desk.world:295
+        'Show a report with its lines, its total and which lines are over their category limit.',
+        _PARAM_report, read_only=True, where='expense_desk.world:295',
+        returns=js.closed({
+            'report': ExpenseReport, 'lines': js.array(ExpenseLine), 'total': js.NUMBER,
+            'over_limit_lines': js.array(js.STRING),
+        }),
+        shows=(
+            'record', (
+                ('report', 'report', ('row', 'reports')),
+                ('lines', 'lines', ('list', ('row', 'lines'))),
+            ),
+        ),
+    )
+    def tool_get_report(self, report: ExpenseReport) -> ReportDetails:
         return ReportDetails(  # expense_desk.world:300
             report.report_id, self.fn_lines_of(report), self.fn_report_total(report),
             tuple([
@@ -520,23 +599,46 @@ class ExpenseDesk(Episode):
             ]),
         )
 
-    def tool_find_reports(  # expense_desk.world:308
-        self,
-        employee: Employee | None,
-        status: ReportStatus | None,
-        title_contains: str,
+    @tool(  # expense_desk.world:308
+        'Find reports by owner, status, title text and/or creation day, with their details.',
+        param(
+            'employee',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'Only reports of this owner (id, e.g. E003).',
+        ),
+        param('status', arg.optional(arg.enum_of(ReportStatus)), 'Only reports with this status.'),
+        param(
+            'title_contains', arg.refined(arg.TEXT, 0, 80),
+            'Part of the title; case does not matter.', default='',
+        ),
+        param(
+            'created_on', arg.optional(arg.DATE),
+            'Only reports created on this day, e.g. 2025-03-10.',
+        ),
+        read_only=True, where='expense_desk.world:308', returns=js.array(ExpenseReport),
+        shows=('list', ('row', 'reports')),
+    )
+    def tool_find_reports(
+        self, employee: Employee | None, status: ReportStatus | None, title_contains: str,
         created_on: dt.date | None,
     ) -> tuple[str, ...]:
-        q: str = rt.built(self, title_contains.lower())  # expense_desk.world:316
+        q: str = self.built(title_contains.lower())  # expense_desk.world:316
         return tuple([  # expense_desk.world:317
             _r8.report_id for _r8 in rt.each(self, self.t_reports)
             if (employee is None or _r8.employee == employee.employee_id)
             and (status is None or _r8.status == status)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _r8.title.lower()))
+            and rt.read(self, q) in rt.read(self, self.built(_r8.title.lower()))
             and (created_on is None or _r8.created_on == created_on)
         ])
 
-    def tool_create_report(self, title: str) -> ExpenseReport:  # expense_desk.world:320
+    @tool(  # expense_desk.world:320
+        'Start a draft expense report for the signed-in employee.',
+        param(
+            'title', arg.refined(arg.TEXT, 1, 120), "The report's title, e.g. Client visit Berlin."
+        ),
+        where='expense_desk.world:320', returns=ExpenseReport,
+    )
+    def tool_create_report(self, title: str) -> ExpenseReport:
         # expense_desk.world:325
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:326
@@ -550,7 +652,11 @@ class ExpenseDesk(Episode):
         self.insert(self.t_reports, report)  # expense_desk.world:328
         return report  # expense_desk.world:329
 
-    def tool_submit_report(self, report: ExpenseReport) -> ExpenseReport:  # expense_desk.world:332
+    @tool(  # expense_desk.world:332
+        "Submit one's own draft report for the manager's approval.", _PARAM_report_,
+        where='expense_desk.world:332', returns=ExpenseReport,
+    )
+    def tool_submit_report(self, report: ExpenseReport) -> ExpenseReport:
         # expense_desk.world:337
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:338
@@ -558,22 +664,20 @@ class ExpenseDesk(Episode):
         if report.employee != me.employee_id:  # expense_desk.world:339
             raise ToolError('You can only submit your own reports.')
         if report.status != _E12_ReportStatus_draft:  # expense_desk.world:340
-            raise ToolError(rt.built(
-                self,
-                f'Only draft reports can be submitted; {report.report_id} is {report.status}.',
-            ))
+            self.fail(
+                f'Only draft reports can be submitted; {report.report_id} is {report.status}.'
+            )
         if len(self.fn_lines_of(report)) < 1:  # expense_desk.world:341
             raise ToolError('The report has no lines.')
         if any(  # expense_desk.world:342
             _l9.report == report.report_id and self.fn_needs_receipt(_l9)
             for _l9 in rt.each(self, self.t_lines)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 'A line above the receipt threshold of '
                 f'{self.fn_policy_of(report).receipt_threshold:.2f} {self.state.currency} has no '
                 'receipt.',
-            ))
+            )
         if me.manager is None:  # expense_desk.world:343
             raise ToolError('You have no manager to approve it.')
         self.set_fields(  # expense_desk.world:344
@@ -581,7 +685,11 @@ class ExpenseDesk(Episode):
         )
         return report  # expense_desk.world:346
 
-    # expense_desk.world:349
+    @tool(  # expense_desk.world:349
+        "As the owner's manager, approve a submitted report; lines over their limit must be "
+        "flagged first.",
+        _PARAM_report__, where='expense_desk.world:349', returns=ExpenseReport,
+    )
     def tool_approve_report(self, report: ExpenseReport) -> ExpenseReport:
         # expense_desk.world:354
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -592,10 +700,9 @@ class ExpenseDesk(Episode):
         if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:357
             raise ToolError("Only the owner's manager can approve.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:358
-            raise ToolError(rt.built(
-                self,
-                f'Only submitted reports can be approved; {report.report_id} is {report.status}.',
-            ))
+            self.fail(
+                f'Only submitted reports can be approved; {report.report_id} is {report.status}.'
+            )
         if any(  # expense_desk.world:359
             _l10.report == report.report_id and self.fn_over_limit(_l10)
             and not _l10.over_limit_flag
@@ -607,7 +714,11 @@ class ExpenseDesk(Episode):
         self.set_fields(report, ('decided_by', 'decided_at'), me.employee_id, self.clock)
         return report  # expense_desk.world:363
 
-    # expense_desk.world:366
+    @tool(  # expense_desk.world:366
+        "As the owner's manager, reject a submitted report with a reason.", _PARAM_report__,
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+        where='expense_desk.world:366', returns=ExpenseReport,
+    )
     def tool_reject_report(self, report: ExpenseReport, reason: str) -> ExpenseReport:
         # expense_desk.world:372
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -618,10 +729,9 @@ class ExpenseDesk(Episode):
         if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:375
             raise ToolError("Only the owner's manager can reject.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:376
-            raise ToolError(rt.built(
-                self,
-                f'Only submitted reports can be rejected; {report.report_id} is {report.status}.',
-            ))
+            self.fail(
+                f'Only submitted reports can be rejected; {report.report_id} is {report.status}.'
+            )
         self.set_field(report, 'status', _E12_ReportStatus_rejected)  # expense_desk.world:377
         self.set_fields(  # expense_desk.world:378
             report, ('decided_by', 'decided_at', 'rejection_reason'), me.employee_id, self.clock,
@@ -631,7 +741,13 @@ class ExpenseDesk(Episode):
         )
         return report  # expense_desk.world:381
 
-    # expense_desk.world:384
+    @tool(  # expense_desk.world:384
+        "As finance, pay an approved report's total to its owner and charge the owner's cost "
+        "centre.",
+        param('report', _ROW_reports, 'The id of an approved report, e.g. R0003.'),
+        param('method', arg.enum_of(PaymentMethod), 'bank_transfer or payroll.'),
+        where='expense_desk.world:384', returns=Reimbursement,
+    )
     def tool_reimburse_report(self, report: ExpenseReport, method: PaymentMethod) -> Reimbursement:
         # expense_desk.world:390
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -642,19 +758,17 @@ class ExpenseDesk(Episode):
         if report.employee == me.employee_id:  # expense_desk.world:393
             raise ToolError('You cannot reimburse your own report.')
         if report.status != _E12_ReportStatus_approved:  # expense_desk.world:394
-            raise ToolError(rt.built(
-                self,
-                f'Only approved reports can be reimbursed; {report.report_id} is {report.status}.',
-            ))
+            self.fail(
+                f'Only approved reports can be reimbursed; {report.report_id} is {report.status}.'
+            )
         # expense_desk.world:395
         cc: CostCentre = self.t_cost_centres[self.t_employees[report.employee].cost_centre]
         amount: float = self.fn_report_total(report)  # expense_desk.world:396
         if not (cc.reimbursed_total + amount <= cc.annual_budget):  # expense_desk.world:397
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The budget of cost centre {cc.code} would be exceeded: '
                 f'{cc.annual_budget - cc.reimbursed_total:.2f} {self.state.currency} left.',
-            ))
+            )
         payment: Reimbursement = Reimbursement(  # expense_desk.world:398
             reimbursement_id=self.next_id('reimbursement_ids', 'RB{:03d}'),
             report=report.report_id, employee=report.employee,
@@ -671,11 +785,31 @@ class ExpenseDesk(Episode):
         self.set_field(report, 'status', _E12_ReportStatus_reimbursed)  # expense_desk.world:409
         return payment  # expense_desk.world:410
 
-    def tool_get_line(self, line: ExpenseLine) -> LineInfo:  # expense_desk.world:415
+    @tool(  # expense_desk.world:415
+        'Show an expense line with its category limit and whether it is over it.',
+        param('line', _ROW_lines, 'The line id, e.g. L0001.'), read_only=True,
+        where='expense_desk.world:415',
+        returns=js.closed({
+            'line': ExpenseLine, 'category_limit': js.nullable(js.NUMBER), 'over_limit': js.BOOLEAN
+        }),
+        shows=('record', (('line', 'line', ('row', 'lines')),)),
+    )
+    def tool_get_line(self, line: ExpenseLine) -> LineInfo:
         # expense_desk.world:418
         return LineInfo(line.line_id, self.fn_limit_of(line), self.fn_over_limit(line))
 
-    def tool_list_lines(  # expense_desk.world:421
+    @tool(  # expense_desk.world:421
+        'List the lines of a report with their amounts, receipts and flags; optionally one '
+        'category or only those over their limit.',
+        _PARAM_report,
+        param(
+            'category', arg.optional(arg.enum_of(ExpenseCategory)), 'Only lines of this category.'
+        ),
+        param('over_limit_only', arg.BOOL, 'Only lines over their category limit.', default=False),
+        read_only=True, where='expense_desk.world:421', returns=js.array(ExpenseLine),
+        shows=('list', ('row', 'lines')),
+    )
+    def tool_list_lines(
         self, report: ExpenseReport, category: ExpenseCategory | None, over_limit_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # expense_desk.world:428
@@ -684,14 +818,24 @@ class ExpenseDesk(Episode):
             and (not over_limit_only or self.fn_over_limit(_l11))
         ])
 
-    def tool_add_line(  # expense_desk.world:431
-        self,
-        report: ExpenseReport,
-        category: ExpenseCategory,
-        description: str,
-        amount: float,
-        spent_on: dt.date,
-        receipt_ref: str | None,
+    @tool(  # expense_desk.world:431
+        "Add an expense line to one's own draft report.", _PARAM_report_,
+        param('category', arg.enum_of(ExpenseCategory), 'The expense category.'),
+        param('description', arg.refined(arg.TEXT, 1, 200), 'What was bought.'),
+        param(
+            'amount', arg.refined(arg.FLOAT, 0.01, 100000.0),
+            'The amount, in the company currency.',
+        ),
+        param('spent_on', arg.DATE, 'The day of the expense, not in the future.'),
+        param(
+            'receipt_ref', arg.optional(arg.refined(arg.TEXT, 1, 40)),
+            "The scanned receipt's reference, e.g. RC-1010; leave out when there is none.",
+        ),
+        where='expense_desk.world:431', returns=ExpenseLine,
+    )
+    def tool_add_line(
+        self, report: ExpenseReport, category: ExpenseCategory, description: str, amount: float,
+        spent_on: dt.date, receipt_ref: str | None,
     ) -> ExpenseLine:
         # expense_desk.world:441
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -726,7 +870,12 @@ class ExpenseDesk(Episode):
         self.insert(self.t_lines, line)  # expense_desk.world:456
         return line  # expense_desk.world:457
 
-    def tool_remove_line(self, line: ExpenseLine) -> ExpenseLine:  # expense_desk.world:460
+    @tool(  # expense_desk.world:460
+        "Remove a line from one's own draft report.",
+        param('line', _ROW_lines, "The id of a line of one's own draft report, e.g. L0007."),
+        where='expense_desk.world:460', returns=ExpenseLine,
+    )
+    def tool_remove_line(self, line: ExpenseLine) -> ExpenseLine:
         # expense_desk.world:465
         me: Employee | None = self.t_employees.ref(self.state.current_user)
         if me is None:  # expense_desk.world:466
@@ -738,7 +887,13 @@ class ExpenseDesk(Episode):
         self.delete(self.t_lines, line.line_id)  # expense_desk.world:469
         return line  # expense_desk.world:470
 
-    # expense_desk.world:473
+    @tool(  # expense_desk.world:473
+        "As the report owner's manager (or finance), flag a line of a submitted report that "
+        "exceeds its category limit.",
+        param('line', _ROW_lines, 'The id of a line of a submitted report, e.g. L0002.'),
+        param('note', arg.refined(arg.TEXT, 1, 200), 'Why it is flagged.'),
+        where='expense_desk.world:473', returns=ExpenseLine,
+    )
     def tool_flag_line(self, line: ExpenseLine, note: str) -> ExpenseLine:
         # expense_desk.world:479
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -762,249 +917,16 @@ class ExpenseDesk(Episode):
         )
         return line  # expense_desk.world:487
 
-    # expense_desk.world:492
+    @tool(  # expense_desk.world:492
+        'Show a reimbursement: report, employee, amount, method, date, who processed it and the '
+        'cost centre charged.',
+        param('reimbursement', _ROW_reimbursements, 'The reimbursement id, e.g. RB001.'),
+        read_only=True, where='expense_desk.world:492', returns=Reimbursement,
+    )
     def tool_get_reimbursement(self, reimbursement: Reimbursement) -> Reimbursement:
         return reimbursement  # expense_desk.world:497
 
-    def tool_list_reimbursements(  # expense_desk.world:500
-        self, employee: Employee | None, paid_on: dt.date | None
-    ) -> tuple[str, ...]:
-        return tuple([  # expense_desk.world:506
-            _b12.reimbursement_id for _b12 in rt.each(self, self.t_reimbursements)
-            if (employee is None or _b12.employee == employee.employee_id)
-            and (paid_on is None or _b12.paid_on == paid_on)
-        ])
-
-
-_PARAM_name_contains = param(
-    'name_contains', arg.refined(arg.TEXT, 0, 80), 'Part of the name; empty lists all.',
-    default=lambda ep: '',
-)
-_PARAM_report = param(
-    'report', arg.row('reports'), 'The report id, e.g. R0001.',
-    not_found=lambda ep, key: 'No such report.',
-)
-_PARAM_report_ = param(
-    'report', arg.row('reports'), "The id of one's own draft report, e.g. R0005.",
-    not_found=lambda ep, key: 'No such report.',
-)
-_PARAM_report__ = param(
-    'report', arg.row('reports'), 'The id of a submitted report, e.g. R0007.',
-    not_found=lambda ep, key: 'No such report.',
-)
-
-
-ExpenseDesk.TOOLS = tools(
-    tool(
-        ExpenseDesk.tool_sign_in, 'Sign in as an employee; every change is made in their name.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            'The employee id, e.g. E003; find it with find_employees.',
-            not_found=lambda ep, key: 'No such employee.',
-        ),
-        where='expense_desk.world:227', returns=Employee,
-    ),
-    tool(
-        ExpenseDesk.tool_get_employee,
-        'Show an employee: name, email, role, manager, cost centre, whether active and hire date.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            'The employee id, e.g. E003.', not_found=lambda ep, key: 'No such employee.',
-        ),
-        read_only=True, where='expense_desk.world:237', returns=Employee,
-    ),
-    tool(
-        ExpenseDesk.tool_find_employees,
-        'Find employees whose name or email contains the text, optionally by role, with their '
-        'details.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80),
-            'Part of the name or email; case does not matter.',
-        ),
-        param('role', arg.optional(arg.enum_of(EmployeeRole)), 'Only employees with this role.'),
-        read_only=True, where='expense_desk.world:245', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    ),
-    tool(
-        ExpenseDesk.tool_get_cost_centre,
-        'Show a cost centre: name, policy, annual budget, reimbursed total, whether active, and '
-        'the budget left.',
-        param(
-            'cost_centre', arg.row('cost_centres', arg.refined(arg.TEXT, pattern='^CC[0-9]{3}$')),
-            'The cost centre code, e.g. CC200.', not_found=lambda ep, key: 'No such cost centre.',
-        ),
-        read_only=True, where='expense_desk.world:257',
-        returns=js.closed({'cost_centre': CostCentre, 'budget_left': js.NUMBER}),
-        shows=('record', (('cost_centre', 'cost_centre', ('row', 'cost_centres')),)),
-    ),
-    tool(
-        ExpenseDesk.tool_list_cost_centres,
-        'List cost centres whose name contains the text, with their budgets and policies.',
-        _PARAM_name_contains, read_only=True, where='expense_desk.world:268',
-        returns=js.array(CostCentre), shows=('list', ('row', 'cost_centres')),
-    ),
-    tool(
-        ExpenseDesk.tool_get_policy,
-        'Show a policy: its limit per category, receipt threshold, effective date and whether '
-        'active.',
-        param(
-            'policy', arg.row('policies', arg.refined(arg.TEXT, pattern='^POL[0-9]{2}$')),
-            'The policy id, e.g. POL01.', not_found=lambda ep, key: 'No such policy.',
-        ),
-        read_only=True, where='expense_desk.world:277', returns=Policy,
-    ),
-    tool(
-        ExpenseDesk.tool_list_policies,
-        'List policies whose name contains the text, with their limits and receipt thresholds.',
-        _PARAM_name_contains,
-        param('active_only', arg.BOOL, 'Only active policies.', default=lambda ep: False),
-        read_only=True, where='expense_desk.world:283', returns=js.array(Policy),
-        shows=('list', ('row', 'policies')),
-    ),
-    tool(
-        ExpenseDesk.tool_get_report,
-        'Show a report with its lines, its total and which lines are over their category limit.',
-        _PARAM_report, read_only=True, where='expense_desk.world:295',
-        returns=js.closed({
-            'report': ExpenseReport, 'lines': js.array(ExpenseLine), 'total': js.NUMBER,
-            'over_limit_lines': js.array(js.STRING),
-        }),
-        shows=(
-            'record', (
-                ('report', 'report', ('row', 'reports')),
-                ('lines', 'lines', ('list', ('row', 'lines'))),
-            ),
-        ),
-    ),
-    tool(
-        ExpenseDesk.tool_find_reports,
-        'Find reports by owner, status, title text and/or creation day, with their details.',
-        param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only reports of this owner (id, e.g. E003).',
-        ),
-        param('status', arg.optional(arg.enum_of(ReportStatus)), 'Only reports with this status.'),
-        param(
-            'title_contains', arg.refined(arg.TEXT, 0, 80),
-            'Part of the title; case does not matter.', default=lambda ep: '',
-        ),
-        param(
-            'created_on', arg.optional(arg.DATE),
-            'Only reports created on this day, e.g. 2025-03-10.',
-        ),
-        read_only=True, where='expense_desk.world:308', returns=js.array(ExpenseReport),
-        shows=('list', ('row', 'reports')),
-    ),
-    tool(
-        ExpenseDesk.tool_create_report, 'Start a draft expense report for the signed-in employee.',
-        param(
-            'title', arg.refined(arg.TEXT, 1, 120), "The report's title, e.g. Client visit Berlin."
-        ),
-        where='expense_desk.world:320', returns=ExpenseReport,
-    ),
-    tool(
-        ExpenseDesk.tool_submit_report,
-        "Submit one's own draft report for the manager's approval.", _PARAM_report_,
-        where='expense_desk.world:332', returns=ExpenseReport,
-    ),
-    tool(
-        ExpenseDesk.tool_approve_report,
-        "As the owner's manager, approve a submitted report; lines over their limit must be "
-        "flagged first.",
-        _PARAM_report__, where='expense_desk.world:349', returns=ExpenseReport,
-    ),
-    tool(
-        ExpenseDesk.tool_reject_report,
-        "As the owner's manager, reject a submitted report with a reason.", _PARAM_report__,
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='expense_desk.world:366', returns=ExpenseReport,
-    ),
-    tool(
-        ExpenseDesk.tool_reimburse_report,
-        "As finance, pay an approved report's total to its owner and charge the owner's cost "
-        "centre.",
-        param(
-            'report', arg.row('reports'), 'The id of an approved report, e.g. R0003.',
-            not_found=lambda ep, key: 'No such report.',
-        ),
-        param('method', arg.enum_of(PaymentMethod), 'bank_transfer or payroll.'),
-        where='expense_desk.world:384', returns=Reimbursement,
-    ),
-    tool(
-        ExpenseDesk.tool_get_line,
-        'Show an expense line with its category limit and whether it is over it.',
-        param(
-            'line', arg.row('lines'), 'The line id, e.g. L0001.',
-            not_found=lambda ep, key: 'No such line.',
-        ),
-        read_only=True, where='expense_desk.world:415',
-        returns=js.closed({
-            'line': ExpenseLine, 'category_limit': js.nullable(js.NUMBER), 'over_limit': js.BOOLEAN
-        }),
-        shows=('record', (('line', 'line', ('row', 'lines')),)),
-    ),
-    tool(
-        ExpenseDesk.tool_list_lines,
-        'List the lines of a report with their amounts, receipts and flags; optionally one '
-        'category or only those over their limit.',
-        _PARAM_report,
-        param(
-            'category', arg.optional(arg.enum_of(ExpenseCategory)), 'Only lines of this category.'
-        ),
-        param(
-            'over_limit_only', arg.BOOL, 'Only lines over their category limit.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='expense_desk.world:421', returns=js.array(ExpenseLine),
-        shows=('list', ('row', 'lines')),
-    ),
-    tool(
-        ExpenseDesk.tool_add_line, "Add an expense line to one's own draft report.",
-        _PARAM_report_, param('category', arg.enum_of(ExpenseCategory), 'The expense category.'),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What was bought.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01, 100000.0),
-            'The amount, in the company currency.',
-        ),
-        param('spent_on', arg.DATE, 'The day of the expense, not in the future.'),
-        param(
-            'receipt_ref', arg.optional(arg.refined(arg.TEXT, 1, 40)),
-            "The scanned receipt's reference, e.g. RC-1010; leave out when there is none.",
-        ),
-        where='expense_desk.world:431', returns=ExpenseLine,
-    ),
-    tool(
-        ExpenseDesk.tool_remove_line, "Remove a line from one's own draft report.",
-        param(
-            'line', arg.row('lines'), "The id of a line of one's own draft report, e.g. L0007.",
-            not_found=lambda ep, key: 'No such line.',
-        ),
-        where='expense_desk.world:460', returns=ExpenseLine,
-    ),
-    tool(
-        ExpenseDesk.tool_flag_line,
-        "As the report owner's manager (or finance), flag a line of a submitted report that "
-        "exceeds its category limit.",
-        param(
-            'line', arg.row('lines'), 'The id of a line of a submitted report, e.g. L0002.',
-            not_found=lambda ep, key: 'No such line.',
-        ),
-        param('note', arg.refined(arg.TEXT, 1, 200), 'Why it is flagged.'),
-        where='expense_desk.world:473', returns=ExpenseLine,
-    ),
-    tool(
-        ExpenseDesk.tool_get_reimbursement,
-        'Show a reimbursement: report, employee, amount, method, date, who processed it and the '
-        'cost centre charged.',
-        param(
-            'reimbursement', arg.row('reimbursements'), 'The reimbursement id, e.g. RB001.',
-            not_found=lambda ep, key: 'No such reimbursement.',
-        ),
-        read_only=True, where='expense_desk.world:492', returns=Reimbursement,
-    ),
-    tool(
-        ExpenseDesk.tool_list_reimbursements,
+    @tool(  # expense_desk.world:500
         'List reimbursements of an employee and/or paid on a day, with their details.',
         param(
             'employee',
@@ -1017,8 +939,18 @@ ExpenseDesk.TOOLS = tools(
         ),
         read_only=True, where='expense_desk.world:500', returns=js.array(Reimbursement),
         shows=('list', ('row', 'reimbursements')),
-    ),
-)
+    )
+    def tool_list_reimbursements(
+        self, employee: Employee | None, paid_on: dt.date | None
+    ) -> tuple[str, ...]:
+        return tuple([  # expense_desk.world:506
+            _b12.reimbursement_id for _b12 in rt.each(self, self.t_reimbursements)
+            if (employee is None or _b12.employee == employee.employee_id)
+            and (paid_on is None or _b12.paid_on == paid_on)
+        ])
+
+
+ExpenseDesk.TOOLS = tools(ExpenseDesk)
 
 
 # expense_desk.world:956

@@ -279,6 +279,48 @@ class Cancellation(Record):
     reason: str = field(sh.TEXT)
 
 
+_RESULT_Product = js.closed({
+    'sku': js.scalar('str', pattern='^PR-[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
+    'family': js.members(ProductFamily), 'bom': js.array(BomLine, min_items=1, max_items=10),
+    'minutes_per_unit': js.scalar('float', 0.1, 600.0),
+    'finished_stock': js.scalar('int', 0, 10000000), 'active': js.BOOLEAN,
+})
+_RESULT_MaterialInfo = js.closed({
+    'material': Material, 'available': js.NUMBER, 'at_or_below_reorder': js.BOOLEAN
+})
+_RESULT_OrderInfo = js.closed({
+    'order': ProductionOrder, 'reservations': js.array(Reservation),
+    'inspection': js.nullable(Inspection),
+})
+_ROW_planners = arg.row(
+    'planners', arg.refined(arg.TEXT, pattern='^PL[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Planner {key} not found.'),
+)
+_ROW_products = arg.row(
+    'products', arg.refined(arg.TEXT, pattern='^PR-[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Product {key} not found.'),
+)
+_ROW_materials = arg.row(
+    'materials', arg.refined(arg.TEXT, pattern='^MAT-[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Material {key} not found.'),
+)
+_ROW_machines = arg.row(
+    'machines', arg.refined(arg.TEXT, pattern='^MC[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Machine {key} not found.'),
+)
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'Order {key} not found.'))
+_ROW_reservations = arg.row(
+    'reservations', not_found=lambda ep, key: ep.built(f'Reservation {key} not found.')
+)
+_ROW_inspections = arg.row(
+    'inspections', not_found=lambda ep, key: ep.built(f'Inspection {key} not found.')
+)
+_PARAM_sku = param('sku', _ROW_products, 'The product SKU, e.g. PR-101.')
+_PARAM_name = param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.')
+_PARAM_machine_id = param('machine_id', _ROW_machines, 'The machine id, e.g. MC01.')
+_PARAM_order_id = param('order_id', _ROW_orders, 'The order id, e.g. PO0001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -413,7 +455,7 @@ class FactoryPlanning(Episode):
         if not all(  # factory_planning.world:367
             len([
                 _q49.id_ for _q49 in rt.each(self, self.t_planners)
-                if rt.built(self, _q49.email.lower()) == rt.built(self, _p48.email.lower())
+                if self.built(_q49.email.lower()) == self.built(_p48.email.lower())
             ])
             == 1
             for _p48 in rt.each(self, self.t_planners)
@@ -640,29 +682,47 @@ class FactoryPlanning(Episode):
             rt.key_of(found),
         )
 
-    def tool_sign_in(self, planner_id: Planner) -> Planner:  # factory_planning.world:375
+    @tool(  # factory_planning.world:375
+        "Sign in as a planner; changes are then made in that planner's name. Signing in again "
+        "switches planner.",
+        param(
+            'planner_id', _ROW_planners,
+            'Your planner id, e.g. PL02 (find_planners finds it by name or email).',
+        ),
+        where='factory_planning.world:375', returns=Planner,
+    )
+    def tool_sign_in(self, planner_id: Planner) -> Planner:
         if not planner_id.active:  # factory_planning.world:380
-            raise ToolError(rt.built(
-                self, f'Planner {planner_id.id_} ({planner_id.name}) is inactive.'
-            ))
+            self.fail(f'Planner {planner_id.id_} ({planner_id.name}) is inactive.')
         self.set_state('current_planner', planner_id.id_)  # factory_planning.world:381
         return planner_id  # factory_planning.world:382
 
-    def tool_get_planner(self, planner_id: Planner) -> Planner:  # factory_planning.world:385
+    @tool(  # factory_planning.world:385
+        'Show a planner: name, email, role and whether active.',
+        param('planner_id', _ROW_planners, 'The planner id, e.g. PL01.'), read_only=True,
+        where='factory_planning.world:385', returns=Planner,
+    )
+    def tool_get_planner(self, planner_id: Planner) -> Planner:
         return planner_id  # factory_planning.world:390
 
-    # factory_planning.world:393
+    @tool(  # factory_planning.world:393
+        'Find planners by part of the name or email, and/or by role.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param('role', arg.optional(arg.enum_of(PlannerRole)), 'Only planners with this role.'),
+        read_only=True, where='factory_planning.world:393', returns=js.array(Planner),
+        shows=('list', ('row', 'planners')),
+    )
     def tool_find_planners(self, query: str | None, role: PlannerRole | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:399
         for p in rt.each(self, self.t_planners):  # factory_planning.world:400
             if (  # factory_planning.world:401
                 query is not None and not (
-                    rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, p.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, query.lower())) in rt.read(self, rt.built(
-                        self, p.email.lower()
-                    ))
+                    rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(p.name.lower())
+                    )
+                    or rt.read(self, self.built(query.lower())) in rt.read(
+                        self, self.built(p.email.lower())
+                    )
                 )
             ):
                 continue  # factory_planning.world:402
@@ -671,20 +731,39 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (p.id_,)  # factory_planning.world:407
         return found  # factory_planning.world:409
 
-    # factory_planning.world:414
+    @tool(  # factory_planning.world:414
+        'Show a product with its bill of materials, machine time and finished stock, and what an '
+        'order of a quantity needs of each material against what is available.',
+        _PARAM_sku,
+        param(
+            'quantity', arg.refined(arg.INT, 1, 100000),
+            'A quantity to work out the material needs for.', default=1,
+        ),
+        read_only=True, where='factory_planning.world:414',
+        returns=js.closed({
+            'product': _RESULT_Product, 'quantity': js.INTEGER, 'needs': js.array(MaterialNeed)
+        }),
+        shows=('record', (('product', 'product', ('row', 'products')),)),
+    )
     def tool_get_product(self, sku: Product, quantity: int) -> ProductInfo:
         # factory_planning.world:420
         return ProductInfo(sku.sku, quantity, self.fn_needs_for(sku, quantity))
 
-    def tool_find_products(  # factory_planning.world:423
+    @tool(  # factory_planning.world:423
+        'Find products by part of the name and/or family.', _PARAM_name,
+        param('family', arg.optional(arg.enum_of(ProductFamily)), 'Only products of this family.'),
+        read_only=True, where='factory_planning.world:423', returns=js.array(_RESULT_Product),
+        shows=('list', ('row', 'products')),
+    )
+    def tool_find_products(
         self, name: str | None, family: ProductFamily | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:429
         for p in rt.each(self, self.t_products):  # factory_planning.world:430
             if (  # factory_planning.world:431
                 name is not None and not (
-                    rt.read(self, rt.built(self, name.lower()))
-                    in rt.read(self, rt.built(self, p.name.lower()))
+                    rt.read(self, self.built(name.lower()))
+                    in rt.read(self, self.built(p.name.lower()))
                 )
             ):
                 continue  # factory_planning.world:432
@@ -693,19 +772,36 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (p.sku,)  # factory_planning.world:437
         return found  # factory_planning.world:439
 
-    def tool_get_material(self, code: Material) -> MaterialInfo:  # factory_planning.world:442
+    @tool(  # factory_planning.world:442
+        'Show a material with its stock on hand, reserved and available, and whether it is at or '
+        'below its reorder level.',
+        param('code', _ROW_materials, 'The material code, e.g. MAT-001.'), read_only=True,
+        where='factory_planning.world:442', returns=_RESULT_MaterialInfo,
+        shows=('record', (('material', 'material', ('row', 'materials')),)),
+    )
+    def tool_get_material(self, code: Material) -> MaterialInfo:
         return MaterialInfo(  # factory_planning.world:447
             code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
-    # factory_planning.world:454
+    @tool(  # factory_planning.world:454
+        'Find materials by part of the name, optionally only those at or below their reorder '
+        'level.',
+        _PARAM_name,
+        param(
+            'low_stock_only', arg.BOOL, 'Only materials at or below their reorder level.',
+            default=False,
+        ),
+        read_only=True, where='factory_planning.world:454', returns=js.array(Material),
+        shows=('list', ('row', 'materials')),
+    )
     def tool_find_materials(self, name: str | None, low_stock_only: bool) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:460
         for m in rt.each(self, self.t_materials):  # factory_planning.world:461
             if (  # factory_planning.world:462
                 name is not None and not (
-                    rt.read(self, rt.built(self, name.lower()))
-                    in rt.read(self, rt.built(self, m.name.lower()))
+                    rt.read(self, self.built(name.lower()))
+                    in rt.read(self, self.built(m.name.lower()))
                 )
             ):
                 continue  # factory_planning.world:463
@@ -714,7 +810,16 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (m.code,)  # factory_planning.world:468
         return found  # factory_planning.world:470
 
-    # factory_planning.world:473
+    @tool(  # factory_planning.world:473
+        'Receive a delivery of a material into stock.',
+        param('code', _ROW_materials, 'The material code, e.g. MAT-005.'),
+        param(
+            'quantity', arg.refined(arg.FLOAT, 0.001, 100000.0),
+            "How much arrived, in the material's unit.",
+        ),
+        where='factory_planning.world:473', returns=_RESULT_MaterialInfo,
+        shows=('record', (('material', 'material', ('row', 'materials')),)),
+    )
     def tool_receive_material(self, code: Material, quantity: float) -> MaterialInfo:
         x__: Planner = self.fn_me()  # factory_planning.world:479
         self.set_field(  # factory_planning.world:480
@@ -725,7 +830,19 @@ class FactoryPlanning(Episode):
             code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
-    def tool_get_machine(self, machine_id: Machine) -> MachineInfo:  # factory_planning.world:490
+    @tool(  # factory_planning.world:490
+        'Show a machine with the families it makes, its status and its scheduled and running '
+        'orders.',
+        _PARAM_machine_id, read_only=True, where='factory_planning.world:490',
+        returns=js.closed({'machine': Machine, 'orders': js.array(ProductionOrder)}),
+        shows=(
+            'record', (
+                ('machine', 'machine', ('row', 'machines')),
+                ('orders', 'orders', ('list', ('row', 'orders'))),
+            ),
+        ),
+    )
+    def tool_get_machine(self, machine_id: Machine) -> MachineInfo:
         return MachineInfo(  # factory_planning.world:495
             machine_id.id_, rt.sorted_keys(
                 rt.each(self, [
@@ -737,10 +854,25 @@ class FactoryPlanning(Episode):
             ),
         )
 
-    def tool_find_machines(  # factory_planning.world:501
-        self,
-        family: ProductFamily | None,
-        free_from: dt.datetime | None,
+    @tool(  # factory_planning.world:501
+        'Find machines that make a product family, optionally only those free for a time window.',
+        param(
+            'family', arg.optional(arg.enum_of(ProductFamily)),
+            'Only machines that make this product family.',
+        ),
+        param(
+            'free_from', arg.optional(arg.DATETIME),
+            'With free_until: only machines free in that window.',
+        ),
+        param(
+            'free_until', arg.optional(arg.DATETIME),
+            'With free_from: only machines free in that window.',
+        ),
+        read_only=True, where='factory_planning.world:501', returns=js.array(Machine),
+        shows=('list', ('row', 'machines')),
+    )
+    def tool_find_machines(
+        self, family: ProductFamily | None, free_from: dt.datetime | None,
         free_until: dt.datetime | None,
     ) -> tuple[str, ...]:
         if (free_from is None) != (free_until is None):  # factory_planning.world:508
@@ -758,14 +890,31 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (m.id_,)  # factory_planning.world:521
         return found  # factory_planning.world:523
 
-    def tool_get_order(self, order_id: ProductionOrder) -> OrderInfo:  # factory_planning.world:528
+    @tool(  # factory_planning.world:528
+        'Show a production order with its schedule, output, reservations and inspection.',
+        _PARAM_order_id, read_only=True, where='factory_planning.world:528',
+        returns=_RESULT_OrderInfo, shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
+                ('inspection', 'inspection', ('row', 'inspections')),
+            ),
+        ),
+    )
+    def tool_get_order(self, order_id: ProductionOrder) -> OrderInfo:
         return self.fn_order_info(order_id)  # factory_planning.world:533
 
-    def tool_find_orders(  # factory_planning.world:536
-        self,
-        sku: Product | None,
-        status: OrderStatus | None,
-        machine_id: Machine | None,
+    @tool(  # factory_planning.world:536
+        'Find production orders by product, status, machine and/or due date.',
+        param('sku', arg.optional(_ROW_products), 'Only orders of this product (SKU).'),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        param('machine_id', arg.optional(_ROW_machines), 'Only orders on this machine (id).'),
+        param('due_by', arg.optional(arg.DATE), 'Only orders due on or before this day.'),
+        read_only=True, where='factory_planning.world:536', returns=js.array(ProductionOrder),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_find_orders(
+        self, sku: Product | None, status: OrderStatus | None, machine_id: Machine | None,
         due_by: dt.date | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:544
@@ -782,11 +931,16 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (o.id_,)  # factory_planning.world:558
         return found  # factory_planning.world:560
 
-    # factory_planning.world:563
+    @tool(  # factory_planning.world:563
+        'Create a planned production order for an active product.', _PARAM_sku,
+        param('quantity', arg.refined(arg.INT, 1, 100000), 'How many units to make.'),
+        param('due_date', arg.DATE, 'The day it is due, e.g. 2025-02-20.'),
+        where='factory_planning.world:563', returns=ProductionOrder,
+    )
     def tool_create_order(self, sku: Product, quantity: int, due_date: dt.date) -> ProductionOrder:
         x__: Planner = self.fn_me()  # factory_planning.world:570
         if not sku.active:  # factory_planning.world:571
-            raise ToolError(rt.built(self, f'Product {sku.sku} is inactive.'))
+            self.fail(f'Product {sku.sku} is inactive.')
         if due_date < self.clock.date():  # factory_planning.world:572
             raise ToolError('The due date is in the past.')
         order: ProductionOrder = ProductionOrder(  # factory_planning.world:573
@@ -798,24 +952,33 @@ class FactoryPlanning(Episode):
         self.insert(self.t_orders, order)  # factory_planning.world:574
         return order  # factory_planning.world:575
 
-    # factory_planning.world:578
+    @tool(  # factory_planning.world:578
+        "Reserve every material of a planned order's bill of materials, all or nothing.",
+        param('order_id', _ROW_orders, 'The planned order id, e.g. PO0001.'),
+        where='factory_planning.world:578', returns=_RESULT_OrderInfo,
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
+                ('inspection', 'inspection', ('row', 'inspections')),
+            ),
+        ),
+    )
     def tool_reserve_materials(self, order_id: ProductionOrder) -> OrderInfo:
         x__: Planner = self.fn_me()  # factory_planning.world:583
         if order_id.status != _E11_OrderStatus_planned:  # factory_planning.world:584
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order_id.id_} is {order_id.status}; only planned orders reserve '
                 'materials.',
-            ))
+            )
         for need in rt.each(self, self.fn_needs_for(  # factory_planning.world:585
             self.t_products[order_id.product], order_id.quantity
         )):
             if need.short != 0.0:  # factory_planning.world:586
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Not enough {need.name} ({need.material}): {need.needed} needed, '
                     f'{need.available} available.',
-                ))
+                )
         # factory_planning.world:588
         for l in rt.each(self, self.t_products[order_id.product].bom):
             # factory_planning.world:589
@@ -829,36 +992,38 @@ class FactoryPlanning(Episode):
                 ),
             )
             self.set_field(  # factory_planning.world:591
-                self.t_materials[self.t_materials[l.material].code], 'reserved',
+                self.t_materials[l.material], 'reserved',
                 v.check_range(
-                    round(
-                        self.t_materials[self.t_materials[l.material].code].reserved + amount, 3
-                    ),
-                    'Material.reserved', 0.0, 10000000.0,
+                    round(self.t_materials[l.material].reserved + amount, 3), 'Material.reserved',
+                    0.0, 10000000.0,
                 ),
             )
         # factory_planning.world:593
         self.set_field(order_id, 'status', _E11_OrderStatus_materials_reserved)
         return self.fn_order_info(order_id)  # factory_planning.world:594
 
-    def tool_schedule_order(  # factory_planning.world:597
+    @tool(  # factory_planning.world:597
+        'Schedule an order whose materials are reserved on an available machine that makes its '
+        'family and is free for the whole run.',
+        param('order_id', _ROW_orders, 'The order id, e.g. PO0002.'), _PARAM_machine_id,
+        param('start', arg.DATETIME, 'When the run starts, e.g. 2025-02-11T06:00:00.'),
+        where='factory_planning.world:597', returns=ProductionOrder,
+    )
+    def tool_schedule_order(
         self, order_id: ProductionOrder, machine_id: Machine, start: dt.datetime
     ) -> ProductionOrder:
         x__: Planner = self.fn_me()  # factory_planning.world:604
         if order_id.status != _E11_OrderStatus_materials_reserved:  # factory_planning.world:605
-            raise ToolError(rt.built(
-                self,
-                f'Order {order_id.id_} is {order_id.status}; materials must be reserved first.',
-            ))
+            self.fail(
+                f'Order {order_id.id_} is {order_id.status}; materials must be reserved first.'
+            )
         if machine_id.status != _E13_MachineStatus_available:  # factory_planning.world:606
-            raise ToolError(rt.built(self, f'Machine {machine_id.id_} is in maintenance.'))
+            self.fail(f'Machine {machine_id.id_} is in maintenance.')
         # factory_planning.world:607
         if self.t_products[order_id.product].family not in rt.each(self, machine_id.families):
-            raise ToolError(rt.built(
-                self,
-                f'Machine {machine_id.id_} cannot make {self.t_products[order_id.product].family}'
-                '.',
-            ))
+            self.fail(
+                f'Machine {machine_id.id_} cannot make {self.t_products[order_id.product].family}.'
+            )
         if start <= self.clock:  # factory_planning.world:608
             raise ToolError('The start is in the past.')
         if start.hour < self.state.shift_start_hour:  # factory_planning.world:609
@@ -869,14 +1034,22 @@ class FactoryPlanning(Episode):
         # factory_planning.world:611
         other: ProductionOrder | None = self.fn_machine_busy(machine_id, start, end, order_id.id_)
         if other is not None:  # factory_planning.world:612
-            raise ToolError(rt.built(self, f'Machine {machine_id.id_} is busy then.'))
+            self.fail(f'Machine {machine_id.id_} is busy then.')
         self.set_fields(  # factory_planning.world:613
             order_id, ('machine', 'scheduled_start', 'scheduled_end', 'status'), machine_id.id_,
             start, end, _E11_OrderStatus_scheduled,
         )
         return order_id  # factory_planning.world:617
 
-    def tool_record_output(  # factory_planning.world:620
+    @tool(  # factory_planning.world:620
+        'Record good units and scrap for a scheduled or running order; when good plus scrap '
+        'reaches the quantity the order is completed and its materials are consumed.',
+        param('order_id', _ROW_orders, 'The order id, e.g. PO0003.'),
+        param('good', arg.refined(arg.INT, 0, 100000), 'Good units made.'),
+        param('scrap', arg.refined(arg.INT, 0, 100000), 'Units scrapped.'),
+        where='factory_planning.world:620', returns=ProductionOrder,
+    )
+    def tool_record_output(
         self, order_id: ProductionOrder, good: int, scrap: int
     ) -> ProductionOrder:
         x__: Planner = self.fn_me()  # factory_planning.world:627
@@ -884,14 +1057,14 @@ class FactoryPlanning(Episode):
             order_id.status == _E11_OrderStatus_scheduled
             or order_id.status == _E11_OrderStatus_in_production
         ):
-            raise ToolError(rt.built(
-                self, f'Order {order_id.id_} is {order_id.status}, not scheduled or in production.'
-            ))
+            self.fail(
+                f'Order {order_id.id_} is {order_id.status}, not scheduled or in production.'
+            )
         start: dt.datetime | None = order_id.scheduled_start  # factory_planning.world:629
         if start is None:  # factory_planning.world:630
-            raise ToolError(rt.built(self, f'Order {order_id.id_} has no start.'))
+            self.fail(f'Order {order_id.id_} has no start.')
         if self.clock < start:  # factory_planning.world:631
-            raise ToolError(rt.built(self, f'Order {order_id.id_} starts at {start}.'))
+            self.fail(f'Order {order_id.id_} starts at {start}.')
         if rt.bounded(good + scrap) < 1:  # factory_planning.world:632
             raise ToolError('Give at least one unit.')
         total: int = rt.bounded(  # factory_planning.world:633
@@ -934,7 +1107,21 @@ class FactoryPlanning(Episode):
             self.set_field(order_id, 'status', _E11_OrderStatus_in_production)
         return order_id  # factory_planning.world:649
 
-    # factory_planning.world:652
+    @tool(  # factory_planning.world:652
+        'Cancel an order that has not started production; its open reservations are released and '
+        'its machine slot freed.',
+        _PARAM_order_id, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='factory_planning.world:652',
+        returns=js.closed({
+            'order': ProductionOrder, 'released': js.array(Reservation), 'reason': js.STRING
+        }),
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('released', 'released', ('list', ('row', 'reservations'))),
+            ),
+        ),
+    )
     def tool_cancel_order(self, order_id: ProductionOrder, reason: str) -> Cancellation:
         x__: Planner = self.fn_me()  # factory_planning.world:658
         if not (  # factory_planning.world:659
@@ -942,9 +1129,7 @@ class FactoryPlanning(Episode):
             or order_id.status == _E11_OrderStatus_materials_reserved
             or order_id.status == _E11_OrderStatus_scheduled
         ):
-            raise ToolError(rt.built(
-                self, f'Order {order_id.id_} is {order_id.status} and cannot be cancelled.'
-            ))
+            self.fail(f'Order {order_id.id_} is {order_id.status} and cannot be cancelled.')
         released: tuple[str, ...] = ()  # factory_planning.world:660
         for r in rt.each(self, self.t_reservations):  # factory_planning.world:661
             # factory_planning.world:662
@@ -966,14 +1151,27 @@ class FactoryPlanning(Episode):
         )
         return Cancellation(order_id.id_, released, reason)  # factory_planning.world:673
 
-    # factory_planning.world:678
+    @tool(  # factory_planning.world:678
+        'Show a reservation: order id, material code, quantity, status and time.',
+        param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0003.'),
+        read_only=True, where='factory_planning.world:678', returns=Reservation,
+    )
     def tool_get_reservation(self, reservation_id: Reservation) -> Reservation:
         return reservation_id  # factory_planning.world:683
 
-    def tool_list_reservations(  # factory_planning.world:686
-        self,
-        order_id: ProductionOrder | None,
-        code: Material | None,
+    @tool(  # factory_planning.world:686
+        'List the reservations of an order or of a material, optionally by status.',
+        param('order_id', arg.optional(_ROW_orders), 'Only reservations of this order (id).'),
+        param('code', arg.optional(_ROW_materials), 'Only reservations of this material (code).'),
+        param(
+            'status', arg.optional(arg.enum_of(ReservationStatus)),
+            'Only reservations with this status.',
+        ),
+        read_only=True, where='factory_planning.world:686', returns=js.array(Reservation),
+        shows=('list', ('row', 'reservations')),
+    )
+    def tool_list_reservations(
+        self, order_id: ProductionOrder | None, code: Material | None,
         status: ReservationStatus | None,
     ) -> tuple[str, ...]:
         if not (order_id is not None or code is not None):  # factory_planning.world:693
@@ -989,15 +1187,32 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (r.id_,)  # factory_planning.world:705
         return found  # factory_planning.world:707
 
-    # factory_planning.world:712
+    @tool(  # factory_planning.world:712
+        'Show an inspection: order id, inspector id, sample size, defects, result, notes and '
+        'time.',
+        param('inspection_id', _ROW_inspections, 'The inspection id, e.g. QI0001.'),
+        read_only=True, where='factory_planning.world:712', returns=Inspection,
+    )
     def tool_get_inspection(self, inspection_id: Inspection) -> Inspection:
         return inspection_id  # factory_planning.world:717
 
-    def tool_list_inspections(  # factory_planning.world:720
-        self,
-        order_id: ProductionOrder | None,
-        inspector_id: Planner | None,
-        day: dt.date | None,
+    @tool(  # factory_planning.world:720
+        'List inspections of an order, of an inspector and/or on a day, optionally by result.',
+        param('order_id', arg.optional(_ROW_orders), 'Only inspections of this order (id).'),
+        param(
+            'inspector_id', arg.optional(_ROW_planners),
+            'Only inspections by this inspector (planner id).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only inspections on this day.'),
+        param(
+            'result', arg.optional(arg.enum_of(InspectionResult)),
+            'Only released or only rejected batches.',
+        ),
+        read_only=True, where='factory_planning.world:720', returns=js.array(Inspection),
+        shows=('list', ('row', 'inspections')),
+    )
+    def tool_list_inspections(
+        self, order_id: ProductionOrder | None, inspector_id: Planner | None, day: dt.date | None,
         result: InspectionResult | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:728
@@ -1014,7 +1229,20 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (i.id_,)  # factory_planning.world:742
         return found  # factory_planning.world:744
 
-    def tool_inspect_batch(  # factory_planning.world:747
+    @tool(  # factory_planning.world:747
+        "Inspect a completed order's batch (quality inspectors and supervisors): it is released "
+        "when the defects are within the maximum defect rate of the sample, else rejected. "
+        "Released units go into the product's finished stock.",
+        param('order_id', _ROW_orders, 'The completed order id, e.g. PO0004.'),
+        param('sample_size', arg.refined(arg.INT, 1, 1000), 'How many good units were sampled.'),
+        param(
+            'defects_found', arg.refined(arg.INT, 0, 1000),
+            'How many sampled units were defective.',
+        ),
+        param('notes', arg.refined(arg.TEXT, 0, 300), "The inspector's notes; empty for none."),
+        where='factory_planning.world:747', returns=Inspection,
+    )
+    def tool_inspect_batch(
         self, order_id: ProductionOrder, sample_size: int, defects_found: int, notes: str
     ) -> Inspection:
         inspector: Planner = self.fn_me()  # factory_planning.world:755
@@ -1024,9 +1252,7 @@ class FactoryPlanning(Episode):
         ):
             raise ToolError('Only quality inspectors and supervisors inspect batches.')
         if order_id.status != _E11_OrderStatus_completed:  # factory_planning.world:757
-            raise ToolError(rt.built(
-                self, f'Order {order_id.id_} is {order_id.status}, not completed.'
-            ))
+            self.fail(f'Order {order_id.id_} is {order_id.status}, not completed.')
         if sample_size > order_id.produced_good:  # factory_planning.world:758
             raise ToolError(f'The sample is larger than the {order_id.produced_good} good units.')
         if defects_found > sample_size:  # factory_planning.world:759
@@ -1052,11 +1278,10 @@ class FactoryPlanning(Episode):
             # factory_planning.world:774
             self.set_field(order_id, 'status', _E11_OrderStatus_released)
             self.set_field(  # factory_planning.world:775
-                self.t_products[self.t_products[order_id.product].sku], 'finished_stock',
+                self.t_products[order_id.product], 'finished_stock',
                 v.check_range(
                     rt.bounded(
-                        self.t_products[self.t_products[order_id.product].sku].finished_stock
-                        + order_id.produced_good,
+                        self.t_products[order_id.product].finished_stock + order_id.produced_good
                     ),
                     'Product.finished_stock', 0, 10000000,
                 ),
@@ -1064,329 +1289,7 @@ class FactoryPlanning(Episode):
         return inspection  # factory_planning.world:777
 
 
-_RESULT_Product = js.closed({
-    'sku': js.scalar('str', pattern='^PR-[0-9]{3}$'), 'name': js.scalar('str', 1, 80),
-    'family': js.members(ProductFamily), 'bom': js.array(BomLine, min_items=1, max_items=10),
-    'minutes_per_unit': js.scalar('float', 0.1, 600.0),
-    'finished_stock': js.scalar('int', 0, 10000000), 'active': js.BOOLEAN,
-})
-_RESULT_MaterialInfo = js.closed({
-    'material': Material, 'available': js.NUMBER, 'at_or_below_reorder': js.BOOLEAN
-})
-_RESULT_OrderInfo = js.closed({
-    'order': ProductionOrder, 'reservations': js.array(Reservation),
-    'inspection': js.nullable(Inspection),
-})
-_PARAM_sku = param(
-    'sku', arg.row('products', arg.refined(arg.TEXT, pattern='^PR-[0-9]{3}$')),
-    'The product SKU, e.g. PR-101.',
-    not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
-)
-_PARAM_name = param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.')
-_PARAM_machine_id = param(
-    'machine_id', arg.row('machines', arg.refined(arg.TEXT, pattern='^MC[0-9]{2}$')),
-    'The machine id, e.g. MC01.',
-    not_found=lambda ep, key: rt.built(ep, f'Machine {key} not found.'),
-)
-_PARAM_order_id = param(
-    'order_id', arg.row('orders'), 'The order id, e.g. PO0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-
-
-FactoryPlanning.TOOLS = tools(
-    tool(
-        FactoryPlanning.tool_sign_in,
-        "Sign in as a planner; changes are then made in that planner's name. Signing in again "
-        "switches planner.",
-        param(
-            'planner_id', arg.row('planners', arg.refined(arg.TEXT, pattern='^PL[0-9]{2}$')),
-            'Your planner id, e.g. PL02 (find_planners finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'Planner {key} not found.'),
-        ),
-        where='factory_planning.world:375', returns=Planner,
-    ),
-    tool(
-        FactoryPlanning.tool_get_planner, 'Show a planner: name, email, role and whether active.',
-        param(
-            'planner_id', arg.row('planners', arg.refined(arg.TEXT, pattern='^PL[0-9]{2}$')),
-            'The planner id, e.g. PL01.',
-            not_found=lambda ep, key: rt.built(ep, f'Planner {key} not found.'),
-        ),
-        read_only=True, where='factory_planning.world:385', returns=Planner,
-    ),
-    tool(
-        FactoryPlanning.tool_find_planners,
-        'Find planners by part of the name or email, and/or by role.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(PlannerRole)), 'Only planners with this role.'),
-        read_only=True, where='factory_planning.world:393', returns=js.array(Planner),
-        shows=('list', ('row', 'planners')),
-    ),
-    tool(
-        FactoryPlanning.tool_get_product,
-        'Show a product with its bill of materials, machine time and finished stock, and what an '
-        'order of a quantity needs of each material against what is available.',
-        _PARAM_sku,
-        param(
-            'quantity', arg.refined(arg.INT, 1, 100000),
-            'A quantity to work out the material needs for.', default=lambda ep: 1,
-        ),
-        read_only=True, where='factory_planning.world:414',
-        returns=js.closed({
-            'product': _RESULT_Product, 'quantity': js.INTEGER, 'needs': js.array(MaterialNeed)
-        }),
-        shows=('record', (('product', 'product', ('row', 'products')),)),
-    ),
-    tool(
-        FactoryPlanning.tool_find_products, 'Find products by part of the name and/or family.',
-        _PARAM_name,
-        param('family', arg.optional(arg.enum_of(ProductFamily)), 'Only products of this family.'),
-        read_only=True, where='factory_planning.world:423', returns=js.array(_RESULT_Product),
-        shows=('list', ('row', 'products')),
-    ),
-    tool(
-        FactoryPlanning.tool_get_material,
-        'Show a material with its stock on hand, reserved and available, and whether it is at or '
-        'below its reorder level.',
-        param(
-            'code', arg.row('materials', arg.refined(arg.TEXT, pattern='^MAT-[0-9]{3}$')),
-            'The material code, e.g. MAT-001.',
-            not_found=lambda ep, key: rt.built(ep, f'Material {key} not found.'),
-        ),
-        read_only=True, where='factory_planning.world:442', returns=_RESULT_MaterialInfo,
-        shows=('record', (('material', 'material', ('row', 'materials')),)),
-    ),
-    tool(
-        FactoryPlanning.tool_find_materials,
-        'Find materials by part of the name, optionally only those at or below their reorder '
-        'level.',
-        _PARAM_name,
-        param(
-            'low_stock_only', arg.BOOL, 'Only materials at or below their reorder level.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='factory_planning.world:454', returns=js.array(Material),
-        shows=('list', ('row', 'materials')),
-    ),
-    tool(
-        FactoryPlanning.tool_receive_material, 'Receive a delivery of a material into stock.',
-        param(
-            'code', arg.row('materials', arg.refined(arg.TEXT, pattern='^MAT-[0-9]{3}$')),
-            'The material code, e.g. MAT-005.',
-            not_found=lambda ep, key: rt.built(ep, f'Material {key} not found.'),
-        ),
-        param(
-            'quantity', arg.refined(arg.FLOAT, 0.001, 100000.0),
-            "How much arrived, in the material's unit.",
-        ),
-        where='factory_planning.world:473', returns=_RESULT_MaterialInfo,
-        shows=('record', (('material', 'material', ('row', 'materials')),)),
-    ),
-    tool(
-        FactoryPlanning.tool_get_machine,
-        'Show a machine with the families it makes, its status and its scheduled and running '
-        'orders.',
-        _PARAM_machine_id, read_only=True, where='factory_planning.world:490',
-        returns=js.closed({'machine': Machine, 'orders': js.array(ProductionOrder)}),
-        shows=(
-            'record', (
-                ('machine', 'machine', ('row', 'machines')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    ),
-    tool(
-        FactoryPlanning.tool_find_machines,
-        'Find machines that make a product family, optionally only those free for a time window.',
-        param(
-            'family', arg.optional(arg.enum_of(ProductFamily)),
-            'Only machines that make this product family.',
-        ),
-        param(
-            'free_from', arg.optional(arg.DATETIME),
-            'With free_until: only machines free in that window.',
-        ),
-        param(
-            'free_until', arg.optional(arg.DATETIME),
-            'With free_from: only machines free in that window.',
-        ),
-        read_only=True, where='factory_planning.world:501', returns=js.array(Machine),
-        shows=('list', ('row', 'machines')),
-    ),
-    tool(
-        FactoryPlanning.tool_get_order,
-        'Show a production order with its schedule, output, reservations and inspection.',
-        _PARAM_order_id, read_only=True, where='factory_planning.world:528',
-        returns=_RESULT_OrderInfo, shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
-                ('inspection', 'inspection', ('row', 'inspections')),
-            ),
-        ),
-    ),
-    tool(
-        FactoryPlanning.tool_find_orders,
-        'Find production orders by product, status, machine and/or due date.',
-        param(
-            'sku',
-            arg.optional(arg.row('products', arg.refined(arg.TEXT, pattern='^PR-[0-9]{3}$'))),
-            'Only orders of this product (SKU).',
-            not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'machine_id',
-            arg.optional(arg.row('machines', arg.refined(arg.TEXT, pattern='^MC[0-9]{2}$'))),
-            'Only orders on this machine (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Machine {key} not found.'),
-        ),
-        param('due_by', arg.optional(arg.DATE), 'Only orders due on or before this day.'),
-        read_only=True, where='factory_planning.world:536', returns=js.array(ProductionOrder),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        FactoryPlanning.tool_create_order,
-        'Create a planned production order for an active product.', _PARAM_sku,
-        param('quantity', arg.refined(arg.INT, 1, 100000), 'How many units to make.'),
-        param('due_date', arg.DATE, 'The day it is due, e.g. 2025-02-20.'),
-        where='factory_planning.world:563', returns=ProductionOrder,
-    ),
-    tool(
-        FactoryPlanning.tool_reserve_materials,
-        "Reserve every material of a planned order's bill of materials, all or nothing.",
-        param(
-            'order_id', arg.row('orders'), 'The planned order id, e.g. PO0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        where='factory_planning.world:578', returns=_RESULT_OrderInfo,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
-                ('inspection', 'inspection', ('row', 'inspections')),
-            ),
-        ),
-    ),
-    tool(
-        FactoryPlanning.tool_schedule_order,
-        'Schedule an order whose materials are reserved on an available machine that makes its '
-        'family and is free for the whole run.',
-        param(
-            'order_id', arg.row('orders'), 'The order id, e.g. PO0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        _PARAM_machine_id,
-        param('start', arg.DATETIME, 'When the run starts, e.g. 2025-02-11T06:00:00.'),
-        where='factory_planning.world:597', returns=ProductionOrder,
-    ),
-    tool(
-        FactoryPlanning.tool_record_output,
-        'Record good units and scrap for a scheduled or running order; when good plus scrap '
-        'reaches the quantity the order is completed and its materials are consumed.',
-        param(
-            'order_id', arg.row('orders'), 'The order id, e.g. PO0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param('good', arg.refined(arg.INT, 0, 100000), 'Good units made.'),
-        param('scrap', arg.refined(arg.INT, 0, 100000), 'Units scrapped.'),
-        where='factory_planning.world:620', returns=ProductionOrder,
-    ),
-    tool(
-        FactoryPlanning.tool_cancel_order,
-        'Cancel an order that has not started production; its open reservations are released and '
-        'its machine slot freed.',
-        _PARAM_order_id, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='factory_planning.world:652',
-        returns=js.closed({
-            'order': ProductionOrder, 'released': js.array(Reservation), 'reason': js.STRING
-        }),
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('released', 'released', ('list', ('row', 'reservations'))),
-            ),
-        ),
-    ),
-    tool(
-        FactoryPlanning.tool_get_reservation,
-        'Show a reservation: order id, material code, quantity, status and time.',
-        param(
-            'reservation_id', arg.row('reservations'), 'The reservation id, e.g. RS0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Reservation {key} not found.'),
-        ),
-        read_only=True, where='factory_planning.world:678', returns=Reservation,
-    ),
-    tool(
-        FactoryPlanning.tool_list_reservations,
-        'List the reservations of an order or of a material, optionally by status.',
-        param(
-            'order_id', arg.optional(arg.row('orders')), 'Only reservations of this order (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'code',
-            arg.optional(arg.row('materials', arg.refined(arg.TEXT, pattern='^MAT-[0-9]{3}$'))),
-            'Only reservations of this material (code).',
-            not_found=lambda ep, key: rt.built(ep, f'Material {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ReservationStatus)),
-            'Only reservations with this status.',
-        ),
-        read_only=True, where='factory_planning.world:686', returns=js.array(Reservation),
-        shows=('list', ('row', 'reservations')),
-    ),
-    tool(
-        FactoryPlanning.tool_get_inspection,
-        'Show an inspection: order id, inspector id, sample size, defects, result, notes and '
-        'time.',
-        param(
-            'inspection_id', arg.row('inspections'), 'The inspection id, e.g. QI0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Inspection {key} not found.'),
-        ),
-        read_only=True, where='factory_planning.world:712', returns=Inspection,
-    ),
-    tool(
-        FactoryPlanning.tool_list_inspections,
-        'List inspections of an order, of an inspector and/or on a day, optionally by result.',
-        param(
-            'order_id', arg.optional(arg.row('orders')), 'Only inspections of this order (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'inspector_id',
-            arg.optional(arg.row('planners', arg.refined(arg.TEXT, pattern='^PL[0-9]{2}$'))),
-            'Only inspections by this inspector (planner id).',
-            not_found=lambda ep, key: rt.built(ep, f'Planner {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only inspections on this day.'),
-        param(
-            'result', arg.optional(arg.enum_of(InspectionResult)),
-            'Only released or only rejected batches.',
-        ),
-        read_only=True, where='factory_planning.world:720', returns=js.array(Inspection),
-        shows=('list', ('row', 'inspections')),
-    ),
-    tool(
-        FactoryPlanning.tool_inspect_batch,
-        "Inspect a completed order's batch (quality inspectors and supervisors): it is released "
-        "when the defects are within the maximum defect rate of the sample, else rejected. "
-        "Released units go into the product's finished stock.",
-        param(
-            'order_id', arg.row('orders'), 'The completed order id, e.g. PO0004.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param('sample_size', arg.refined(arg.INT, 1, 1000), 'How many good units were sampled.'),
-        param(
-            'defects_found', arg.refined(arg.INT, 0, 1000),
-            'How many sampled units were defective.',
-        ),
-        param('notes', arg.refined(arg.TEXT, 0, 300), "The inspector's notes; empty for none."),
-        where='factory_planning.world:747', returns=Inspection,
-    ),
-)
+FactoryPlanning.TOOLS = tools(FactoryPlanning)
 
 
 # factory_planning.world:1218

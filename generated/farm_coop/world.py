@@ -195,6 +195,37 @@ class ContractInfo(Record):
     remaining_t: float = field(sh.FLOAT)
 
 
+_RESULT_SiloInfo = js.closed({'silo': Silo, 'free_t': js.NUMBER})
+_ROW_farms = arg.row(
+    'farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No farm with id {key}.'),
+)
+_ROW_crops = arg.row(
+    'crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No crop with code {key}.'),
+)
+_ROW_silos = arg.row(
+    'silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No silo with id {key}.'),
+)
+_ROW_deliveries = arg.row(
+    'deliveries', not_found=lambda ep, key: ep.built(f'No delivery with id {key}.')
+)
+_ROW_buyers = arg.row(
+    'buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No buyer with id {key}.'),
+)
+_ROW_contracts = arg.row(
+    'contracts', not_found=lambda ep, key: ep.built(f'No contract with id {key}.')
+)
+_ROW_sales = arg.row('sales', not_found=lambda ep, key: ep.built(f'No sale with id {key}.'))
+_ROW_payments = arg.row(
+    'payments', not_found=lambda ep, key: ep.built(f'No payment with id {key}.')
+)
+_PARAM_farm = param('farm', _ROW_farms, 'The farm id, e.g. F001.')
+_PARAM_crop = param('crop', _ROW_crops, 'The crop code, e.g. WHT.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -408,37 +439,77 @@ class FarmCoop(Episode):
             )
         )
 
-    def tool_get_farm(self, farm: Farm) -> Farm:  # farm_coop.world:235
+    @tool(  # farm_coop.world:235
+        'Show a member farm: name, owner, email, IBAN, member since and whether active.',
+        _PARAM_farm, read_only=True, where='farm_coop.world:235', returns=Farm,
+    )
+    def tool_get_farm(self, farm: Farm) -> Farm:
         return farm  # farm_coop.world:238
 
-    # farm_coop.world:241
+    @tool(  # farm_coop.world:241
+        'Find member farms by part of the farm or owner name and/or email, with their ids.',
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            "Part of the farm's or owner's name; case does not matter.",
+        ),
+        param('email', arg.optional(arg.TEXT), "The farm's exact email."), read_only=True,
+        where='farm_coop.world:241', returns=js.array(Farm), shows=('list', ('row', 'farms')),
+    )
     def tool_find_farms(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # farm_coop.world:247
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
-        wanted: str = rt.built(  # farm_coop.world:248
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
+        # farm_coop.world:248
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # farm_coop.world:249
             _f5.farm_id for _f5 in rt.each(self, self.t_farms)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _f5.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _f5.owner_name.lower())))
-            and (email is None or rt.built(self, _f5.email.lower()) == wanted)
+            if (rt.read(self, q) in rt.read(self, self.built(_f5.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_f5.owner_name.lower())))
+            and (email is None or self.built(_f5.email.lower()) == wanted)
         ])
 
-    def tool_get_crop(self, crop: Crop) -> Crop:  # farm_coop.world:252
+    @tool(  # farm_coop.world:252
+        'Show a crop: name, base price per tonne, maximum moisture and whether in season.',
+        _PARAM_crop, read_only=True, where='farm_coop.world:252', returns=Crop,
+    )
+    def tool_get_crop(self, crop: Crop) -> Crop:
         return crop  # farm_coop.world:255
 
-    def tool_list_crops(self, in_season_only: bool) -> tuple[str, ...]:  # farm_coop.world:258
+    @tool(  # farm_coop.world:258
+        'List crops with their codes, base prices and moisture limits.',
+        param('in_season_only', arg.BOOL, 'Only crops whose season is open.', default=False),
+        read_only=True, where='farm_coop.world:258', returns=js.array(Crop),
+        shows=('list', ('row', 'crops')),
+    )
+    def tool_list_crops(self, in_season_only: bool) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:263
             _c6.code for _c6 in rt.each(self, self.t_crops)
             if not in_season_only or _c6.season_open
         ])
 
-    def tool_get_silo(self, silo: Silo) -> SiloInfo:  # farm_coop.world:268
+    @tool(  # farm_coop.world:268
+        'Show a silo (capacity, crop, stock, in service) with its free capacity.',
+        param('silo', _ROW_silos, 'The silo id, e.g. S02.'), read_only=True,
+        where='farm_coop.world:268', returns=_RESULT_SiloInfo,
+        shows=('record', (('silo', 'silo', ('row', 'silos')),)),
+    )
+    def tool_get_silo(self, silo: Silo) -> SiloInfo:
         # farm_coop.world:271
         return SiloInfo(silo.silo_id, round(silo.capacity_t - silo.stock_t, 3))
 
-    # farm_coop.world:274
+    @tool(  # farm_coop.world:274
+        'List silos, optionally holding a crop or with enough free space, with their stock and '
+        'free capacity.',
+        param(
+            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only silos holding this crop code.',
+        ),
+        param(
+            'min_free_t', arg.optional(arg.FLOAT),
+            'Only silos with at least this many tonnes free.',
+        ),
+        read_only=True, where='farm_coop.world:274', returns=js.array(_RESULT_SiloInfo),
+        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
+    )
     def tool_list_silos(self, crop: Crop | None, min_free_t: float | None) -> tuple[SiloInfo, ...]:
         return tuple([  # farm_coop.world:280
             SiloInfo(_s7.silo_id, round(_s7.capacity_t - _s7.stock_t, 3))
@@ -446,7 +517,18 @@ class FarmCoop(Episode):
             and (min_free_t is None or _s7.capacity_t - _s7.stock_t >= min_free_t)
         ])
 
-    def tool_transfer_stock(  # farm_coop.world:283
+    @tool(  # farm_coop.world:283
+        'Move tonnes from one silo to another that holds the same crop (or is empty) and has '
+        'room. An emptied source silo loses its crop.',
+        param('from_silo', _ROW_silos, 'The silo to take from, e.g. S01.'),
+        param(
+            'to_silo', _ROW_silos, 'The silo to fill, holding the same crop or empty, e.g. S04.'
+        ),
+        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'How many tonnes to move.'),
+        where='farm_coop.world:283', returns=js.array(_RESULT_SiloInfo),
+        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
+    )
+    def tool_transfer_stock(
         self, from_silo: Silo, to_silo: Silo, tonnes: float
     ) -> tuple[SiloInfo, ...]:
         if from_silo.silo_id == to_silo.silo_id:  # farm_coop.world:290
@@ -454,20 +536,17 @@ class FarmCoop(Episode):
         if not (from_silo.in_service and to_silo.in_service):  # farm_coop.world:291
             raise ToolError('Both silos must be in service.')
         if not (from_silo.stock_t >= tonnes):  # farm_coop.world:292
-            raise ToolError(rt.built(
-                self, f'Silo {from_silo.silo_id} holds only {from_silo.stock_t} t.'
-            ))
+            self.fail(f'Silo {from_silo.silo_id} holds only {from_silo.stock_t} t.')
         crop: Crop | None = self.t_crops.ref(from_silo.crop)  # farm_coop.world:293
         if crop is None:  # farm_coop.world:294
-            raise ToolError(rt.built(self, f'Silo {from_silo.silo_id} is empty.'))
+            self.fail(f'Silo {from_silo.silo_id} is empty.')
         if not (to_silo.crop is None or to_silo.crop == crop.code):  # farm_coop.world:295
-            raise ToolError(rt.built(self, f'Silo {to_silo.silo_id} holds another crop.'))
+            self.fail(f'Silo {to_silo.silo_id} holds another crop.')
         if not (to_silo.stock_t + tonnes <= to_silo.capacity_t):  # farm_coop.world:296
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Silo {to_silo.silo_id} has only '
                 f'{round(to_silo.capacity_t - to_silo.stock_t, 3)} t free.',
-            ))
+            )
         self.set_field(  # farm_coop.world:297
             from_silo, 'stock_t',
             v.check_range(from_silo.stock_t - tonnes, 'Silo.stock_t', 0.0, None),
@@ -485,16 +564,40 @@ class FarmCoop(Episode):
             SiloInfo(to_silo.silo_id, round(to_silo.capacity_t - to_silo.stock_t, 3)),
         )
 
-    def tool_get_delivery(self, delivery: Delivery) -> Delivery:  # farm_coop.world:312
+    @tool(  # farm_coop.world:312
+        'Show a delivery: farm, crop, silo, weight, moisture, grade, status, time and payment.',
+        param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0004.'), read_only=True,
+        where='farm_coop.world:312', returns=Delivery,
+    )
+    def tool_get_delivery(self, delivery: Delivery) -> Delivery:
         return delivery  # farm_coop.world:317
 
-    def tool_find_deliveries(  # farm_coop.world:320
-        self,
-        farm: Farm | None,
-        crop: Crop | None,
-        silo: Silo | None,
-        status: DeliveryStatus | None,
-        day: dt.date | None,
+    @tool(  # farm_coop.world:320
+        'Find deliveries by farm, crop, silo, status and/or day, with weights, grades and '
+        'statuses.',
+        param(
+            'farm', arg.optional(arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
+            'Only deliveries of this farm id.',
+        ),
+        param(
+            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only deliveries of this crop code.',
+        ),
+        param(
+            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+            'Only deliveries into this silo id.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(DeliveryStatus)),
+            'Only deliveries with this status.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
+        where='farm_coop.world:320', returns=js.array(Delivery),
+        shows=('list', ('row', 'deliveries')),
+    )
+    def tool_find_deliveries(
+        self, farm: Farm | None, crop: Crop | None, silo: Silo | None,
+        status: DeliveryStatus | None, day: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:329
             _d8.delivery_id for _d8 in rt.each(self, self.t_deliveries)
@@ -505,22 +608,29 @@ class FarmCoop(Episode):
             and (day is None or _d8.delivered_at.date() == day)
         ])
 
-    def tool_record_delivery(  # farm_coop.world:332
+    @tool(  # farm_coop.world:332
+        "Record a member's delivery into a silo that holds the same crop (or is empty) and has "
+        "room; it waits to be graded.",
+        _PARAM_farm, _PARAM_crop,
+        param('silo', _ROW_silos, 'The silo id, holding the same crop or empty, e.g. S02.'),
+        param('weight_t', arg.refined(arg.FLOAT, 0.1, 100.0), 'The weight in tonnes.'),
+        where='farm_coop.world:332', returns=Delivery,
+    )
+    def tool_record_delivery(
         self, farm: Farm, crop: Crop, silo: Silo, weight_t: float
     ) -> Delivery:
         if not farm.active:  # farm_coop.world:340
-            raise ToolError(rt.built(self, f'Farm {farm.farm_id} is inactive.'))
+            self.fail(f'Farm {farm.farm_id} is inactive.')
         if not crop.season_open:  # farm_coop.world:341
-            raise ToolError(rt.built(self, f'The season for {crop.name} is closed.'))
+            self.fail(f'The season for {crop.name} is closed.')
         if not silo.in_service:  # farm_coop.world:342
-            raise ToolError(rt.built(self, f'Silo {silo.silo_id} is out of service.'))
+            self.fail(f'Silo {silo.silo_id} is out of service.')
         if not (silo.crop is None or silo.crop == crop.code):  # farm_coop.world:343
-            raise ToolError(rt.built(self, f'Silo {silo.silo_id} holds another crop.'))
+            self.fail(f'Silo {silo.silo_id} holds another crop.')
         if not (silo.stock_t + weight_t <= silo.capacity_t):  # farm_coop.world:344
-            raise ToolError(rt.built(
-                self,
-                f'Silo {silo.silo_id} has only {round(silo.capacity_t - silo.stock_t, 3)} t free.',
-            ))
+            self.fail(
+                f'Silo {silo.silo_id} has only {round(silo.capacity_t - silo.stock_t, 3)} t free.'
+            )
         self.set_field(  # farm_coop.world:345
             silo, 'stock_t', v.check_range(silo.stock_t + weight_t, 'Silo.stock_t', 0.0, None)
         )
@@ -534,15 +644,24 @@ class FarmCoop(Episode):
         self.insert(self.t_deliveries, delivery)  # farm_coop.world:348
         return delivery  # farm_coop.world:349
 
-    def tool_grade_delivery(  # farm_coop.world:352
+    @tool(  # farm_coop.world:352
+        "Grade a received delivery. Above the crop's maximum moisture it is rejected and its "
+        "weight is taken back out of the silo.",
+        param('delivery', _ROW_deliveries, 'The id of a received delivery, e.g. D0004.'),
+        param(
+            'moisture_pct', arg.refined(arg.FLOAT, 0.0, 60.0), 'The measured moisture in percent.'
+        ),
+        param('grade', arg.enum_of(Grade), 'The grade: A, B, C or feed.'),
+        where='farm_coop.world:352', returns=Delivery,
+    )
+    def tool_grade_delivery(
         self, delivery: Delivery, moisture_pct: float, grade: Grade
     ) -> Delivery:
         if delivery.status != _E14_DeliveryStatus_received:  # farm_coop.world:359
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Delivery {delivery.delivery_id} is not waiting to be graded (it is '
                 f'{delivery.status}).',
-            ))
+            )
         self.set_field(  # farm_coop.world:360
             delivery, 'moisture_pct', rt.if_present(
                 moisture_pct, lambda x: v.check_range(x, 'Delivery.moisture_pct', 0.0, 60.0)
@@ -551,11 +670,10 @@ class FarmCoop(Episode):
         if moisture_pct > self.t_crops[delivery.crop].max_moisture_pct:  # farm_coop.world:361
             silo: Silo = self.t_silos[delivery.silo]  # farm_coop.world:362
             if not (silo.stock_t >= delivery.weight_t - 1e-06):  # farm_coop.world:363
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'The load of delivery {delivery.delivery_id} is no longer all in silo '
                     f'{silo.silo_id}.',
-                ))
+                )
             self.set_field(  # farm_coop.world:364
                 silo, 'stock_t', v.check_range(
                     max(0.0, silo.stock_t - delivery.weight_t), 'Silo.stock_t', 0.0, None
@@ -571,24 +689,63 @@ class FarmCoop(Episode):
             self.set_fields(delivery, ('grade', 'status'), grade, _E14_DeliveryStatus_graded)
         return delivery  # farm_coop.world:374
 
-    def tool_get_buyer(self, buyer: Buyer) -> Buyer:  # farm_coop.world:379
+    @tool(  # farm_coop.world:379
+        'Show a buyer: name, email, country and whether credit is approved.',
+        param('buyer', _ROW_buyers, 'The buyer id, e.g. B01.'), read_only=True,
+        where='farm_coop.world:379', returns=Buyer,
+    )
+    def tool_get_buyer(self, buyer: Buyer) -> Buyer:
         return buyer  # farm_coop.world:382
 
-    # farm_coop.world:385
+    @tool(  # farm_coop.world:385
+        'Find buyers by part of the name and/or country, with their ids.',
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            "Part of the buyer's name; case does not matter.",
+        ),
+        param('country', arg.optional(arg.TEXT), 'Two-letter country code, e.g. DE.'),
+        read_only=True, where='farm_coop.world:385', returns=js.array(Buyer),
+        shows=('list', ('row', 'buyers')),
+    )
     def tool_find_buyers(self, name_contains: str | None, country: str | None) -> tuple[str, ...]:
         # farm_coop.world:391
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # farm_coop.world:392
             _b9.buyer_id for _b9 in rt.each(self, self.t_buyers)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _b9.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_b9.name.lower()))
             and (country is None or _b9.country == country)
         ])
 
-    def tool_get_contract(self, contract: Contract) -> ContractInfo:  # farm_coop.world:395
+    @tool(  # farm_coop.world:395
+        'Show a contract (buyer, crop, tonnes, price, delivered, deliver-by day, status) with '
+        'the tonnes still to deliver.',
+        param('contract', _ROW_contracts, 'The contract id, e.g. K001.'), read_only=True,
+        where='farm_coop.world:395',
+        returns=js.closed({'contract': Contract, 'remaining_t': js.NUMBER}),
+        shows=('record', (('contract', 'contract', ('row', 'contracts')),)),
+    )
+    def tool_get_contract(self, contract: Contract) -> ContractInfo:
         # farm_coop.world:400
         return ContractInfo(contract.contract_id, round(contract.tonnes - contract.delivered_t, 3))
 
-    def tool_find_contracts(  # farm_coop.world:406
+    @tool(  # farm_coop.world:406
+        'Find contracts by buyer, crop and/or status, with tonnes, prices, delivered tonnes and '
+        'deadlines.',
+        param(
+            'buyer', arg.optional(arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$'))),
+            'Only contracts of this buyer id.',
+        ),
+        param(
+            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only contracts for this crop code.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(ContractStatus)), 'Only contracts with this status.'
+        ),
+        read_only=True, where='farm_coop.world:406', returns=js.array(Contract),
+        shows=('list', ('row', 'contracts')),
+    )
+    def tool_find_contracts(
         self, buyer: Buyer | None, crop: Crop | None, status: ContractStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:413
@@ -598,19 +755,27 @@ class FarmCoop(Episode):
             and (status is None or _c10.status == status)
         ])
 
-    def tool_open_contract(  # farm_coop.world:416
-        self,
-        buyer: Buyer,
-        crop: Crop,
-        tonnes: float,
-        price_per_t: float,
+    @tool(  # farm_coop.world:416
+        'Open a contract for a buyer whose credit is approved.',
+        param('buyer', _ROW_buyers, 'The buyer id, e.g. B03.'),
+        param('crop', _ROW_crops, 'The crop code, e.g. BAR.'),
+        param('tonnes', arg.refined(arg.FLOAT, 1.0, 100000.0), 'Tonnes contracted.'),
+        param('price_per_t', arg.refined(arg.FLOAT, 0.0), 'Price per tonne.'),
+        param(
+            'deliver_by', arg.optional(arg.DATE),
+            'The last delivery day, today or later; leave out for 30 days from today.',
+        ),
+        where='farm_coop.world:416', returns=Contract,
+    )
+    def tool_open_contract(
+        self, buyer: Buyer, crop: Crop, tonnes: float, price_per_t: float,
         deliver_by: dt.date | None,
     ) -> Contract:
         by: dt.date = (  # farm_coop.world:425
             deliver_by if deliver_by is not None else self.clock.date() + dt.timedelta(days=30)
         )
         if not buyer.credit_ok:  # farm_coop.world:426
-            raise ToolError(rt.built(self, f'Buyer {buyer.buyer_id}\'s credit is not approved.'))
+            self.fail(f'Buyer {buyer.buyer_id}\'s credit is not approved.')
         if by < self.clock.date():  # farm_coop.world:427
             raise ToolError(f'The deliver-by day {by} is in the past.')
         contract: Contract = Contract(  # farm_coop.world:428
@@ -622,23 +787,41 @@ class FarmCoop(Episode):
         self.insert(self.t_contracts, contract)  # farm_coop.world:435
         return contract  # farm_coop.world:436
 
-    def tool_cancel_contract(self, contract: Contract) -> Contract:  # farm_coop.world:439
+    @tool(  # farm_coop.world:439
+        'Cancel an open contract with nothing delivered yet.',
+        param('contract', _ROW_contracts, 'The id of an open contract, e.g. K003.'),
+        where='farm_coop.world:439', returns=Contract,
+    )
+    def tool_cancel_contract(self, contract: Contract) -> Contract:
         if contract.status != _E14_ContractStatus_open_:  # farm_coop.world:444
-            raise ToolError(rt.built(
-                self, f'Contract {contract.contract_id} is not open (it is {contract.status}).'
-            ))
+            self.fail(f'Contract {contract.contract_id} is not open (it is {contract.status}).')
         if contract.delivered_t != 0.0:  # farm_coop.world:445
-            raise ToolError(rt.built(
-                self,
-                f'Contract {contract.contract_id} already has {contract.delivered_t} t delivered.',
-            ))
+            self.fail(
+                f'Contract {contract.contract_id} already has {contract.delivered_t} t delivered.'
+            )
         self.set_field(contract, 'status', _E14_ContractStatus_cancelled)  # farm_coop.world:446
         return contract  # farm_coop.world:447
 
-    def tool_get_sale(self, sale: Sale) -> Sale:  # farm_coop.world:450
+    @tool(  # farm_coop.world:450
+        'Show a sale: contract, silo, tonnes, amount, time and truck.',
+        param('sale', _ROW_sales, 'The sale id, e.g. SL001.'), read_only=True,
+        where='farm_coop.world:450', returns=Sale,
+    )
+    def tool_get_sale(self, sale: Sale) -> Sale:
         return sale  # farm_coop.world:453
 
-    # farm_coop.world:456
+    @tool(  # farm_coop.world:456
+        'List the sales of a contract or from a silo, with tonnes, amounts and trucks.',
+        param(
+            'contract', arg.optional(arg.row('contracts')), 'Only sales against this contract id.'
+        ),
+        param(
+            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+            'Only sales from this silo id.',
+        ),
+        read_only=True, where='farm_coop.world:456', returns=js.array(Sale),
+        shows=('list', ('row', 'sales')),
+    )
     def tool_list_sales(self, contract: Contract | None, silo: Silo | None) -> tuple[str, ...]:
         if not (contract is not None or silo is not None):  # farm_coop.world:462
             raise ToolError('Give a contract or a silo.')
@@ -648,32 +831,35 @@ class FarmCoop(Episode):
             and (silo is None or _s11.silo == silo.silo_id)
         ])
 
-    def tool_sell_from_stock(  # farm_coop.world:466
+    @tool(  # farm_coop.world:466
+        'Sell tonnes from a silo against an open contract of the same crop, by its deliver-by '
+        'day. The silo loses its crop when emptied; the contract is fulfilled when complete.',
+        param('contract', _ROW_contracts, 'The id of an open contract, e.g. K001.'),
+        param('silo', _ROW_silos, "The silo id holding the contract's crop, e.g. S01."),
+        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'Tonnes to load.'),
+        param('truck_ref', arg.refined(arg.TEXT, 1, 20), "The truck's reference, e.g. TR-1201."),
+        where='farm_coop.world:466', returns=Sale,
+    )
+    def tool_sell_from_stock(
         self, contract: Contract, silo: Silo, tonnes: float, truck_ref: str
     ) -> Sale:
         if contract.status != _E14_ContractStatus_open_:  # farm_coop.world:474
-            raise ToolError(rt.built(
-                self, f'Contract {contract.contract_id} is not open (it is {contract.status}).'
-            ))
+            self.fail(f'Contract {contract.contract_id} is not open (it is {contract.status}).')
         if self.clock.date() > contract.deliver_by:  # farm_coop.world:475
-            raise ToolError(rt.built(
-                self,
-                f'Contract {contract.contract_id} had to be delivered by {contract.deliver_by}.',
-            ))
+            self.fail(
+                f'Contract {contract.contract_id} had to be delivered by {contract.deliver_by}.'
+            )
         if not silo.in_service:  # farm_coop.world:476
-            raise ToolError(rt.built(self, f'Silo {silo.silo_id} is out of service.'))
+            self.fail(f'Silo {silo.silo_id} is out of service.')
         if silo.crop != contract.crop:  # farm_coop.world:477
-            raise ToolError(rt.built(
-                self, f'Silo {silo.silo_id} does not hold {self.t_crops[contract.crop].name}.'
-            ))
+            self.fail(f'Silo {silo.silo_id} does not hold {self.t_crops[contract.crop].name}.')
         if not (silo.stock_t >= tonnes):  # farm_coop.world:478
-            raise ToolError(rt.built(self, f'Silo {silo.silo_id} holds only {silo.stock_t} t.'))
+            self.fail(f'Silo {silo.silo_id} holds only {silo.stock_t} t.')
         if not (contract.delivered_t + tonnes <= contract.tonnes + 1e-06):  # farm_coop.world:479
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Contract {contract.contract_id} needs only '
                 f'{round(contract.tonnes - contract.delivered_t, 3)} t more.',
-            ))
+            )
         self.set_field(  # farm_coop.world:480
             silo, 'stock_t', v.check_range(silo.stock_t - tonnes, 'Silo.stock_t', 0.0, None)
         )
@@ -699,24 +885,42 @@ class FarmCoop(Episode):
         self.insert(self.t_sales, sale)  # farm_coop.world:496
         return sale  # farm_coop.world:497
 
-    def tool_get_payment(self, payment: MemberPayment) -> MemberPayment:  # farm_coop.world:502
+    @tool(  # farm_coop.world:502
+        'Show a member payment: farm, amount, number of deliveries paid, day, method and '
+        'reference.',
+        param('payment', _ROW_payments, 'The payment id, e.g. MP001.'), read_only=True,
+        where='farm_coop.world:502', returns=MemberPayment,
+    )
+    def tool_get_payment(self, payment: MemberPayment) -> MemberPayment:
         return payment  # farm_coop.world:507
 
-    def tool_list_payments(self, farm: Farm) -> tuple[str, ...]:  # farm_coop.world:510
+    @tool(  # farm_coop.world:510
+        "List a farm's payments with amounts, days and references.", _PARAM_farm, read_only=True,
+        where='farm_coop.world:510', returns=js.array(MemberPayment),
+        shows=('list', ('row', 'payments')),
+    )
+    def tool_list_payments(self, farm: Farm) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:515
             _p12.payment_id for _p12 in rt.each(self, self.t_payments) if _p12.farm == farm.farm_id
         ])
 
-    # farm_coop.world:518
+    @tool(  # farm_coop.world:518
+        'Pay a farm for all its graded, unpaid deliveries: weight x base price x grade factor '
+        'each, if the total reaches min_payment.',
+        param('farm', _ROW_farms, 'The farm id, e.g. F003.'),
+        param(
+            'method', arg.enum_of(PayMethod), 'bank_transfer or cheque.',
+            default=_E9_PayMethod_bank_transfer,
+        ),
+        where='farm_coop.world:518', returns=MemberPayment,
+    )
     def tool_pay_member(self, farm: Farm, method: PayMethod) -> MemberPayment:
         due: tuple[str, ...] = tuple([  # farm_coop.world:524
             _d13.delivery_id for _d13 in rt.each(self, self.t_deliveries)
             if _d13.farm == farm.farm_id and _d13.status == _E14_DeliveryStatus_graded
         ])
         if len(due) <= 0:  # farm_coop.world:525
-            raise ToolError(rt.built(
-                self, f'Farm {farm.farm_id} has no graded deliveries waiting to be paid.'
-            ))
+            self.fail(f'Farm {farm.farm_id} has no graded deliveries waiting to be paid.')
         total: float = round(  # farm_coop.world:526
             sum(rt.each(self, tuple([
                 self.fn_delivery_value(_d14)
@@ -734,9 +938,7 @@ class FarmCoop(Episode):
             amount=v.check_range(total, 'MemberPayment.amount', 0.0, None),
             deliveries=v.check_range(len(due), 'MemberPayment.deliveries', 1, None),
             paid_on=self.clock.date(), method=method,
-            reference=v.check_length(
-                rt.built(self, f'REF-{pid}'), 'MemberPayment.reference', 1, 30
-            ),
+            reference=v.check_length(self.built(f'REF-{pid}'), 'MemberPayment.reference', 1, 30),
         )
         self.insert(self.t_payments, payment)  # farm_coop.world:538
         for d in rt.rows(self.t_deliveries, rt.each(self, due)):  # farm_coop.world:539
@@ -747,300 +949,7 @@ class FarmCoop(Episode):
         return payment  # farm_coop.world:543
 
 
-_RESULT_SiloInfo = js.closed({'silo': Silo, 'free_t': js.NUMBER})
-_PARAM_farm = param(
-    'farm', arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-    'The farm id, e.g. F001.', not_found=lambda ep, key: rt.built(ep, f'No farm with id {key}.'),
-)
-_PARAM_crop = param(
-    'crop', arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-    'The crop code, e.g. WHT.',
-    not_found=lambda ep, key: rt.built(ep, f'No crop with code {key}.'),
-)
-
-
-FarmCoop.TOOLS = tools(
-    tool(
-        FarmCoop.tool_get_farm,
-        'Show a member farm: name, owner, email, IBAN, member since and whether active.',
-        _PARAM_farm, read_only=True, where='farm_coop.world:235', returns=Farm,
-    ),
-    tool(
-        FarmCoop.tool_find_farms,
-        'Find member farms by part of the farm or owner name and/or email, with their ids.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the farm's or owner's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The farm's exact email."), read_only=True,
-        where='farm_coop.world:241', returns=js.array(Farm), shows=('list', ('row', 'farms')),
-    ),
-    tool(
-        FarmCoop.tool_get_crop,
-        'Show a crop: name, base price per tonne, maximum moisture and whether in season.',
-        _PARAM_crop, read_only=True, where='farm_coop.world:252', returns=Crop,
-    ),
-    tool(
-        FarmCoop.tool_list_crops, 'List crops with their codes, base prices and moisture limits.',
-        param(
-            'in_season_only', arg.BOOL, 'Only crops whose season is open.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='farm_coop.world:258', returns=js.array(Crop),
-        shows=('list', ('row', 'crops')),
-    ),
-    tool(
-        FarmCoop.tool_get_silo,
-        'Show a silo (capacity, crop, stock, in service) with its free capacity.',
-        param(
-            'silo', arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The silo id, e.g. S02.',
-            not_found=lambda ep, key: rt.built(ep, f'No silo with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:268', returns=_RESULT_SiloInfo,
-        shows=('record', (('silo', 'silo', ('row', 'silos')),)),
-    ),
-    tool(
-        FarmCoop.tool_list_silos,
-        'List silos, optionally holding a crop or with enough free space, with their stock and '
-        'free capacity.',
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only silos holding this crop code.',
-        ),
-        param(
-            'min_free_t', arg.optional(arg.FLOAT),
-            'Only silos with at least this many tonnes free.',
-        ),
-        read_only=True, where='farm_coop.world:274', returns=js.array(_RESULT_SiloInfo),
-        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
-    ),
-    tool(
-        FarmCoop.tool_transfer_stock,
-        'Move tonnes from one silo to another that holds the same crop (or is empty) and has '
-        'room. An emptied source silo loses its crop.',
-        param(
-            'from_silo', arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The silo to take from, e.g. S01.',
-            not_found=lambda ep, key: rt.built(ep, f'No silo with id {key}.'),
-        ),
-        param(
-            'to_silo', arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The silo to fill, holding the same crop or empty, e.g. S04.',
-            not_found=lambda ep, key: rt.built(ep, f'No silo with id {key}.'),
-        ),
-        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'How many tonnes to move.'),
-        where='farm_coop.world:283', returns=js.array(_RESULT_SiloInfo),
-        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
-    ),
-    tool(
-        FarmCoop.tool_get_delivery,
-        'Show a delivery: farm, crop, silo, weight, moisture, grade, status, time and payment.',
-        param(
-            'delivery', arg.row('deliveries'), 'The delivery id, e.g. D0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No delivery with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:312', returns=Delivery,
-    ),
-    tool(
-        FarmCoop.tool_find_deliveries,
-        'Find deliveries by farm, crop, silo, status and/or day, with weights, grades and '
-        'statuses.',
-        param(
-            'farm', arg.optional(arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
-            'Only deliveries of this farm id.',
-        ),
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only deliveries of this crop code.',
-        ),
-        param(
-            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only deliveries into this silo id.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(DeliveryStatus)),
-            'Only deliveries with this status.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
-        where='farm_coop.world:320', returns=js.array(Delivery),
-        shows=('list', ('row', 'deliveries')),
-    ),
-    tool(
-        FarmCoop.tool_record_delivery,
-        "Record a member's delivery into a silo that holds the same crop (or is empty) and has "
-        "room; it waits to be graded.",
-        _PARAM_farm, _PARAM_crop,
-        param(
-            'silo', arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The silo id, holding the same crop or empty, e.g. S02.',
-            not_found=lambda ep, key: rt.built(ep, f'No silo with id {key}.'),
-        ),
-        param('weight_t', arg.refined(arg.FLOAT, 0.1, 100.0), 'The weight in tonnes.'),
-        where='farm_coop.world:332', returns=Delivery,
-    ),
-    tool(
-        FarmCoop.tool_grade_delivery,
-        "Grade a received delivery. Above the crop's maximum moisture it is rejected and its "
-        "weight is taken back out of the silo.",
-        param(
-            'delivery', arg.row('deliveries'), 'The id of a received delivery, e.g. D0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No delivery with id {key}.'),
-        ),
-        param(
-            'moisture_pct', arg.refined(arg.FLOAT, 0.0, 60.0), 'The measured moisture in percent.'
-        ),
-        param('grade', arg.enum_of(Grade), 'The grade: A, B, C or feed.'),
-        where='farm_coop.world:352', returns=Delivery,
-    ),
-    tool(
-        FarmCoop.tool_get_buyer,
-        'Show a buyer: name, email, country and whether credit is approved.',
-        param(
-            'buyer', arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$')),
-            'The buyer id, e.g. B01.',
-            not_found=lambda ep, key: rt.built(ep, f'No buyer with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:379', returns=Buyer,
-    ),
-    tool(
-        FarmCoop.tool_find_buyers,
-        'Find buyers by part of the name and/or country, with their ids.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the buyer's name; case does not matter.",
-        ),
-        param('country', arg.optional(arg.TEXT), 'Two-letter country code, e.g. DE.'),
-        read_only=True, where='farm_coop.world:385', returns=js.array(Buyer),
-        shows=('list', ('row', 'buyers')),
-    ),
-    tool(
-        FarmCoop.tool_get_contract,
-        'Show a contract (buyer, crop, tonnes, price, delivered, deliver-by day, status) with '
-        'the tonnes still to deliver.',
-        param(
-            'contract', arg.row('contracts'), 'The contract id, e.g. K001.',
-            not_found=lambda ep, key: rt.built(ep, f'No contract with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:395',
-        returns=js.closed({'contract': Contract, 'remaining_t': js.NUMBER}),
-        shows=('record', (('contract', 'contract', ('row', 'contracts')),)),
-    ),
-    tool(
-        FarmCoop.tool_find_contracts,
-        'Find contracts by buyer, crop and/or status, with tonnes, prices, delivered tonnes and '
-        'deadlines.',
-        param(
-            'buyer', arg.optional(arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$'))),
-            'Only contracts of this buyer id.',
-        ),
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only contracts for this crop code.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ContractStatus)), 'Only contracts with this status.'
-        ),
-        read_only=True, where='farm_coop.world:406', returns=js.array(Contract),
-        shows=('list', ('row', 'contracts')),
-    ),
-    tool(
-        FarmCoop.tool_open_contract, 'Open a contract for a buyer whose credit is approved.',
-        param(
-            'buyer', arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$')),
-            'The buyer id, e.g. B03.',
-            not_found=lambda ep, key: rt.built(ep, f'No buyer with id {key}.'),
-        ),
-        param(
-            'crop', arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The crop code, e.g. BAR.',
-            not_found=lambda ep, key: rt.built(ep, f'No crop with code {key}.'),
-        ),
-        param('tonnes', arg.refined(arg.FLOAT, 1.0, 100000.0), 'Tonnes contracted.'),
-        param('price_per_t', arg.refined(arg.FLOAT, 0.0), 'Price per tonne.'),
-        param(
-            'deliver_by', arg.optional(arg.DATE),
-            'The last delivery day, today or later; leave out for 30 days from today.',
-        ),
-        where='farm_coop.world:416', returns=Contract,
-    ),
-    tool(
-        FarmCoop.tool_cancel_contract, 'Cancel an open contract with nothing delivered yet.',
-        param(
-            'contract', arg.row('contracts'), 'The id of an open contract, e.g. K003.',
-            not_found=lambda ep, key: rt.built(ep, f'No contract with id {key}.'),
-        ),
-        where='farm_coop.world:439', returns=Contract,
-    ),
-    tool(
-        FarmCoop.tool_get_sale, 'Show a sale: contract, silo, tonnes, amount, time and truck.',
-        param(
-            'sale', arg.row('sales'), 'The sale id, e.g. SL001.',
-            not_found=lambda ep, key: rt.built(ep, f'No sale with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:450', returns=Sale,
-    ),
-    tool(
-        FarmCoop.tool_list_sales,
-        'List the sales of a contract or from a silo, with tonnes, amounts and trucks.',
-        param(
-            'contract', arg.optional(arg.row('contracts')), 'Only sales against this contract id.'
-        ),
-        param(
-            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only sales from this silo id.',
-        ),
-        read_only=True, where='farm_coop.world:456', returns=js.array(Sale),
-        shows=('list', ('row', 'sales')),
-    ),
-    tool(
-        FarmCoop.tool_sell_from_stock,
-        'Sell tonnes from a silo against an open contract of the same crop, by its deliver-by '
-        'day. The silo loses its crop when emptied; the contract is fulfilled when complete.',
-        param(
-            'contract', arg.row('contracts'), 'The id of an open contract, e.g. K001.',
-            not_found=lambda ep, key: rt.built(ep, f'No contract with id {key}.'),
-        ),
-        param(
-            'silo', arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            "The silo id holding the contract's crop, e.g. S01.",
-            not_found=lambda ep, key: rt.built(ep, f'No silo with id {key}.'),
-        ),
-        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'Tonnes to load.'),
-        param('truck_ref', arg.refined(arg.TEXT, 1, 20), "The truck's reference, e.g. TR-1201."),
-        where='farm_coop.world:466', returns=Sale,
-    ),
-    tool(
-        FarmCoop.tool_get_payment,
-        'Show a member payment: farm, amount, number of deliveries paid, day, method and '
-        'reference.',
-        param(
-            'payment', arg.row('payments'), 'The payment id, e.g. MP001.',
-            not_found=lambda ep, key: rt.built(ep, f'No payment with id {key}.'),
-        ),
-        read_only=True, where='farm_coop.world:502', returns=MemberPayment,
-    ),
-    tool(
-        FarmCoop.tool_list_payments, "List a farm's payments with amounts, days and references.",
-        _PARAM_farm, read_only=True, where='farm_coop.world:510', returns=js.array(MemberPayment),
-        shows=('list', ('row', 'payments')),
-    ),
-    tool(
-        FarmCoop.tool_pay_member,
-        'Pay a farm for all its graded, unpaid deliveries: weight x base price x grade factor '
-        'each, if the total reaches min_payment.',
-        param(
-            'farm', arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The farm id, e.g. F003.',
-            not_found=lambda ep, key: rt.built(ep, f'No farm with id {key}.'),
-        ),
-        param(
-            'method', arg.enum_of(PayMethod), 'bank_transfer or cheque.',
-            default=lambda ep: _E9_PayMethod_bank_transfer,
-        ),
-        where='farm_coop.world:518', returns=MemberPayment,
-    ),
-)
+FarmCoop.TOOLS = tools(FarmCoop)
 
 
 def _check_pay_riverbend__paid_once(ep: FarmCoop) -> bool:  # farm_coop.world:926

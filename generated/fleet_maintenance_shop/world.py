@@ -226,6 +226,34 @@ class WorkOrderInfo(Record):
     total: float = field(sh.FLOAT)
 
 
+_ROW_advisors = arg.row(
+    'advisors', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No advisor with id {key}.'),
+)
+_ROW_vehicles = arg.row(
+    'vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No vehicle with id {key}.'),
+)
+_ROW_mechanics = arg.row(
+    'mechanics', arg.refined(arg.TEXT, pattern='^M[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No mechanic with id {key}.'),
+)
+_ROW_parts = arg.row(
+    'parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No part with SKU {key}.'),
+)
+_ROW_work_orders = arg.row(
+    'work_orders', not_found=lambda ep, key: ep.built(f'No work order with id {key}.')
+)
+_ROW_tasks = arg.row('tasks', not_found=lambda ep, key: ep.built(f'No task with id {key}.'))
+_ROW_part_usages = arg.row(
+    'part_usages', not_found=lambda ep, key: ep.built(f'No part usage with id {key}.')
+)
+_PARAM_mechanic_id = param('mechanic_id', _ROW_mechanics, 'The mechanic id, e.g. M01.')
+_PARAM_work_order_id = param('work_order_id', _ROW_work_orders, 'The work order id, e.g. WO0003.')
+_PARAM_task_id = param('task_id', _ROW_tasks, 'The task id, e.g. T0005.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -496,47 +524,96 @@ class FleetMaintenanceShop(Episode):
             for _t6 in rt.each(self, self.t_tasks)
         )
 
-    def tool_sign_in(self, advisor_id: Advisor) -> Advisor:  # fleet_maintenance_shop.world:274
+    @tool(  # fleet_maintenance_shop.world:274
+        'Sign in as a service advisor. Every tool that changes state acts as the signed-in '
+        'advisor.',
+        param(
+            'advisor_id', _ROW_advisors,
+            'Your advisor id, e.g. A01 (find_advisors finds it by name or email).',
+        ),
+        where='fleet_maintenance_shop.world:274', returns=Advisor,
+    )
+    def tool_sign_in(self, advisor_id: Advisor) -> Advisor:
         if not advisor_id.active:  # fleet_maintenance_shop.world:279
-            raise ToolError(rt.built(self, f'Advisor {advisor_id.id_} is inactive.'))
+            self.fail(f'Advisor {advisor_id.id_} is inactive.')
         self.set_state('current_advisor', advisor_id.id_)  # fleet_maintenance_shop.world:280
         return advisor_id  # fleet_maintenance_shop.world:281
 
-    def tool_get_advisor(self, advisor_id: Advisor) -> Advisor:  # fleet_maintenance_shop.world:284
+    @tool(  # fleet_maintenance_shop.world:284
+        'Show an advisor: name, email, role and whether active.',
+        param('advisor_id', _ROW_advisors, 'The advisor id, e.g. A01.'), read_only=True,
+        where='fleet_maintenance_shop.world:284', returns=Advisor,
+    )
+    def tool_get_advisor(self, advisor_id: Advisor) -> Advisor:
         return advisor_id  # fleet_maintenance_shop.world:289
 
-    # fleet_maintenance_shop.world:292
+    @tool(  # fleet_maintenance_shop.world:292
+        'Find advisors by part of the name or email, with their ids and roles.',
+        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+        read_only=True, where='fleet_maintenance_shop.world:292', returns=js.array(Advisor),
+        shows=('list', ('row', 'advisors')),
+    )
     def tool_find_advisors(self, query: str) -> tuple[str, ...]:
-        q: str = rt.built(self, query.lower())  # fleet_maintenance_shop.world:297
+        q: str = self.built(query.lower())  # fleet_maintenance_shop.world:297
         return tuple([  # fleet_maintenance_shop.world:298
             _a7.id_ for _a7 in rt.each(self, self.t_advisors)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _a7.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _a7.email.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_a7.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_a7.email.lower()))
         ])
 
-    # fleet_maintenance_shop.world:303
+    @tool(  # fleet_maintenance_shop.world:303
+        'Show a vehicle (plate, model, kind, mileage, service intervals, last and next service) '
+        'with its order in the shop and whether it is overdue.',
+        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V003.'), read_only=True,
+        where='fleet_maintenance_shop.world:303',
+        returns=js.closed({
+            'vehicle': Vehicle, 'open_order': js.nullable(WorkOrder), 'overdue': js.BOOLEAN
+        }),
+        shows=(
+            'record', (
+                ('vehicle', 'vehicle', ('row', 'vehicles')),
+                ('open_order', 'open_order', ('row', 'work_orders')),
+            ),
+        ),
+    )
     def tool_get_vehicle(self, vehicle_id: Vehicle) -> VehicleInfo:
         return VehicleInfo(  # fleet_maintenance_shop.world:308
             vehicle_id.id_, rt.key_of(self.fn_open_order_of(vehicle_id)),
             self.fn_is_overdue(vehicle_id, self.clock.date()),
         )
 
-    def tool_find_vehicles(  # fleet_maintenance_shop.world:315
+    @tool(  # fleet_maintenance_shop.world:315
+        'Find vehicles by plate, part of the make and model and/or kind, with their ids, mileage '
+        'and next service due.',
+        param(
+            'plate', arg.optional(arg.TEXT), 'The exact plate, e.g. VAN-101; case does not matter.'
+        ),
+        param('make_model', arg.optional(arg.TEXT), 'Part of the make and model, e.g. Transit.'),
+        param('kind', arg.optional(arg.enum_of(VehicleKind)), 'Only vehicles of this kind.'),
+        read_only=True, where='fleet_maintenance_shop.world:315', returns=js.array(Vehicle),
+        shows=('list', ('row', 'vehicles')),
+    )
+    def tool_find_vehicles(
         self, plate: str | None, make_model: str | None, kind: VehicleKind | None
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # fleet_maintenance_shop.world:322
-            self, rt.built(self, (plate if plate is not None else '').strip()).upper()
-        )
+        # fleet_maintenance_shop.world:322
+        wanted: str = self.built(self.built((plate if plate is not None else '').strip()).upper())
         # fleet_maintenance_shop.world:323
-        q: str = rt.built(self, (make_model if make_model is not None else '').lower())
+        q: str = self.built((make_model if make_model is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:324
             _v8.id_ for _v8 in rt.each(self, self.t_vehicles)
             if (plate is None or _v8.plate == wanted)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _v8.make_model.lower()))
+            and rt.read(self, q) in rt.read(self, self.built(_v8.make_model.lower()))
             and (kind is None or _v8.kind == kind)
         ])
 
-    # fleet_maintenance_shop.world:327
+    @tool(  # fleet_maintenance_shop.world:327
+        'List vehicles overdue for service: mileage at or past next_service_km, or the day past '
+        'next_service_on; with their mileage and due values.',
+        param('as_of', arg.optional(arg.DATE), 'The day to judge on; leave out for today.'),
+        read_only=True, where='fleet_maintenance_shop.world:327', returns=js.array(Vehicle),
+        shows=('list', ('row', 'vehicles')),
+    )
     def tool_list_overdue_vehicles(self, as_of: dt.date | None) -> tuple[str, ...]:
         # fleet_maintenance_shop.world:332
         day: dt.date = as_of if as_of is not None else self.clock.date()
@@ -544,21 +621,39 @@ class FleetMaintenanceShop(Episode):
             _v9.id_ for _v9 in rt.each(self, self.t_vehicles) if self.fn_is_overdue(_v9, day)
         ])
 
-    # fleet_maintenance_shop.world:336
+    @tool(  # fleet_maintenance_shop.world:336
+        'Record a new odometer reading for a vehicle.',
+        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V005.'),
+        param(
+            'mileage_km', arg.refined(arg.INT, 0),
+            'The new odometer reading in km; it cannot go down.',
+        ),
+        where='fleet_maintenance_shop.world:336', returns=Vehicle,
+    )
     def tool_update_mileage(self, vehicle_id: Vehicle, mileage_km: int) -> Vehicle:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:342
         if mileage_km < vehicle_id.mileage_km:  # fleet_maintenance_shop.world:343
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Mileage cannot go down: vehicle {vehicle_id.id_} already shows '
                 f'{vehicle_id.mileage_km} km.',
-            ))
+            )
         self.set_field(  # fleet_maintenance_shop.world:344
             vehicle_id, 'mileage_km', v.check_range(mileage_km, 'Vehicle.mileage_km', 0, None)
         )
         return vehicle_id  # fleet_maintenance_shop.world:345
 
-    # fleet_maintenance_shop.world:350
+    @tool(  # fleet_maintenance_shop.world:350
+        'Show a mechanic (skills, hourly rate, whether active, order limit) with the orders they '
+        'are working on.',
+        _PARAM_mechanic_id, read_only=True, where='fleet_maintenance_shop.world:350',
+        returns=js.closed({'mechanic': Mechanic, 'orders_in_progress': js.array(WorkOrder)}),
+        shows=(
+            'record', (
+                ('mechanic', 'mechanic', ('row', 'mechanics')),
+                ('orders_in_progress', 'orders_in_progress', ('list', ('row', 'work_orders'))),
+            ),
+        ),
+    )
     def tool_get_mechanic(self, mechanic_id: Mechanic) -> MechanicInfo:
         return MechanicInfo(  # fleet_maintenance_shop.world:355
             mechanic_id.id_, tuple([
@@ -567,14 +662,28 @@ class FleetMaintenanceShop(Episode):
             ]),
         )
 
-    def tool_find_mechanics(  # fleet_maintenance_shop.world:361
+    @tool(  # fleet_maintenance_shop.world:361
+        'Find mechanics by part of the name and/or skill, optionally only those free to take an '
+        'order, with their skills and rates.',
+        param(
+            'name', arg.optional(arg.TEXT), "Part of the mechanic's name; case does not matter."
+        ),
+        param('skill', arg.optional(arg.enum_of(Skill)), 'Only mechanics with this skill.'),
+        param(
+            'available_only', arg.BOOL, 'Only active mechanics who can take another order.',
+            default=False,
+        ),
+        read_only=True, where='fleet_maintenance_shop.world:361', returns=js.array(Mechanic),
+        shows=('list', ('row', 'mechanics')),
+    )
+    def tool_find_mechanics(
         self, name: str | None, skill: Skill | None, available_only: bool
     ) -> tuple[str, ...]:
         # fleet_maintenance_shop.world:368
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:369
             _m11.id_ for _m11 in rt.each(self, self.t_mechanics)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _m11.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_m11.name.lower()))
             and (skill is None or any(
                 _s12 == (skill if skill is not None else rt.absent())
                 for _s12 in rt.each(self, _m11.skills)
@@ -583,22 +692,44 @@ class FleetMaintenanceShop(Episode):
             or _m11.active and self.fn_in_progress_count(_m11) < _m11.max_open_orders)
         ])
 
-    def tool_get_part(self, sku: Part) -> Part:  # fleet_maintenance_shop.world:374
+    @tool(  # fleet_maintenance_shop.world:374
+        'Show a part: name, category, unit cost, stock, reorder level and bin.',
+        param('sku', _ROW_parts, 'The part SKU, e.g. P-1001.'), read_only=True,
+        where='fleet_maintenance_shop.world:374', returns=Part,
+    )
+    def tool_get_part(self, sku: Part) -> Part:
         return sku  # fleet_maintenance_shop.world:377
 
-    def tool_search_parts(  # fleet_maintenance_shop.world:380
+    @tool(  # fleet_maintenance_shop.world:380
+        'Search parts by name and/or category, optionally only those low on stock, with SKUs, '
+        'costs and stock.',
+        param('query', arg.optional(arg.TEXT), "Part of the part's name; case does not matter."),
+        param('category', arg.optional(arg.enum_of(Skill)), 'Only parts for this kind of work.'),
+        param(
+            'low_stock_only', arg.BOOL, 'Only parts at or below their reorder level.',
+            default=False,
+        ),
+        read_only=True, where='fleet_maintenance_shop.world:380', returns=js.array(Part),
+        shows=('list', ('row', 'parts')),
+    )
+    def tool_search_parts(
         self, query: str | None, category: Skill | None, low_stock_only: bool
     ) -> tuple[str, ...]:
         # fleet_maintenance_shop.world:387
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # fleet_maintenance_shop.world:388
             _p13.sku for _p13 in rt.each(self, self.t_parts)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _p13.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_p13.name.lower()))
             and (category is None or _p13.category == category)
             and (not low_stock_only or _p13.stock <= _p13.reorder_level)
         ])
 
-    # fleet_maintenance_shop.world:391
+    @tool(  # fleet_maintenance_shop.world:391
+        "Add delivered units to a part's stock; only shop managers can.",
+        param('sku', _ROW_parts, 'The part SKU, e.g. P-5001.'),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
+        where='fleet_maintenance_shop.world:391', returns=Part,
+    )
     def tool_restock_part(self, sku: Part, quantity: int) -> Part:
         me: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:397
         if me.role != _E11_AdvisorRole_shop_manager:  # fleet_maintenance_shop.world:398
@@ -608,7 +739,23 @@ class FleetMaintenanceShop(Episode):
         )
         return sku  # fleet_maintenance_shop.world:400
 
-    # fleet_maintenance_shop.world:405
+    @tool(  # fleet_maintenance_shop.world:405
+        "Show a work order with its tasks, the parts used and its cost: labour at the mechanic's "
+        "rate with the markup, plus parts.",
+        _PARAM_work_order_id, read_only=True, where='fleet_maintenance_shop.world:405',
+        returns=js.closed({
+            'order': WorkOrder, 'tasks': js.array(Task), 'parts_used': js.array(PartUsage),
+            'labour_hours': js.NUMBER, 'labour_cost': js.NUMBER, 'parts_cost': js.NUMBER,
+            'total': js.NUMBER,
+        }),
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'work_orders')),
+                ('tasks', 'tasks', ('list', ('row', 'tasks'))),
+                ('parts_used', 'parts_used', ('list', ('row', 'part_usages'))),
+            ),
+        ),
+    )
     def tool_get_work_order(self, work_order_id: WorkOrder) -> WorkOrderInfo:
         o: WorkOrder = work_order_id  # fleet_maintenance_shop.world:410
         mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:411
@@ -637,407 +784,7 @@ class FleetMaintenanceShop(Episode):
             o.id_, mine, used, hours, labour, parts_cost, round(labour + parts_cost, 2)
         )
 
-    def tool_find_work_orders(  # fleet_maintenance_shop.world:432
-        self,
-        vehicle_id: Vehicle | None,
-        plate: str | None,
-        mechanic_id: Mechanic | None,
-        status: OrderStatus | None,
-        opened_on: dt.date | None,
-    ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # fleet_maintenance_shop.world:441
-            self, rt.built(self, (plate if plate is not None else '').strip()).upper()
-        )
-        return tuple([  # fleet_maintenance_shop.world:442
-            _o18.id_ for _o18 in rt.each(self, self.t_work_orders)
-            if (vehicle_id is None or _o18.vehicle == vehicle_id.id_)
-            and (plate is None or self.t_vehicles[_o18.vehicle].plate == wanted)
-            and (mechanic_id is None or _o18.mechanic == mechanic_id.id_)
-            and (status is None or _o18.status == status)
-            and (opened_on is None or _o18.opened_at.date() == opened_on)
-        ])
-
-    def tool_open_work_order(  # fleet_maintenance_shop.world:445
-        self, vehicle_id: Vehicle, kind: OrderKind, complaint: str, odometer_km: int | None
-    ) -> WorkOrder:
-        me: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:453
-        vehicle: Vehicle = vehicle_id  # fleet_maintenance_shop.world:454
-        # fleet_maintenance_shop.world:455
-        if rt.key_of(self.fn_open_order_of(vehicle)) is not None:
-            raise ToolError(rt.built(
-                self, f'Vehicle {vehicle.id_} already has an order that is not closed.'
-            ))
-        # fleet_maintenance_shop.world:456
-        reading: int = odometer_km if odometer_km is not None else vehicle.mileage_km
-        if reading < vehicle.mileage_km:  # fleet_maintenance_shop.world:457
-            raise ToolError(
-                f'The odometer reading {reading} km is below the vehicle\'s recorded '
-                f'{vehicle.mileage_km} km.',
-            )
-        self.set_field(  # fleet_maintenance_shop.world:458
-            vehicle, 'mileage_km', v.check_range(reading, 'Vehicle.mileage_km', 0, None)
-        )
-        order: WorkOrder = WorkOrder(  # fleet_maintenance_shop.world:459
-            id_=self.next_id('work_order_ids', 'WO{:04d}'), vehicle=vehicle.id_, opened_by=me.id_,
-            mechanic=None, kind=kind, status=_E11_OrderStatus_open_, opened_at=self.clock,
-            closed_at=None, odometer_km=v.check_range(reading, 'WorkOrder.odometer_km', 0, None),
-            complaint=v.check_length(complaint, 'WorkOrder.complaint', 1, 200),
-        )
-        self.insert(self.t_work_orders, order)  # fleet_maintenance_shop.world:466
-        return order  # fleet_maintenance_shop.world:467
-
-    # fleet_maintenance_shop.world:470
-    def tool_assign_mechanic(self, work_order_id: WorkOrder, mechanic_id: Mechanic) -> WorkOrder:
-        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:476
-        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:477
-        m: Mechanic = mechanic_id  # fleet_maintenance_shop.world:478
-        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:479
-            raise ToolError(rt.built(self, f'Work order {order.id_} is closed.'))
-        if not m.active:  # fleet_maintenance_shop.world:480
-            raise ToolError(rt.built(self, f'Mechanic {m.id_} is inactive.'))
-        load_: int = len([  # fleet_maintenance_shop.world:481
-            _o19 for _o19 in rt.each(self, self.t_work_orders)
-            if _o19.mechanic == m.id_ and _o19.status == _E11_OrderStatus_in_progress
-            and _o19.id_ != order.id_
-        ])
-        if load_ >= m.max_open_orders:  # fleet_maintenance_shop.world:482
-            raise ToolError(rt.built(
-                self,
-                f'Mechanic {m.id_} already has {load_} orders in progress, the most they can '
-                'take.',
-            ))
-        missing: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:483
-            _t20.id_ for _t20 in rt.each(self, self.t_tasks)
-            if _t20.work_order == order.id_ and _t20.status == _E10_TaskStatus_pending
-            and not (_t20.skill in rt.each(self, m.skills))
-        ])
-        if len(missing) != 0:  # fleet_maintenance_shop.world:484
-            raise ToolError(rt.built(
-                self,
-                f'Mechanic {m.id_} lacks the skill {self.t_tasks[missing[0]].skill} of task '
-                f'{self.t_tasks[missing[0]].id_}.',
-            ))
-        # fleet_maintenance_shop.world:485
-        self.set_fields(order, ('mechanic', 'status'), m.id_, _E11_OrderStatus_in_progress)
-        return order  # fleet_maintenance_shop.world:487
-
-    # fleet_maintenance_shop.world:490
-    def tool_close_work_order(self, work_order_id: WorkOrder) -> WorkOrder:
-        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:495
-        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:496
-        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:497
-            raise ToolError(rt.built(self, f'Work order {order.id_} is already closed.'))
-        if order.mechanic is None:  # fleet_maintenance_shop.world:498
-            raise ToolError(rt.built(self, f'Work order {order.id_} has no mechanic assigned.'))
-        mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:499
-            _t21.id_ for _t21 in rt.each(self, self.t_tasks) if _t21.work_order == order.id_
-        ])
-        if len(mine) <= 0:  # fleet_maintenance_shop.world:500
-            raise ToolError(rt.built(self, f'Work order {order.id_} has no tasks.'))
-        if not all(  # fleet_maintenance_shop.world:501
-            _t22.status == _E10_TaskStatus_done
-            for _t22 in rt.rows(self.t_tasks, rt.each(self, mine))
-        ):
-            raise ToolError(rt.built(self, f'Work order {order.id_} still has a pending task.'))
-        # fleet_maintenance_shop.world:502
-        self.set_fields(order, ('status', 'closed_at'), _E11_OrderStatus_closed, self.clock)
-        if order.kind == _E9_OrderKind_scheduled_service:  # fleet_maintenance_shop.world:504
-            v_: Vehicle = self.t_vehicles[order.vehicle]  # fleet_maintenance_shop.world:505
-            today: dt.date = self.clock.date()  # fleet_maintenance_shop.world:506
-            self.set_field(v_, 'last_service_on', today)  # fleet_maintenance_shop.world:507
-            self.set_field(  # fleet_maintenance_shop.world:508
-                v_, 'next_service_km', v.check_range(
-                    rt.bounded(order.odometer_km + v_.service_interval_km),
-                    'Vehicle.next_service_km', 0, None,
-                ),
-            )
-            # fleet_maintenance_shop.world:509
-            self.set_field(v_, 'next_service_on', today + v_.service_interval)
-        return order  # fleet_maintenance_shop.world:511
-
-    def tool_get_task(self, task_id: Task) -> Task:  # fleet_maintenance_shop.world:516
-        return task_id  # fleet_maintenance_shop.world:519
-
-    def tool_list_tasks(  # fleet_maintenance_shop.world:522
-        self, work_order_id: WorkOrder, status: TaskStatus | None
-    ) -> tuple[str, ...]:
-        return tuple([  # fleet_maintenance_shop.world:528
-            _t23.id_ for _t23 in rt.each(self, self.t_tasks)
-            if _t23.work_order == work_order_id.id_ and (status is None or _t23.status == status)
-        ])
-
-    def tool_add_task(  # fleet_maintenance_shop.world:531
-        self, work_order_id: WorkOrder, description: str, skill: Skill, estimated_hours: float
-    ) -> Task:
-        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:539
-        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:540
-        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:541
-            raise ToolError(rt.built(self, f'Work order {order.id_} is closed.'))
-        if (  # fleet_maintenance_shop.world:542
-            len([_t24 for _t24 in rt.each(self, self.t_tasks) if _t24.work_order == order.id_])
-            >= self.state.max_tasks_per_order
-        ):
-            raise ToolError(rt.built(
-                self, f'Work order {order.id_} already has {self.state.max_tasks_per_order} tasks.'
-            ))
-        # fleet_maintenance_shop.world:543
-        m: Mechanic | None = self.t_mechanics.ref(order.mechanic)
-        if m is not None:  # fleet_maintenance_shop.world:544
-            if skill not in rt.each(self, m.skills):  # fleet_maintenance_shop.world:545
-                raise ToolError(rt.built(
-                    self, f'Mechanic {m.id_} of work order {order.id_} lacks the skill {skill}.'
-                ))
-        task_: Task = Task(  # fleet_maintenance_shop.world:547
-            id_=self.next_id('task_ids', 'T{:04d}'), work_order=order.id_,
-            description=v.check_length(description, 'Task.description', 1, 120), skill=skill,
-            estimated_hours=v.check_range(estimated_hours, 'Task.estimated_hours', 0.1, 24.0),
-            actual_hours=None, status=_E10_TaskStatus_pending,
-        )
-        self.insert(self.t_tasks, task_)  # fleet_maintenance_shop.world:553
-        return task_  # fleet_maintenance_shop.world:554
-
-    # fleet_maintenance_shop.world:557
-    def tool_complete_task(self, task_id: Task, actual_hours: float) -> Task:
-        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:563
-        task_: Task = task_id  # fleet_maintenance_shop.world:564
-        order: WorkOrder = self.t_work_orders[task_.work_order]  # fleet_maintenance_shop.world:565
-        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:566
-            raise ToolError(rt.built(self, f'Work order {order.id_} is closed.'))
-        if task_.status != _E10_TaskStatus_pending:  # fleet_maintenance_shop.world:567
-            raise ToolError(rt.built(self, f'Task {task_.id_} is already done.'))
-        # fleet_maintenance_shop.world:568
-        m: Mechanic | None = self.t_mechanics.ref(order.mechanic)
-        if m is None:  # fleet_maintenance_shop.world:569
-            raise ToolError(rt.built(self, f'Work order {order.id_} has no mechanic assigned.'))
-        if task_.skill not in rt.each(self, m.skills):  # fleet_maintenance_shop.world:570
-            raise ToolError(rt.built(
-                self, f'Mechanic {m.id_} lacks the skill {task_.skill} of task {task_.id_}.'
-            ))
-        self.set_fields(  # fleet_maintenance_shop.world:571
-            task_, ('status', 'actual_hours'), _E10_TaskStatus_done,
-            rt.if_present(
-                actual_hours, lambda x: v.check_range(x, 'Task.actual_hours', 0.0, 24.0)
-            ),
-        )
-        return task_  # fleet_maintenance_shop.world:573
-
-    # fleet_maintenance_shop.world:578
-    def tool_get_part_usage(self, usage_id: PartUsage) -> PartUsage:
-        return usage_id  # fleet_maintenance_shop.world:583
-
-    def tool_list_part_usages(  # fleet_maintenance_shop.world:586
-        self, work_order_id: WorkOrder | None, sku: Part | None
-    ) -> tuple[str, ...]:
-        if not (work_order_id is not None or sku is not None):  # fleet_maintenance_shop.world:592
-            raise ToolError('Give a work order or a part.')
-        return tuple([  # fleet_maintenance_shop.world:593
-            _u25.id_ for _u25 in rt.each(self, self.t_part_usages)
-            if (work_order_id is None or _u25.work_order == work_order_id.id_)
-            and (sku is None or _u25.part == sku.sku)
-        ])
-
-    # fleet_maintenance_shop.world:596
-    def tool_use_part(self, work_order_id: WorkOrder, sku: Part, quantity: int) -> PartUsage:
-        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:603
-        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:604
-        if order.status != _E11_OrderStatus_in_progress:  # fleet_maintenance_shop.world:605
-            raise ToolError(rt.built(
-                self, f'Work order {order.id_} is not in progress (it is {order.status}).'
-            ))
-        if sku.stock < quantity:  # fleet_maintenance_shop.world:606
-            raise ToolError(rt.built(self, f'Only {sku.stock} of part {sku.sku} in stock.'))
-        self.set_field(  # fleet_maintenance_shop.world:607
-            sku, 'stock', v.check_range(rt.bounded(sku.stock - quantity), 'Part.stock', 0, None)
-        )
-        usage: PartUsage = PartUsage(  # fleet_maintenance_shop.world:608
-            id_=self.next_id('usage_ids', 'U{:04d}'), work_order=order.id_, part=sku.sku,
-            quantity=v.check_range(quantity, 'PartUsage.quantity', 1, 50),
-            unit_cost=v.check_range(sku.unit_cost, 'PartUsage.unit_cost', 0.01, None),
-            used_at=self.clock,
-        )
-        self.insert(self.t_part_usages, usage)  # fleet_maintenance_shop.world:609
-        return usage  # fleet_maintenance_shop.world:610
-
-
-_PARAM_mechanic_id = param(
-    'mechanic_id', arg.row('mechanics', arg.refined(arg.TEXT, pattern='^M[0-9]{2}$')),
-    'The mechanic id, e.g. M01.',
-    not_found=lambda ep, key: rt.built(ep, f'No mechanic with id {key}.'),
-)
-_PARAM_work_order_id = param(
-    'work_order_id', arg.row('work_orders'), 'The work order id, e.g. WO0003.',
-    not_found=lambda ep, key: rt.built(ep, f'No work order with id {key}.'),
-)
-_PARAM_task_id = param(
-    'task_id', arg.row('tasks'), 'The task id, e.g. T0005.',
-    not_found=lambda ep, key: rt.built(ep, f'No task with id {key}.'),
-)
-
-
-FleetMaintenanceShop.TOOLS = tools(
-    tool(
-        FleetMaintenanceShop.tool_sign_in,
-        'Sign in as a service advisor. Every tool that changes state acts as the signed-in '
-        'advisor.',
-        param(
-            'advisor_id', arg.row('advisors', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'Your advisor id, e.g. A01 (find_advisors finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No advisor with id {key}.'),
-        ),
-        where='fleet_maintenance_shop.world:274', returns=Advisor,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_advisor,
-        'Show an advisor: name, email, role and whether active.',
-        param(
-            'advisor_id', arg.row('advisors', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The advisor id, e.g. A01.',
-            not_found=lambda ep, key: rt.built(ep, f'No advisor with id {key}.'),
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:284', returns=Advisor,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_find_advisors,
-        'Find advisors by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='fleet_maintenance_shop.world:292', returns=js.array(Advisor),
-        shows=('list', ('row', 'advisors')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_vehicle,
-        'Show a vehicle (plate, model, kind, mileage, service intervals, last and next service) '
-        'with its order in the shop and whether it is overdue.',
-        param(
-            'vehicle_id', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$')),
-            'The vehicle id, e.g. V003.',
-            not_found=lambda ep, key: rt.built(ep, f'No vehicle with id {key}.'),
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:303',
-        returns=js.closed({
-            'vehicle': Vehicle, 'open_order': js.nullable(WorkOrder), 'overdue': js.BOOLEAN
-        }),
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('open_order', 'open_order', ('row', 'work_orders')),
-            ),
-        ),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_find_vehicles,
-        'Find vehicles by plate, part of the make and model and/or kind, with their ids, mileage '
-        'and next service due.',
-        param(
-            'plate', arg.optional(arg.TEXT), 'The exact plate, e.g. VAN-101; case does not matter.'
-        ),
-        param('make_model', arg.optional(arg.TEXT), 'Part of the make and model, e.g. Transit.'),
-        param('kind', arg.optional(arg.enum_of(VehicleKind)), 'Only vehicles of this kind.'),
-        read_only=True, where='fleet_maintenance_shop.world:315', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_list_overdue_vehicles,
-        'List vehicles overdue for service: mileage at or past next_service_km, or the day past '
-        'next_service_on; with their mileage and due values.',
-        param('as_of', arg.optional(arg.DATE), 'The day to judge on; leave out for today.'),
-        read_only=True, where='fleet_maintenance_shop.world:327', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_update_mileage, 'Record a new odometer reading for a vehicle.',
-        param(
-            'vehicle_id', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$')),
-            'The vehicle id, e.g. V005.',
-            not_found=lambda ep, key: rt.built(ep, f'No vehicle with id {key}.'),
-        ),
-        param(
-            'mileage_km', arg.refined(arg.INT, 0),
-            'The new odometer reading in km; it cannot go down.',
-        ),
-        where='fleet_maintenance_shop.world:336', returns=Vehicle,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_mechanic,
-        'Show a mechanic (skills, hourly rate, whether active, order limit) with the orders they '
-        'are working on.',
-        _PARAM_mechanic_id, read_only=True, where='fleet_maintenance_shop.world:350',
-        returns=js.closed({'mechanic': Mechanic, 'orders_in_progress': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('mechanic', 'mechanic', ('row', 'mechanics')),
-                ('orders_in_progress', 'orders_in_progress', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_find_mechanics,
-        'Find mechanics by part of the name and/or skill, optionally only those free to take an '
-        'order, with their skills and rates.',
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the mechanic's name; case does not matter."
-        ),
-        param('skill', arg.optional(arg.enum_of(Skill)), 'Only mechanics with this skill.'),
-        param(
-            'available_only', arg.BOOL, 'Only active mechanics who can take another order.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:361', returns=js.array(Mechanic),
-        shows=('list', ('row', 'mechanics')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_part,
-        'Show a part: name, category, unit cost, stock, reorder level and bin.',
-        param(
-            'sku', arg.row('parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$')),
-            'The part SKU, e.g. P-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'No part with SKU {key}.'),
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:374', returns=Part,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_search_parts,
-        'Search parts by name and/or category, optionally only those low on stock, with SKUs, '
-        'costs and stock.',
-        param('query', arg.optional(arg.TEXT), "Part of the part's name; case does not matter."),
-        param('category', arg.optional(arg.enum_of(Skill)), 'Only parts for this kind of work.'),
-        param(
-            'low_stock_only', arg.BOOL, 'Only parts at or below their reorder level.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:380', returns=js.array(Part),
-        shows=('list', ('row', 'parts')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_restock_part,
-        "Add delivered units to a part's stock; only shop managers can.",
-        param(
-            'sku', arg.row('parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$')),
-            'The part SKU, e.g. P-5001.',
-            not_found=lambda ep, key: rt.built(ep, f'No part with SKU {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='fleet_maintenance_shop.world:391', returns=Part,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_work_order,
-        "Show a work order with its tasks, the parts used and its cost: labour at the mechanic's "
-        "rate with the markup, plus parts.",
-        _PARAM_work_order_id, read_only=True, where='fleet_maintenance_shop.world:405',
-        returns=js.closed({
-            'order': WorkOrder, 'tasks': js.array(Task), 'parts_used': js.array(PartUsage),
-            'labour_hours': js.NUMBER, 'labour_cost': js.NUMBER, 'parts_cost': js.NUMBER,
-            'total': js.NUMBER,
-        }),
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'work_orders')),
-                ('tasks', 'tasks', ('list', ('row', 'tasks'))),
-                ('parts_used', 'parts_used', ('list', ('row', 'part_usages'))),
-            ),
-        ),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_find_work_orders,
+    @tool(  # fleet_maintenance_shop.world:432
         'Find work orders by vehicle (id or plate), mechanic, status and/or opening day, with '
         'their kinds, statuses and complaints.',
         param(
@@ -1058,15 +805,25 @@ FleetMaintenanceShop.TOOLS = tools(
         param('opened_on', arg.optional(arg.DATE), 'Only orders opened on this day.'),
         read_only=True, where='fleet_maintenance_shop.world:432', returns=js.array(WorkOrder),
         shows=('list', ('row', 'work_orders')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_open_work_order,
+    )
+    def tool_find_work_orders(
+        self, vehicle_id: Vehicle | None, plate: str | None, mechanic_id: Mechanic | None,
+        status: OrderStatus | None, opened_on: dt.date | None,
+    ) -> tuple[str, ...]:
+        # fleet_maintenance_shop.world:441
+        wanted: str = self.built(self.built((plate if plate is not None else '').strip()).upper())
+        return tuple([  # fleet_maintenance_shop.world:442
+            _o18.id_ for _o18 in rt.each(self, self.t_work_orders)
+            if (vehicle_id is None or _o18.vehicle == vehicle_id.id_)
+            and (plate is None or self.t_vehicles[_o18.vehicle].plate == wanted)
+            and (mechanic_id is None or _o18.mechanic == mechanic_id.id_)
+            and (status is None or _o18.status == status)
+            and (opened_on is None or _o18.opened_at.date() == opened_on)
+        ])
+
+    @tool(  # fleet_maintenance_shop.world:445
         'Open a work order for a vehicle, recording its current odometer reading.',
-        param(
-            'vehicle_id', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$')),
-            'The vehicle id, e.g. V001.',
-            not_found=lambda ep, key: rt.built(ep, f'No vehicle with id {key}.'),
-        ),
+        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V001.'),
         param('kind', arg.enum_of(OrderKind), 'scheduled_service, repair or inspection.'),
         param(
             'complaint', arg.refined(arg.TEXT, 1, 200),
@@ -1077,38 +834,132 @@ FleetMaintenanceShop.TOOLS = tools(
             'The odometer reading now, in km; leave out to use the recorded mileage.',
         ),
         where='fleet_maintenance_shop.world:445', returns=WorkOrder,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_assign_mechanic,
+    )
+    def tool_open_work_order(
+        self, vehicle_id: Vehicle, kind: OrderKind, complaint: str, odometer_km: int | None
+    ) -> WorkOrder:
+        me: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:453
+        vehicle: Vehicle = vehicle_id  # fleet_maintenance_shop.world:454
+        # fleet_maintenance_shop.world:455
+        if rt.key_of(self.fn_open_order_of(vehicle)) is not None:
+            self.fail(f'Vehicle {vehicle.id_} already has an order that is not closed.')
+        # fleet_maintenance_shop.world:456
+        reading: int = odometer_km if odometer_km is not None else vehicle.mileage_km
+        if reading < vehicle.mileage_km:  # fleet_maintenance_shop.world:457
+            raise ToolError(
+                f'The odometer reading {reading} km is below the vehicle\'s recorded '
+                f'{vehicle.mileage_km} km.',
+            )
+        self.set_field(  # fleet_maintenance_shop.world:458
+            vehicle, 'mileage_km', v.check_range(reading, 'Vehicle.mileage_km', 0, None)
+        )
+        order: WorkOrder = WorkOrder(  # fleet_maintenance_shop.world:459
+            id_=self.next_id('work_order_ids', 'WO{:04d}'), vehicle=vehicle.id_, opened_by=me.id_,
+            mechanic=None, kind=kind, status=_E11_OrderStatus_open_, opened_at=self.clock,
+            closed_at=None, odometer_km=v.check_range(reading, 'WorkOrder.odometer_km', 0, None),
+            complaint=v.check_length(complaint, 'WorkOrder.complaint', 1, 200),
+        )
+        self.insert(self.t_work_orders, order)  # fleet_maintenance_shop.world:466
+        return order  # fleet_maintenance_shop.world:467
+
+    @tool(  # fleet_maintenance_shop.world:470
         'Assign an active mechanic to an open or in-progress order (reassigning is allowed); the '
         'order is then in progress.',
-        param(
-            'work_order_id', arg.row('work_orders'), 'The work order id, e.g. WO0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No work order with id {key}.'),
-        ),
+        param('work_order_id', _ROW_work_orders, 'The work order id, e.g. WO0004.'),
         _PARAM_mechanic_id, where='fleet_maintenance_shop.world:470', returns=WorkOrder,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_close_work_order,
+    )
+    def tool_assign_mechanic(self, work_order_id: WorkOrder, mechanic_id: Mechanic) -> WorkOrder:
+        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:476
+        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:477
+        m: Mechanic = mechanic_id  # fleet_maintenance_shop.world:478
+        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:479
+            self.fail(f'Work order {order.id_} is closed.')
+        if not m.active:  # fleet_maintenance_shop.world:480
+            self.fail(f'Mechanic {m.id_} is inactive.')
+        load_: int = len([  # fleet_maintenance_shop.world:481
+            _o19 for _o19 in rt.each(self, self.t_work_orders)
+            if _o19.mechanic == m.id_ and _o19.status == _E11_OrderStatus_in_progress
+            and _o19.id_ != order.id_
+        ])
+        if load_ >= m.max_open_orders:  # fleet_maintenance_shop.world:482
+            self.fail(
+                f'Mechanic {m.id_} already has {load_} orders in progress, the most they can take.'
+            )
+        missing: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:483
+            _t20.id_ for _t20 in rt.each(self, self.t_tasks)
+            if _t20.work_order == order.id_ and _t20.status == _E10_TaskStatus_pending
+            and not (_t20.skill in rt.each(self, m.skills))
+        ])
+        if len(missing) != 0:  # fleet_maintenance_shop.world:484
+            self.fail(
+                f'Mechanic {m.id_} lacks the skill {self.t_tasks[missing[0]].skill} of task '
+                f'{self.t_tasks[missing[0]].id_}.',
+            )
+        # fleet_maintenance_shop.world:485
+        self.set_fields(order, ('mechanic', 'status'), m.id_, _E11_OrderStatus_in_progress)
+        return order  # fleet_maintenance_shop.world:487
+
+    @tool(  # fleet_maintenance_shop.world:490
         "Close an order whose tasks are all done. For a scheduled service the vehicle's last "
         "service becomes today and its next service due is set from its intervals.",
         _PARAM_work_order_id, where='fleet_maintenance_shop.world:490', returns=WorkOrder,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_task,
+    )
+    def tool_close_work_order(self, work_order_id: WorkOrder) -> WorkOrder:
+        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:495
+        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:496
+        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:497
+            self.fail(f'Work order {order.id_} is already closed.')
+        if order.mechanic is None:  # fleet_maintenance_shop.world:498
+            self.fail(f'Work order {order.id_} has no mechanic assigned.')
+        mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:499
+            _t21.id_ for _t21 in rt.each(self, self.t_tasks) if _t21.work_order == order.id_
+        ])
+        if len(mine) <= 0:  # fleet_maintenance_shop.world:500
+            self.fail(f'Work order {order.id_} has no tasks.')
+        if not all(  # fleet_maintenance_shop.world:501
+            _t22.status == _E10_TaskStatus_done
+            for _t22 in rt.rows(self.t_tasks, rt.each(self, mine))
+        ):
+            self.fail(f'Work order {order.id_} still has a pending task.')
+        # fleet_maintenance_shop.world:502
+        self.set_fields(order, ('status', 'closed_at'), _E11_OrderStatus_closed, self.clock)
+        if order.kind == _E9_OrderKind_scheduled_service:  # fleet_maintenance_shop.world:504
+            v_: Vehicle = self.t_vehicles[order.vehicle]  # fleet_maintenance_shop.world:505
+            today: dt.date = self.clock.date()  # fleet_maintenance_shop.world:506
+            self.set_field(v_, 'last_service_on', today)  # fleet_maintenance_shop.world:507
+            self.set_field(  # fleet_maintenance_shop.world:508
+                v_, 'next_service_km', v.check_range(
+                    rt.bounded(order.odometer_km + v_.service_interval_km),
+                    'Vehicle.next_service_km', 0, None,
+                ),
+            )
+            # fleet_maintenance_shop.world:509
+            self.set_field(v_, 'next_service_on', today + v_.service_interval)
+        return order  # fleet_maintenance_shop.world:511
+
+    @tool(  # fleet_maintenance_shop.world:516
         'Show a task: work order, description, skill, estimated and actual hours and status.',
         _PARAM_task_id, read_only=True, where='fleet_maintenance_shop.world:516', returns=Task,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_list_tasks,
+    )
+    def tool_get_task(self, task_id: Task) -> Task:
+        return task_id  # fleet_maintenance_shop.world:519
+
+    @tool(  # fleet_maintenance_shop.world:522
         'List the tasks of a work order with their skills, hours and statuses.',
         _PARAM_work_order_id,
         param('status', arg.optional(arg.enum_of(TaskStatus)), 'Only tasks with this status.'),
         read_only=True, where='fleet_maintenance_shop.world:522', returns=js.array(Task),
         shows=('list', ('row', 'tasks')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_add_task,
+    )
+    def tool_list_tasks(
+        self, work_order_id: WorkOrder, status: TaskStatus | None
+    ) -> tuple[str, ...]:
+        return tuple([  # fleet_maintenance_shop.world:528
+            _t23.id_ for _t23 in rt.each(self, self.t_tasks)
+            if _t23.work_order == work_order_id.id_ and (status is None or _t23.status == status)
+        ])
+
+    @tool(  # fleet_maintenance_shop.world:531
         'Add a pending task to an order that is not closed. If a mechanic is assigned, they must '
         'have the skill.',
         _PARAM_work_order_id,
@@ -1116,26 +967,73 @@ FleetMaintenanceShop.TOOLS = tools(
         param('skill', arg.enum_of(Skill), 'The skill the task needs.'),
         param('estimated_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The estimated hours.'),
         where='fleet_maintenance_shop.world:531', returns=Task,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_complete_task,
+    )
+    def tool_add_task(
+        self, work_order_id: WorkOrder, description: str, skill: Skill, estimated_hours: float
+    ) -> Task:
+        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:539
+        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:540
+        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:541
+            self.fail(f'Work order {order.id_} is closed.')
+        if (  # fleet_maintenance_shop.world:542
+            len([_t24 for _t24 in rt.each(self, self.t_tasks) if _t24.work_order == order.id_])
+            >= self.state.max_tasks_per_order
+        ):
+            self.fail(
+                f'Work order {order.id_} already has {self.state.max_tasks_per_order} tasks.'
+            )
+        # fleet_maintenance_shop.world:543
+        m: Mechanic | None = self.t_mechanics.ref(order.mechanic)
+        if m is not None:  # fleet_maintenance_shop.world:544
+            if skill not in rt.each(self, m.skills):  # fleet_maintenance_shop.world:545
+                self.fail(f'Mechanic {m.id_} of work order {order.id_} lacks the skill {skill}.')
+        task_: Task = Task(  # fleet_maintenance_shop.world:547
+            id_=self.next_id('task_ids', 'T{:04d}'), work_order=order.id_,
+            description=v.check_length(description, 'Task.description', 1, 120), skill=skill,
+            estimated_hours=v.check_range(estimated_hours, 'Task.estimated_hours', 0.1, 24.0),
+            actual_hours=None, status=_E10_TaskStatus_pending,
+        )
+        self.insert(self.t_tasks, task_)  # fleet_maintenance_shop.world:553
+        return task_  # fleet_maintenance_shop.world:554
+
+    @tool(  # fleet_maintenance_shop.world:557
         "Mark a task done with the hours actually spent; the order's mechanic must have the "
         "task's skill.",
         _PARAM_task_id,
         param('actual_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The hours actually spent.'),
         where='fleet_maintenance_shop.world:557', returns=Task,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_get_part_usage,
+    )
+    def tool_complete_task(self, task_id: Task, actual_hours: float) -> Task:
+        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:563
+        task_: Task = task_id  # fleet_maintenance_shop.world:564
+        order: WorkOrder = self.t_work_orders[task_.work_order]  # fleet_maintenance_shop.world:565
+        if order.status == _E11_OrderStatus_closed:  # fleet_maintenance_shop.world:566
+            self.fail(f'Work order {order.id_} is closed.')
+        if task_.status != _E10_TaskStatus_pending:  # fleet_maintenance_shop.world:567
+            self.fail(f'Task {task_.id_} is already done.')
+        # fleet_maintenance_shop.world:568
+        m: Mechanic | None = self.t_mechanics.ref(order.mechanic)
+        if m is None:  # fleet_maintenance_shop.world:569
+            self.fail(f'Work order {order.id_} has no mechanic assigned.')
+        if task_.skill not in rt.each(self, m.skills):  # fleet_maintenance_shop.world:570
+            self.fail(f'Mechanic {m.id_} lacks the skill {task_.skill} of task {task_.id_}.')
+        self.set_fields(  # fleet_maintenance_shop.world:571
+            task_, ('status', 'actual_hours'), _E10_TaskStatus_done,
+            rt.if_present(
+                actual_hours, lambda x: v.check_range(x, 'Task.actual_hours', 0.0, 24.0)
+            ),
+        )
+        return task_  # fleet_maintenance_shop.world:573
+
+    @tool(  # fleet_maintenance_shop.world:578
         'Show a part usage: work order, part, quantity, unit cost and time.',
-        param(
-            'usage_id', arg.row('part_usages'), 'The part usage id, e.g. U0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No part usage with id {key}.'),
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:578', returns=PartUsage,
-    ),
-    tool(
-        FleetMaintenanceShop.tool_list_part_usages,
+        param('usage_id', _ROW_part_usages, 'The part usage id, e.g. U0003.'), read_only=True,
+        where='fleet_maintenance_shop.world:578', returns=PartUsage,
+    )
+    def tool_get_part_usage(self, usage_id: PartUsage) -> PartUsage:
+        return usage_id  # fleet_maintenance_shop.world:583
+
+    @tool(  # fleet_maintenance_shop.world:586
         'List the parts used on a work order, or the uses of a part, with quantities, costs and '
         'times.',
         param(
@@ -1148,27 +1046,48 @@ FleetMaintenanceShop.TOOLS = tools(
         ),
         read_only=True, where='fleet_maintenance_shop.world:586', returns=js.array(PartUsage),
         shows=('list', ('row', 'part_usages')),
-    ),
-    tool(
-        FleetMaintenanceShop.tool_use_part,
+    )
+    def tool_list_part_usages(
+        self, work_order_id: WorkOrder | None, sku: Part | None
+    ) -> tuple[str, ...]:
+        if not (work_order_id is not None or sku is not None):  # fleet_maintenance_shop.world:592
+            raise ToolError('Give a work order or a part.')
+        return tuple([  # fleet_maintenance_shop.world:593
+            _u25.id_ for _u25 in rt.each(self, self.t_part_usages)
+            if (work_order_id is None or _u25.work_order == work_order_id.id_)
+            and (sku is None or _u25.part == sku.sku)
+        ])
+
+    @tool(  # fleet_maintenance_shop.world:596
         "Take parts from stock for an order in progress, at the part's current unit cost.",
         param(
-            'work_order_id', arg.row('work_orders'),
-            'The id of a work order in progress, e.g. WO0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No work order with id {key}.'),
+            'work_order_id', _ROW_work_orders, 'The id of a work order in progress, e.g. WO0003.'
         ),
-        param(
-            'sku', arg.row('parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$')),
-            'The part SKU, e.g. P-3001.',
-            not_found=lambda ep, key: rt.built(ep, f'No part with SKU {key}.'),
-        ),
-        param(
-            'quantity', arg.refined(arg.INT, 1, 50), 'How many units to take.',
-            default=lambda ep: 1,
-        ),
+        param('sku', _ROW_parts, 'The part SKU, e.g. P-3001.'),
+        param('quantity', arg.refined(arg.INT, 1, 50), 'How many units to take.', default=1),
         where='fleet_maintenance_shop.world:596', returns=PartUsage,
-    ),
-)
+    )
+    def tool_use_part(self, work_order_id: WorkOrder, sku: Part, quantity: int) -> PartUsage:
+        x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:603
+        order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:604
+        if order.status != _E11_OrderStatus_in_progress:  # fleet_maintenance_shop.world:605
+            self.fail(f'Work order {order.id_} is not in progress (it is {order.status}).')
+        if sku.stock < quantity:  # fleet_maintenance_shop.world:606
+            self.fail(f'Only {sku.stock} of part {sku.sku} in stock.')
+        self.set_field(  # fleet_maintenance_shop.world:607
+            sku, 'stock', v.check_range(rt.bounded(sku.stock - quantity), 'Part.stock', 0, None)
+        )
+        usage: PartUsage = PartUsage(  # fleet_maintenance_shop.world:608
+            id_=self.next_id('usage_ids', 'U{:04d}'), work_order=order.id_, part=sku.sku,
+            quantity=v.check_range(quantity, 'PartUsage.quantity', 1, 50),
+            unit_cost=v.check_range(sku.unit_cost, 'PartUsage.unit_cost', 0.01, None),
+            used_at=self.clock,
+        )
+        self.insert(self.t_part_usages, usage)  # fleet_maintenance_shop.world:609
+        return usage  # fleet_maintenance_shop.world:610
+
+
+FleetMaintenanceShop.TOOLS = tools(FleetMaintenanceShop)
 
 
 # fleet_maintenance_shop.world:1009

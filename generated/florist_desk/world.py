@@ -262,6 +262,47 @@ class Cancellation(Record):
     refund: str = field(sh.TEXT)
 
 
+_RESULT_Recipient = js.closed({
+    'name': js.scalar('str', 1, 80), 'street': js.scalar('str', 1, 100),
+    'city': js.scalar('str', 1, 60), 'phone': js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'),
+})
+_RESULT_VarietyInfo = js.closed({'variety': FlowerVariety, 'free': js.INTEGER})
+_RESULT_Arrangement = js.closed({
+    'arrangement_id': js.scalar('str', pattern='^AR[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
+    'occasion': js.members(Occasion), 'price': js.scalar('float', 0.01),
+    'stems': js.array(StemLine, min_items=1, max_items=8), 'vase': js.BOOLEAN,
+    'active': js.BOOLEAN,
+})
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: ep.built(f'Customer {key} not found.')
+)
+_ROW_varieties = arg.row(
+    'varieties', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Variety {key} not found.'),
+)
+_ROW_arrangements = arg.row(
+    'arrangements', arg.refined(arg.TEXT, pattern='^AR[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Arrangement {key} not found.'),
+)
+_ROW_couriers = arg.row(
+    'couriers', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Courier {key} not found.'),
+)
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'Order {key} not found.'))
+_ROW_deliveries = arg.row(
+    'deliveries', not_found=lambda ep, key: ep.built(f'Delivery {key} not found.')
+)
+_ROW_refunds = arg.row('refunds', not_found=lambda ep, key: ep.built(f'Refund {key} not found.'))
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C001.')
+_PARAM_arrangement = param('arrangement', _ROW_arrangements, 'The arrangement id, e.g. AR01.')
+_PARAM_order = param('order', _ROW_orders, 'The order id, e.g. O001.')
+_PARAM_method = param(
+    'method', arg.enum_of(RefundMethod), 'How to refund: original_payment or store_credit.',
+    default=_E12_RefundMethod_original_payment,
+)
+_PARAM_order_ = param('order', _ROW_orders, 'The order id, e.g. O003.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -469,7 +510,7 @@ class FloristDesk(Episode):
         if not all(  # florist_desk.world:290
             len([
                 _d77.customer_id for _d77 in rt.each(self, self.t_customers)
-                if rt.built(self, _d77.email.lower()) == rt.built(self, _c76.email.lower())
+                if self.built(_d77.email.lower()) == self.built(_c76.email.lower())
             ])
             == 1
             for _c76 in rt.each(self, self.t_customers)
@@ -559,54 +600,81 @@ class FloristDesk(Episode):
         # florist_desk.world:232
         return CourierDay(c.courier_id, day, mine, max(rt.bounded(c.max_per_day - len(mine)), 0))
 
-    def tool_get_customer(self, customer: Customer) -> Customer:  # florist_desk.world:295
+    @tool(  # florist_desk.world:295
+        'Show a customer: name, email, phone, billing city and since when.', _PARAM_customer,
+        read_only=True, where='florist_desk.world:295', returns=Customer,
+    )
+    def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # florist_desk.world:300
 
-    def tool_find_customers(  # florist_desk.world:303
+    @tool(  # florist_desk.world:303
+        'Find customers by part of the name, email or phone.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number; spaces do not matter.'),
+        read_only=True, where='florist_desk.world:303', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:310
         for c in rt.each(self, self.t_customers):  # florist_desk.world:311
             if (  # florist_desk.world:312
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, c.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(c.name.lower()))
                 )
             ):
                 continue  # florist_desk.world:313
             if (  # florist_desk.world:315
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, c.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(c.email.lower()))
                 )
             ):
                 continue  # florist_desk.world:316
             if (  # florist_desk.world:318
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
-                    in rt.read(self, rt.built(self, rt.replace(rt.read(self, c.phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
+                    in rt.read(self, self.built(rt.replace(rt.read(self, c.phone), ' ', '')))
                 )
             ):
                 continue  # florist_desk.world:319
             found = rt.each(self, found) + (c.customer_id,)  # florist_desk.world:321
         return found  # florist_desk.world:323
 
-    def tool_get_variety(self, variety: FlowerVariety) -> VarietyInfo:  # florist_desk.world:328
+    @tool(  # florist_desk.world:328
+        'Show a flower variety with its stems in stock, reserved and free.',
+        param('variety', _ROW_varieties, 'The variety code, e.g. ROS-RED.'), read_only=True,
+        where='florist_desk.world:328', returns=_RESULT_VarietyInfo,
+        shows=('record', (('variety', 'variety', ('row', 'varieties')),)),
+    )
+    def tool_get_variety(self, variety: FlowerVariety) -> VarietyInfo:
         return VarietyInfo(variety.code, self.fn_free_of(variety))  # florist_desk.world:333
 
-    def tool_list_varieties(  # florist_desk.world:336
+    @tool(  # florist_desk.world:336
+        'List flower varieties with their stock, reserved and free stems, by name or color.',
+        param('text', arg.optional(arg.TEXT), 'Part of the name or color; case does not matter.'),
+        param(
+            'free_below', arg.optional(arg.INT), 'Only varieties with fewer free stems than this.'
+        ),
+        read_only=True, where='florist_desk.world:336', returns=js.array(_RESULT_VarietyInfo),
+        shows=('list', ('record', (('variety', 'variety', ('row', 'varieties')),))),
+    )
+    def tool_list_varieties(
         self, text: str | None, free_below: int | None
     ) -> tuple[VarietyInfo, ...]:
         found: tuple[VarietyInfo, ...] = ()  # florist_desk.world:342
         for v_ in rt.each(self, self.t_varieties):  # florist_desk.world:343
             if (  # florist_desk.world:344
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, v_.name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, v_.color.lower()
-                    ))
+                    rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(v_.name.lower())
+                    )
+                    or rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(v_.color.lower())
+                    )
                 )
             ):
                 continue  # florist_desk.world:345
@@ -617,7 +685,13 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (VarietyInfo(v_.code, self.fn_free_of(v_)),)
         return found  # florist_desk.world:352
 
-    # florist_desk.world:355
+    @tool(  # florist_desk.world:355
+        'Check whether the stems for a quantity of an arrangement are free: per variety the '
+        'stems needed, free and short.',
+        _PARAM_arrangement,
+        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement.'),
+        read_only=True, where='florist_desk.world:355', returns=StemCheck,
+    )
     def tool_check_stems(self, arrangement: Arrangement, quantity: int) -> StemCheck:
         needs: tuple[StemNeed, ...] = ()  # florist_desk.world:361
         for l in rt.each(self, arrangement.stems):  # florist_desk.world:362
@@ -634,11 +708,26 @@ class FloristDesk(Episode):
             all(_n7.short == 0 for _n7 in rt.each(self, needs)), needs,
         )
 
-    # florist_desk.world:383
+    @tool(  # florist_desk.world:383
+        'Show an arrangement: occasion, price, its stems (variety codes and counts), vase and '
+        'whether it can be ordered.',
+        _PARAM_arrangement, read_only=True, where='florist_desk.world:383',
+        returns=_RESULT_Arrangement,
+    )
     def tool_get_arrangement(self, arrangement: Arrangement) -> Arrangement:
         return arrangement  # florist_desk.world:388
 
-    def tool_search_arrangements(  # florist_desk.world:391
+    @tool(  # florist_desk.world:391
+        'Find active arrangements by part of the name, by occasion and/or up to a price.',
+        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param(
+            'occasion', arg.optional(arg.enum_of(Occasion)), 'Only arrangements for this occasion.'
+        ),
+        param('max_price', arg.optional(arg.FLOAT), 'Only arrangements costing at most this.'),
+        read_only=True, where='florist_desk.world:391', returns=js.array(_RESULT_Arrangement),
+        shows=('list', ('row', 'arrangements')),
+    )
+    def tool_search_arrangements(
         self, text: str | None, occasion: Occasion | None, max_price: float | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:398
@@ -647,8 +736,8 @@ class FloristDesk(Episode):
                 continue  # florist_desk.world:401
             if (  # florist_desk.world:403
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower()))
-                    in rt.read(self, rt.built(self, a.name.lower()))
+                    rt.read(self, self.built(text.lower()))
+                    in rt.read(self, self.built(a.name.lower()))
                 )
             ):
                 continue  # florist_desk.world:404
@@ -659,10 +748,34 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (a.arrangement_id,)  # florist_desk.world:412
         return found  # florist_desk.world:414
 
-    def tool_get_courier(self, courier: Courier) -> Courier:  # florist_desk.world:419
+    @tool(  # florist_desk.world:419
+        'Show a courier: name, phone, vehicle, deliveries allowed a day and whether active.',
+        param('courier', _ROW_couriers, 'The courier id, e.g. K01.'), read_only=True,
+        where='florist_desk.world:419', returns=Courier,
+    )
+    def tool_get_courier(self, courier: Courier) -> Courier:
         return courier  # florist_desk.world:424
 
-    # florist_desk.world:427
+    @tool(  # florist_desk.world:427
+        'List couriers with their deliveries on a day and how many more they can take.',
+        param(
+            'day', arg.optional(arg.DATE), 'The day whose deliveries to show; today when left out.'
+        ),
+        param('active_only', arg.BOOL, 'Only active couriers.', default=True), read_only=True,
+        where='florist_desk.world:427',
+        returns=js.array(js.closed({
+            'courier': Courier, 'day': js.STRING, 'deliveries': js.array(Delivery),
+            'free_slots': js.INTEGER,
+        })),
+        shows=(
+            'list', (
+                'record', (
+                    ('courier', 'courier', ('row', 'couriers')),
+                    ('deliveries', 'deliveries', ('list', ('row', 'deliveries'))),
+                ),
+            ),
+        ),
+    )
     def tool_list_couriers(self, day: dt.date | None, active_only: bool) -> tuple[CourierDay, ...]:
         the_day: dt.date = day if day is not None else self.clock.date()  # florist_desk.world:433
         found: tuple[CourierDay, ...] = ()  # florist_desk.world:434
@@ -673,14 +786,30 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (self.fn_courier_day(c, the_day),)
         return found  # florist_desk.world:441
 
-    def tool_get_order(self, order: Order) -> Order:  # florist_desk.world:446
+    @tool(  # florist_desk.world:446
+        'Show an order: customer id, arrangement id, quantity, delivery date, recipient, card '
+        'message, status and total.',
+        _PARAM_order, read_only=True, where='florist_desk.world:446', returns=Order,
+    )
+    def tool_get_order(self, order: Order) -> Order:
         return order  # florist_desk.world:449
 
-    def tool_find_orders(  # florist_desk.world:452
-        self,
-        customer: Customer | None,
-        delivery_date: dt.date | None,
-        status: OrderStatus | None,
+    @tool(  # florist_desk.world:452
+        'Find orders by customer, delivery date, status and/or recipient name.',
+        param(
+            'customer', arg.optional(_ROW_customers), "Only this customer's orders (customer id)."
+        ),
+        param('delivery_date', arg.optional(arg.DATE), 'Only orders delivered on this day.'),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        param(
+            'recipient_contains', arg.optional(arg.TEXT),
+            "Part of the recipient's name; case does not matter.",
+        ),
+        read_only=True, where='florist_desk.world:452', returns=js.array(Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_find_orders(
+        self, customer: Customer | None, delivery_date: dt.date | None, status: OrderStatus | None,
         recipient_contains: str | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:460
@@ -695,29 +824,39 @@ class FloristDesk(Episode):
                 continue  # florist_desk.world:469
             if (  # florist_desk.world:471
                 recipient_contains is not None and not (
-                    rt.read(self, rt.built(self, recipient_contains.lower()))
-                    in rt.read(self, rt.built(self, o.recipient.name.lower()))
+                    rt.read(self, self.built(recipient_contains.lower()))
+                    in rt.read(self, self.built(o.recipient.name.lower()))
                 )
             ):
                 continue  # florist_desk.world:472
             found = rt.each(self, found) + (o.order_id,)  # florist_desk.world:474
         return found  # florist_desk.world:476
 
-    def tool_take_order(  # florist_desk.world:479
-        self,
-        customer: Customer,
-        arrangement: Arrangement,
-        quantity: int,
-        delivery_date: dt.date,
-        recipient: Recipient,
-        card_message: str,
+    @tool(  # florist_desk.world:479
+        'Take an order of an arrangement for a delivery date, with the recipient and the card '
+        'message. The total is the price times the quantity plus the delivery fee.',
+        _PARAM_customer, param('arrangement', _ROW_arrangements, 'The arrangement id, e.g. AR02.'),
+        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement, 1 to 10.'),
+        param('delivery_date', arg.DATE, 'The delivery day, e.g. 2025-02-14.'),
+        param(
+            'recipient', arg.record(Recipient.load, _RESULT_Recipient),
+            'Who receives it: name, street, city and phone.',
+        ),
+        param(
+            'card_message', arg.refined(arg.TEXT, None, 250),
+            'The message on the card; empty for none.',
+        ),
+        where='florist_desk.world:479', returns=Order,
+    )
+    def tool_take_order(
+        self, customer: Customer, arrangement: Arrangement, quantity: int, delivery_date: dt.date,
+        recipient: Recipient, card_message: str,
     ) -> Order:
         if not arrangement.active:  # florist_desk.world:489
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Arrangement {arrangement.arrangement_id} ({arrangement.name}) is no longer '
                 'offered.',
-            ))
+            )
         if delivery_date < self.clock.date():  # florist_desk.world:490
             raise ToolError(f'The delivery date {delivery_date} is in the past.')
         if delivery_date > self.fn_latest_day():  # florist_desk.world:491
@@ -740,30 +879,32 @@ class FloristDesk(Episode):
         self.insert(self.t_orders, order)  # florist_desk.world:501
         return order  # florist_desk.world:502
 
-    def tool_reserve_stems(self, order: Order) -> Order:  # florist_desk.world:505
+    @tool(  # florist_desk.world:505
+        'Reserve the stems a received order needs, so that they are kept for it.', _PARAM_order,
+        where='florist_desk.world:505', returns=Order,
+    )
+    def tool_reserve_stems(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_received:  # florist_desk.world:510
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.order_id} is {order.status}; only received orders can have stems '
                 'reserved.',
-            ))
+            )
         # florist_desk.world:511
         for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
             needed: int = rt.bounded(l.count * order.quantity)  # florist_desk.world:512
             free: int = self.fn_free_of(self.t_varieties[l.variety])  # florist_desk.world:513
             if free < needed:  # florist_desk.world:514
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Not enough free stems of {self.t_varieties[l.variety].name} ('
                     f'{self.t_varieties[l.variety].code}): {free} free, {needed} needed.',
-                ))
+                )
         # florist_desk.world:516
         for _l8 in rt.each(self, self.t_arrangements[order.arrangement].stems):
             self.set_field(  # florist_desk.world:517
-                self.t_varieties[self.t_varieties[_l8.variety].code], 'reserved',
+                self.t_varieties[_l8.variety], 'reserved',
                 v.check_range(
                     rt.bounded(
-                        self.t_varieties[self.t_varieties[_l8.variety].code].reserved + rt.bounded(
+                        self.t_varieties[_l8.variety].reserved + rt.bounded(
                             _l8.count * order.quantity
                         ),
                     ),
@@ -773,16 +914,19 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_reserved)  # florist_desk.world:519
         return order  # florist_desk.world:520
 
-    # florist_desk.world:523
+    @tool(  # florist_desk.world:523
+        'Move a received or reserved order to another delivery date.', _PARAM_order,
+        param('delivery_date', arg.DATE, 'The new delivery day, e.g. 2025-02-15.'),
+        where='florist_desk.world:523', returns=Order,
+    )
     def tool_change_delivery_date(self, order: Order, delivery_date: dt.date) -> Order:
         if not (  # florist_desk.world:529
             order.status == _E11_OrderStatus_received or order.status == _E11_OrderStatus_reserved
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.order_id} is {order.status}; only received or reserved orders can '
                 'be moved.',
-            ))
+            )
         if delivery_date < self.clock.date():  # florist_desk.world:530
             raise ToolError(f'The delivery date {delivery_date} is in the past.')
         if delivery_date > self.fn_latest_day():  # florist_desk.world:531
@@ -791,31 +935,37 @@ class FloristDesk(Episode):
                 f'{self.fn_latest_day()}.',
             )
         if delivery_date == order.delivery_date:  # florist_desk.world:532
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is already due on {delivery_date}.'
-            ))
+            self.fail(f'Order {order.order_id} is already due on {delivery_date}.')
         self.set_field(order, 'delivery_date', delivery_date)  # florist_desk.world:533
         return order  # florist_desk.world:534
 
-    # florist_desk.world:537
+    @tool(  # florist_desk.world:537
+        'Cancel a received or reserved order: its reserved stems are released and its total is '
+        'refunded in full.',
+        _PARAM_order, _PARAM_method, where='florist_desk.world:537',
+        returns=js.closed({'order': Order, 'refund': Refund}),
+        shows=(
+            'record',
+            (('order', 'order', ('row', 'orders')), ('refund', 'refund', ('row', 'refunds'))),
+        ),
+    )
     def tool_cancel_order(self, order: Order, method: RefundMethod) -> Cancellation:
         if not (  # florist_desk.world:543
             order.status == _E11_OrderStatus_received or order.status == _E11_OrderStatus_reserved
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.order_id} is {order.status}; only received or reserved orders can '
                 'be cancelled.',
-            ))
+            )
         if order.status == _E11_OrderStatus_reserved:  # florist_desk.world:544
             # florist_desk.world:545
             for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
                 self.set_field(  # florist_desk.world:546
-                    self.t_varieties[self.t_varieties[l.variety].code], 'reserved',
-                    v.check_range(
+                    self.t_varieties[l.variety], 'reserved', v.check_range(
                         rt.bounded(
-                            self.t_varieties[self.t_varieties[l.variety].code].reserved
-                            - rt.bounded(l.count * order.quantity),
+                            self.t_varieties[l.variety].reserved - rt.bounded(
+                                l.count * order.quantity
+                            ),
                         ),
                         'FlowerVariety.reserved', 0, 100000,
                     ),
@@ -829,44 +979,39 @@ class FloristDesk(Episode):
         self.insert(self.t_refunds, refund)  # florist_desk.world:556
         return Cancellation(order.order_id, refund.refund_id)  # florist_desk.world:557
 
-    # florist_desk.world:562
+    @tool(  # florist_desk.world:562
+        'Make up a reserved order due today and send it out with a courier: its stems leave the '
+        'stock.',
+        param('order', _ROW_orders, 'The order id, e.g. O002.'),
+        param('courier', _ROW_couriers, 'The courier id, e.g. K02.'),
+        where='florist_desk.world:562', returns=Delivery,
+    )
     def tool_assign_courier(self, order: Order, courier: Courier) -> Delivery:
         if order.status != _E11_OrderStatus_reserved:  # florist_desk.world:568
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.order_id} is {order.status}; only reserved orders can be sent out.',
-            ))
+            self.fail(
+                f'Order {order.order_id} is {order.status}; only reserved orders can be sent out.'
+            )
         if order.delivery_date != self.clock.date():  # florist_desk.world:569
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is due on {order.delivery_date}, not today.'
-            ))
+            self.fail(f'Order {order.order_id} is due on {order.delivery_date}, not today.')
         if not courier.active:  # florist_desk.world:570
-            raise ToolError(rt.built(
-                self, f'Courier {courier.courier_id} ({courier.name}) is inactive.'
-            ))
+            self.fail(f'Courier {courier.courier_id} ({courier.name}) is inactive.')
         # florist_desk.world:571
         if self.fn_courier_load(courier, self.clock.date()) >= courier.max_per_day:
-            raise ToolError(rt.built(
-                self,
-                f'Courier {courier.courier_id} already has {courier.max_per_day} deliveries '
-                'today.',
-            ))
+            self.fail(
+                f'Courier {courier.courier_id} already has {courier.max_per_day} deliveries today.'
+            )
         # florist_desk.world:572
         for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
             needed: int = rt.bounded(l.count * order.quantity)  # florist_desk.world:573
             self.set_field(  # florist_desk.world:574
-                self.t_varieties[self.t_varieties[l.variety].code], 'stock',
-                v.check_range(
-                    rt.bounded(self.t_varieties[self.t_varieties[l.variety].code].stock - needed),
-                    'FlowerVariety.stock', 0, 100000,
+                self.t_varieties[l.variety], 'stock', v.check_range(
+                    rt.bounded(self.t_varieties[l.variety].stock - needed), 'FlowerVariety.stock',
+                    0, 100000,
                 ),
             )
             self.set_field(  # florist_desk.world:575
-                self.t_varieties[self.t_varieties[l.variety].code], 'reserved',
-                v.check_range(
-                    rt.bounded(
-                        self.t_varieties[self.t_varieties[l.variety].code].reserved - needed
-                    ),
+                self.t_varieties[l.variety], 'reserved', v.check_range(
+                    rt.bounded(self.t_varieties[l.variety].reserved - needed),
                     'FlowerVariety.reserved', 0, 100000,
                 ),
             )
@@ -880,14 +1025,16 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_out_for_delivery)
         return delivery  # florist_desk.world:580
 
-    def tool_mark_delivered(self, order: Order) -> Delivery:  # florist_desk.world:583
+    @tool(  # florist_desk.world:583
+        'Mark an order that is out for delivery as delivered.', _PARAM_order_,
+        where='florist_desk.world:583', returns=Delivery,
+    )
+    def tool_mark_delivered(self, order: Order) -> Delivery:
         if order.status != _E11_OrderStatus_out_for_delivery:  # florist_desk.world:588
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}, not out for delivery.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
         d: Delivery | None = self.fn_out_delivery(order)  # florist_desk.world:589
         if d is None:  # florist_desk.world:590
-            raise ToolError(rt.built(self, f'Order {order.order_id} has no delivery out.'))
+            self.fail(f'Order {order.order_id} has no delivery out.')
         # florist_desk.world:591
         self.set_field(self.t_deliveries[d.delivery_id], 'status', _E14_DeliveryStatus_delivered)
         # florist_desk.world:592
@@ -895,14 +1042,17 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # florist_desk.world:593
         return self.t_deliveries[d.delivery_id]  # florist_desk.world:594
 
-    def tool_mark_failed(self, order: Order, reason: str) -> Delivery:  # florist_desk.world:597
+    @tool(  # florist_desk.world:597
+        'Mark an order that is out for delivery as failed, with the reason.', _PARAM_order_,
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it could not be delivered.'),
+        where='florist_desk.world:597', returns=Delivery,
+    )
+    def tool_mark_failed(self, order: Order, reason: str) -> Delivery:
         if order.status != _E11_OrderStatus_out_for_delivery:  # florist_desk.world:603
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}, not out for delivery.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
         d: Delivery | None = self.fn_out_delivery(order)  # florist_desk.world:604
         if d is None:  # florist_desk.world:605
-            raise ToolError(rt.built(self, f'Order {order.order_id} has no delivery out.'))
+            self.fail(f'Order {order.order_id} has no delivery out.')
         # florist_desk.world:606
         self.set_field(self.t_deliveries[d.delivery_id], 'status', _E14_DeliveryStatus_failed)
         # florist_desk.world:607
@@ -914,10 +1064,25 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_failed)  # florist_desk.world:609
         return self.t_deliveries[d.delivery_id]  # florist_desk.world:610
 
-    def tool_get_delivery(self, delivery: Delivery) -> Delivery:  # florist_desk.world:613
+    @tool(  # florist_desk.world:613
+        'Show a delivery: order id, courier id, day, status, when completed and why it failed.',
+        param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0001.'), read_only=True,
+        where='florist_desk.world:613', returns=Delivery,
+    )
+    def tool_get_delivery(self, delivery: Delivery) -> Delivery:
         return delivery  # florist_desk.world:618
 
-    def tool_list_deliveries(  # florist_desk.world:621
+    @tool(  # florist_desk.world:621
+        'List deliveries of an order, of a courier and/or on a day.',
+        param('order', arg.optional(_ROW_orders), 'Only deliveries of this order (order id).'),
+        param(
+            'courier', arg.optional(_ROW_couriers), 'Only deliveries of this courier (courier id).'
+        ),
+        param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
+        where='florist_desk.world:621', returns=js.array(Delivery),
+        shows=('list', ('row', 'deliveries')),
+    )
+    def tool_list_deliveries(
         self, order: Order | None, courier: Courier | None, day: dt.date | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:628
@@ -931,19 +1096,27 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (d.delivery_id,)  # florist_desk.world:639
         return found  # florist_desk.world:641
 
-    def tool_refund_failed_delivery(  # florist_desk.world:646
+    @tool(  # florist_desk.world:646
+        'Refund an order whose delivery failed.',
+        param('order', _ROW_orders, 'The order id, e.g. O004.'),
+        param(
+            'amount', arg.optional(arg.refined(arg.FLOAT, 0.01)),
+            'How much to refund; the order total when left out.',
+        ),
+        _PARAM_method, where='florist_desk.world:646', returns=Refund,
+    )
+    def tool_refund_failed_delivery(
         self, order: Order, amount: float | None, method: RefundMethod
     ) -> Refund:
         if order.status == _E11_OrderStatus_refunded:  # florist_desk.world:653
-            raise ToolError(rt.built(self, f'Order {order.order_id} is already refunded.'))
+            self.fail(f'Order {order.order_id} is already refunded.')
         if order.status != _E11_OrderStatus_failed:  # florist_desk.world:654
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.order_id} is {order.status}; only orders whose delivery failed '
                 'are refunded here.',
-            ))
+            )
         if self.fn_refund_count(order) != 0:  # florist_desk.world:655
-            raise ToolError(rt.built(self, f'Order {order.order_id} is already refunded.'))
+            self.fail(f'Order {order.order_id} is already refunded.')
         # florist_desk.world:656
         value: float = round(amount if amount is not None else order.total, 2)
         if not (value <= order.total):  # florist_desk.world:657
@@ -961,10 +1134,24 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_refunded)  # florist_desk.world:666
         return refund  # florist_desk.world:667
 
-    def tool_get_refund(self, refund: Refund) -> Refund:  # florist_desk.world:670
+    @tool(  # florist_desk.world:670
+        'Show a refund: order id, amount, reason, method and when it was issued.',
+        param('refund', _ROW_refunds, 'The refund id, e.g. R001.'), read_only=True,
+        where='florist_desk.world:670', returns=Refund,
+    )
+    def tool_get_refund(self, refund: Refund) -> Refund:
         return refund  # florist_desk.world:675
 
-    # florist_desk.world:678
+    @tool(  # florist_desk.world:678
+        "List refunds of a customer's orders and/or issued on a day.",
+        param(
+            'customer', arg.optional(_ROW_customers),
+            "Only refunds of this customer's orders (customer id).",
+        ),
+        param('day', arg.optional(arg.DATE), 'Only refunds issued on this day.'), read_only=True,
+        where='florist_desk.world:678', returns=js.array(Refund),
+        shows=('list', ('row', 'refunds')),
+    )
     def tool_list_refunds(self, customer: Customer | None, day: dt.date | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:684
         for r in rt.each(self, self.t_refunds):  # florist_desk.world:685
@@ -977,284 +1164,7 @@ class FloristDesk(Episode):
         return found  # florist_desk.world:694
 
 
-_RESULT_Recipient = js.closed({
-    'name': js.scalar('str', 1, 80), 'street': js.scalar('str', 1, 100),
-    'city': js.scalar('str', 1, 60), 'phone': js.scalar('str', pattern='^\\+?[0-9 ]{7,20}$'),
-})
-_RESULT_VarietyInfo = js.closed({'variety': FlowerVariety, 'free': js.INTEGER})
-_RESULT_Arrangement = js.closed({
-    'arrangement_id': js.scalar('str', pattern='^AR[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
-    'occasion': js.members(Occasion), 'price': js.scalar('float', 0.01),
-    'stems': js.array(StemLine, min_items=1, max_items=8), 'vase': js.BOOLEAN,
-    'active': js.BOOLEAN,
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers'), 'The customer id, e.g. C001.',
-    not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-)
-_PARAM_arrangement = param(
-    'arrangement', arg.row('arrangements', arg.refined(arg.TEXT, pattern='^AR[0-9]{2}$')),
-    'The arrangement id, e.g. AR01.',
-    not_found=lambda ep, key: rt.built(ep, f'Arrangement {key} not found.'),
-)
-_PARAM_order = param(
-    'order', arg.row('orders'), 'The order id, e.g. O001.',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-_PARAM_method = param(
-    'method', arg.enum_of(RefundMethod), 'How to refund: original_payment or store_credit.',
-    default=lambda ep: _E12_RefundMethod_original_payment,
-)
-_PARAM_order_ = param(
-    'order', arg.row('orders'), 'The order id, e.g. O003.',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-
-
-FloristDesk.TOOLS = tools(
-    tool(
-        FloristDesk.tool_get_customer,
-        'Show a customer: name, email, phone, billing city and since when.', _PARAM_customer,
-        read_only=True, where='florist_desk.world:295', returns=Customer,
-    ),
-    tool(
-        FloristDesk.tool_find_customers, 'Find customers by part of the name, email or phone.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number; spaces do not matter.'),
-        read_only=True, where='florist_desk.world:303', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        FloristDesk.tool_get_variety,
-        'Show a flower variety with its stems in stock, reserved and free.',
-        param(
-            'variety', arg.row('varieties', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[A-Z]{3}$')),
-            'The variety code, e.g. ROS-RED.',
-            not_found=lambda ep, key: rt.built(ep, f'Variety {key} not found.'),
-        ),
-        read_only=True, where='florist_desk.world:328', returns=_RESULT_VarietyInfo,
-        shows=('record', (('variety', 'variety', ('row', 'varieties')),)),
-    ),
-    tool(
-        FloristDesk.tool_list_varieties,
-        'List flower varieties with their stock, reserved and free stems, by name or color.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name or color; case does not matter.'),
-        param(
-            'free_below', arg.optional(arg.INT), 'Only varieties with fewer free stems than this.'
-        ),
-        read_only=True, where='florist_desk.world:336', returns=js.array(_RESULT_VarietyInfo),
-        shows=('list', ('record', (('variety', 'variety', ('row', 'varieties')),))),
-    ),
-    tool(
-        FloristDesk.tool_check_stems,
-        'Check whether the stems for a quantity of an arrangement are free: per variety the '
-        'stems needed, free and short.',
-        _PARAM_arrangement,
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement.'),
-        read_only=True, where='florist_desk.world:355', returns=StemCheck,
-    ),
-    tool(
-        FloristDesk.tool_get_arrangement,
-        'Show an arrangement: occasion, price, its stems (variety codes and counts), vase and '
-        'whether it can be ordered.',
-        _PARAM_arrangement, read_only=True, where='florist_desk.world:383',
-        returns=_RESULT_Arrangement,
-    ),
-    tool(
-        FloristDesk.tool_search_arrangements,
-        'Find active arrangements by part of the name, by occasion and/or up to a price.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'occasion', arg.optional(arg.enum_of(Occasion)), 'Only arrangements for this occasion.'
-        ),
-        param('max_price', arg.optional(arg.FLOAT), 'Only arrangements costing at most this.'),
-        read_only=True, where='florist_desk.world:391', returns=js.array(_RESULT_Arrangement),
-        shows=('list', ('row', 'arrangements')),
-    ),
-    tool(
-        FloristDesk.tool_get_courier,
-        'Show a courier: name, phone, vehicle, deliveries allowed a day and whether active.',
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$')),
-            'The courier id, e.g. K01.',
-            not_found=lambda ep, key: rt.built(ep, f'Courier {key} not found.'),
-        ),
-        read_only=True, where='florist_desk.world:419', returns=Courier,
-    ),
-    tool(
-        FloristDesk.tool_list_couriers,
-        'List couriers with their deliveries on a day and how many more they can take.',
-        param(
-            'day', arg.optional(arg.DATE), 'The day whose deliveries to show; today when left out.'
-        ),
-        param('active_only', arg.BOOL, 'Only active couriers.', default=lambda ep: True),
-        read_only=True, where='florist_desk.world:427',
-        returns=js.array(js.closed({
-            'courier': Courier, 'day': js.STRING, 'deliveries': js.array(Delivery),
-            'free_slots': js.INTEGER,
-        })),
-        shows=(
-            'list', (
-                'record', (
-                    ('courier', 'courier', ('row', 'couriers')),
-                    ('deliveries', 'deliveries', ('list', ('row', 'deliveries'))),
-                ),
-            ),
-        ),
-    ),
-    tool(
-        FloristDesk.tool_get_order,
-        'Show an order: customer id, arrangement id, quantity, delivery date, recipient, card '
-        'message, status and total.',
-        _PARAM_order, read_only=True, where='florist_desk.world:446', returns=Order,
-    ),
-    tool(
-        FloristDesk.tool_find_orders,
-        'Find orders by customer, delivery date, status and/or recipient name.',
-        param(
-            'customer', arg.optional(arg.row('customers')),
-            "Only this customer's orders (customer id).",
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param('delivery_date', arg.optional(arg.DATE), 'Only orders delivered on this day.'),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'recipient_contains', arg.optional(arg.TEXT),
-            "Part of the recipient's name; case does not matter.",
-        ),
-        read_only=True, where='florist_desk.world:452', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        FloristDesk.tool_take_order,
-        'Take an order of an arrangement for a delivery date, with the recipient and the card '
-        'message. The total is the price times the quantity plus the delivery fee.',
-        _PARAM_customer,
-        param(
-            'arrangement', arg.row('arrangements', arg.refined(arg.TEXT, pattern='^AR[0-9]{2}$')),
-            'The arrangement id, e.g. AR02.',
-            not_found=lambda ep, key: rt.built(ep, f'Arrangement {key} not found.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement, 1 to 10.'),
-        param('delivery_date', arg.DATE, 'The delivery day, e.g. 2025-02-14.'),
-        param(
-            'recipient', arg.record(Recipient.load, _RESULT_Recipient),
-            'Who receives it: name, street, city and phone.',
-        ),
-        param(
-            'card_message', arg.refined(arg.TEXT, None, 250),
-            'The message on the card; empty for none.',
-        ),
-        where='florist_desk.world:479', returns=Order,
-    ),
-    tool(
-        FloristDesk.tool_reserve_stems,
-        'Reserve the stems a received order needs, so that they are kept for it.', _PARAM_order,
-        where='florist_desk.world:505', returns=Order,
-    ),
-    tool(
-        FloristDesk.tool_change_delivery_date,
-        'Move a received or reserved order to another delivery date.', _PARAM_order,
-        param('delivery_date', arg.DATE, 'The new delivery day, e.g. 2025-02-15.'),
-        where='florist_desk.world:523', returns=Order,
-    ),
-    tool(
-        FloristDesk.tool_cancel_order,
-        'Cancel a received or reserved order: its reserved stems are released and its total is '
-        'refunded in full.',
-        _PARAM_order, _PARAM_method, where='florist_desk.world:537',
-        returns=js.closed({'order': Order, 'refund': Refund}),
-        shows=(
-            'record',
-            (('order', 'order', ('row', 'orders')), ('refund', 'refund', ('row', 'refunds'))),
-        ),
-    ),
-    tool(
-        FloristDesk.tool_assign_courier,
-        'Make up a reserved order due today and send it out with a courier: its stems leave the '
-        'stock.',
-        param(
-            'order', arg.row('orders'), 'The order id, e.g. O002.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$')),
-            'The courier id, e.g. K02.',
-            not_found=lambda ep, key: rt.built(ep, f'Courier {key} not found.'),
-        ),
-        where='florist_desk.world:562', returns=Delivery,
-    ),
-    tool(
-        FloristDesk.tool_mark_delivered, 'Mark an order that is out for delivery as delivered.',
-        _PARAM_order_, where='florist_desk.world:583', returns=Delivery,
-    ),
-    tool(
-        FloristDesk.tool_mark_failed,
-        'Mark an order that is out for delivery as failed, with the reason.', _PARAM_order_,
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it could not be delivered.'),
-        where='florist_desk.world:597', returns=Delivery,
-    ),
-    tool(
-        FloristDesk.tool_get_delivery,
-        'Show a delivery: order id, courier id, day, status, when completed and why it failed.',
-        param(
-            'delivery', arg.row('deliveries'), 'The delivery id, e.g. D0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Delivery {key} not found.'),
-        ),
-        read_only=True, where='florist_desk.world:613', returns=Delivery,
-    ),
-    tool(
-        FloristDesk.tool_list_deliveries,
-        'List deliveries of an order, of a courier and/or on a day.',
-        param(
-            'order', arg.optional(arg.row('orders')), 'Only deliveries of this order (order id).',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'courier',
-            arg.optional(arg.row('couriers', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$'))),
-            'Only deliveries of this courier (courier id).',
-            not_found=lambda ep, key: rt.built(ep, f'Courier {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
-        where='florist_desk.world:621', returns=js.array(Delivery),
-        shows=('list', ('row', 'deliveries')),
-    ),
-    tool(
-        FloristDesk.tool_refund_failed_delivery, 'Refund an order whose delivery failed.',
-        param(
-            'order', arg.row('orders'), 'The order id, e.g. O004.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'amount', arg.optional(arg.refined(arg.FLOAT, 0.01)),
-            'How much to refund; the order total when left out.',
-        ),
-        _PARAM_method, where='florist_desk.world:646', returns=Refund,
-    ),
-    tool(
-        FloristDesk.tool_get_refund,
-        'Show a refund: order id, amount, reason, method and when it was issued.',
-        param(
-            'refund', arg.row('refunds'), 'The refund id, e.g. R001.',
-            not_found=lambda ep, key: rt.built(ep, f'Refund {key} not found.'),
-        ),
-        read_only=True, where='florist_desk.world:670', returns=Refund,
-    ),
-    tool(
-        FloristDesk.tool_list_refunds,
-        "List refunds of a customer's orders and/or issued on a day.",
-        param(
-            'customer', arg.optional(arg.row('customers')),
-            "Only refunds of this customer's orders (customer id).",
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only refunds issued on this day.'), read_only=True,
-        where='florist_desk.world:678', returns=js.array(Refund),
-        shows=('list', ('row', 'refunds')),
-    ),
-)
+FloristDesk.TOOLS = tools(FloristDesk)
 
 
 # florist_desk.world:1076

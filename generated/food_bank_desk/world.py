@@ -311,6 +311,34 @@ class DonationInfo(Record):
 _GET_quantity = rt.getter('quantity', int)
 
 
+_RESULT_Order = js.closed({
+    'id': js.STRING, 'agency': js.scalar('str', pattern='^AG[0-9]{2}$'), 'household': js.STRING,
+    'distribution_day': js.scalar('str', pattern='^DD[0-9]{3}$'),
+    'lines': js.array(OrderLine, min_items=1, max_items=30), 'weight_kg': js.scalar('float', 0.0),
+    'status': js.members(OrderStatus), 'placed_at': js.STRING,
+    'released_at': js.nullable(js.STRING),
+})
+_RESULT_DonationInfo = js.closed({'donation': Donation, 'lots': js.array(StockLot)})
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'), not_found='Staff member not found.'
+)
+_ROW_agencies = arg.row(
+    'agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'), not_found='Agency not found.'
+)
+_ROW_households = arg.row('households', not_found='Household not found.')
+_ROW_items = arg.row(
+    'items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'), not_found='Item not found.'
+)
+_ROW_lots = arg.row('lots', not_found='Lot not found.')
+_ROW_donations = arg.row('donations', not_found='Donation not found.')
+_ROW_distribution_days = arg.row(
+    'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$'),
+    not_found='Distribution day not found.',
+)
+_ROW_orders = arg.row('orders', not_found='Order not found.')
+_PARAM_agency_id = param('agency_id', _ROW_agencies, 'The agency id, e.g. AG01.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -507,7 +535,7 @@ class FoodBankDesk(Episode):
 
     def fn_week_of(self, d: dt.date) -> str:  # food_bank_desk.world:188
         'The ISO year and week of a day, e.g. 2025-11.'
-        return rt.built(self, d.strftime('%G-%V'))  # food_bank_desk.world:189
+        return self.built(d.strftime('%G-%V'))  # food_bank_desk.world:189
 
     def fn_lines_weight(self, lines: tuple[OrderLine, ...]) -> float:  # food_bank_desk.world:192
         'The weight of order lines, rounded to grams.'
@@ -572,34 +600,67 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    # food_bank_desk.world:272
+    @tool(  # food_bank_desk.world:272
+        'Sign in as a staff member, by email or by id.',
+        param('email', arg.optional(arg.TEXT), 'Your email, e.g. rosa.diaz@foodbank.example.'),
+        param(
+            'staff_id',
+            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
+            'Or your staff id, e.g. ST01.',
+        ),
+        where='food_bank_desk.world:272', returns=Staff,
+    )
     def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
         # food_bank_desk.world:278
         found: Staff | None = staff_id if staff_id is not None else rt.attempt(
-            lambda: self.t_staff[tuple([_s7.id_ for _s7 in rt.each(self, self.t_staff) if rt.built(self, _s7.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
+            lambda: self.t_staff[tuple([_s7.id_ for _s7 in rt.each(self, self.t_staff) if self.built(_s7.email.lower()) == self.built((email if email is not None else '').lower())])[0]],
         )
         if found is None:  # food_bank_desk.world:279
             raise ToolError('No staff member with that email.')
         if not found.active:  # food_bank_desk.world:280
-            raise ToolError(rt.built(self, f'Staff member {found.id_} is inactive.'))
+            self.fail(f'Staff member {found.id_} is inactive.')
         self.set_state('current_staff', found.id_)  # food_bank_desk.world:281
         return found  # food_bank_desk.world:282
 
-    def tool_get_staff(self, staff_id: Staff) -> Staff:  # food_bank_desk.world:285
+    @tool(  # food_bank_desk.world:285
+        'Show a staff member: name, email, role and whether active.',
+        param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
+        where='food_bank_desk.world:285', returns=Staff,
+    )
+    def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # food_bank_desk.world:288
 
-    # food_bank_desk.world:291
+    @tool(  # food_bank_desk.world:291
+        'Find staff by part of the name or email, or by role, with their details.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
+        read_only=True, where='food_bank_desk.world:291', returns=js.array(Staff),
+        shows=('list', ('row', 'staff')),
+    )
     def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
         # food_bank_desk.world:297
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # food_bank_desk.world:298
             _s8.id_ for _s8 in rt.each(self, self.t_staff)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _s8.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s8.email.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_s8.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s8.email.lower())))
             and (role is None or _s8.role == role)
         ])
 
-    # food_bank_desk.world:303
+    @tool(  # food_bank_desk.world:303
+        'Show an agency (contact, allocation, status, district) with the kg its orders weigh in '
+        'a week and what is left.',
+        _PARAM_agency_id,
+        param(
+            'week_of_day', arg.optional(arg.DATE),
+            'A day of the week to report on; leave out for this week.',
+        ),
+        read_only=True, where='food_bank_desk.world:303',
+        returns=js.closed({
+            'agency': Agency, 'week': js.STRING, 'ordered_kg': js.NUMBER, 'left_kg': js.NUMBER
+        }),
+        shows=('record', (('agency', 'agency', ('row', 'agencies')),)),
+    )
     def tool_get_agency(self, agency_id: Agency, week_of_day: dt.date | None) -> AgencyInfo:
         # food_bank_desk.world:309
         week: str = self.fn_week_of(week_of_day if week_of_day is not None else self.clock.date())
@@ -608,19 +669,42 @@ class FoodBankDesk(Episode):
             agency_id.id_, week, used, round(agency_id.weekly_allocation_kg - used, 3)
         )
 
-    def tool_find_agencies(  # food_bank_desk.world:319
+    @tool(  # food_bank_desk.world:319
+        'Find agencies by part of the name or district, optionally by status, with their '
+        'allocations.',
+        param(
+            'query', arg.optional(arg.TEXT), 'Part of the name or district; case does not matter.'
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(AgencyStatus)), 'Only agencies with this status.'
+        ),
+        read_only=True, where='food_bank_desk.world:319', returns=js.array(Agency),
+        shows=('list', ('row', 'agencies')),
+    )
+    def tool_find_agencies(
         self, query: str | None, status: AgencyStatus | None
     ) -> tuple[str, ...]:
         # food_bank_desk.world:325
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # food_bank_desk.world:326
             _a9.id_ for _a9 in rt.each(self, self.t_agencies)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _a9.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _a9.district.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_a9.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_a9.district.lower())))
             and (status is None or _a9.status == status)
         ])
 
-    # food_bank_desk.world:329
+    @tool(  # food_bank_desk.world:329
+        'Show a household (agency, contact, size, postcode, dietary needs) with its orders.',
+        param('household_id', _ROW_households, 'The household id, e.g. HH0001.'), read_only=True,
+        where='food_bank_desk.world:329',
+        returns=js.closed({'household': Household, 'orders': js.array(_RESULT_Order)}),
+        shows=(
+            'record', (
+                ('household', 'household', ('row', 'households')),
+                ('orders', 'orders', ('list', ('row', 'orders'))),
+            ),
+        ),
+    )
     def tool_get_household(self, household_id: Household) -> HouseholdInfo:
         return HouseholdInfo(  # food_bank_desk.world:334
             household_id.id_, tuple([
@@ -629,40 +713,64 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    def tool_find_households(  # food_bank_desk.world:340
+    @tool(  # food_bank_desk.world:340
+        'Find households by part of the contact name, phone, postcode or agency, with their '
+        'details.',
+        param('name', arg.optional(arg.TEXT), 'Part of the contact name; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number.'),
+        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+        param(
+            'agency_id',
+            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
+            'Only households of this agency (id, e.g. AG01).',
+        ),
+        read_only=True, where='food_bank_desk.world:340', returns=js.array(Household),
+        shows=('list', ('row', 'households')),
+    )
+    def tool_find_households(
         self, name: str | None, phone: str | None, postcode: str | None, agency_id: Agency | None
     ) -> tuple[str, ...]:
-        # food_bank_desk.world:348
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())  # food_bank_desk.world:348
         return tuple([  # food_bank_desk.world:349
             _h11.id_ for _h11 in rt.each(self, self.t_households)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _h11.contact_name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_h11.contact_name.lower()))
             and (phone is None or _h11.phone == phone)
             and (postcode is None or _h11.postcode == postcode)
             and (agency_id is None or _h11.agency == agency_id.id_)
         ])
 
-    def tool_register_household(  # food_bank_desk.world:352
-        self,
-        agency_id: Agency,
-        contact_name: str,
-        phone: str,
-        size: int,
-        postcode: str,
+    @tool(  # food_bank_desk.world:352
+        'Register a household for an active agency.',
+        param('agency_id', _ROW_agencies, 'The id of an active agency, e.g. AG02.'),
+        param('contact_name', arg.refined(arg.TEXT, 1, 80), "The household's contact person."),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+            'The contact phone, e.g. +1 555 0107.',
+        ),
+        param('size', arg.refined(arg.INT, 1, 20), 'People in the household.'),
+        param('postcode', arg.refined(arg.TEXT, pattern='^[0-9]{5}$'), 'The postcode.'),
+        param(
+            'dietary_needs', arg.list_of(arg.enum_of(DietaryNeed)),
+            'Dietary needs, e.g. ["halal"].', default_from=lambda ep: (),
+        ),
+        where='food_bank_desk.world:352', returns=Household,
+    )
+    def tool_register_household(
+        self, agency_id: Agency, contact_name: str, phone: str, size: int, postcode: str,
         dietary_needs: tuple[DietaryNeed, ...],
     ) -> Household:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:362
         if me is None:  # food_bank_desk.world:363
             raise ToolError('No staff member is signed in.')
         if agency_id.status != _E12_AgencyStatus_active:  # food_bank_desk.world:364
-            raise ToolError(rt.built(self, f'Agency {agency_id.id_} is suspended.'))
+            self.fail(f'Agency {agency_id.id_} is suspended.')
         if any(  # food_bank_desk.world:365
             _h12.agency == agency_id.id_ and _h12.phone == phone
             for _h12 in rt.each(self, self.t_households)
         ):
-            raise ToolError(rt.built(
-                self, f'A household with phone {phone} is already registered with {agency_id.id_}.'
-            ))
+            self.fail(
+                f'A household with phone {phone} is already registered with {agency_id.id_}.'
+            )
         household: Household = Household(  # food_bank_desk.world:366
             id_=self.next_id('household_ids', 'HH{:04d}'), agency=agency_id.id_,
             contact_name=v.check_length(contact_name, 'Household.contact_name', 1, 80),
@@ -675,22 +783,35 @@ class FoodBankDesk(Episode):
         self.insert(self.t_households, household)  # food_bank_desk.world:375
         return household  # food_bank_desk.world:376
 
-    def tool_get_item(self, sku: FoodItem) -> ItemInfo:  # food_bank_desk.world:381
+    @tool(  # food_bank_desk.world:381
+        'Show a food item (category, unit weight, perishable, dietary tags) with the units '
+        'available in lots that are not expired.',
+        param('sku', _ROW_items, 'The item SKU, e.g. FD-001.'), read_only=True,
+        where='food_bank_desk.world:381',
+        returns=js.closed({'item': FoodItem, 'available_units': js.INTEGER}),
+        shows=('record', (('item', 'item', ('row', 'items')),)),
+    )
+    def tool_get_item(self, sku: FoodItem) -> ItemInfo:
         # food_bank_desk.world:384
         return ItemInfo(sku.sku, self.fn_usable_units(sku, self.clock.date()))
 
-    def tool_find_items(  # food_bank_desk.world:387
-        self,
-        name: str | None,
-        category: FoodCategory | None,
-        tag: DietaryNeed | None,
+    @tool(  # food_bank_desk.world:387
+        'Find food items by part of the name, category or dietary tag, with their unit weights.',
+        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('category', arg.optional(arg.enum_of(FoodCategory)), 'Only items of this category.'),
+        param('tag', arg.optional(arg.enum_of(DietaryNeed)), 'Only items suiting this need.'),
+        param('in_stock_only', arg.BOOL, 'Only items with unexpired stock.', default=False),
+        read_only=True, where='food_bank_desk.world:387', returns=js.array(FoodItem),
+        shows=('list', ('row', 'items')),
+    )
+    def tool_find_items(
+        self, name: str | None, category: FoodCategory | None, tag: DietaryNeed | None,
         in_stock_only: bool,
     ) -> tuple[str, ...]:
-        # food_bank_desk.world:395
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())  # food_bank_desk.world:395
         return tuple([  # food_bank_desk.world:396
             _i13.sku for _i13 in rt.each(self, self.t_items)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _i13.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_i13.name.lower()))
             and (category is None or _i13.category == category)
             and (tag is None or any(
                 _t14 == (tag if tag is not None else rt.absent())
@@ -699,26 +820,48 @@ class FoodBankDesk(Episode):
             and (not in_stock_only or self.fn_usable_units(_i13, self.clock.date()) > 0)
         ])
 
-    def tool_get_lot(self, lot_id: StockLot) -> StockLot:  # food_bank_desk.world:399
+    @tool(  # food_bank_desk.world:399
+        'Show a stock lot: item, quantity, expiry, receipt date, donation and status.',
+        param('lot_id', _ROW_lots, 'The lot id, e.g. LOT0001.'), read_only=True,
+        where='food_bank_desk.world:399', returns=StockLot,
+    )
+    def tool_get_lot(self, lot_id: StockLot) -> StockLot:
         return lot_id  # food_bank_desk.world:402
 
-    def tool_list_lots(  # food_bank_desk.world:405
+    @tool(  # food_bank_desk.world:405
+        'List stock lots of an item or expiring by a date, soonest expiry first, with quantities.',
+        param(
+            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
+            'Only lots of this item (SKU, e.g. FD-004).',
+        ),
+        param('expiring_by', arg.optional(arg.DATE), 'Only lots expiring on or before this day.'),
+        param('available_only', arg.BOOL, 'Only available (not written-off) lots.', default=True),
+        read_only=True, where='food_bank_desk.world:405', returns=js.array(StockLot),
+        shows=('list', ('row', 'lots')),
+    )
+    def tool_list_lots(
         self, sku: FoodItem | None, expiring_by: dt.date | None, available_only: bool
     ) -> tuple[str, ...]:
         return rt.sorted_keys(  # food_bank_desk.world:412
-            rt.each(
-                self, [
-                    _l16 for _l16 in rt.each(self, self.t_lots)
-                    if (sku is None or _l16.item == sku.sku)
-                    and (expiring_by is None or _l16.expires_on
-                    <= (expiring_by if expiring_by is not None else _l16.expires_on))
-                    and (not available_only or _l16.status == _E9_LotStatus_available)
-                ],
-            ),
+            rt.each(self, [
+                _l16 for _l16 in rt.each(self, self.t_lots)
+                if (sku is None or _l16.item == sku.sku)
+                and (expiring_by is None or _l16.expires_on <= expiring_by)
+                and (not available_only or _l16.status == _E9_LotStatus_available)
+            ]),
             key=lambda _l15: _l15.expires_on,
         )
 
-    def tool_write_off_expired(self, sku: FoodItem | None) -> int:  # food_bank_desk.world:415
+    @tool(  # food_bank_desk.world:415
+        'Write off the available lots that expired before today (coordinators only); returns the '
+        'units written off.',
+        param(
+            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
+            'Only lots of this item (SKU); leave out for all items.',
+        ),
+        where='food_bank_desk.world:415', returns=js.INTEGER,
+    )
+    def tool_write_off_expired(self, sku: FoodItem | None) -> int:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:420
         if me is None:  # food_bank_desk.world:421
             raise ToolError('No staff member is signed in.')
@@ -744,14 +887,52 @@ class FoodBankDesk(Episode):
             self.set_field(self.t_lots[l.id_], 'status', _E9_LotStatus_written_off)
         return units  # food_bank_desk.world:431
 
-    def tool_get_donation(self, donation_id: Donation) -> DonationInfo:  # food_bank_desk.world:436
+    @tool(  # food_bank_desk.world:436
+        'Show a donation (donor, time, who received it, total weight) with the lots it created.',
+        param('donation_id', _ROW_donations, 'The donation id, e.g. DN0001.'), read_only=True,
+        where='food_bank_desk.world:436', returns=_RESULT_DonationInfo,
+        shows=(
+            'record', (
+                ('donation', 'donation', ('row', 'donations')),
+                ('lots', 'lots', ('list', ('row', 'lots'))),
+            ),
+        ),
+    )
+    def tool_get_donation(self, donation_id: Donation) -> DonationInfo:
         return DonationInfo(  # food_bank_desk.world:441
             donation_id.id_, tuple([
                 _l19.id_ for _l19 in rt.each(self, self.t_lots) if _l19.donation == donation_id.id_
             ]),
         )
 
-    def tool_record_donation(  # food_bank_desk.world:444
+    @tool(  # food_bank_desk.world:444
+        'Record a donation received now; each line becomes a new available lot.',
+        param('donor_name', arg.refined(arg.TEXT, 1, 80), 'Who gave it.'),
+        param('donor_kind', arg.enum_of(DonorKind), 'The kind of donor.'),
+        param(
+            'lines',
+            arg.refined(
+                arg.list_of(arg.record(
+                    DonationLine.load, js.closed({
+                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
+                        'quantity': js.scalar('int', 1, 10000),
+                        'expires_on': {'type': 'string', 'format': 'date'},
+                    }),
+                )),
+                1, 30,
+            ),
+            'Each item, quantity and expiry date, e.g. [{"item": "FD-003", "quantity": 40, '
+            '"expires_on": "2025-03-25"}].',
+        ),
+        where='food_bank_desk.world:444', returns=_RESULT_DonationInfo,
+        shows=(
+            'record', (
+                ('donation', 'donation', ('row', 'donations')),
+                ('lots', 'lots', ('list', ('row', 'lots'))),
+            ),
+        ),
+    )
+    def tool_record_donation(
         self, donor_name: str, donor_kind: DonorKind, lines: tuple[DonationLine, ...]
     ) -> DonationInfo:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:451
@@ -792,7 +973,22 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    def tool_get_day(self, day_id: DistributionDay) -> DayInfo:  # food_bank_desk.world:477
+    @tool(  # food_bank_desk.world:477
+        'Show a distribution day (date, site, capacity, status) with its orders and the places '
+        'left.',
+        param('day_id', _ROW_distribution_days, 'The distribution day id, e.g. DD002.'),
+        read_only=True, where='food_bank_desk.world:477',
+        returns=js.closed({
+            'day': DistributionDay, 'orders': js.array(_RESULT_Order), 'places_left': js.INTEGER
+        }),
+        shows=(
+            'record', (
+                ('day', 'day', ('row', 'distribution_days')),
+                ('orders', 'orders', ('list', ('row', 'orders'))),
+            ),
+        ),
+    )
+    def tool_get_day(self, day_id: DistributionDay) -> DayInfo:
         return DayInfo(  # food_bank_desk.world:482
             day_id.id_,
             tuple([
@@ -802,29 +998,62 @@ class FoodBankDesk(Episode):
             self.fn_places_left(day_id),
         )
 
-    def tool_list_days(  # food_bank_desk.world:489
+    @tool(  # food_bank_desk.world:489
+        'List distribution days between two dates with site, capacity and status.',
+        param('from_day', arg.DATE, 'The first date, e.g. 2025-03-12.'),
+        param('to_day', arg.optional(arg.DATE), 'The last date; leave out for no limit.'),
+        param('open_only', arg.BOOL, 'Only open days with places left.', default=True),
+        read_only=True, where='food_bank_desk.world:489', returns=js.array(DistributionDay),
+        shows=('list', ('row', 'distribution_days')),
+    )
+    def tool_list_days(
         self, from_day: dt.date, to_day: dt.date | None, open_only: bool
     ) -> tuple[str, ...]:
         return rt.sorted_keys(  # food_bank_desk.world:496
             rt.each(self, [
                 _d25 for _d25 in rt.each(self, self.t_distribution_days)
-                if _d25.day >= from_day
-                and (to_day is None or _d25.day <= (to_day if to_day is not None else _d25.day))
+                if _d25.day >= from_day and (to_day is None or _d25.day <= to_day)
                 and (not open_only
                 or _d25.status == _E9_DayStatus_open_ and self.fn_places_left(_d25) > 0)
             ]),
             key=lambda _d24: _d24.day,
         )
 
-    def tool_get_order(self, order_id: Order) -> Order:  # food_bank_desk.world:501
+    @tool(  # food_bank_desk.world:501
+        'Show an order: its lines with the ids of the lots packed from, its weight, status and '
+        'times.',
+        param('order_id', _ROW_orders, 'The order id, e.g. OR0002.'), read_only=True,
+        where='food_bank_desk.world:501', returns=_RESULT_Order,
+    )
+    def tool_get_order(self, order_id: Order) -> Order:
         return order_id  # food_bank_desk.world:504
 
-    def tool_find_orders(  # food_bank_desk.world:507
-        self,
-        agency_id: Agency | None,
-        household_id: Household | None,
-        day_id: DistributionDay | None,
-        status: OrderStatus | None,
+    @tool(  # food_bank_desk.world:507
+        'Find orders of an agency, a household or a distribution day, optionally by status, with '
+        'their details.',
+        param(
+            'agency_id',
+            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
+            'Only orders of this agency (id, e.g. AG01).',
+        ),
+        param(
+            'household_id', arg.optional(arg.row('households')),
+            'Only orders for this household (id, e.g. HH0001).',
+        ),
+        param(
+            'day_id',
+            arg.optional(arg.row(
+                'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')
+            )),
+            'Only orders for this distribution day (id, e.g. DD001).',
+        ),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        read_only=True, where='food_bank_desk.world:507', returns=js.array(_RESULT_Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_find_orders(
+        self, agency_id: Agency | None, household_id: Household | None,
+        day_id: DistributionDay | None, status: OrderStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # food_bank_desk.world:515
             _o26.id_ for _o26 in rt.each(self, self.t_orders)
@@ -834,38 +1063,53 @@ class FoodBankDesk(Episode):
             and (status is None or _o26.status == status)
         ])
 
-    def tool_place_order(  # food_bank_desk.world:518
-        self,
-        agency_id: Agency,
-        household_id: Household,
-        day_id: DistributionDay,
+    @tool(  # food_bank_desk.world:518
+        "Place an agency's order for one of its households on an open distribution day, within "
+        "the weekly allocation and one distribution a week.",
+        _PARAM_agency_id,
+        param(
+            'household_id', _ROW_households,
+            "The id of one of the agency's households, e.g. HH0001.",
+        ),
+        param('day_id', _ROW_distribution_days, 'The id of an open distribution day, e.g. DD002.'),
+        param(
+            'lines',
+            arg.refined(
+                arg.list_of(arg.record(
+                    OrderRequest.load, js.closed({
+                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
+                        'quantity': js.scalar('int', 1, 100),
+                    }),
+                )),
+                1, 30,
+            ),
+            'Items and quantities, each item once, e.g. [{"item": "FD-001", "quantity": 5}].',
+        ),
+        where='food_bank_desk.world:518', returns=_RESULT_Order,
+    )
+    def tool_place_order(
+        self, agency_id: Agency, household_id: Household, day_id: DistributionDay,
         lines: tuple[OrderRequest, ...],
     ) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:526
         if me is None:  # food_bank_desk.world:527
             raise ToolError('No staff member is signed in.')
         if agency_id.status != _E12_AgencyStatus_active:  # food_bank_desk.world:528
-            raise ToolError(rt.built(self, f'Agency {agency_id.id_} is suspended.'))
+            self.fail(f'Agency {agency_id.id_} is suspended.')
         if household_id.agency != agency_id.id_:  # food_bank_desk.world:529
-            raise ToolError(rt.built(
-                self, f'Household {household_id.id_} is not registered with {agency_id.id_}.'
-            ))
+            self.fail(f'Household {household_id.id_} is not registered with {agency_id.id_}.')
         if not (  # food_bank_desk.world:530
             day_id.status == _E9_DayStatus_open_ and day_id.day >= self.clock.date()
             and self.fn_places_left(day_id) > 0
         ):
-            raise ToolError(rt.built(
-                self, f'Distribution day {day_id.id_} is closed, past or full.'
-            ))
+            self.fail(f'Distribution day {day_id.id_} is closed, past or full.')
         week: str = self.fn_week_of(day_id.day)  # food_bank_desk.world:531
         if any(  # food_bank_desk.world:532
             _o27.household == household_id.id_ and self.fn_live(_o27)
             and self.fn_week_of(self.t_distribution_days[_o27.distribution_day].day) == week
             for _o27 in rt.each(self, self.t_orders)
         ):
-            raise ToolError(rt.built(
-                self, f'Household {household_id.id_} already has an order in week {week}.'
-            ))
+            self.fail(f'Household {household_id.id_} already has an order in week {week}.')
         if not all(  # food_bank_desk.world:533
             len([_m29 for _m29 in rt.each(self, lines) if _m29.item == _l28.item]) == 1
             for _l28 in rt.each(self, lines)
@@ -886,21 +1130,19 @@ class FoodBankDesk(Episode):
             agency_id.weekly_allocation_kg - self.fn_agency_week_kg(agency_id, week), 3
         )
         if not (weight <= left):  # food_bank_desk.world:538
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Agency {agency_id.id_} has {left} kg left of its allocation in week {week}; '
                 f'the order weighs {weight} kg.',
-            ))
+            )
         # food_bank_desk.world:539
         cutoff: dt.date = day_id.day + dt.timedelta(days=self.state.min_shelf_days)
         for l in rt.each(self, lines):  # food_bank_desk.world:540
             # food_bank_desk.world:541
             if self.fn_usable_units(self.t_items[l.item], cutoff) < l.quantity:
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Not enough unexpired stock of {self.t_items[l.item].sku}: '
                     f'{self.fn_usable_units(self.t_items[l.item], cutoff)} units usable.',
-                ))
+                )
         order: Order = Order(  # food_bank_desk.world:543
             id_=self.next_id('order_ids', 'OR{:04d}'), agency=agency_id.id_,
             household=household_id.id_, distribution_day=day_id.id_,
@@ -911,14 +1153,18 @@ class FoodBankDesk(Episode):
         self.insert(self.t_orders, order)  # food_bank_desk.world:551
         return order  # food_bank_desk.world:552
 
-    def tool_pack_order(self, order_id: Order) -> Order:  # food_bank_desk.world:555
+    @tool(  # food_bank_desk.world:555
+        'Pack a placed order: each line takes units from available lots of its item, those '
+        'expiring first, skipping lots that expire within two days of the distribution day.',
+        param('order_id', _ROW_orders, 'The id of a placed order, e.g. OR0003.'),
+        where='food_bank_desk.world:555', returns=_RESULT_Order,
+    )
+    def tool_pack_order(self, order_id: Order) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:560
         if me is None:  # food_bank_desk.world:561
             raise ToolError('No staff member is signed in.')
         if order_id.status != _E11_OrderStatus_placed:  # food_bank_desk.world:562
-            raise ToolError(rt.built(
-                self, f'Order {order_id.id_} is {order_id.status}, not placed.'
-            ))
+            self.fail(f'Order {order_id.id_} is {order_id.status}, not placed.')
         cutoff: dt.date = (  # food_bank_desk.world:563
             self.t_distribution_days[order_id.distribution_day].day
             + dt.timedelta(days=self.state.min_shelf_days)
@@ -948,11 +1194,10 @@ class FoodBankDesk(Episode):
                     )
                     need = rt.bounded(need - take)  # food_bank_desk.world:574
             if need != 0:  # food_bank_desk.world:577
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Not enough usable stock of {self.t_items[line.item].sku}: '
                     f'{rt.bounded(line.quantity - need)} of {line.quantity} units.',
-                ))
+                )
             packed = rt.each(self, packed) + (  # food_bank_desk.world:578
                 OrderLine(
                     line.item, v.check_range(line.quantity, 'OrderLine.quantity', 1, 100), takes
@@ -964,26 +1209,35 @@ class FoodBankDesk(Episode):
         )
         return order_id  # food_bank_desk.world:582
 
-    def tool_release_order(self, order_id: Order) -> Order:  # food_bank_desk.world:585
+    @tool(  # food_bank_desk.world:585
+        'Release a packed order to the household on its distribution day.',
+        param('order_id', _ROW_orders, 'The id of a packed order, e.g. OR0002.'),
+        where='food_bank_desk.world:585', returns=_RESULT_Order,
+    )
+    def tool_release_order(self, order_id: Order) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:590
         if me is None:  # food_bank_desk.world:591
             raise ToolError('No staff member is signed in.')
         if order_id.status != _E11_OrderStatus_packed:  # food_bank_desk.world:592
-            raise ToolError(rt.built(
-                self, f'Order {order_id.id_} is {order_id.status}, not packed.'
-            ))
+            self.fail(f'Order {order_id.id_} is {order_id.status}, not packed.')
         # food_bank_desk.world:593
         if self.clock.date() != self.t_distribution_days[order_id.distribution_day].day:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order_id.id_} is for '
                 f'{self.t_distribution_days[order_id.distribution_day].day}, not today.',
-            ))
+            )
         # food_bank_desk.world:594
         self.set_fields(order_id, ('status', 'released_at'), _E11_OrderStatus_released, self.clock)
         return order_id  # food_bank_desk.world:596
 
-    def tool_cancel_order(self, order_id: Order, reason: str) -> Order:  # food_bank_desk.world:599
+    @tool(  # food_bank_desk.world:599
+        'Cancel a placed or packed order; packed units go back to their lots (units of a '
+        'written-off lot are lost).',
+        param('order_id', _ROW_orders, 'The id of a placed or packed order, e.g. OR0003.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='food_bank_desk.world:599', returns=_RESULT_Order,
+    )
+    def tool_cancel_order(self, order_id: Order, reason: str) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:605
         if me is None:  # food_bank_desk.world:606
             raise ToolError('No staff member is signed in.')
@@ -991,13 +1245,12 @@ class FoodBankDesk(Episode):
             order_id.status == _E11_OrderStatus_placed
             or order_id.status == _E11_OrderStatus_packed
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Order {order_id.id_} is {order_id.status} and cannot be cancelled ({reason}).',
-            ))
+            self.fail(
+                f'Order {order_id.id_} is {order_id.status} and cannot be cancelled ({reason}).'
+            )
         for line in rt.each(self, order_id.lines):  # food_bank_desk.world:608
             for t in rt.each(self, line.packed_from):  # food_bank_desk.world:609
-                lot: StockLot = self.t_lots[self.t_lots[t.lot].id_]  # food_bank_desk.world:610
+                lot: StockLot = self.t_lots[t.lot]  # food_bank_desk.world:610
                 if lot.status == _E9_LotStatus_available:  # food_bank_desk.world:611
                     self.set_field(  # food_bank_desk.world:612
                         self.t_lots[lot.id_], 'quantity', v.check_range(
@@ -1021,351 +1274,7 @@ class FoodBankDesk(Episode):
         return order_id  # food_bank_desk.world:618
 
 
-_RESULT_Order = js.closed({
-    'id': js.STRING, 'agency': js.scalar('str', pattern='^AG[0-9]{2}$'), 'household': js.STRING,
-    'distribution_day': js.scalar('str', pattern='^DD[0-9]{3}$'),
-    'lines': js.array(OrderLine, min_items=1, max_items=30), 'weight_kg': js.scalar('float', 0.0),
-    'status': js.members(OrderStatus), 'placed_at': js.STRING,
-    'released_at': js.nullable(js.STRING),
-})
-_RESULT_DonationInfo = js.closed({'donation': Donation, 'lots': js.array(StockLot)})
-_PARAM_agency_id = param(
-    'agency_id', arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-    'The agency id, e.g. AG01.', not_found=lambda ep, key: 'Agency not found.',
-)
-
-
-FoodBankDesk.TOOLS = tools(
-    tool(
-        FoodBankDesk.tool_sign_in, 'Sign in as a staff member, by email or by id.',
-        param('email', arg.optional(arg.TEXT), 'Your email, e.g. rosa.diaz@foodbank.example.'),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
-            'Or your staff id, e.g. ST01.',
-        ),
-        where='food_bank_desk.world:272', returns=Staff,
-    ),
-    tool(
-        FoodBankDesk.tool_get_staff, 'Show a staff member: name, email, role and whether active.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$')),
-            'The staff id, e.g. ST02.', not_found=lambda ep, key: 'Staff member not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:285', returns=Staff,
-    ),
-    tool(
-        FoodBankDesk.tool_find_staff,
-        'Find staff by part of the name or email, or by role, with their details.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
-        read_only=True, where='food_bank_desk.world:291', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        FoodBankDesk.tool_get_agency,
-        'Show an agency (contact, allocation, status, district) with the kg its orders weigh in '
-        'a week and what is left.',
-        _PARAM_agency_id,
-        param(
-            'week_of_day', arg.optional(arg.DATE),
-            'A day of the week to report on; leave out for this week.',
-        ),
-        read_only=True, where='food_bank_desk.world:303',
-        returns=js.closed({
-            'agency': Agency, 'week': js.STRING, 'ordered_kg': js.NUMBER, 'left_kg': js.NUMBER
-        }),
-        shows=('record', (('agency', 'agency', ('row', 'agencies')),)),
-    ),
-    tool(
-        FoodBankDesk.tool_find_agencies,
-        'Find agencies by part of the name or district, optionally by status, with their '
-        'allocations.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the name or district; case does not matter.'
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AgencyStatus)), 'Only agencies with this status.'
-        ),
-        read_only=True, where='food_bank_desk.world:319', returns=js.array(Agency),
-        shows=('list', ('row', 'agencies')),
-    ),
-    tool(
-        FoodBankDesk.tool_get_household,
-        'Show a household (agency, contact, size, postcode, dietary needs) with its orders.',
-        param(
-            'household_id', arg.row('households'), 'The household id, e.g. HH0001.',
-            not_found=lambda ep, key: 'Household not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:329',
-        returns=js.closed({'household': Household, 'orders': js.array(_RESULT_Order)}),
-        shows=(
-            'record', (
-                ('household', 'household', ('row', 'households')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    ),
-    tool(
-        FoodBankDesk.tool_find_households,
-        'Find households by part of the contact name, phone, postcode or agency, with their '
-        'details.',
-        param('name', arg.optional(arg.TEXT), 'Part of the contact name; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number.'),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param(
-            'agency_id',
-            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            'Only households of this agency (id, e.g. AG01).',
-        ),
-        read_only=True, where='food_bank_desk.world:340', returns=js.array(Household),
-        shows=('list', ('row', 'households')),
-    ),
-    tool(
-        FoodBankDesk.tool_register_household, 'Register a household for an active agency.',
-        param(
-            'agency_id', arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-            'The id of an active agency, e.g. AG02.',
-            not_found=lambda ep, key: 'Agency not found.',
-        ),
-        param('contact_name', arg.refined(arg.TEXT, 1, 80), "The household's contact person."),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The contact phone, e.g. +1 555 0107.',
-        ),
-        param('size', arg.refined(arg.INT, 1, 20), 'People in the household.'),
-        param('postcode', arg.refined(arg.TEXT, pattern='^[0-9]{5}$'), 'The postcode.'),
-        param(
-            'dietary_needs', arg.list_of(arg.enum_of(DietaryNeed)),
-            'Dietary needs, e.g. ["halal"].', default=lambda ep: (),
-        ),
-        where='food_bank_desk.world:352', returns=Household,
-    ),
-    tool(
-        FoodBankDesk.tool_get_item,
-        'Show a food item (category, unit weight, perishable, dietary tags) with the units '
-        'available in lots that are not expired.',
-        param(
-            'sku', arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$')),
-            'The item SKU, e.g. FD-001.', not_found=lambda ep, key: 'Item not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:381',
-        returns=js.closed({'item': FoodItem, 'available_units': js.INTEGER}),
-        shows=('record', (('item', 'item', ('row', 'items')),)),
-    ),
-    tool(
-        FoodBankDesk.tool_find_items,
-        'Find food items by part of the name, category or dietary tag, with their unit weights.',
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('category', arg.optional(arg.enum_of(FoodCategory)), 'Only items of this category.'),
-        param('tag', arg.optional(arg.enum_of(DietaryNeed)), 'Only items suiting this need.'),
-        param(
-            'in_stock_only', arg.BOOL, 'Only items with unexpired stock.', default=lambda ep: False
-        ),
-        read_only=True, where='food_bank_desk.world:387', returns=js.array(FoodItem),
-        shows=('list', ('row', 'items')),
-    ),
-    tool(
-        FoodBankDesk.tool_get_lot,
-        'Show a stock lot: item, quantity, expiry, receipt date, donation and status.',
-        param(
-            'lot_id', arg.row('lots'), 'The lot id, e.g. LOT0001.',
-            not_found=lambda ep, key: 'Lot not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:399', returns=StockLot,
-    ),
-    tool(
-        FoodBankDesk.tool_list_lots,
-        'List stock lots of an item or expiring by a date, soonest expiry first, with quantities.',
-        param(
-            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
-            'Only lots of this item (SKU, e.g. FD-004).',
-        ),
-        param('expiring_by', arg.optional(arg.DATE), 'Only lots expiring on or before this day.'),
-        param(
-            'available_only', arg.BOOL, 'Only available (not written-off) lots.',
-            default=lambda ep: True,
-        ),
-        read_only=True, where='food_bank_desk.world:405', returns=js.array(StockLot),
-        shows=('list', ('row', 'lots')),
-    ),
-    tool(
-        FoodBankDesk.tool_write_off_expired,
-        'Write off the available lots that expired before today (coordinators only); returns the '
-        'units written off.',
-        param(
-            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
-            'Only lots of this item (SKU); leave out for all items.',
-        ),
-        where='food_bank_desk.world:415', returns=js.INTEGER,
-    ),
-    tool(
-        FoodBankDesk.tool_get_donation,
-        'Show a donation (donor, time, who received it, total weight) with the lots it created.',
-        param(
-            'donation_id', arg.row('donations'), 'The donation id, e.g. DN0001.',
-            not_found=lambda ep, key: 'Donation not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:436', returns=_RESULT_DonationInfo,
-        shows=(
-            'record', (
-                ('donation', 'donation', ('row', 'donations')),
-                ('lots', 'lots', ('list', ('row', 'lots'))),
-            ),
-        ),
-    ),
-    tool(
-        FoodBankDesk.tool_record_donation,
-        'Record a donation received now; each line becomes a new available lot.',
-        param('donor_name', arg.refined(arg.TEXT, 1, 80), 'Who gave it.'),
-        param('donor_kind', arg.enum_of(DonorKind), 'The kind of donor.'),
-        param(
-            'lines',
-            arg.refined(
-                arg.list_of(arg.record(
-                    DonationLine.load, js.closed({
-                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
-                        'quantity': js.scalar('int', 1, 10000),
-                        'expires_on': {'type': 'string', 'format': 'date'},
-                    }),
-                )),
-                1, 30,
-            ),
-            'Each item, quantity and expiry date, e.g. [{"item": "FD-003", "quantity": 40, '
-            '"expires_on": "2025-03-25"}].',
-        ),
-        where='food_bank_desk.world:444', returns=_RESULT_DonationInfo,
-        shows=(
-            'record', (
-                ('donation', 'donation', ('row', 'donations')),
-                ('lots', 'lots', ('list', ('row', 'lots'))),
-            ),
-        ),
-    ),
-    tool(
-        FoodBankDesk.tool_get_day,
-        'Show a distribution day (date, site, capacity, status) with its orders and the places '
-        'left.',
-        param(
-            'day_id', arg.row('distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')),
-            'The distribution day id, e.g. DD002.',
-            not_found=lambda ep, key: 'Distribution day not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:477',
-        returns=js.closed({
-            'day': DistributionDay, 'orders': js.array(_RESULT_Order), 'places_left': js.INTEGER
-        }),
-        shows=(
-            'record', (
-                ('day', 'day', ('row', 'distribution_days')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    ),
-    tool(
-        FoodBankDesk.tool_list_days,
-        'List distribution days between two dates with site, capacity and status.',
-        param('from_day', arg.DATE, 'The first date, e.g. 2025-03-12.'),
-        param('to_day', arg.optional(arg.DATE), 'The last date; leave out for no limit.'),
-        param('open_only', arg.BOOL, 'Only open days with places left.', default=lambda ep: True),
-        read_only=True, where='food_bank_desk.world:489', returns=js.array(DistributionDay),
-        shows=('list', ('row', 'distribution_days')),
-    ),
-    tool(
-        FoodBankDesk.tool_get_order,
-        'Show an order: its lines with the ids of the lots packed from, its weight, status and '
-        'times.',
-        param(
-            'order_id', arg.row('orders'), 'The order id, e.g. OR0002.',
-            not_found=lambda ep, key: 'Order not found.',
-        ),
-        read_only=True, where='food_bank_desk.world:501', returns=_RESULT_Order,
-    ),
-    tool(
-        FoodBankDesk.tool_find_orders,
-        'Find orders of an agency, a household or a distribution day, optionally by status, with '
-        'their details.',
-        param(
-            'agency_id',
-            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            'Only orders of this agency (id, e.g. AG01).',
-        ),
-        param(
-            'household_id', arg.optional(arg.row('households')),
-            'Only orders for this household (id, e.g. HH0001).',
-        ),
-        param(
-            'day_id',
-            arg.optional(arg.row(
-                'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')
-            )),
-            'Only orders for this distribution day (id, e.g. DD001).',
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        read_only=True, where='food_bank_desk.world:507', returns=js.array(_RESULT_Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        FoodBankDesk.tool_place_order,
-        "Place an agency's order for one of its households on an open distribution day, within "
-        "the weekly allocation and one distribution a week.",
-        _PARAM_agency_id,
-        param(
-            'household_id', arg.row('households'),
-            "The id of one of the agency's households, e.g. HH0001.",
-            not_found=lambda ep, key: 'Household not found.',
-        ),
-        param(
-            'day_id', arg.row('distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')),
-            'The id of an open distribution day, e.g. DD002.',
-            not_found=lambda ep, key: 'Distribution day not found.',
-        ),
-        param(
-            'lines',
-            arg.refined(
-                arg.list_of(arg.record(
-                    OrderRequest.load, js.closed({
-                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
-                        'quantity': js.scalar('int', 1, 100),
-                    }),
-                )),
-                1, 30,
-            ),
-            'Items and quantities, each item once, e.g. [{"item": "FD-001", "quantity": 5}].',
-        ),
-        where='food_bank_desk.world:518', returns=_RESULT_Order,
-    ),
-    tool(
-        FoodBankDesk.tool_pack_order,
-        'Pack a placed order: each line takes units from available lots of its item, those '
-        'expiring first, skipping lots that expire within two days of the distribution day.',
-        param(
-            'order_id', arg.row('orders'), 'The id of a placed order, e.g. OR0003.',
-            not_found=lambda ep, key: 'Order not found.',
-        ),
-        where='food_bank_desk.world:555', returns=_RESULT_Order,
-    ),
-    tool(
-        FoodBankDesk.tool_release_order,
-        'Release a packed order to the household on its distribution day.',
-        param(
-            'order_id', arg.row('orders'), 'The id of a packed order, e.g. OR0002.',
-            not_found=lambda ep, key: 'Order not found.',
-        ),
-        where='food_bank_desk.world:585', returns=_RESULT_Order,
-    ),
-    tool(
-        FoodBankDesk.tool_cancel_order,
-        'Cancel a placed or packed order; packed units go back to their lots (units of a '
-        'written-off lot are lost).',
-        param(
-            'order_id', arg.row('orders'), 'The id of a placed or packed order, e.g. OR0003.',
-            not_found=lambda ep, key: 'Order not found.',
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='food_bank_desk.world:599', returns=_RESULT_Order,
-    ),
-)
+FoodBankDesk.TOOLS = tools(FoodBankDesk)
 
 
 # food_bank_desk.world:1010

@@ -216,6 +216,27 @@ class TripInfo(Record):
     capacity_left_kg: int = field(sh.INT)
 
 
+_SCHEMA_Stop = js.closed({
+    'facility': js.scalar('str', 1, 80), 'city': js.scalar('str', 1, 60),
+    'window_start': {'type': 'string', 'format': 'date-time'},
+    'window_end': {'type': 'string', 'format': 'date-time'},
+})
+_RESULT_TripInfo = js.closed({
+    'trip': Trip, 'loads': js.array(Load), 'weight_kg': js.INTEGER, 'capacity_left_kg': js.INTEGER
+})
+_PARAM_shipper = param(
+    'shipper', arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$')),
+    'The shipper id, e.g. SH01.',
+)
+_PARAM_driver = param(
+    'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
+    'The driver id, e.g. DR02.',
+)
+_PARAM_load_ = param('load', arg.row('loads'), 'The load id, e.g. L0001.')
+_PARAM_trip = param('trip', arg.row('trips'), 'The trip id, e.g. T0002.')
+_PARAM_load__ = param('load', arg.row('loads'), 'The load id, e.g. L0002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -489,33 +510,67 @@ class FreightDispatch(Episode):
             rt.bounded(self.t_trucks[trip.truck].capacity_kg - weight),
         )
 
-    def tool_get_shipper(self, shipper: Shipper) -> Shipper:  # freight_dispatch.world:244
+    @tool(  # freight_dispatch.world:244
+        'Show a shipper by id: name, contact email, phone, city and whether on credit hold.',
+        _PARAM_shipper, read_only=True, where='freight_dispatch.world:244', returns=Shipper,
+    )
+    def tool_get_shipper(self, shipper: Shipper) -> Shipper:
         return shipper  # freight_dispatch.world:247
 
-    def tool_find_shippers(self, query: str) -> tuple[str, ...]:  # freight_dispatch.world:250
-        # freight_dispatch.world:255
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())
+    @tool(  # freight_dispatch.world:250
+        'Find shippers by part of the name, email or city.',
+        param('query', arg.refined(arg.TEXT, 1, 80), 'Part of the name, email or city, any case.'),
+        read_only=True, where='freight_dispatch.world:250', returns=js.array(Shipper),
+        shows=('list', ('row', 'shippers')),
+    )
+    def tool_find_shippers(self, query: str) -> tuple[str, ...]:
+        q: str = self.built(self.built(query.strip()).lower())  # freight_dispatch.world:255
         return tuple([  # freight_dispatch.world:256
             _s5.shipper_id for _s5 in rt.each(self, self.t_shippers)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _s5.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s5.contact_email.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s5.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_s5.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s5.contact_email.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s5.city.lower()))
         ])
 
-    def tool_get_truck(self, truck: Truck) -> TruckInfo:  # freight_dispatch.world:261
+    @tool(  # freight_dispatch.world:261
+        'Show a truck by id with its current trip and the weight on board.',
+        param(
+            'truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
+            'The truck id, e.g. TR01.',
+        ),
+        read_only=True, where='freight_dispatch.world:261',
+        returns=js.closed({
+            'truck': Truck, 'current_trip': js.nullable(Trip), 'weight_on_board_kg': js.INTEGER
+        }),
+        shows=(
+            'record', (
+                ('truck', 'truck', ('row', 'trucks')),
+                ('current_trip', 'current_trip', ('row', 'trips')),
+            ),
+        ),
+    )
+    def tool_get_truck(self, truck: Truck) -> TruckInfo:
         current: Trip | None = self.fn_current_trip_of(truck)  # freight_dispatch.world:264
         weight: int = 0  # freight_dispatch.world:265
         if current is not None:  # freight_dispatch.world:266
             weight = self.fn_trip_weight(current)  # freight_dispatch.world:267
         return TruckInfo(truck.truck_id, rt.key_of(current), weight)  # freight_dispatch.world:269
 
-    def tool_list_trucks(  # freight_dispatch.world:272
+    @tool(  # freight_dispatch.world:272
+        'List trucks, optionally by status, part of the plate and a least capacity.',
+        param('status', arg.optional(arg.enum_of(TruckStatus)), 'Only trucks in this status.'),
+        param('plate_contains', arg.optional(arg.TEXT), 'Part of the plate, any case.'),
+        param(
+            'min_capacity_kg', arg.optional(arg.INT), 'Only trucks with at least this capacity.'
+        ),
+        read_only=True, where='freight_dispatch.world:272', returns=js.array(Truck),
+        shows=('list', ('row', 'trucks')),
+    )
+    def tool_list_trucks(
         self, status: TruckStatus | None, plate_contains: str | None, min_capacity_kg: int | None
     ) -> tuple[str, ...]:
-        p: str = rt.built(  # freight_dispatch.world:279
-            self,
-            rt.built(self, (plate_contains if plate_contains is not None else '').strip()).upper(),
-        )
+        p: str = self.built(self.built((plate_contains if plate_contains is not None else '').strip()).upper(  # freight_dispatch.world:279
+        ))
         # freight_dispatch.world:280
         least: int = min_capacity_kg if min_capacity_kg is not None else 0
         return tuple([  # freight_dispatch.world:281
@@ -525,53 +580,77 @@ class FreightDispatch(Episode):
             and _k6.capacity_kg >= least
         ])
 
-    def tool_get_driver(self, driver: Driver) -> Driver:  # freight_dispatch.world:286
+    @tool(  # freight_dispatch.world:286
+        'Show a driver by id: contact, licence class and expiry, hours left and status.',
+        param(
+            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
+            'The driver id, e.g. DR01.',
+        ),
+        read_only=True, where='freight_dispatch.world:286', returns=Driver,
+    )
+    def tool_get_driver(self, driver: Driver) -> Driver:
         return driver  # freight_dispatch.world:289
 
-    def tool_find_drivers(  # freight_dispatch.world:292
+    @tool(  # freight_dispatch.world:292
+        'Find drivers by part of the name or email, optionally by status and hours left.',
+        param(
+            'query', arg.refined(arg.TEXT, None, 80),
+            'Part of the name or email, any case; empty for all.', default='',
+        ),
+        param('status', arg.optional(arg.enum_of(DriverStatus)), 'Only drivers in this status.'),
+        param(
+            'min_hours_left', arg.optional(arg.FLOAT),
+            'Only drivers with at least this many hours left.',
+        ),
+        read_only=True, where='freight_dispatch.world:292', returns=js.array(Driver),
+        shows=('list', ('row', 'drivers')),
+    )
+    def tool_find_drivers(
         self, query: str, status: DriverStatus | None, min_hours_left: float | None
     ) -> tuple[str, ...]:
-        # freight_dispatch.world:299
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())
+        q: str = self.built(self.built(query.strip()).lower())  # freight_dispatch.world:299
         # freight_dispatch.world:300
         least: float = min_hours_left if min_hours_left is not None else 0.0
         return tuple([  # freight_dispatch.world:301
             _d7.driver_id for _d7 in rt.each(self, self.t_drivers)
-            if (q == '' or rt.read(self, q) in rt.read(self, rt.built(self, _d7.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _d7.email.lower())))
+            if (q == '' or rt.read(self, q) in rt.read(self, self.built(_d7.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_d7.email.lower())))
             and (status is None or _d7.status == status) and _d7.hours_left >= least
         ])
 
-    def tool_log_driver_hours(  # freight_dispatch.world:304
-        self,
-        driver: Driver,
-        activity: DutyActivity,
-        hours: float,
-        logged_on: dt.date,
-        trip: Trip | None,
-        note: str,
+    @tool(  # freight_dispatch.world:304
+        "Log a driver's hours for one activity on a day; driving and on-duty hours come off the "
+        "hours left.",
+        _PARAM_driver,
+        param('activity', arg.enum_of(DutyActivity), 'driving, on_duty or off_duty.'),
+        param('hours', arg.refined(arg.FLOAT, 0.25, 24.0), 'How many hours.'),
+        param('logged_on', arg.DATE, 'The day the hours were spent, e.g. 2025-05-12.'),
+        param(
+            'trip', arg.optional(arg.row('trips')), "The driver's trip the hours were for, if any."
+        ),
+        param('note', arg.refined(arg.TEXT, None, 200), 'A short note.', default=''),
+        where='freight_dispatch.world:304', returns=HoursLog,
+    )
+    def tool_log_driver_hours(
+        self, driver: Driver, activity: DutyActivity, hours: float, logged_on: dt.date,
+        trip: Trip | None, note: str,
     ) -> HoursLog:
         if logged_on > self.clock.date():  # freight_dispatch.world:314
             raise ToolError('The day is in the future.')
         if trip is not None:  # freight_dispatch.world:315
             if trip.driver != driver.driver_id:  # freight_dispatch.world:316
-                raise ToolError(rt.built(
-                    self, f'Trip {trip.trip_id} is not {driver.name}\'s trip.'
-                ))
+                self.fail(f'Trip {trip.trip_id} is not {driver.name}\'s trip.')
         if activity != _E12_DutyActivity_off_duty:  # freight_dispatch.world:318
             if not (hours <= driver.hours_left):  # freight_dispatch.world:319
-                raise ToolError(rt.built(
-                    self, f'{driver.name} has only {driver.hours_left} hours left.'
-                ))
+                self.fail(f'{driver.name} has only {driver.hours_left} hours left.')
         if activity == _E12_DutyActivity_driving:  # freight_dispatch.world:321
             if not (  # freight_dispatch.world:322
                 self.fn_daily_driving(driver, logged_on) + hours <= self.state.max_daily_driving
             ):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'{driver.name} would drive more than {self.state.max_daily_driving} hours '
                     f'on {logged_on}.',
-                ))
+                )
         entry: HoursLog = HoursLog(  # freight_dispatch.world:324
             log_id=self.next_id('log_ids', 'H{:04d}'), driver=driver.driver_id,
             trip=rt.key_of(trip), activity=activity,
@@ -586,10 +665,20 @@ class FreightDispatch(Episode):
             )
         return entry  # freight_dispatch.world:336
 
-    def tool_get_hours_log(self, log: HoursLog) -> HoursLog:  # freight_dispatch.world:339
+    @tool(  # freight_dispatch.world:339
+        'Show an hours log entry by id: driver and trip ids, activity, hours, day and note.',
+        param('log', arg.row('hours_logs'), 'The log entry id, e.g. H0001.'), read_only=True,
+        where='freight_dispatch.world:339', returns=HoursLog,
+    )
+    def tool_get_hours_log(self, log: HoursLog) -> HoursLog:
         return log  # freight_dispatch.world:342
 
-    # freight_dispatch.world:345
+    @tool(  # freight_dispatch.world:345
+        "List a driver's hours log entries, optionally from a day on.", _PARAM_driver,
+        param('since', arg.optional(arg.DATE), 'Only entries from this day on.'), read_only=True,
+        where='freight_dispatch.world:345', returns=js.array(HoursLog),
+        shows=('list', ('row', 'hours_logs')),
+    )
     def tool_list_hours_logs(self, driver: Driver, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # freight_dispatch.world:351
         for h in rt.each(self, self.t_hours_logs):  # freight_dispatch.world:352
@@ -600,18 +689,36 @@ class FreightDispatch(Episode):
             result = rt.each(self, result) + (h.log_id,)  # freight_dispatch.world:359
         return result  # freight_dispatch.world:361
 
-    def tool_get_load(self, load_: Load) -> Load:  # freight_dispatch.world:366
+    @tool(  # freight_dispatch.world:366
+        'Show a load by id: shipper id, description, weight, stops with their windows, rate, '
+        'status and trip id.',
+        _PARAM_load_, read_only=True, where='freight_dispatch.world:366', returns=Load,
+    )
+    def tool_get_load(self, load_: Load) -> Load:
         return load_  # freight_dispatch.world:369
 
-    def tool_find_loads(  # freight_dispatch.world:372
-        self,
-        shipper: Shipper | None,
-        status: LoadStatus | None,
-        city: str | None,
+    @tool(  # freight_dispatch.world:372
+        'Find loads by shipper, status, pick-up or drop-off city, or pick-up day.',
+        param(
+            'shipper',
+            arg.optional(arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$'))),
+            'Only loads of this shipper id.',
+        ),
+        param('status', arg.optional(arg.enum_of(LoadStatus)), 'Only loads in this status.'),
+        param('city', arg.optional(arg.TEXT), 'A pick-up or drop-off city, any case.'),
+        param(
+            'pickup_day', arg.optional(arg.DATE),
+            'Only loads whose pick-up window starts on this day.',
+        ),
+        read_only=True, where='freight_dispatch.world:372', returns=js.array(Load),
+        shows=('list', ('row', 'loads')),
+    )
+    def tool_find_loads(
+        self, shipper: Shipper | None, status: LoadStatus | None, city: str | None,
         pickup_day: dt.date | None,
     ) -> tuple[str, ...]:
         # freight_dispatch.world:380
-        c: str = rt.built(self, rt.built(self, (city if city is not None else '').strip()).lower())
+        c: str = self.built(self.built((city if city is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # freight_dispatch.world:381
         for l in rt.each(self, self.t_loads):  # freight_dispatch.world:382
             # freight_dispatch.world:383
@@ -620,8 +727,8 @@ class FreightDispatch(Episode):
             if status is not None and l.status != status:  # freight_dispatch.world:386
                 continue  # freight_dispatch.world:387
             if (  # freight_dispatch.world:389
-                c != '' and rt.built(self, l.pickup.city.lower()) != c
-                and rt.built(self, l.dropoff.city.lower()) != c
+                c != '' and self.built(l.pickup.city.lower()) != c
+                and self.built(l.dropoff.city.lower()) != c
             ):
                 continue  # freight_dispatch.world:390
             # freight_dispatch.world:392
@@ -630,17 +737,21 @@ class FreightDispatch(Episode):
             result = rt.each(self, result) + (l.load_id,)  # freight_dispatch.world:395
         return result  # freight_dispatch.world:397
 
-    def tool_post_load(  # freight_dispatch.world:400
-        self,
-        shipper: Shipper,
-        description: str,
-        weight_kg: int,
-        pickup: Stop,
-        dropoff: Stop,
+    @tool(  # freight_dispatch.world:400
+        'Post a new load for a shipper.', _PARAM_shipper,
+        param('description', arg.refined(arg.TEXT, 1, 120), 'What is shipped.'),
+        param('weight_kg', arg.refined(arg.INT, 1, 40000), 'The weight in kg.'),
+        param('pickup', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to pick up.'),
+        param('dropoff', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to drop off.'),
+        param('rate', arg.refined(arg.FLOAT, 0.0), 'What the shipper pays, in USD.'),
+        where='freight_dispatch.world:400', returns=Load,
+    )
+    def tool_post_load(
+        self, shipper: Shipper, description: str, weight_kg: int, pickup: Stop, dropoff: Stop,
         rate: float,
     ) -> Load:
         if shipper.credit_hold:  # freight_dispatch.world:410
-            raise ToolError(rt.built(self, f'Shipper {shipper.shipper_id} is on credit hold.'))
+            self.fail(f'Shipper {shipper.shipper_id} is on credit hold.')
         if pickup.window_end <= pickup.window_start:  # freight_dispatch.world:411
             raise ToolError('The pick-up window ends before it starts.')
         if dropoff.window_end <= dropoff.window_start:  # freight_dispatch.world:412
@@ -659,23 +770,32 @@ class FreightDispatch(Episode):
         self.insert(self.t_loads, load_)  # freight_dispatch.world:423
         return load_  # freight_dispatch.world:424
 
-    def tool_cancel_load(self, load_: Load) -> Load:  # freight_dispatch.world:427
+    @tool(  # freight_dispatch.world:427
+        'Cancel a posted or assigned load that is not yet picked up.', _PARAM_load_,
+        where='freight_dispatch.world:427', returns=Load,
+    )
+    def tool_cancel_load(self, load_: Load) -> Load:
         if not (  # freight_dispatch.world:430
             load_.status == _E10_LoadStatus_posted or load_.status == _E10_LoadStatus_assigned
         ):
-            raise ToolError(rt.built(
-                self, f'Load {load_.load_id} is {load_.status} and cannot be cancelled.'
-            ))
+            self.fail(f'Load {load_.load_id} is {load_.status} and cannot be cancelled.')
         # freight_dispatch.world:431
         self.set_fields(load_, ('status', 'trip'), _E10_LoadStatus_cancelled, None)
         return load_  # freight_dispatch.world:433
 
-    # freight_dispatch.world:436
+    @tool(  # freight_dispatch.world:436
+        "Add a posted load to a planned or in-progress trip, within the truck's capacity.",
+        _PARAM_trip, _PARAM_load_, where='freight_dispatch.world:436', returns=_RESULT_TripInfo,
+        shows=(
+            'record',
+            (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
+        ),
+    )
     def tool_add_load_to_trip(self, trip: Trip, load_: Load) -> TripInfo:
         if load_.status != _E10_LoadStatus_posted:  # freight_dispatch.world:442
-            raise ToolError(rt.built(self, f'Load {load_.load_id} is {load_.status}, not posted.'))
+            self.fail(f'Load {load_.load_id} is {load_.status}, not posted.')
         if not self.fn_live(trip):  # freight_dispatch.world:443
-            raise ToolError(rt.built(self, f'Trip {trip.trip_id} is {trip.status}.'))
+            self.fail(f'Trip {trip.trip_id} is {trip.status}.')
         on_board: int = self.fn_trip_weight(trip)  # freight_dispatch.world:444
         # freight_dispatch.world:445
         if rt.bounded(on_board + load_.weight_kg) > self.t_trucks[trip.truck].capacity_kg:
@@ -687,25 +807,29 @@ class FreightDispatch(Episode):
         self.set_field(load_, 'trip', trip.trip_id)  # freight_dispatch.world:447
         return self.fn_trip_info(trip)  # freight_dispatch.world:448
 
-    def tool_remove_load_from_trip(self, load_: Load) -> Load:  # freight_dispatch.world:451
+    @tool(  # freight_dispatch.world:451
+        'Take an assigned (not yet picked up) load off its trip; it is posted again.',
+        _PARAM_load__, where='freight_dispatch.world:451', returns=Load,
+    )
+    def tool_remove_load_from_trip(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_assigned:  # freight_dispatch.world:454
-            raise ToolError(rt.built(
-                self, f'Load {load_.load_id} is {load_.status}, not assigned to a trip.'
-            ))
+            self.fail(f'Load {load_.load_id} is {load_.status}, not assigned to a trip.')
         # freight_dispatch.world:455
         self.set_fields(load_, ('status', 'trip'), _E10_LoadStatus_posted, None)
         return load_  # freight_dispatch.world:457
 
-    def tool_record_pickup(self, load_: Load) -> Load:  # freight_dispatch.world:460
+    @tool(  # freight_dispatch.world:460
+        'Record that an assigned load was picked up; a planned trip starts.', _PARAM_load__,
+        where='freight_dispatch.world:460', returns=Load,
+    )
+    def tool_record_pickup(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_assigned:  # freight_dispatch.world:463
-            raise ToolError(rt.built(
-                self, f'Load {load_.load_id} is {load_.status}, not assigned.'
-            ))
+            self.fail(f'Load {load_.load_id} is {load_.status}, not assigned.')
         trip: Trip | None = self.t_trips.ref(load_.trip)  # freight_dispatch.world:464
         if trip is None:  # freight_dispatch.world:465
-            raise ToolError(rt.built(self, f'Load {load_.load_id} has no trip.'))
+            self.fail(f'Load {load_.load_id} has no trip.')
         if trip.status == _E10_TripStatus_cancelled:  # freight_dispatch.world:466
-            raise ToolError(rt.built(self, f'Trip {trip.trip_id} is cancelled.'))
+            self.fail(f'Trip {trip.trip_id} is cancelled.')
         self.set_field(load_, 'status', _E10_LoadStatus_picked_up)  # freight_dispatch.world:467
         if trip.status == _E10_TripStatus_planned:  # freight_dispatch.world:468
             # freight_dispatch.world:469
@@ -714,14 +838,18 @@ class FreightDispatch(Episode):
             self.set_field(self.t_trips[trip.trip_id], 'started_at', self.clock)
         return load_  # freight_dispatch.world:472
 
-    def tool_record_delivery(self, load_: Load) -> Load:  # freight_dispatch.world:475
+    @tool(  # freight_dispatch.world:475
+        'Record that a picked-up load was delivered; the trip completes when all its loads are '
+        'delivered, freeing its truck and driver.',
+        param('load', arg.row('loads'), 'The load id, e.g. L0003.'),
+        where='freight_dispatch.world:475', returns=Load,
+    )
+    def tool_record_delivery(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_picked_up:  # freight_dispatch.world:478
-            raise ToolError(rt.built(
-                self, f'Load {load_.load_id} is {load_.status}, not picked up.'
-            ))
+            self.fail(f'Load {load_.load_id} is {load_.status}, not picked up.')
         trip: Trip | None = self.t_trips.ref(load_.trip)  # freight_dispatch.world:479
         if trip is None:  # freight_dispatch.world:480
-            raise ToolError(rt.built(self, f'Load {load_.load_id} has no trip.'))
+            self.fail(f'Load {load_.load_id} has no trip.')
         self.set_field(load_, 'status', _E10_LoadStatus_delivered)  # freight_dispatch.world:481
         all_delivered: bool = all(  # freight_dispatch.world:482
             _l8.trip != (trip if trip is not None else rt.absent()).trip_id
@@ -733,287 +861,24 @@ class FreightDispatch(Episode):
             self.set_field(self.t_trips[trip.trip_id], 'status', _E10_TripStatus_completed)
             # freight_dispatch.world:485
             self.set_field(self.t_trips[trip.trip_id], 'completed_at', self.clock)
-            self.set_field(  # freight_dispatch.world:486
-                self.t_trucks[self.t_trucks[trip.truck].truck_id], 'status',
-                _E11_TruckStatus_available,
-            )
-            self.set_field(  # freight_dispatch.world:487
-                self.t_drivers[self.t_drivers[trip.driver].driver_id], 'status',
-                _E12_DriverStatus_available,
-            )
+            # freight_dispatch.world:486
+            self.set_field(self.t_trucks[trip.truck], 'status', _E11_TruckStatus_available)
+            # freight_dispatch.world:487
+            self.set_field(self.t_drivers[trip.driver], 'status', _E12_DriverStatus_available)
         return load_  # freight_dispatch.world:489
 
-    def tool_get_trip(self, trip: Trip) -> TripInfo:  # freight_dispatch.world:494
-        return self.fn_trip_info(trip)  # freight_dispatch.world:497
-
-    def tool_list_trips(  # freight_dispatch.world:500
-        self,
-        truck: Truck | None,
-        driver: Driver | None,
-        status: TripStatus | None,
-        day: dt.date | None,
-    ) -> tuple[str, ...]:
-        result: tuple[str, ...] = ()  # freight_dispatch.world:508
-        for t in rt.each(self, self.t_trips):  # freight_dispatch.world:509
-            if truck is not None and t.truck != truck.truck_id:  # freight_dispatch.world:510
-                continue  # freight_dispatch.world:511
-            if driver is not None and t.driver != driver.driver_id:  # freight_dispatch.world:513
-                continue  # freight_dispatch.world:514
-            if status is not None and t.status != status:  # freight_dispatch.world:516
-                continue  # freight_dispatch.world:517
-            if day is not None and t.planned_start.date() != day:  # freight_dispatch.world:519
-                continue  # freight_dispatch.world:520
-            result = rt.each(self, result) + (t.trip_id,)  # freight_dispatch.world:522
-        return result  # freight_dispatch.world:524
-
-    def tool_create_trip(  # freight_dispatch.world:527
-        self, truck: Truck, driver: Driver, planned_start: dt.datetime, estimated_hours: float
-    ) -> Trip:
-        if truck.status != _E11_TruckStatus_available:  # freight_dispatch.world:535
-            raise ToolError(rt.built(
-                self, f'Truck {truck.truck_id} is {truck.status}, not available.'
-            ))
-        if driver.status != _E12_DriverStatus_available:  # freight_dispatch.world:536
-            raise ToolError(rt.built(
-                self, f'Driver {driver.driver_id} is {driver.status}, not available.'
-            ))
-        if driver.license_expires_on < self.clock.date():  # freight_dispatch.world:537
-            raise ToolError(rt.built(
-                self, f'{driver.name}\'s licence expired on {driver.license_expires_on}.'
-            ))
-        if not (  # freight_dispatch.world:538
-            driver.license_class == _E12_LicenseClass_class_a
-            or truck.capacity_kg <= self.state.class_b_max_kg
-        ):
-            raise ToolError(
-                f'A class B driver cannot drive a truck of {truck.capacity_kg} kg (at most '
-                f'{self.state.class_b_max_kg} kg).',
-            )
-        if not (estimated_hours <= driver.hours_left):  # freight_dispatch.world:539
-            raise ToolError(rt.built(
-                self, f'{driver.name} has only {driver.hours_left} hours left.'
-            ))
-        if planned_start < self.clock:  # freight_dispatch.world:540
-            raise ToolError('The planned start is in the past.')
-        trip: Trip = Trip(  # freight_dispatch.world:541
-            trip_id=self.next_id('trip_ids', 'T{:04d}'), truck=truck.truck_id,
-            driver=driver.driver_id, planned_start=planned_start,
-            estimated_hours=v.check_range(estimated_hours, 'Trip.estimated_hours', 0.5, 14.0),
-            status=_E10_TripStatus_planned, started_at=None, completed_at=None,
-        )
-        self.insert(self.t_trips, trip)  # freight_dispatch.world:547
-        self.set_field(truck, 'status', _E11_TruckStatus_on_trip)  # freight_dispatch.world:548
-        self.set_field(driver, 'status', _E12_DriverStatus_on_trip)  # freight_dispatch.world:549
-        return trip  # freight_dispatch.world:550
-
-    def tool_cancel_trip(self, trip: Trip) -> Trip:  # freight_dispatch.world:553
-        if trip.status != _E10_TripStatus_planned:  # freight_dispatch.world:556
-            raise ToolError(rt.built(
-                self, f'Trip {trip.trip_id} is {trip.status}: only planned trips can be cancelled.'
-            ))
-        # freight_dispatch.world:557
-        for l in rt.rows(self.t_loads, rt.each(self, self.fn_trip_loads(trip))):
-            # freight_dispatch.world:558
-            self.set_field(self.t_loads[l.load_id], 'status', _E10_LoadStatus_posted)
-            self.set_field(self.t_loads[l.load_id], 'trip', None)  # freight_dispatch.world:559
-        self.set_field(trip, 'status', _E10_TripStatus_cancelled)  # freight_dispatch.world:561
-        self.set_field(  # freight_dispatch.world:562
-            self.t_trucks[self.t_trucks[trip.truck].truck_id], 'status', _E11_TruckStatus_available
-        )
-        self.set_field(  # freight_dispatch.world:563
-            self.t_drivers[self.t_drivers[trip.driver].driver_id], 'status',
-            _E12_DriverStatus_available,
-        )
-        return trip  # freight_dispatch.world:564
-
-
-_SCHEMA_Stop = js.closed({
-    'facility': js.scalar('str', 1, 80), 'city': js.scalar('str', 1, 60),
-    'window_start': {'type': 'string', 'format': 'date-time'},
-    'window_end': {'type': 'string', 'format': 'date-time'},
-})
-_RESULT_TripInfo = js.closed({
-    'trip': Trip, 'loads': js.array(Load), 'weight_kg': js.INTEGER, 'capacity_left_kg': js.INTEGER
-})
-_PARAM_shipper = param(
-    'shipper', arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$')),
-    'The shipper id, e.g. SH01.',
-)
-_PARAM_driver = param(
-    'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
-    'The driver id, e.g. DR02.',
-)
-_PARAM_load_ = param('load', arg.row('loads'), 'The load id, e.g. L0001.')
-_PARAM_trip = param('trip', arg.row('trips'), 'The trip id, e.g. T0002.')
-_PARAM_load__ = param('load', arg.row('loads'), 'The load id, e.g. L0002.')
-
-
-FreightDispatch.TOOLS = tools(
-    tool(
-        FreightDispatch.tool_get_shipper,
-        'Show a shipper by id: name, contact email, phone, city and whether on credit hold.',
-        _PARAM_shipper, read_only=True, where='freight_dispatch.world:244', returns=Shipper,
-    ),
-    tool(
-        FreightDispatch.tool_find_shippers, 'Find shippers by part of the name, email or city.',
-        param('query', arg.refined(arg.TEXT, 1, 80), 'Part of the name, email or city, any case.'),
-        read_only=True, where='freight_dispatch.world:250', returns=js.array(Shipper),
-        shows=('list', ('row', 'shippers')),
-    ),
-    tool(
-        FreightDispatch.tool_get_truck,
-        'Show a truck by id with its current trip and the weight on board.',
-        param(
-            'truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
-            'The truck id, e.g. TR01.',
-        ),
-        read_only=True, where='freight_dispatch.world:261',
-        returns=js.closed({
-            'truck': Truck, 'current_trip': js.nullable(Trip), 'weight_on_board_kg': js.INTEGER
-        }),
-        shows=(
-            'record', (
-                ('truck', 'truck', ('row', 'trucks')),
-                ('current_trip', 'current_trip', ('row', 'trips')),
-            ),
-        ),
-    ),
-    tool(
-        FreightDispatch.tool_list_trucks,
-        'List trucks, optionally by status, part of the plate and a least capacity.',
-        param('status', arg.optional(arg.enum_of(TruckStatus)), 'Only trucks in this status.'),
-        param('plate_contains', arg.optional(arg.TEXT), 'Part of the plate, any case.'),
-        param(
-            'min_capacity_kg', arg.optional(arg.INT), 'Only trucks with at least this capacity.'
-        ),
-        read_only=True, where='freight_dispatch.world:272', returns=js.array(Truck),
-        shows=('list', ('row', 'trucks')),
-    ),
-    tool(
-        FreightDispatch.tool_get_driver,
-        'Show a driver by id: contact, licence class and expiry, hours left and status.',
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
-            'The driver id, e.g. DR01.',
-        ),
-        read_only=True, where='freight_dispatch.world:286', returns=Driver,
-    ),
-    tool(
-        FreightDispatch.tool_find_drivers,
-        'Find drivers by part of the name or email, optionally by status and hours left.',
-        param(
-            'query', arg.refined(arg.TEXT, None, 80),
-            'Part of the name or email, any case; empty for all.', default=lambda ep: '',
-        ),
-        param('status', arg.optional(arg.enum_of(DriverStatus)), 'Only drivers in this status.'),
-        param(
-            'min_hours_left', arg.optional(arg.FLOAT),
-            'Only drivers with at least this many hours left.',
-        ),
-        read_only=True, where='freight_dispatch.world:292', returns=js.array(Driver),
-        shows=('list', ('row', 'drivers')),
-    ),
-    tool(
-        FreightDispatch.tool_log_driver_hours,
-        "Log a driver's hours for one activity on a day; driving and on-duty hours come off the "
-        "hours left.",
-        _PARAM_driver,
-        param('activity', arg.enum_of(DutyActivity), 'driving, on_duty or off_duty.'),
-        param('hours', arg.refined(arg.FLOAT, 0.25, 24.0), 'How many hours.'),
-        param('logged_on', arg.DATE, 'The day the hours were spent, e.g. 2025-05-12.'),
-        param(
-            'trip', arg.optional(arg.row('trips')), "The driver's trip the hours were for, if any."
-        ),
-        param('note', arg.refined(arg.TEXT, None, 200), 'A short note.', default=lambda ep: ''),
-        where='freight_dispatch.world:304', returns=HoursLog,
-    ),
-    tool(
-        FreightDispatch.tool_get_hours_log,
-        'Show an hours log entry by id: driver and trip ids, activity, hours, day and note.',
-        param('log', arg.row('hours_logs'), 'The log entry id, e.g. H0001.'), read_only=True,
-        where='freight_dispatch.world:339', returns=HoursLog,
-    ),
-    tool(
-        FreightDispatch.tool_list_hours_logs,
-        "List a driver's hours log entries, optionally from a day on.", _PARAM_driver,
-        param('since', arg.optional(arg.DATE), 'Only entries from this day on.'), read_only=True,
-        where='freight_dispatch.world:345', returns=js.array(HoursLog),
-        shows=('list', ('row', 'hours_logs')),
-    ),
-    tool(
-        FreightDispatch.tool_get_load,
-        'Show a load by id: shipper id, description, weight, stops with their windows, rate, '
-        'status and trip id.',
-        _PARAM_load_, read_only=True, where='freight_dispatch.world:366', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_find_loads,
-        'Find loads by shipper, status, pick-up or drop-off city, or pick-up day.',
-        param(
-            'shipper',
-            arg.optional(arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$'))),
-            'Only loads of this shipper id.',
-        ),
-        param('status', arg.optional(arg.enum_of(LoadStatus)), 'Only loads in this status.'),
-        param('city', arg.optional(arg.TEXT), 'A pick-up or drop-off city, any case.'),
-        param(
-            'pickup_day', arg.optional(arg.DATE),
-            'Only loads whose pick-up window starts on this day.',
-        ),
-        read_only=True, where='freight_dispatch.world:372', returns=js.array(Load),
-        shows=('list', ('row', 'loads')),
-    ),
-    tool(
-        FreightDispatch.tool_post_load, 'Post a new load for a shipper.', _PARAM_shipper,
-        param('description', arg.refined(arg.TEXT, 1, 120), 'What is shipped.'),
-        param('weight_kg', arg.refined(arg.INT, 1, 40000), 'The weight in kg.'),
-        param('pickup', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to pick up.'),
-        param('dropoff', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to drop off.'),
-        param('rate', arg.refined(arg.FLOAT, 0.0), 'What the shipper pays, in USD.'),
-        where='freight_dispatch.world:400', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_cancel_load,
-        'Cancel a posted or assigned load that is not yet picked up.', _PARAM_load_,
-        where='freight_dispatch.world:427', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_add_load_to_trip,
-        "Add a posted load to a planned or in-progress trip, within the truck's capacity.",
-        _PARAM_trip, _PARAM_load_, where='freight_dispatch.world:436', returns=_RESULT_TripInfo,
-        shows=(
-            'record',
-            (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
-        ),
-    ),
-    tool(
-        FreightDispatch.tool_remove_load_from_trip,
-        'Take an assigned (not yet picked up) load off its trip; it is posted again.',
-        _PARAM_load__, where='freight_dispatch.world:451', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_record_pickup,
-        'Record that an assigned load was picked up; a planned trip starts.', _PARAM_load__,
-        where='freight_dispatch.world:460', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_record_delivery,
-        'Record that a picked-up load was delivered; the trip completes when all its loads are '
-        'delivered, freeing its truck and driver.',
-        param('load', arg.row('loads'), 'The load id, e.g. L0003.'),
-        where='freight_dispatch.world:475', returns=Load,
-    ),
-    tool(
-        FreightDispatch.tool_get_trip,
+    @tool(  # freight_dispatch.world:494
         'Show a trip by id with its loads, total weight and capacity left.', _PARAM_trip,
         read_only=True, where='freight_dispatch.world:494', returns=_RESULT_TripInfo,
         shows=(
             'record',
             (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
         ),
-    ),
-    tool(
-        FreightDispatch.tool_list_trips,
+    )
+    def tool_get_trip(self, trip: Trip) -> TripInfo:
+        return self.fn_trip_info(trip)  # freight_dispatch.world:497
+
+    @tool(  # freight_dispatch.world:500
         'List trips by truck, driver, status or planned start day.',
         param(
             'truck',
@@ -1029,9 +894,25 @@ FreightDispatch.TOOLS = tools(
         param('day', arg.optional(arg.DATE), 'Only trips planned to start on this day.'),
         read_only=True, where='freight_dispatch.world:500', returns=js.array(Trip),
         shows=('list', ('row', 'trips')),
-    ),
-    tool(
-        FreightDispatch.tool_create_trip,
+    )
+    def tool_list_trips(
+        self, truck: Truck | None, driver: Driver | None, status: TripStatus | None,
+        day: dt.date | None,
+    ) -> tuple[str, ...]:
+        result: tuple[str, ...] = ()  # freight_dispatch.world:508
+        for t in rt.each(self, self.t_trips):  # freight_dispatch.world:509
+            if truck is not None and t.truck != truck.truck_id:  # freight_dispatch.world:510
+                continue  # freight_dispatch.world:511
+            if driver is not None and t.driver != driver.driver_id:  # freight_dispatch.world:513
+                continue  # freight_dispatch.world:514
+            if status is not None and t.status != status:  # freight_dispatch.world:516
+                continue  # freight_dispatch.world:517
+            if day is not None and t.planned_start.date() != day:  # freight_dispatch.world:519
+                continue  # freight_dispatch.world:520
+            result = rt.each(self, result) + (t.trip_id,)  # freight_dispatch.world:522
+        return result  # freight_dispatch.world:524
+
+    @tool(  # freight_dispatch.world:527
         'Assign an available truck and an available driver to a new planned trip.',
         param(
             'truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
@@ -1046,13 +927,62 @@ FreightDispatch.TOOLS = tools(
             'estimated_hours', arg.refined(arg.FLOAT, 0.5, 14.0), 'Planned driving time in hours.'
         ),
         where='freight_dispatch.world:527', returns=Trip,
-    ),
-    tool(
-        FreightDispatch.tool_cancel_trip,
+    )
+    def tool_create_trip(
+        self, truck: Truck, driver: Driver, planned_start: dt.datetime, estimated_hours: float
+    ) -> Trip:
+        if truck.status != _E11_TruckStatus_available:  # freight_dispatch.world:535
+            self.fail(f'Truck {truck.truck_id} is {truck.status}, not available.')
+        if driver.status != _E12_DriverStatus_available:  # freight_dispatch.world:536
+            self.fail(f'Driver {driver.driver_id} is {driver.status}, not available.')
+        if driver.license_expires_on < self.clock.date():  # freight_dispatch.world:537
+            self.fail(f'{driver.name}\'s licence expired on {driver.license_expires_on}.')
+        if not (  # freight_dispatch.world:538
+            driver.license_class == _E12_LicenseClass_class_a
+            or truck.capacity_kg <= self.state.class_b_max_kg
+        ):
+            raise ToolError(
+                f'A class B driver cannot drive a truck of {truck.capacity_kg} kg (at most '
+                f'{self.state.class_b_max_kg} kg).',
+            )
+        if not (estimated_hours <= driver.hours_left):  # freight_dispatch.world:539
+            self.fail(f'{driver.name} has only {driver.hours_left} hours left.')
+        if planned_start < self.clock:  # freight_dispatch.world:540
+            raise ToolError('The planned start is in the past.')
+        trip: Trip = Trip(  # freight_dispatch.world:541
+            trip_id=self.next_id('trip_ids', 'T{:04d}'), truck=truck.truck_id,
+            driver=driver.driver_id, planned_start=planned_start,
+            estimated_hours=v.check_range(estimated_hours, 'Trip.estimated_hours', 0.5, 14.0),
+            status=_E10_TripStatus_planned, started_at=None, completed_at=None,
+        )
+        self.insert(self.t_trips, trip)  # freight_dispatch.world:547
+        self.set_field(truck, 'status', _E11_TruckStatus_on_trip)  # freight_dispatch.world:548
+        self.set_field(driver, 'status', _E12_DriverStatus_on_trip)  # freight_dispatch.world:549
+        return trip  # freight_dispatch.world:550
+
+    @tool(  # freight_dispatch.world:553
         'Cancel a planned trip; its loads are posted again and its truck and driver freed.',
         _PARAM_trip, where='freight_dispatch.world:553', returns=Trip,
-    ),
-)
+    )
+    def tool_cancel_trip(self, trip: Trip) -> Trip:
+        if trip.status != _E10_TripStatus_planned:  # freight_dispatch.world:556
+            self.fail(
+                f'Trip {trip.trip_id} is {trip.status}: only planned trips can be cancelled.'
+            )
+        # freight_dispatch.world:557
+        for l in rt.rows(self.t_loads, rt.each(self, self.fn_trip_loads(trip))):
+            # freight_dispatch.world:558
+            self.set_field(self.t_loads[l.load_id], 'status', _E10_LoadStatus_posted)
+            self.set_field(self.t_loads[l.load_id], 'trip', None)  # freight_dispatch.world:559
+        self.set_field(trip, 'status', _E10_TripStatus_cancelled)  # freight_dispatch.world:561
+        # freight_dispatch.world:562
+        self.set_field(self.t_trucks[trip.truck], 'status', _E11_TruckStatus_available)
+        # freight_dispatch.world:563
+        self.set_field(self.t_drivers[trip.driver], 'status', _E12_DriverStatus_available)
+        return trip  # freight_dispatch.world:564
+
+
+FreightDispatch.TOOLS = tools(FreightDispatch)
 
 
 # freight_dispatch.world:948

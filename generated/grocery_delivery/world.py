@@ -213,6 +213,24 @@ class SlotInfo(Record):
     open_for_orders: bool = field(sh.BOOL)
 
 
+_RESULT_Address = js.closed({
+    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
+    'postcode': js.scalar('str', pattern='^[0-9]{5}$'),
+})
+_RESULT_SlotInfo = js.closed({
+    'slot': DeliverySlot, 'booked': js.INTEGER, 'free': js.INTEGER, 'open_for_orders': js.BOOLEAN
+})
+_PARAM_customer = param(
+    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+    'The customer id, e.g. C001.',
+)
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_order = param('order', arg.row('orders'), 'The order id, e.g. O0001.')
+_PARAM_order_ = param('order', arg.row('orders'), 'The order id, e.g. O0002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -491,47 +509,72 @@ class GroceryDelivery(Episode):
             and (other if other is not None else rt.absent()).category == product.category
         )
 
-    def tool_get_customer(self, customer: Customer) -> Customer:  # grocery_delivery.world:239
+    @tool(  # grocery_delivery.world:239
+        'Show a customer by id: name, email, phone, address and whether they allow substitutions.',
+        _PARAM_customer, read_only=True, where='grocery_delivery.world:239', returns=Customer,
+    )
+    def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # grocery_delivery.world:242
 
-    def tool_find_customers(  # grocery_delivery.world:245
+    @tool(  # grocery_delivery.world:245
+        'Find customers by part of the name, email or phone; with nothing given, list all.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+        read_only=True, where='grocery_delivery.world:245', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # grocery_delivery.world:252
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # grocery_delivery.world:253
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
-        ph: str = rt.built(self, rt.replace(  # grocery_delivery.world:254
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # grocery_delivery.world:252
+        ))
+        # grocery_delivery.world:253
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        ph: str = self.built(rt.replace(  # grocery_delivery.world:254
             rt.read(self, phone if phone is not None else ''), ' ', ''
         ))
         result: tuple[str, ...] = ()  # grocery_delivery.world:255
         for c in rt.each(self, self.t_customers):  # grocery_delivery.world:256
             # grocery_delivery.world:257
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, c.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(c.name.lower()))):
                 continue  # grocery_delivery.world:258
-            if e != '' and rt.built(self, c.email.lower()) != e:  # grocery_delivery.world:260
+            if e != '' and self.built(c.email.lower()) != e:  # grocery_delivery.world:260
                 continue  # grocery_delivery.world:261
             # grocery_delivery.world:263
-            if ph != '' and rt.built(self, rt.replace(rt.read(self, c.phone), ' ', '')) != ph:
+            if ph != '' and self.built(rt.replace(rt.read(self, c.phone), ' ', '')) != ph:
                 continue  # grocery_delivery.world:264
             result = rt.each(self, result) + (c.customer_id,)  # grocery_delivery.world:266
         return result  # grocery_delivery.world:268
 
-    def tool_get_product(self, product: Product) -> Product:  # grocery_delivery.world:273
+    @tool(  # grocery_delivery.world:273
+        'Show a product by SKU: name, category, price, unit, stock, usual substitute SKU and '
+        'whether it is on sale.',
+        param(
+            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
+            'The SKU, e.g. SKU1001.',
+        ),
+        read_only=True, where='grocery_delivery.world:273', returns=Product,
+    )
+    def tool_get_product(self, product: Product) -> Product:
         return product  # grocery_delivery.world:276
 
-    def tool_search_products(  # grocery_delivery.world:279
+    @tool(  # grocery_delivery.world:279
+        'Browse products by part of the name and/or category.',
+        param('text', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+        param('category', arg.optional(arg.enum_of(Category)), 'Only this category.'),
+        param('in_stock_only', arg.BOOL, 'Only products with stock.', default=False),
+        read_only=True, where='grocery_delivery.world:279', returns=js.array(Product),
+        shows=('list', ('row', 'products')),
+    )
+    def tool_search_products(
         self, text: str | None, category: Category | None, in_stock_only: bool
     ) -> tuple[str, ...]:
         # grocery_delivery.world:286
-        t: str = rt.built(self, rt.built(self, (text if text is not None else '').strip()).lower())
+        t: str = self.built(self.built((text if text is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # grocery_delivery.world:287
         for p in rt.each(self, self.t_products):  # grocery_delivery.world:288
             # grocery_delivery.world:289
-            if t != '' and not (rt.read(self, t) in rt.read(self, rt.built(self, p.name.lower()))):
+            if t != '' and not (rt.read(self, t) in rt.read(self, self.built(p.name.lower()))):
                 continue  # grocery_delivery.world:290
             if category is not None and p.category != category:  # grocery_delivery.world:292
                 continue  # grocery_delivery.world:293
@@ -540,10 +583,28 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (p.sku,)  # grocery_delivery.world:298
         return result  # grocery_delivery.world:300
 
-    def tool_get_slot(self, slot: DeliverySlot) -> SlotInfo:  # grocery_delivery.world:305
+    @tool(  # grocery_delivery.world:305
+        'Show a delivery slot by id with its times, cut-off, fee, orders booked and places free.',
+        param(
+            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+            'The slot id, e.g. S001.',
+        ),
+        read_only=True, where='grocery_delivery.world:305', returns=_RESULT_SlotInfo,
+        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
+    )
+    def tool_get_slot(self, slot: DeliverySlot) -> SlotInfo:
         return self.fn_slot_info(slot)  # grocery_delivery.world:308
 
-    # grocery_delivery.world:311
+    @tool(  # grocery_delivery.world:311
+        'List the delivery slots of a day with their free places.',
+        param('day', arg.DATE, 'The delivery day, e.g. 2025-05-21.'),
+        param(
+            'only_free', arg.BOOL, 'Only slots with free places whose cut-off has not passed.',
+            default=True,
+        ),
+        read_only=True, where='grocery_delivery.world:311', returns=js.array(_RESULT_SlotInfo),
+        shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
+    )
     def tool_list_slots(self, day: dt.date, only_free: bool) -> tuple[SlotInfo, ...]:
         result: tuple[SlotInfo, ...] = ()  # grocery_delivery.world:317
         for s in rt.each(self, self.t_slots):  # grocery_delivery.world:318
@@ -555,30 +616,64 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (info,)  # grocery_delivery.world:326
         return result  # grocery_delivery.world:328
 
-    def tool_get_driver(self, driver: Driver) -> Driver:  # grocery_delivery.world:333
+    @tool(  # grocery_delivery.world:333
+        'Show a driver by id: name, phone, vehicle, whether active and rating.',
+        param(
+            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
+            'The driver id, e.g. D01.',
+        ),
+        read_only=True, where='grocery_delivery.world:333', returns=Driver,
+    )
+    def tool_get_driver(self, driver: Driver) -> Driver:
         return driver  # grocery_delivery.world:336
 
-    def tool_list_drivers(  # grocery_delivery.world:339
+    @tool(  # grocery_delivery.world:339
+        'List drivers by part of the name or vehicle.', _PARAM_name_contains,
+        param('vehicle', arg.optional(arg.enum_of(Vehicle)), 'Only drivers with this vehicle.'),
+        param('active_only', arg.BOOL, 'Only active drivers.', default=False), read_only=True,
+        where='grocery_delivery.world:339', returns=js.array(Driver),
+        shows=('list', ('row', 'drivers')),
+    )
+    def tool_list_drivers(
         self, name_contains: str | None, vehicle: Vehicle | None, active_only: bool
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # grocery_delivery.world:346
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # grocery_delivery.world:346
+        ))
         return tuple([  # grocery_delivery.world:347
             _d4.driver_id for _d4 in rt.each(self, self.t_drivers)
-            if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _d4.name.lower())))
+            if (n == '' or rt.read(self, n) in rt.read(self, self.built(_d4.name.lower())))
             and (vehicle is None or _d4.vehicle == vehicle) and (not active_only or _d4.active)
         ])
 
-    def tool_get_order(self, order: Order) -> Order:  # grocery_delivery.world:352
+    @tool(  # grocery_delivery.world:352
+        'Show an order by id: customer and slot ids, status, address, driver id, items total and '
+        'delivery time.',
+        _PARAM_order, read_only=True, where='grocery_delivery.world:352', returns=Order,
+    )
+    def tool_get_order(self, order: Order) -> Order:
         return order  # grocery_delivery.world:355
 
-    def tool_find_orders(  # grocery_delivery.world:358
-        self,
-        customer: Customer | None,
-        slot: DeliverySlot | None,
-        day: dt.date | None,
+    @tool(  # grocery_delivery.world:358
+        'Find orders by customer, slot, delivery day or status.',
+        param(
+            'customer',
+            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
+            'Only orders of this customer id.',
+        ),
+        param(
+            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+            'Only orders in this slot id.',
+        ),
+        param(
+            'day', arg.optional(arg.DATE),
+            'Only orders delivered (or to be delivered) on this day.',
+        ),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders in this status.'),
+        read_only=True, where='grocery_delivery.world:358', returns=js.array(Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_find_orders(
+        self, customer: Customer | None, slot: DeliverySlot | None, day: dt.date | None,
         status: OrderStatus | None,
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # grocery_delivery.world:366
@@ -596,42 +691,73 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (o.order_id,)  # grocery_delivery.world:380
         return result  # grocery_delivery.world:382
 
-    def tool_get_order_item(self, item: OrderItem) -> OrderItem:  # grocery_delivery.world:385
+    @tool(  # grocery_delivery.world:385
+        'Show an order item by id: order id, product SKU, original SKU if substituted, quantity, '
+        'cost per item and status.',
+        param('item', arg.row('order_items'), 'The item id, e.g. I0001.'), read_only=True,
+        where='grocery_delivery.world:385', returns=OrderItem,
+    )
+    def tool_get_order_item(self, item: OrderItem) -> OrderItem:
         return item  # grocery_delivery.world:388
 
-    def tool_list_order_items(self, order: Order) -> tuple[str, ...]:  # grocery_delivery.world:391
+    @tool(  # grocery_delivery.world:391
+        'List the items of an order.', _PARAM_order, read_only=True,
+        where='grocery_delivery.world:391', returns=js.array(OrderItem),
+        shows=('list', ('row', 'order_items')),
+    )
+    def tool_list_order_items(self, order: Order) -> tuple[str, ...]:
         return self.fn_items_of(order)  # grocery_delivery.world:394
 
-    def tool_place_order(  # grocery_delivery.world:397
-        self,
-        customer: Customer,
-        slot: DeliverySlot,
-        items: tuple[ItemRequest, ...],
+    @tool(  # grocery_delivery.world:397
+        "Place an order in a slot that has a free place and whose cut-off has not passed; prices "
+        "are today's.",
+        _PARAM_customer,
+        param(
+            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+            'The slot id, e.g. S005.',
+        ),
+        param(
+            'items',
+            arg.refined(
+                arg.list_of(arg.record(
+                    ItemRequest.load, js.closed({
+                        'product': js.scalar('str', pattern='^SKU[0-9]{4}$'),
+                        'quantity': js.scalar('int', 1, 50),
+                    }),
+                )),
+                1, 30,
+            ),
+            'The products and quantities, each product once, e.g. [{"product": "SKU1001", '
+            '"quantity": 2}].',
+        ),
+        param(
+            'delivery_address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+            "Where to deliver; defaults to the customer's address.",
+        ),
+        where='grocery_delivery.world:397', returns=Order,
+    )
+    def tool_place_order(
+        self, customer: Customer, slot: DeliverySlot, items: tuple[ItemRequest, ...],
         delivery_address: Address | None,
     ) -> Order:
         if self.clock > slot.cutoff:  # grocery_delivery.world:405
-            raise ToolError(rt.built(self, f'The cut-off of slot {slot.slot_id} has passed.'))
+            self.fail(f'The cut-off of slot {slot.slot_id} has passed.')
         if self.fn_booked(slot) >= slot.capacity:  # grocery_delivery.world:406
-            raise ToolError(rt.built(self, f'Slot {slot.slot_id} is full.'))
+            self.fail(f'Slot {slot.slot_id} is full.')
         total: float = 0.0  # grocery_delivery.world:407
         seen: tuple[str, ...] = ()  # grocery_delivery.world:408
         for line in rt.each(self, items):  # grocery_delivery.world:409
             product: Product = self.t_products[line.product]  # grocery_delivery.world:410
             if product.sku in rt.each(self, seen):  # grocery_delivery.world:411
-                raise ToolError(rt.built(
-                    self, f'{product.sku} appears twice: give each product once.'
-                ))
+                self.fail(f'{product.sku} appears twice: give each product once.')
             seen = rt.each(self, seen) + (product.sku,)  # grocery_delivery.world:412
             if not product.active:  # grocery_delivery.world:413
-                raise ToolError(rt.built(
-                    self, f'Product {product.sku} ({product.name}) is not on sale.'
-                ))
+                self.fail(f'Product {product.sku} ({product.name}) is not on sale.')
             if product.stock < line.quantity:  # grocery_delivery.world:414
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Only {product.stock} of {product.sku} ({product.name}) in stock; '
                     f'{line.quantity} requested.',
-                ))
+                )
             total = total + line.quantity * product.price  # grocery_delivery.world:415
         total = round(total, 2)  # grocery_delivery.world:417
         if not (total >= self.state.min_order_total):  # grocery_delivery.world:418
@@ -661,51 +787,51 @@ class GroceryDelivery(Episode):
             )
         return order  # grocery_delivery.world:434
 
-    # grocery_delivery.world:437
+    @tool(  # grocery_delivery.world:437
+        "Set the quantity of a product in a placed order before its slot's cut-off: 0 removes "
+        "it, a product not in the order is added at today's price. Shows the order's items.",
+        _PARAM_order_,
+        param(
+            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
+            'The SKU to set, e.g. SKU1007.',
+        ),
+        param('quantity', arg.refined(arg.INT, 0, 50), 'The new quantity; 0 removes the product.'),
+        where='grocery_delivery.world:437', returns=js.array(OrderItem),
+        shows=('list', ('row', 'order_items')),
+    )
     def tool_change_item(self, order: Order, product: Product, quantity: int) -> tuple[str, ...]:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:444
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}: only placed orders can change.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}: only placed orders can change.')
         if self.clock > self.t_slots[order.slot].cutoff:  # grocery_delivery.world:445
-            raise ToolError(rt.built(
-                self, f'The cut-off of slot {self.t_slots[order.slot].slot_id} has passed.'
-            ))
+            self.fail(f'The cut-off of slot {self.t_slots[order.slot].slot_id} has passed.')
         replaced: tuple[str, ...] = tuple([  # grocery_delivery.world:446
             _i6.item_id for _i6 in rt.each(self, self.t_order_items)
             if _i6.order == order.order_id and _i6.original_product == product.sku
         ])
         if len(replaced) > 0:  # grocery_delivery.world:447
-            raise ToolError(rt.built(  # grocery_delivery.world:448
-                self,
+            self.fail(  # grocery_delivery.world:448
                 'That item was substituted: change the substitute '
                 f'{self.t_products[self.t_order_items[replaced[0]].product].sku} instead.',
-            ))
+            )
         matches: tuple[str, ...] = tuple([  # grocery_delivery.world:450
             _i7.item_id for _i7 in rt.each(self, self.t_order_items)
             if _i7.order == order.order_id and _i7.product == product.sku
         ])
         if quantity == 0:  # grocery_delivery.world:451
             if len(matches) <= 0:  # grocery_delivery.world:452
-                raise ToolError(rt.built(
-                    self, f'Product {product.sku} is not in order {order.order_id}.'
-                ))
+                self.fail(f'Product {product.sku} is not in order {order.order_id}.')
             self.delete(self.t_order_items, matches[0])  # grocery_delivery.world:453
         else:
             if product.stock < quantity:  # grocery_delivery.world:455
-                raise ToolError(rt.built(
-                    self, f'Only {product.stock} of {product.sku} ({product.name}) in stock.'
-                ))
+                self.fail(f'Only {product.stock} of {product.sku} ({product.name}) in stock.')
             if len(matches) > 0:  # grocery_delivery.world:456
                 self.set_field(  # grocery_delivery.world:457
-                    self.t_order_items[self.t_order_items[matches[0]].item_id], 'quantity',
+                    self.t_order_items[matches[0]], 'quantity',
                     v.check_range(quantity, 'OrderItem.quantity', 1, 50),
                 )
             else:
                 if not product.active:  # grocery_delivery.world:459
-                    raise ToolError(rt.built(
-                        self, f'Product {product.sku} ({product.name}) is not on sale.'
-                    ))
+                    self.fail(f'Product {product.sku} ({product.name}) is not on sale.')
                 self.insert(  # grocery_delivery.world:460
                     self.t_order_items, OrderItem(
                         item_id=self.next_id('item_ids', 'I{:04d}'), order=order.order_id,
@@ -728,80 +854,82 @@ class GroceryDelivery(Episode):
         self.set_field(order, 'items_total', v.check_range(total, 'Order.items_total', 0.0, None))
         return self.fn_items_of(order)  # grocery_delivery.world:471
 
-    # grocery_delivery.world:474
+    @tool(  # grocery_delivery.world:474
+        'Move a placed order to another slot with a free place, before both cut-offs.',
+        _PARAM_order_,
+        param(
+            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+            'The new slot id, e.g. S005.',
+        ),
+        where='grocery_delivery.world:474', returns=Order,
+    )
     def tool_change_slot(self, order: Order, slot: DeliverySlot) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:480
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}: only placed orders can move.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}: only placed orders can move.')
         if slot.slot_id == order.slot:  # grocery_delivery.world:481
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is already in slot {slot.slot_id}.'
-            ))
+            self.fail(f'Order {order.order_id} is already in slot {slot.slot_id}.')
         if self.clock > self.t_slots[order.slot].cutoff:  # grocery_delivery.world:482
-            raise ToolError(rt.built(
-                self, f'The cut-off of slot {self.t_slots[order.slot].slot_id} has passed.'
-            ))
+            self.fail(f'The cut-off of slot {self.t_slots[order.slot].slot_id} has passed.')
         if self.clock > slot.cutoff:  # grocery_delivery.world:483
-            raise ToolError(rt.built(self, f'The cut-off of slot {slot.slot_id} has passed.'))
+            self.fail(f'The cut-off of slot {slot.slot_id} has passed.')
         if self.fn_booked(slot) >= slot.capacity:  # grocery_delivery.world:484
-            raise ToolError(rt.built(self, f'Slot {slot.slot_id} is full.'))
+            self.fail(f'Slot {slot.slot_id} is full.')
         self.set_field(order, 'slot', slot.slot_id)  # grocery_delivery.world:485
         return order  # grocery_delivery.world:486
 
-    # grocery_delivery.world:489
+    @tool(  # grocery_delivery.world:489
+        'Replace an out-of-stock item of a placed order with another product of the same '
+        'category; the item keeps the lower of the two prices.',
+        param('item', arg.row('order_items'), 'The id of the out-of-stock item, e.g. I0004.'),
+        param(
+            'substitute',
+            arg.optional(arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$'))),
+            "The replacement SKU; leave out for the product's usual substitute.",
+        ),
+        where='grocery_delivery.world:489', returns=OrderItem,
+    )
     def tool_substitute_item(self, item: OrderItem, substitute: Product | None) -> OrderItem:
         order: Order = self.t_orders[item.order]  # grocery_delivery.world:495
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:496
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}: only placed orders can change.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}: only placed orders can change.')
         if item.status != _E10_ItemStatus_ordered:  # grocery_delivery.world:497
-            raise ToolError(rt.built(self, f'Item {item.item_id} was already substituted.'))
+            self.fail(f'Item {item.item_id} was already substituted.')
         if self.t_products[item.product].stock >= item.quantity:  # grocery_delivery.world:498
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_products[item.product].name} is in stock: '
                 f'{self.t_products[item.product].stock} for {item.quantity} ordered.',
-            ))
+            )
         if not self.t_customers[order.customer].allow_substitutions:  # grocery_delivery.world:499
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Customer {self.t_customers[order.customer].customer_id} does not allow '
                 'substitutions.',
-            ))
+            )
         chosen: Product | None = (  # grocery_delivery.world:500
             substitute if substitute is not None
             else self.t_products.ref(self.t_products[item.product].substitute)
         )
         if chosen is None:  # grocery_delivery.world:501
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'No substitute given and {self.t_products[item.product].name} has no usual '
                 'substitute.',
-            ))
+            )
         if chosen.sku == item.product:  # grocery_delivery.world:502
             raise ToolError('The substitute must be another product.')
         if not chosen.active:  # grocery_delivery.world:503
-            raise ToolError(rt.built(
-                self, f'Product {chosen.sku} ({chosen.name}) is not on sale.'
-            ))
+            self.fail(f'Product {chosen.sku} ({chosen.name}) is not on sale.')
         if chosen.category != self.t_products[item.product].category:  # grocery_delivery.world:504
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{chosen.name} is {chosen.category}, not '
                 f'{self.t_products[item.product].category}.',
-            ))
+            )
         if chosen.stock < item.quantity:  # grocery_delivery.world:505
-            raise ToolError(rt.built(
-                self, f'Only {chosen.stock} of {chosen.sku} ({chosen.name}) in stock.'
-            ))
+            self.fail(f'Only {chosen.stock} of {chosen.sku} ({chosen.name}) in stock.')
         if any(  # grocery_delivery.world:506
             _i8.order == order.order_id
             and _i8.product == (chosen if chosen is not None else rt.absent()).sku
             for _i8 in rt.each(self, self.t_order_items)
         ):
-            raise ToolError(rt.built(self, f'{chosen.name} is already in the order.'))
+            self.fail(f'{chosen.name} is already in the order.')
         self.set_field(item, 'original_product', item.product)  # grocery_delivery.world:507
         self.set_field(item, 'product', chosen.sku)  # grocery_delivery.world:508
         self.set_fields(  # grocery_delivery.world:509
@@ -821,24 +949,34 @@ class GroceryDelivery(Episode):
         )
         return item  # grocery_delivery.world:514
 
-    def tool_cancel_order(self, order: Order) -> Order:  # grocery_delivery.world:517
+    @tool(  # grocery_delivery.world:517
+        'Cancel a placed order; its place in the slot is freed.', _PARAM_order_,
+        where='grocery_delivery.world:517', returns=Order,
+    )
+    def tool_cancel_order(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:520
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.order_id} is {order.status}: only placed orders can be cancelled.',
-            ))
+            self.fail(
+                f'Order {order.order_id} is {order.status}: only placed orders can be cancelled.'
+            )
         self.set_field(order, 'status', _E11_OrderStatus_cancelled)  # grocery_delivery.world:521
         return order  # grocery_delivery.world:522
 
-    # grocery_delivery.world:525
+    @tool(  # grocery_delivery.world:525
+        'Pick a placed order and send it out with a driver: the stock of every item is taken.',
+        _PARAM_order,
+        param(
+            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
+            'The driver id, e.g. D03.',
+        ),
+        where='grocery_delivery.world:525', returns=Order,
+    )
     def tool_assign_driver(self, order: Order, driver: Driver) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:531
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.order_id} is {order.status}: only placed orders can be sent out.',
-            ))
+            self.fail(
+                f'Order {order.order_id} is {order.status}: only placed orders can be sent out.'
+            )
         if not driver.active:  # grocery_delivery.world:532
-            raise ToolError(rt.built(self, f'Driver {driver.driver_id} is inactive.'))
+            self.fail(f'Driver {driver.driver_id} is inactive.')
         if (  # grocery_delivery.world:533
             len([
                 _o9 for _o9 in rt.each(self, self.t_orders)
@@ -846,24 +984,21 @@ class GroceryDelivery(Episode):
             ])
             >= self.state.driver_orders_per_slot
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Driver {driver.driver_id} already carries {self.state.driver_orders_per_slot} '
                 f'orders in slot {self.t_slots[order.slot].slot_id}.',
-            ))
+            )
         # grocery_delivery.world:534
         for i in rt.rows(self.t_order_items, rt.each(self, self.fn_items_of(order))):
             if self.t_products[i.product].stock < i.quantity:  # grocery_delivery.world:535
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'{self.t_products[i.product].name} is out of stock for item {i.item_id}: '
                     'substitute or remove it first.',
-                ))
+                )
             self.set_field(  # grocery_delivery.world:536
-                self.t_products[self.t_products[i.product].sku], 'stock',
-                v.check_range(
-                    rt.bounded(self.t_products[self.t_products[i.product].sku].stock - i.quantity),
-                    'Product.stock', 0, None,
+                self.t_products[i.product], 'stock', v.check_range(
+                    rt.bounded(self.t_products[i.product].stock - i.quantity), 'Product.stock', 0,
+                    None,
                 ),
             )
         self.set_fields(  # grocery_delivery.world:538
@@ -871,19 +1006,37 @@ class GroceryDelivery(Episode):
         )
         return order  # grocery_delivery.world:540
 
-    def tool_mark_delivered(self, order: Order) -> Order:  # grocery_delivery.world:543
+    @tool(  # grocery_delivery.world:543
+        'Mark an order that is out for delivery as delivered.',
+        param('order', arg.row('orders'), 'The order id, e.g. O0004.'),
+        where='grocery_delivery.world:543', returns=Order,
+    )
+    def tool_mark_delivered(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_out_for_delivery:  # grocery_delivery.world:546
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}, not out for delivery.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
         # grocery_delivery.world:547
         self.set_fields(order, ('status', 'delivered_at'), _E11_OrderStatus_delivered, self.clock)
         return order  # grocery_delivery.world:549
 
-    def tool_get_refund(self, refund: Refund) -> Refund:  # grocery_delivery.world:554
+    @tool(  # grocery_delivery.world:554
+        'Show a refund by id: order and item ids, amount, reason and time.',
+        param('refund', arg.row('refunds'), 'The refund id, e.g. R0001.'), read_only=True,
+        where='grocery_delivery.world:554', returns=Refund,
+    )
+    def tool_get_refund(self, refund: Refund) -> Refund:
         return refund  # grocery_delivery.world:557
 
-    # grocery_delivery.world:560
+    @tool(  # grocery_delivery.world:560
+        'List the refunds of an order or of a customer.',
+        param('order', arg.optional(arg.row('orders')), 'Only refunds of this order id.'),
+        param(
+            'customer',
+            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
+            'Only refunds of this customer id.',
+        ),
+        read_only=True, where='grocery_delivery.world:560', returns=js.array(Refund),
+        shows=('list', ('row', 'refunds')),
+    )
     def tool_list_refunds(self, order: Order | None, customer: Customer | None) -> tuple[str, ...]:
         if not (order is not None or customer is not None):  # grocery_delivery.world:566
             raise ToolError('Give an order or a customer.')
@@ -893,22 +1046,24 @@ class GroceryDelivery(Episode):
             and (customer is None or self.t_orders[_r10.order].customer == customer.customer_id)
         ])
 
-    # grocery_delivery.world:570
+    @tool(  # grocery_delivery.world:570
+        'Refund an item of a delivered order that was missing, damaged or expired, within 48 '
+        'hours of delivery: its quantity times unit price.',
+        param('item', arg.row('order_items'), 'The item id, e.g. I0006.'),
+        param('reason', arg.enum_of(RefundReason), 'missing, damaged or expired.'),
+        where='grocery_delivery.world:570', returns=Refund,
+    )
     def tool_refund_missing_item(self, item: OrderItem, reason: RefundReason) -> Refund:
         order: Order = self.t_orders[item.order]  # grocery_delivery.world:576
         if order.status != _E11_OrderStatus_delivered:  # grocery_delivery.world:577
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}, not delivered.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}, not delivered.')
         if item.status == _E10_ItemStatus_refunded:  # grocery_delivery.world:578
-            raise ToolError(rt.built(self, f'Item {item.item_id} was already refunded.'))
+            self.fail(f'Item {item.item_id} was already refunded.')
         delivered: dt.datetime | None = order.delivered_at  # grocery_delivery.world:579
         if delivered is None:  # grocery_delivery.world:580
-            raise ToolError(rt.built(self, f'Order {order.order_id} has no delivery time.'))
+            self.fail(f'Order {order.order_id} has no delivery time.')
         if self.clock > delivered + self.state.refund_window:  # grocery_delivery.world:581
-            raise ToolError(rt.built(
-                self, f'The refund window of order {order.order_id} has passed.'
-            ))
+            self.fail(f'The refund window of order {order.order_id} has passed.')
         refund: Refund = Refund(  # grocery_delivery.world:582
             refund_id=self.next_id('refund_ids', 'R{:04d}'), order=order.order_id,
             item=item.item_id,
@@ -922,243 +1077,7 @@ class GroceryDelivery(Episode):
         return refund  # grocery_delivery.world:590
 
 
-_RESULT_Address = js.closed({
-    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
-    'postcode': js.scalar('str', pattern='^[0-9]{5}$'),
-})
-_RESULT_SlotInfo = js.closed({
-    'slot': DeliverySlot, 'booked': js.INTEGER, 'free': js.INTEGER, 'open_for_orders': js.BOOLEAN
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id, e.g. C001.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_order = param('order', arg.row('orders'), 'The order id, e.g. O0001.')
-_PARAM_order_ = param('order', arg.row('orders'), 'The order id, e.g. O0002.')
-
-
-GroceryDelivery.TOOLS = tools(
-    tool(
-        GroceryDelivery.tool_get_customer,
-        'Show a customer by id: name, email, phone, address and whether they allow substitutions.',
-        _PARAM_customer, read_only=True, where='grocery_delivery.world:239', returns=Customer,
-    ),
-    tool(
-        GroceryDelivery.tool_find_customers,
-        'Find customers by part of the name, email or phone; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='grocery_delivery.world:245', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        GroceryDelivery.tool_get_product,
-        'Show a product by SKU: name, category, price, unit, stock, usual substitute SKU and '
-        'whether it is on sale.',
-        param(
-            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
-            'The SKU, e.g. SKU1001.',
-        ),
-        read_only=True, where='grocery_delivery.world:273', returns=Product,
-    ),
-    tool(
-        GroceryDelivery.tool_search_products,
-        'Browse products by part of the name and/or category.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('category', arg.optional(arg.enum_of(Category)), 'Only this category.'),
-        param('in_stock_only', arg.BOOL, 'Only products with stock.', default=lambda ep: False),
-        read_only=True, where='grocery_delivery.world:279', returns=js.array(Product),
-        shows=('list', ('row', 'products')),
-    ),
-    tool(
-        GroceryDelivery.tool_get_slot,
-        'Show a delivery slot by id with its times, cut-off, fee, orders booked and places free.',
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The slot id, e.g. S001.',
-        ),
-        read_only=True, where='grocery_delivery.world:305', returns=_RESULT_SlotInfo,
-        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
-    ),
-    tool(
-        GroceryDelivery.tool_list_slots,
-        'List the delivery slots of a day with their free places.',
-        param('day', arg.DATE, 'The delivery day, e.g. 2025-05-21.'),
-        param(
-            'only_free', arg.BOOL, 'Only slots with free places whose cut-off has not passed.',
-            default=lambda ep: True,
-        ),
-        read_only=True, where='grocery_delivery.world:311', returns=js.array(_RESULT_SlotInfo),
-        shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
-    ),
-    tool(
-        GroceryDelivery.tool_get_driver,
-        'Show a driver by id: name, phone, vehicle, whether active and rating.',
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
-            'The driver id, e.g. D01.',
-        ),
-        read_only=True, where='grocery_delivery.world:333', returns=Driver,
-    ),
-    tool(
-        GroceryDelivery.tool_list_drivers, 'List drivers by part of the name or vehicle.',
-        _PARAM_name_contains,
-        param('vehicle', arg.optional(arg.enum_of(Vehicle)), 'Only drivers with this vehicle.'),
-        param('active_only', arg.BOOL, 'Only active drivers.', default=lambda ep: False),
-        read_only=True, where='grocery_delivery.world:339', returns=js.array(Driver),
-        shows=('list', ('row', 'drivers')),
-    ),
-    tool(
-        GroceryDelivery.tool_get_order,
-        'Show an order by id: customer and slot ids, status, address, driver id, items total and '
-        'delivery time.',
-        _PARAM_order, read_only=True, where='grocery_delivery.world:352', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_find_orders, 'Find orders by customer, slot, delivery day or status.',
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
-            'Only orders of this customer id.',
-        ),
-        param(
-            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only orders in this slot id.',
-        ),
-        param(
-            'day', arg.optional(arg.DATE),
-            'Only orders delivered (or to be delivered) on this day.',
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders in this status.'),
-        read_only=True, where='grocery_delivery.world:358', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        GroceryDelivery.tool_get_order_item,
-        'Show an order item by id: order id, product SKU, original SKU if substituted, quantity, '
-        'cost per item and status.',
-        param('item', arg.row('order_items'), 'The item id, e.g. I0001.'), read_only=True,
-        where='grocery_delivery.world:385', returns=OrderItem,
-    ),
-    tool(
-        GroceryDelivery.tool_list_order_items, 'List the items of an order.', _PARAM_order,
-        read_only=True, where='grocery_delivery.world:391', returns=js.array(OrderItem),
-        shows=('list', ('row', 'order_items')),
-    ),
-    tool(
-        GroceryDelivery.tool_place_order,
-        "Place an order in a slot that has a free place and whose cut-off has not passed; prices "
-        "are today's.",
-        _PARAM_customer,
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The slot id, e.g. S005.',
-        ),
-        param(
-            'items',
-            arg.refined(
-                arg.list_of(arg.record(
-                    ItemRequest.load, js.closed({
-                        'product': js.scalar('str', pattern='^SKU[0-9]{4}$'),
-                        'quantity': js.scalar('int', 1, 50),
-                    }),
-                )),
-                1, 30,
-            ),
-            'The products and quantities, each product once, e.g. [{"product": "SKU1001", '
-            '"quantity": 2}].',
-        ),
-        param(
-            'delivery_address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            "Where to deliver; defaults to the customer's address.",
-        ),
-        where='grocery_delivery.world:397', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_change_item,
-        "Set the quantity of a product in a placed order before its slot's cut-off: 0 removes "
-        "it, a product not in the order is added at today's price. Shows the order's items.",
-        _PARAM_order_,
-        param(
-            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
-            'The SKU to set, e.g. SKU1007.',
-        ),
-        param('quantity', arg.refined(arg.INT, 0, 50), 'The new quantity; 0 removes the product.'),
-        where='grocery_delivery.world:437', returns=js.array(OrderItem),
-        shows=('list', ('row', 'order_items')),
-    ),
-    tool(
-        GroceryDelivery.tool_change_slot,
-        'Move a placed order to another slot with a free place, before both cut-offs.',
-        _PARAM_order_,
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The new slot id, e.g. S005.',
-        ),
-        where='grocery_delivery.world:474', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_substitute_item,
-        'Replace an out-of-stock item of a placed order with another product of the same '
-        'category; the item keeps the lower of the two prices.',
-        param('item', arg.row('order_items'), 'The id of the out-of-stock item, e.g. I0004.'),
-        param(
-            'substitute',
-            arg.optional(arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$'))),
-            "The replacement SKU; leave out for the product's usual substitute.",
-        ),
-        where='grocery_delivery.world:489', returns=OrderItem,
-    ),
-    tool(
-        GroceryDelivery.tool_cancel_order,
-        'Cancel a placed order; its place in the slot is freed.', _PARAM_order_,
-        where='grocery_delivery.world:517', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_assign_driver,
-        'Pick a placed order and send it out with a driver: the stock of every item is taken.',
-        _PARAM_order,
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
-            'The driver id, e.g. D03.',
-        ),
-        where='grocery_delivery.world:525', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_mark_delivered,
-        'Mark an order that is out for delivery as delivered.',
-        param('order', arg.row('orders'), 'The order id, e.g. O0004.'),
-        where='grocery_delivery.world:543', returns=Order,
-    ),
-    tool(
-        GroceryDelivery.tool_get_refund,
-        'Show a refund by id: order and item ids, amount, reason and time.',
-        param('refund', arg.row('refunds'), 'The refund id, e.g. R0001.'), read_only=True,
-        where='grocery_delivery.world:554', returns=Refund,
-    ),
-    tool(
-        GroceryDelivery.tool_list_refunds, 'List the refunds of an order or of a customer.',
-        param('order', arg.optional(arg.row('orders')), 'Only refunds of this order id.'),
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
-            'Only refunds of this customer id.',
-        ),
-        read_only=True, where='grocery_delivery.world:560', returns=js.array(Refund),
-        shows=('list', ('row', 'refunds')),
-    ),
-    tool(
-        GroceryDelivery.tool_refund_missing_item,
-        'Refund an item of a delivered order that was missing, damaged or expired, within 48 '
-        'hours of delivery: its quantity times unit price.',
-        param('item', arg.row('order_items'), 'The item id, e.g. I0006.'),
-        param('reason', arg.enum_of(RefundReason), 'missing, damaged or expired.'),
-        where='grocery_delivery.world:570', returns=Refund,
-    ),
-)
+GroceryDelivery.TOOLS = tools(GroceryDelivery)
 
 
 # grocery_delivery.world:1093

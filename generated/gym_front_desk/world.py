@@ -241,6 +241,38 @@ class PackageInfo(Record):
     sessions_left: int = field(sh.INT)
 
 
+_ROW_members = arg.row(
+    'members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Member {key} not found.'),
+)
+_ROW_instructors = arg.row(
+    'instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Instructor {key} not found.'),
+)
+_ROW_rooms = arg.row(
+    'rooms', arg.refined(arg.TEXT, pattern='^R[0-9]$'),
+    not_found=lambda ep, key: ep.built(f'Room {key} not found.'),
+)
+_ROW_classes = arg.row(
+    'classes', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Class {key} not found.'),
+)
+_ROW_bookings = arg.row(
+    'bookings', not_found=lambda ep, key: ep.built(f'Booking {key} not found.')
+)
+_ROW_packages = arg.row(
+    'packages', not_found=lambda ep, key: ep.built(f'Package {key} not found.')
+)
+_ROW_checkins = arg.row(
+    'checkins', not_found=lambda ep, key: ep.built(f'Check-in {key} not found.')
+)
+_PARAM_member = param('member', _ROW_members, 'The member id, e.g. M0001.')
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_member_ = param('member', _ROW_members, 'The member id, e.g. M0002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -427,7 +459,7 @@ class GymFrontDesk(Episode):
         if not all(  # gym_front_desk.world:248
             len([
                 _n74.member_id for _n74 in rt.each(self, self.t_members)
-                if rt.built(self, _n74.email.lower()) == rt.built(self, _m73.email.lower())
+                if self.built(_n74.email.lower()) == self.built(_m73.email.lower())
             ])
             == 1
             for _m73 in rt.each(self, self.t_members)
@@ -546,48 +578,61 @@ class GymFrontDesk(Episode):
             return round(full * (1.0 - self.state.package_discount), 2)  # gym_front_desk.world:205
         return round(full, 2)  # gym_front_desk.world:207
 
-    def tool_get_member(self, member: Member) -> Member:  # gym_front_desk.world:253
+    @tool(  # gym_front_desk.world:253
+        'Show a member: email, plan, status, freeze end day, freeze days used this year and join '
+        'day.',
+        _PARAM_member, read_only=True, where='gym_front_desk.world:253', returns=Member,
+    )
+    def tool_get_member(self, member: Member) -> Member:
         return member  # gym_front_desk.world:258
 
-    def tool_find_members(  # gym_front_desk.world:261
+    @tool(  # gym_front_desk.world:261
+        'Find members by part of the name, by email or by status.', _PARAM_name_contains,
+        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+        param('status', arg.optional(arg.enum_of(MemberStatus)), 'Only members with this status.'),
+        read_only=True, where='gym_front_desk.world:261', returns=js.array(Member),
+        shows=('list', ('row', 'members')),
+    )
+    def tool_find_members(
         self, name_contains: str | None, email: str | None, status: MemberStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # gym_front_desk.world:268
         for m in rt.each(self, self.t_members):  # gym_front_desk.world:269
             if (  # gym_front_desk.world:270
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, m.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(m.name.lower()))
                 )
             ):
                 continue  # gym_front_desk.world:271
-            if (  # gym_front_desk.world:273
-                email is not None
-                and rt.built(self, m.email.lower()) != rt.built(self, email.lower())
-            ):
+            # gym_front_desk.world:273
+            if email is not None and self.built(m.email.lower()) != self.built(email.lower()):
                 continue  # gym_front_desk.world:274
             if status is not None and m.status != status:  # gym_front_desk.world:276
                 continue  # gym_front_desk.world:277
             found = rt.each(self, found) + (m.member_id,)  # gym_front_desk.world:279
         return found  # gym_front_desk.world:281
 
-    # gym_front_desk.world:284
+    @tool(  # gym_front_desk.world:284
+        "Freeze an active membership until a day. Freeze days count against the yearly "
+        "allowance, and the member's places in classes before that day are cancelled (freed "
+        "places go to the waitlist).",
+        _PARAM_member_, param('until', arg.DATE, 'The last day of the freeze, e.g. 2025-02-15.'),
+        where='gym_front_desk.world:284', returns=Member,
+    )
     def tool_freeze_membership(self, member: Member, until: dt.date) -> Member:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:290
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is {member.status}, not active.'
-            ))
+            self.fail(f'Member {member.member_id} is {member.status}, not active.')
         if until <= self.clock.date():  # gym_front_desk.world:291
             raise ToolError('The freeze must end after today.')
         length: int = (until - self.clock.date()).days  # gym_front_desk.world:292
         # gym_front_desk.world:293
         if rt.bounded(member.freeze_days_used + length) > self.state.max_freeze_days:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Member {member.member_id} has '
                 f'{rt.bounded(self.state.max_freeze_days - member.freeze_days_used)} freeze days '
                 f'left this year; {length} asked for.',
-            ))
+            )
         # gym_front_desk.world:294
         self.set_fields(member, ('status', 'frozen_until'), _E12_MemberStatus_frozen, until)
         self.set_field(  # gym_front_desk.world:296
@@ -650,11 +695,14 @@ class GymFrontDesk(Episode):
                     )
         return member  # gym_front_desk.world:321
 
-    def tool_unfreeze_membership(self, member: Member) -> Member:  # gym_front_desk.world:324
+    @tool(  # gym_front_desk.world:324
+        'End a freeze, early or after it; freeze days not used are given back.',
+        param('member', _ROW_members, 'The member id, e.g. M0003.'),
+        where='gym_front_desk.world:324', returns=Member,
+    )
+    def tool_unfreeze_membership(self, member: Member) -> Member:
         if member.status != _E12_MemberStatus_frozen:  # gym_front_desk.world:329
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is {member.status}, not frozen.'
-            ))
+            self.fail(f'Member {member.member_id} is {member.status}, not frozen.')
         until: dt.date | None = member.frozen_until  # gym_front_desk.world:330
         if until is not None:  # gym_front_desk.world:331
             if until > self.clock.date():  # gym_front_desk.world:332
@@ -671,7 +719,19 @@ class GymFrontDesk(Episode):
         self.set_fields(member, ('status', 'frozen_until'), _E12_MemberStatus_active, None)
         return member  # gym_front_desk.world:338
 
-    # gym_front_desk.world:343
+    @tool(  # gym_front_desk.world:343
+        'Show an instructor with their specialties, whether they train personally, their session '
+        'rate and their upcoming classes.',
+        param('instructor', _ROW_instructors, 'The instructor id, e.g. I01.'), read_only=True,
+        where='gym_front_desk.world:343',
+        returns=js.closed({'instructor': Instructor, 'upcoming_classes': js.array(GymClass)}),
+        shows=(
+            'record', (
+                ('instructor', 'instructor', ('row', 'instructors')),
+                ('upcoming_classes', 'upcoming_classes', ('list', ('row', 'classes'))),
+            ),
+        ),
+    )
     def tool_get_instructor(self, instructor: Instructor) -> InstructorInfo:
         return InstructorInfo(  # gym_front_desk.world:348
             instructor.instructor_id, rt.sorted_keys(
@@ -684,7 +744,18 @@ class GymFrontDesk(Episode):
             ),
         )
 
-    def tool_find_instructors(  # gym_front_desk.world:354
+    @tool(  # gym_front_desk.world:354
+        'Find instructors by specialty or part of the name, optionally only personal trainers.',
+        param(
+            'specialty', arg.optional(arg.enum_of(ClassType)),
+            'Only instructors teaching this class type.',
+        ),
+        _PARAM_name_contains,
+        param('trainers_only', arg.BOOL, 'Only personal trainers.', default=False), read_only=True,
+        where='gym_front_desk.world:354', returns=js.array(Instructor),
+        shows=('list', ('row', 'instructors')),
+    )
+    def tool_find_instructors(
         self, specialty: ClassType | None, name_contains: str | None, trainers_only: bool
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # gym_front_desk.world:361
@@ -694,8 +765,8 @@ class GymFrontDesk(Episode):
                 continue  # gym_front_desk.world:364
             if (  # gym_front_desk.world:366
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, i.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(i.name.lower()))
                 )
             ):
                 continue  # gym_front_desk.world:367
@@ -704,10 +775,23 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (i.instructor_id,)  # gym_front_desk.world:372
         return found  # gym_front_desk.world:374
 
-    def tool_get_room(self, room: Room) -> Room:  # gym_front_desk.world:377
+    @tool(  # gym_front_desk.world:377
+        'Show a room: name, capacity, floor and the class types it suits.',
+        param('room', _ROW_rooms, 'The room id, e.g. R1.'), read_only=True,
+        where='gym_front_desk.world:377', returns=Room,
+    )
+    def tool_get_room(self, room: Room) -> Room:
         return room  # gym_front_desk.world:380
 
-    # gym_front_desk.world:383
+    @tool(  # gym_front_desk.world:383
+        'List rooms, optionally those suited for a class type.',
+        param(
+            'class_type', arg.optional(arg.enum_of(ClassType)),
+            'Only rooms suited for this class type.',
+        ),
+        read_only=True, where='gym_front_desk.world:383', returns=js.array(Room),
+        shows=('list', ('row', 'rooms')),
+    )
     def tool_list_rooms(self, class_type: ClassType | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # gym_front_desk.world:388
         for r in rt.each(self, self.t_rooms):  # gym_front_desk.world:389
@@ -717,14 +801,34 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (r.room_id,)  # gym_front_desk.world:393
         return found  # gym_front_desk.world:395
 
-    def tool_get_class(self, gym_class: GymClass) -> ClassInfo:  # gym_front_desk.world:400
+    @tool(  # gym_front_desk.world:400
+        'Show a class with its places taken and left and its waitlist length.',
+        param('gym_class', _ROW_classes, 'The class id, e.g. C0001.'), read_only=True,
+        where='gym_front_desk.world:400',
+        returns=js.closed({
+            'gym_class': GymClass, 'booked': js.INTEGER, 'places_left': js.INTEGER,
+            'waitlist_length': js.INTEGER,
+        }),
+        shows=('record', (('gym_class', 'gym_class', ('row', 'classes')),)),
+    )
+    def tool_get_class(self, gym_class: GymClass) -> ClassInfo:
         used: int = self.fn_taken(gym_class)  # gym_front_desk.world:405
         return ClassInfo(  # gym_front_desk.world:406
             gym_class.class_id, used, max(rt.bounded(gym_class.capacity - used), 0),
             self.fn_waiting(gym_class),
         )
 
-    def tool_find_classes(  # gym_front_desk.world:414
+    @tool(  # gym_front_desk.world:414
+        'Find the scheduled classes on a day in start order, optionally by type or instructor.',
+        param('day', arg.DATE, 'The day, e.g. 2025-01-20.'),
+        param('class_type', arg.optional(arg.enum_of(ClassType)), 'Only classes of this type.'),
+        param(
+            'instructor', arg.optional(_ROW_instructors), 'Only classes of this instructor (id).'
+        ),
+        read_only=True, where='gym_front_desk.world:414', returns=js.array(GymClass),
+        shows=('list', ('row', 'classes')),
+    )
+    def tool_find_classes(
         self, day: dt.date, class_type: ClassType | None, instructor: Instructor | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # gym_front_desk.world:421
@@ -742,12 +846,18 @@ class GymFrontDesk(Episode):
             rt.rows(self.t_classes, rt.each(self, found)), key=lambda _x8: _x8.starts_at
         )
 
-    # gym_front_desk.world:437
+    @tool(  # gym_front_desk.world:437
+        'Cancel a scheduled class that has not started; every place and waitlist entry is '
+        'cancelled.',
+        param('gym_class', _ROW_classes, 'The class id, e.g. C0004.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='gym_front_desk.world:437', returns=GymClass,
+    )
     def tool_cancel_class(self, gym_class: GymClass, reason: str) -> GymClass:
         if gym_class.status != _E11_ClassStatus_scheduled:  # gym_front_desk.world:443
-            raise ToolError(rt.built(self, f'Class {gym_class.class_id} is already cancelled.'))
+            self.fail(f'Class {gym_class.class_id} is already cancelled.')
         if gym_class.starts_at <= self.clock:  # gym_front_desk.world:444
-            raise ToolError(rt.built(self, f'Class {gym_class.class_id} has started.'))
+            self.fail(f'Class {gym_class.class_id} has started.')
         self.set_fields(  # gym_front_desk.world:445
             gym_class, ('status', 'cancel_reason'), _E11_ClassStatus_cancelled,
             v.check_length(reason, 'GymClass.cancel_reason', None, 200),
@@ -768,10 +878,26 @@ class GymFrontDesk(Episode):
                 )
         return gym_class  # gym_front_desk.world:453
 
-    def tool_get_booking(self, booking: ClassBooking) -> ClassBooking:  # gym_front_desk.world:458
+    @tool(  # gym_front_desk.world:458
+        'Show a class booking: class and member ids, status, waitlist position and times.',
+        param('booking', _ROW_bookings, 'The booking id, e.g. B00001.'), read_only=True,
+        where='gym_front_desk.world:458', returns=ClassBooking,
+    )
+    def tool_get_booking(self, booking: ClassBooking) -> ClassBooking:
         return booking  # gym_front_desk.world:463
 
-    def tool_list_bookings(  # gym_front_desk.world:466
+    @tool(  # gym_front_desk.world:466
+        'List the bookings of a member or of a class, optionally by status.',
+        param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
+        param('gym_class', arg.optional(_ROW_classes), 'Only bookings of this class (id).'),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)),
+            'Only bookings with this status; waitlisted ones come in position order.',
+        ),
+        read_only=True, where='gym_front_desk.world:466', returns=js.array(ClassBooking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_list_bookings(
         self, member: Member | None, gym_class: GymClass | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
         if not (member is not None or gym_class is not None):  # gym_front_desk.world:473
@@ -791,41 +917,38 @@ class GymFrontDesk(Episode):
             key=lambda _x9: _x9.waitlist_position if _x9.waitlist_position is not None else 0,
         )
 
-    # gym_front_desk.world:490
+    @tool(  # gym_front_desk.world:490
+        'Book a place in a class, or join its waitlist when it is full.', _PARAM_member_,
+        param('gym_class', _ROW_classes, 'The class id, e.g. C0003.'),
+        where='gym_front_desk.world:490', returns=ClassBooking,
+    )
     def tool_book_class(self, member: Member, gym_class: GymClass) -> ClassBooking:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:496
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is {member.status}, not active.'
-            ))
+            self.fail(f'Member {member.member_id} is {member.status}, not active.')
         if member.plan == _E8_PlanTier_basic:  # gym_front_desk.world:497
             raise ToolError('The basic plan cannot book classes.')
         if gym_class.status != _E11_ClassStatus_scheduled:  # gym_front_desk.world:498
-            raise ToolError(rt.built(self, f'Class {gym_class.class_id} is cancelled.'))
+            self.fail(f'Class {gym_class.class_id} is cancelled.')
         if gym_class.starts_at <= self.clock:  # gym_front_desk.world:499
-            raise ToolError(rt.built(self, f'Class {gym_class.class_id} has started.'))
+            self.fail(f'Class {gym_class.class_id} has started.')
         if any(  # gym_front_desk.world:500
             _b10.gym_class == gym_class.class_id and _b10.member == member.member_id
             and _b10.status != _E13_BookingStatus_cancelled
             for _b10 in rt.each(self, self.t_bookings)
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Member {member.member_id} already has a booking for class {gym_class.class_id}.',
-            ))
+            self.fail(
+                f'Member {member.member_id} already has a booking for class {gym_class.class_id}.'
+            )
         if any(  # gym_front_desk.world:501
             _b11.member == member.member_id and _b11.status == _E13_BookingStatus_booked
             and self.fn_overlaps(self.t_classes[_b11.gym_class], gym_class)
             for _b11 in rt.each(self, self.t_bookings)
         ):
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} has another class booked at that time.'
-            ))
+            self.fail(f'Member {member.member_id} has another class booked at that time.')
         full: bool = self.fn_taken(gym_class) >= gym_class.capacity  # gym_front_desk.world:502
         queue: int = self.fn_waiting(gym_class)  # gym_front_desk.world:503
         if not (not full or queue < gym_class.waitlist_limit):  # gym_front_desk.world:504
-            raise ToolError(rt.built(
-                self, f'Class {gym_class.class_id} and its waitlist are full.'
-            ))
+            self.fail(f'Class {gym_class.class_id} and its waitlist are full.')
         status: BookingStatus = (  # gym_front_desk.world:505
             _E13_BookingStatus_waitlisted if full else _E13_BookingStatus_booked
         )
@@ -841,16 +964,21 @@ class GymFrontDesk(Episode):
         self.insert(self.t_bookings, booking)  # gym_front_desk.world:513
         return booking  # gym_front_desk.world:514
 
-    # gym_front_desk.world:517
+    @tool(  # gym_front_desk.world:517
+        'Cancel a booked place or a waitlist entry before the class starts; a freed place goes '
+        'to the first member on the waitlist.',
+        param('booking', _ROW_bookings, 'The booking id, e.g. B00002.'),
+        where='gym_front_desk.world:517', returns=ClassBooking,
+    )
     def tool_cancel_booking(self, booking: ClassBooking) -> ClassBooking:
         if not (  # gym_front_desk.world:522
             booking.status == _E13_BookingStatus_booked
             or booking.status == _E13_BookingStatus_waitlisted
         ):
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is {booking.status}.'))
+            self.fail(f'Booking {booking.booking_id} is {booking.status}.')
         c: GymClass = self.t_classes[booking.gym_class]  # gym_front_desk.world:523
         if c.starts_at <= self.clock:  # gym_front_desk.world:524
-            raise ToolError(rt.built(self, f'Class {c.class_id} has started.'))
+            self.fail(f'Class {c.class_id} has started.')
         self.set_fields(  # gym_front_desk.world:525
             booking, ('status', 'waitlist_position'), _E13_BookingStatus_cancelled,
             rt.if_present(
@@ -889,13 +1017,24 @@ class GymFrontDesk(Episode):
                 )
         return booking  # gym_front_desk.world:541
 
-    # gym_front_desk.world:546
+    @tool(  # gym_front_desk.world:546
+        'Show a training package with its trainer, price, dates, status and sessions left.',
+        param('package', _ROW_packages, 'The package id, e.g. PT0001.'), read_only=True,
+        where='gym_front_desk.world:546',
+        returns=js.closed({'package': TrainingPackage, 'sessions_left': js.INTEGER}),
+        shows=('record', (('package', 'package', ('row', 'packages')),)),
+    )
     def tool_get_package(self, package: TrainingPackage) -> PackageInfo:
         return PackageInfo(  # gym_front_desk.world:551
             package.package_id, rt.bounded(package.sessions_total - package.sessions_used)
         )
 
-    # gym_front_desk.world:557
+    @tool(  # gym_front_desk.world:557
+        "List a member's training packages.", _PARAM_member,
+        param('active_only', arg.BOOL, 'Only active packages.', default=False), read_only=True,
+        where='gym_front_desk.world:557', returns=js.array(TrainingPackage),
+        shows=('list', ('row', 'packages')),
+    )
     def tool_list_packages(self, member: Member, active_only: bool) -> tuple[str, ...]:
         return tuple([  # gym_front_desk.world:563
             _p14.package_id for _p14 in rt.each(self, self.t_packages)
@@ -903,15 +1042,20 @@ class GymFrontDesk(Episode):
             and (_p14.status == _E13_PackageStatus_active or not active_only)
         ])
 
-    def tool_sell_package(  # gym_front_desk.world:566
+    @tool(  # gym_front_desk.world:566
+        "Sell a personal training package with a trainer: sessions times the trainer's rate, "
+        "less a discount for 10 or more sessions; it is valid for the package validity period.",
+        _PARAM_member_, param('trainer', _ROW_instructors, "The personal trainer's id, e.g. I03."),
+        param('sessions', arg.refined(arg.INT, 1, 50), 'How many sessions.'),
+        where='gym_front_desk.world:566', returns=TrainingPackage,
+    )
+    def tool_sell_package(
         self, member: Member, trainer: Instructor, sessions: int
     ) -> TrainingPackage:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:573
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is {member.status}, not active.'
-            ))
+            self.fail(f'Member {member.member_id} is {member.status}, not active.')
         if not (trainer.personal_trainer and trainer.active):  # gym_front_desk.world:574
-            raise ToolError(rt.built(self, f'{trainer.name} is not an active personal trainer.'))
+            self.fail(f'{trainer.name} is not an active personal trainer.')
         package: TrainingPackage = TrainingPackage(  # gym_front_desk.world:575
             package_id=self.next_id('package_ids', 'PT{:04d}'), member=member.member_id,
             trainer=trainer.instructor_id,
@@ -927,10 +1071,21 @@ class GymFrontDesk(Episode):
         self.insert(self.t_packages, package)  # gym_front_desk.world:583
         return package  # gym_front_desk.world:584
 
-    def tool_get_checkin(self, checkin: CheckIn) -> CheckIn:  # gym_front_desk.world:589
+    @tool(  # gym_front_desk.world:589
+        'Show a check-in: member id, time, kind and the booking or package it used.',
+        param('checkin', _ROW_checkins, 'The check-in id, e.g. CI00001.'), read_only=True,
+        where='gym_front_desk.world:589', returns=CheckIn,
+    )
+    def tool_get_checkin(self, checkin: CheckIn) -> CheckIn:
         return checkin  # gym_front_desk.world:594
 
-    # gym_front_desk.world:597
+    @tool(  # gym_front_desk.world:597
+        "List a member's check-ins, or all check-ins on a day.",
+        param('member', arg.optional(_ROW_members), "Only this member's check-ins (id)."),
+        param('day', arg.optional(arg.DATE), 'Only check-ins on this day.'), read_only=True,
+        where='gym_front_desk.world:597', returns=js.array(CheckIn),
+        shows=('list', ('row', 'checkins')),
+    )
     def tool_list_checkins(self, member: Member | None, day: dt.date | None) -> tuple[str, ...]:
         if not (member is not None or day is not None):  # gym_front_desk.world:603
             raise ToolError('Give a member or a day.')
@@ -943,17 +1098,23 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (c.checkin_id,)  # gym_front_desk.world:612
         return found  # gym_front_desk.world:614
 
-    def tool_check_in(  # gym_front_desk.world:617
-        self,
-        member: Member,
-        kind: CheckInKind,
-        booking: ClassBooking | None,
+    @tool(  # gym_front_desk.world:617
+        'Check a member in: on the gym floor, into a class they booked (starting within 30 '
+        'minutes or under way), or for a training session taken from a package.',
+        _PARAM_member, param('kind', arg.enum_of(CheckInKind), 'gym_floor, class or training.'),
+        param('booking', arg.optional(_ROW_bookings), "For a class: the member's booking (id)."),
+        param(
+            'package', arg.optional(_ROW_packages),
+            "For a training session: the member's package (id).",
+        ),
+        where='gym_front_desk.world:617', returns=CheckIn,
+    )
+    def tool_check_in(
+        self, member: Member, kind: CheckInKind, booking: ClassBooking | None,
         package: TrainingPackage | None,
     ) -> CheckIn:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:625
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is {member.status}, not active.'
-            ))
+            self.fail(f'Member {member.member_id} is {member.status}, not active.')
         b: ClassBooking | None = booking  # gym_front_desk.world:626
         p: TrainingPackage | None = package  # gym_front_desk.world:627
         if kind == _E11_CheckInKind_group_class:  # gym_front_desk.world:628
@@ -963,20 +1124,18 @@ class GymFrontDesk(Episode):
                 raise ToolError("A class check-in needs the member's booking.")
             # gym_front_desk.world:631
             if not (b.member == member.member_id and b.status == _E13_BookingStatus_booked):
-                raise ToolError(rt.built(
-                    self,
-                    f'Booking {b.booking_id} is not a booked place of member {member.member_id}.',
-                ))
+                self.fail(
+                    f'Booking {b.booking_id} is not a booked place of member {member.member_id}.'
+                )
             c: GymClass = self.t_classes[b.gym_class]  # gym_front_desk.world:632
             if not (  # gym_front_desk.world:633
                 c.status == _E11_ClassStatus_scheduled
                 and self.clock >= c.starts_at - dt.timedelta(minutes=30)
                 and self.clock < self.fn_class_end(c)
             ):
-                raise ToolError(rt.built(
-                    self,
-                    f'Class {c.class_id} does not start within 30 minutes and is not under way.',
-                ))
+                self.fail(
+                    f'Class {c.class_id} does not start within 30 minutes and is not under way.'
+                )
             # gym_front_desk.world:634
             self.set_field(self.t_bookings[b.booking_id], 'status', _E13_BookingStatus_attended)
         elif kind == _E11_CheckInKind_training:  # gym_front_desk.world:635
@@ -985,16 +1144,12 @@ class GymFrontDesk(Episode):
             if p is None:  # gym_front_desk.world:637
                 raise ToolError("A training check-in needs the member's package.")
             if p.member != member.member_id:  # gym_front_desk.world:638
-                raise ToolError(rt.built(
-                    self, f'Package {p.package_id} belongs to another member.'
-                ))
+                self.fail(f'Package {p.package_id} belongs to another member.')
             if not (  # gym_front_desk.world:639
                 p.status == _E13_PackageStatus_active and p.expires_on >= self.clock.date()
                 and p.sessions_used < p.sessions_total
             ):
-                raise ToolError(rt.built(
-                    self, f'Package {p.package_id} is not active with sessions left.'
-                ))
+                self.fail(f'Package {p.package_id} is not active with sessions left.')
             self.set_field(  # gym_front_desk.world:640
                 self.t_packages[p.package_id], 'sessions_used',
                 v.check_range(
@@ -1016,264 +1171,7 @@ class GymFrontDesk(Episode):
         return entry  # gym_front_desk.world:649
 
 
-_PARAM_member = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$')),
-    'The member id, e.g. M0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_member_ = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$')),
-    'The member id, e.g. M0002.',
-    not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-)
-
-
-GymFrontDesk.TOOLS = tools(
-    tool(
-        GymFrontDesk.tool_get_member,
-        'Show a member: email, plan, status, freeze end day, freeze days used this year and join '
-        'day.',
-        _PARAM_member, read_only=True, where='gym_front_desk.world:253', returns=Member,
-    ),
-    tool(
-        GymFrontDesk.tool_find_members, 'Find members by part of the name, by email or by status.',
-        _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param('status', arg.optional(arg.enum_of(MemberStatus)), 'Only members with this status.'),
-        read_only=True, where='gym_front_desk.world:261', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    ),
-    tool(
-        GymFrontDesk.tool_freeze_membership,
-        "Freeze an active membership until a day. Freeze days count against the yearly "
-        "allowance, and the member's places in classes before that day are cancelled (freed "
-        "places go to the waitlist).",
-        _PARAM_member_, param('until', arg.DATE, 'The last day of the freeze, e.g. 2025-02-15.'),
-        where='gym_front_desk.world:284', returns=Member,
-    ),
-    tool(
-        GymFrontDesk.tool_unfreeze_membership,
-        'End a freeze, early or after it; freeze days not used are given back.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$')),
-            'The member id, e.g. M0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        where='gym_front_desk.world:324', returns=Member,
-    ),
-    tool(
-        GymFrontDesk.tool_get_instructor,
-        'Show an instructor with their specialties, whether they train personally, their session '
-        'rate and their upcoming classes.',
-        param(
-            'instructor', arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$')),
-            'The instructor id, e.g. I01.',
-            not_found=lambda ep, key: rt.built(ep, f'Instructor {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:343',
-        returns=js.closed({'instructor': Instructor, 'upcoming_classes': js.array(GymClass)}),
-        shows=(
-            'record', (
-                ('instructor', 'instructor', ('row', 'instructors')),
-                ('upcoming_classes', 'upcoming_classes', ('list', ('row', 'classes'))),
-            ),
-        ),
-    ),
-    tool(
-        GymFrontDesk.tool_find_instructors,
-        'Find instructors by specialty or part of the name, optionally only personal trainers.',
-        param(
-            'specialty', arg.optional(arg.enum_of(ClassType)),
-            'Only instructors teaching this class type.',
-        ),
-        _PARAM_name_contains,
-        param('trainers_only', arg.BOOL, 'Only personal trainers.', default=lambda ep: False),
-        read_only=True, where='gym_front_desk.world:354', returns=js.array(Instructor),
-        shows=('list', ('row', 'instructors')),
-    ),
-    tool(
-        GymFrontDesk.tool_get_room,
-        'Show a room: name, capacity, floor and the class types it suits.',
-        param(
-            'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^R[0-9]$')),
-            'The room id, e.g. R1.',
-            not_found=lambda ep, key: rt.built(ep, f'Room {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:377', returns=Room,
-    ),
-    tool(
-        GymFrontDesk.tool_list_rooms, 'List rooms, optionally those suited for a class type.',
-        param(
-            'class_type', arg.optional(arg.enum_of(ClassType)),
-            'Only rooms suited for this class type.',
-        ),
-        read_only=True, where='gym_front_desk.world:383', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    ),
-    tool(
-        GymFrontDesk.tool_get_class,
-        'Show a class with its places taken and left and its waitlist length.',
-        param(
-            'gym_class', arg.row('classes', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The class id, e.g. C0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Class {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:400',
-        returns=js.closed({
-            'gym_class': GymClass, 'booked': js.INTEGER, 'places_left': js.INTEGER,
-            'waitlist_length': js.INTEGER,
-        }),
-        shows=('record', (('gym_class', 'gym_class', ('row', 'classes')),)),
-    ),
-    tool(
-        GymFrontDesk.tool_find_classes,
-        'Find the scheduled classes on a day in start order, optionally by type or instructor.',
-        param('day', arg.DATE, 'The day, e.g. 2025-01-20.'),
-        param('class_type', arg.optional(arg.enum_of(ClassType)), 'Only classes of this type.'),
-        param(
-            'instructor',
-            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
-            'Only classes of this instructor (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Instructor {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:414', returns=js.array(GymClass),
-        shows=('list', ('row', 'classes')),
-    ),
-    tool(
-        GymFrontDesk.tool_cancel_class,
-        'Cancel a scheduled class that has not started; every place and waitlist entry is '
-        'cancelled.',
-        param(
-            'gym_class', arg.row('classes', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The class id, e.g. C0004.',
-            not_found=lambda ep, key: rt.built(ep, f'Class {key} not found.'),
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='gym_front_desk.world:437', returns=GymClass,
-    ),
-    tool(
-        GymFrontDesk.tool_get_booking,
-        'Show a class booking: class and member ids, status, waitlist position and times.',
-        param(
-            'booking', arg.row('bookings'), 'The booking id, e.g. B00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:458', returns=ClassBooking,
-    ),
-    tool(
-        GymFrontDesk.tool_list_bookings,
-        'List the bookings of a member or of a class, optionally by status.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'))),
-            "Only this member's bookings (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        param(
-            'gym_class',
-            arg.optional(arg.row('classes', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'))),
-            'Only bookings of this class (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Class {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)),
-            'Only bookings with this status; waitlisted ones come in position order.',
-        ),
-        read_only=True, where='gym_front_desk.world:466', returns=js.array(ClassBooking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        GymFrontDesk.tool_book_class,
-        'Book a place in a class, or join its waitlist when it is full.', _PARAM_member_,
-        param(
-            'gym_class', arg.row('classes', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The class id, e.g. C0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Class {key} not found.'),
-        ),
-        where='gym_front_desk.world:490', returns=ClassBooking,
-    ),
-    tool(
-        GymFrontDesk.tool_cancel_booking,
-        'Cancel a booked place or a waitlist entry before the class starts; a freed place goes '
-        'to the first member on the waitlist.',
-        param(
-            'booking', arg.row('bookings'), 'The booking id, e.g. B00002.',
-            not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-        ),
-        where='gym_front_desk.world:517', returns=ClassBooking,
-    ),
-    tool(
-        GymFrontDesk.tool_get_package,
-        'Show a training package with its trainer, price, dates, status and sessions left.',
-        param(
-            'package', arg.row('packages'), 'The package id, e.g. PT0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Package {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:546',
-        returns=js.closed({'package': TrainingPackage, 'sessions_left': js.INTEGER}),
-        shows=('record', (('package', 'package', ('row', 'packages')),)),
-    ),
-    tool(
-        GymFrontDesk.tool_list_packages, "List a member's training packages.", _PARAM_member,
-        param('active_only', arg.BOOL, 'Only active packages.', default=lambda ep: False),
-        read_only=True, where='gym_front_desk.world:557', returns=js.array(TrainingPackage),
-        shows=('list', ('row', 'packages')),
-    ),
-    tool(
-        GymFrontDesk.tool_sell_package,
-        "Sell a personal training package with a trainer: sessions times the trainer's rate, "
-        "less a discount for 10 or more sessions; it is valid for the package validity period.",
-        _PARAM_member_,
-        param(
-            'trainer', arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$')),
-            "The personal trainer's id, e.g. I03.",
-            not_found=lambda ep, key: rt.built(ep, f'Instructor {key} not found.'),
-        ),
-        param('sessions', arg.refined(arg.INT, 1, 50), 'How many sessions.'),
-        where='gym_front_desk.world:566', returns=TrainingPackage,
-    ),
-    tool(
-        GymFrontDesk.tool_get_checkin,
-        'Show a check-in: member id, time, kind and the booking or package it used.',
-        param(
-            'checkin', arg.row('checkins'), 'The check-in id, e.g. CI00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Check-in {key} not found.'),
-        ),
-        read_only=True, where='gym_front_desk.world:589', returns=CheckIn,
-    ),
-    tool(
-        GymFrontDesk.tool_list_checkins, "List a member's check-ins, or all check-ins on a day.",
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{4}$'))),
-            "Only this member's check-ins (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Member {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only check-ins on this day.'), read_only=True,
-        where='gym_front_desk.world:597', returns=js.array(CheckIn),
-        shows=('list', ('row', 'checkins')),
-    ),
-    tool(
-        GymFrontDesk.tool_check_in,
-        'Check a member in: on the gym floor, into a class they booked (starting within 30 '
-        'minutes or under way), or for a training session taken from a package.',
-        _PARAM_member, param('kind', arg.enum_of(CheckInKind), 'gym_floor, class or training.'),
-        param(
-            'booking', arg.optional(arg.row('bookings')),
-            "For a class: the member's booking (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Booking {key} not found.'),
-        ),
-        param(
-            'package', arg.optional(arg.row('packages')),
-            "For a training session: the member's package (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Package {key} not found.'),
-        ),
-        where='gym_front_desk.world:617', returns=CheckIn,
-    ),
-)
+GymFrontDesk.TOOLS = tools(GymFrontDesk)
 
 
 # gym_front_desk.world:1019

@@ -110,6 +110,18 @@ class CheckoutReceipt(Record):
     amount_due: int = field(sh.INT)
 
 
+_ROW_bookings = arg.row('bookings', not_found=lambda ep, key: ep.built(f'No booking {key}.'))
+_ROW_guests = arg.row('guests', not_found=lambda ep, key: ep.built(f'No guest {key}.'))
+_ROW_rooms = arg.row(
+    'rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No room {key}.'),
+)
+_PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
+_PARAM_booking = param('booking', _ROW_bookings, 'The booking id (B and three digits).')
+_PARAM_guest = param('guest', _ROW_guests, 'The guest id (G and three digits).')
+_PARAM_room = param('room', _ROW_rooms, 'The three-digit room number.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -220,7 +232,7 @@ class HotelFrontDesk(Episode):
         if not all(  # hotel_front_desk.world:142
             len([
                 _h76 for _h76 in rt.each(self, self.t_guests)
-                if rt.built(self, _h76.email.lower()) == rt.built(self, _g75.email.lower())
+                if self.built(_h76.email.lower()) == self.built(_g75.email.lower())
             ])
             == 1
             for _g75 in rt.each(self, self.t_guests)
@@ -271,7 +283,22 @@ class HotelFrontDesk(Episode):
             for _b1 in rt.each(self, self.t_bookings)
         )
 
-    def tool_search_free_rooms(  # hotel_front_desk.world:147
+    @tool(  # hotel_front_desk.world:147
+        'List the rooms in service that are free for every night from check_in to check_out, '
+        'with the price of the stay.',
+        _PARAM_check_in,
+        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
+        param(
+            'room_type', arg.optional(arg.enum_of(RoomType)),
+            'Only rooms of this type (single, double or suite); any type when left out.',
+        ),
+        param(
+            'guests_count', arg.refined(arg.INT, 1, 6),
+            'How many people will stay; only rooms that hold them are listed.', default=1,
+        ),
+        read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
+    )
+    def tool_search_free_rooms(
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
         if check_out <= check_in:  # hotel_front_desk.world:155
@@ -289,249 +316,7 @@ class HotelFrontDesk(Episode):
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
 
-    def tool_find_guest(self, query: str) -> tuple[str, ...]:  # hotel_front_desk.world:161
-        # hotel_front_desk.world:166
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())
-        return tuple([  # hotel_front_desk.world:167
-            _g3.id_ for _g3 in rt.each(self, self.t_guests)
-            if rt.built(self, _g3.email.lower()) == q
-            or rt.read(self, q) in rt.read(self, rt.built(self, _g3.name.lower()))
-        ])
-
-    def tool_get_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:170
-        return booking  # hotel_front_desk.world:175
-
-    def tool_list_bookings(  # hotel_front_desk.world:178
-        self, guest: Guest | None, room: Room | None, status: BookingStatus | None
-    ) -> tuple[str, ...]:
-        return tuple([  # hotel_front_desk.world:185
-            _b4.id_ for _b4 in rt.each(self, self.t_bookings)
-            if (guest is None or _b4.guest == guest.id_)
-            and (room is None or _b4.room == room.number)
-            and (status is None or _b4.status == status)
-        ])
-
-    def tool_get_guest(self, guest: Guest) -> Guest:  # hotel_front_desk.world:188
-        return guest  # hotel_front_desk.world:193
-
-    # hotel_front_desk.world:196
-    def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
-        return rt.sorted_keys(  # hotel_front_desk.world:201
-            rt.each(self, [
-                _r6 for _r6 in rt.each(self, self.t_rooms)
-                if room_type is None or _r6.room_type == room_type
-            ]),
-            key=lambda _r5: _r5.number,
-        )
-
-    def tool_get_room(self, room: Room) -> Room:  # hotel_front_desk.world:204
-        return room  # hotel_front_desk.world:207
-
-    # hotel_front_desk.world:210
-    def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
-        # hotel_front_desk.world:215
-        wanted: dt.date = day if day is not None else self.clock.date()
-        return tuple([  # hotel_front_desk.world:216
-            _b7.id_ for _b7 in rt.each(self, self.t_bookings)
-            if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
-        ])
-
-    # hotel_front_desk.world:219
-    def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
-        # hotel_front_desk.world:224
-        wanted: dt.date = day if day is not None else self.clock.date()
-        return tuple([  # hotel_front_desk.world:225
-            _b8.id_ for _b8 in rt.each(self, self.t_bookings)
-            if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
-        ])
-
-    def tool_list_in_house(self) -> tuple[str, ...]:  # hotel_front_desk.world:228
-        return tuple([  # hotel_front_desk.world:231
-            _b9.id_ for _b9 in rt.each(self, self.t_bookings)
-            if _b9.status == _E13_BookingStatus_checked_in
-        ])
-
-    # hotel_front_desk.world:236
-    def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
-        if any(  # hotel_front_desk.world:243
-            rt.built(self, _g10.email.lower()) == rt.built(self, email.lower())
-            for _g10 in rt.each(self, self.t_guests)
-        ):
-            raise ToolError(rt.built(self, f'A guest with the email {email} already exists.'))
-        guest: Guest = Guest(  # hotel_front_desk.world:244
-            id_=self.next_id('guest_ids', 'G{:03d}'),
-            name=v.check_length(name, 'Guest.name', 1, 80),
-            email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            phone=rt.if_present(
-                phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')
-            ),
-        )
-        self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
-        return guest  # hotel_front_desk.world:246
-
-    def tool_book_room(  # hotel_front_desk.world:249
-        self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
-    ) -> Booking:
-        if check_out <= check_in:  # hotel_front_desk.world:258
-            raise ToolError('Check-out must be after check-in.')
-        if check_in < self.clock.date():  # hotel_front_desk.world:259
-            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
-        if room.out_of_service:  # hotel_front_desk.world:260
-            raise ToolError(rt.built(self, f'Room {room.number} is out of service.'))
-        if guests_count > room.capacity:  # hotel_front_desk.world:261
-            raise ToolError(rt.built(
-                self,
-                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
-                'requested.',
-            ))
-        if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
-            raise ToolError(rt.built(
-                self,
-                f'Room {room.number} is already booked for some of the nights from {check_in} to '
-                f'{check_out}.',
-            ))
-        booking: Booking = Booking(  # hotel_front_desk.world:263
-            id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.id_, room=room.number,
-            check_in=check_in, check_out=check_out,
-            guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
-            status=_E13_BookingStatus_reserved,
-            total=v.check_range(
-                rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate),
-                'Booking.total', 0, None,
-            ),
-            cancellation_fee=0, checked_in_at=None, checked_out_at=None,
-        )
-        self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
-        return booking  # hotel_front_desk.world:272
-
-    def tool_change_dates(  # hotel_front_desk.world:275
-        self, booking: Booking, check_in: dt.date, check_out: dt.date
-    ) -> Booking:
-        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'changed.',
-            ))
-        if check_out <= check_in:  # hotel_front_desk.world:283
-            raise ToolError('Check-out must be after check-in.')
-        if check_in < self.clock.date():  # hotel_front_desk.world:284
-            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
-        # hotel_front_desk.world:285
-        if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
-            raise ToolError(rt.built(
-                self,
-                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
-                f'nights from {check_in} to {check_out}.',
-            ))
-        # hotel_front_desk.world:286
-        self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
-        self.set_field(  # hotel_front_desk.world:288
-            booking, 'total', v.check_range(
-                rt.bounded(
-                    self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate
-                ),
-                'Booking.total', 0, None,
-            ),
-        )
-        return booking  # hotel_front_desk.world:289
-
-    def tool_cancel_booking(self, booking: Booking) -> Booking:  # hotel_front_desk.world:292
-        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'cancelled.',
-            ))
-        days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
-            self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
-        )
-        # hotel_front_desk.world:302
-        self.set_field(booking, 'status', _E13_BookingStatus_cancelled)
-        self.set_field(  # hotel_front_desk.world:303
-            booking, 'cancellation_fee', v.check_range(
-                self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
-                'Booking.cancellation_fee', 0, None,
-            ),
-        )
-        return booking  # hotel_front_desk.world:304
-
-    def tool_check_in(self, booking: Booking) -> Booking:  # hotel_front_desk.world:307
-        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'checked in.',
-            ))
-        if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
-                f'{self.clock.date()}.',
-            ))
-        if any(  # hotel_front_desk.world:314
-            _o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in
-            for _o11 in rt.each(self, self.t_bookings)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.',
-            ))
-        self.set_fields(  # hotel_front_desk.world:315
-            booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
-        )
-        return booking  # hotel_front_desk.world:317
-
-    def tool_check_out(self, booking: Booking) -> CheckoutReceipt:  # hotel_front_desk.world:320
-        if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
-            raise ToolError(rt.built(
-                self,
-                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
-                'checked out.',
-            ))
-        self.set_fields(  # hotel_front_desk.world:326
-            booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
-        )
-        return CheckoutReceipt(  # hotel_front_desk.world:328
-            booking.id_, self.fn_nights(booking.check_in, booking.check_out), booking.total
-        )
-
-
-_PARAM_check_in = param('check_in', arg.DATE, 'The first night, e.g. 2026-06-13.')
-_PARAM_booking = param(
-    'booking', arg.row('bookings'), 'The booking id (B and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No booking {key}.'),
-)
-_PARAM_guest = param(
-    'guest', arg.row('guests'), 'The guest id (G and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No guest {key}.'),
-)
-_PARAM_room = param(
-    'room', arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$')),
-    'The three-digit room number.', not_found=lambda ep, key: rt.built(ep, f'No room {key}.'),
-)
-
-
-HotelFrontDesk.TOOLS = tools(
-    tool(
-        HotelFrontDesk.tool_search_free_rooms,
-        'List the rooms in service that are free for every night from check_in to check_out, '
-        'with the price of the stay.',
-        _PARAM_check_in,
-        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
-        param(
-            'room_type', arg.optional(arg.enum_of(RoomType)),
-            'Only rooms of this type (single, double or suite); any type when left out.',
-        ),
-        param(
-            'guests_count', arg.refined(arg.INT, 1, 6),
-            'How many people will stay; only rooms that hold them are listed.',
-            default=lambda ep: 1,
-        ),
-        read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
-    ),
-    tool(
-        HotelFrontDesk.tool_find_guest,
+    @tool(  # hotel_front_desk.world:161
         'Look up guests by exact email (case-insensitive) or by part of the name, with their '
         'guest id, name, email and phone.',
         param(
@@ -539,15 +324,24 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True, where='hotel_front_desk.world:161', returns=js.array(Guest),
         shows=('list', ('row', 'guests')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_booking,
+    )
+    def tool_find_guest(self, query: str) -> tuple[str, ...]:
+        q: str = self.built(self.built(query.strip()).lower())  # hotel_front_desk.world:166
+        return tuple([  # hotel_front_desk.world:167
+            _g3.id_ for _g3 in rt.each(self, self.t_guests)
+            if self.built(_g3.email.lower()) == q
+            or rt.read(self, q) in rt.read(self, self.built(_g3.name.lower()))
+        ])
+
+    @tool(  # hotel_front_desk.world:170
         'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
         'fee.',
         _PARAM_booking, read_only=True, where='hotel_front_desk.world:170', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_bookings,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
+        return booking  # hotel_front_desk.world:175
+
+    @tool(  # hotel_front_desk.world:178
         'List bookings with their guest, room, check-in and check-out dates, number of guests, '
         'status and total, optionally of one guest, of one room and with one status.',
         param(
@@ -564,13 +358,25 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True, where='hotel_front_desk.world:178', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_guest, 'Show one guest profile: name, email and phone.',
-        _PARAM_guest, read_only=True, where='hotel_front_desk.world:188', returns=Guest,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_rooms,
+    )
+    def tool_list_bookings(
+        self, guest: Guest | None, room: Room | None, status: BookingStatus | None
+    ) -> tuple[str, ...]:
+        return tuple([  # hotel_front_desk.world:185
+            _b4.id_ for _b4 in rt.each(self, self.t_bookings)
+            if (guest is None or _b4.guest == guest.id_)
+            and (room is None or _b4.room == room.number)
+            and (status is None or _b4.status == status)
+        ])
+
+    @tool(  # hotel_front_desk.world:188
+        'Show one guest profile: name, email and phone.', _PARAM_guest, read_only=True,
+        where='hotel_front_desk.world:188', returns=Guest,
+    )
+    def tool_get_guest(self, guest: Guest) -> Guest:
+        return guest  # hotel_front_desk.world:193
+
+    @tool(  # hotel_front_desk.world:196
         "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
         "out of service, whatever their bookings.",
         param(
@@ -579,37 +385,66 @@ HotelFrontDesk.TOOLS = tools(
         ),
         read_only=True, where='hotel_front_desk.world:196', returns=js.array(Room),
         shows=('list', ('row', 'rooms')),
-    ),
-    tool(
-        HotelFrontDesk.tool_get_room,
+    )
+    def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
+        return rt.sorted_keys(  # hotel_front_desk.world:201
+            rt.each(self, [
+                _r6 for _r6 in rt.each(self, self.t_rooms)
+                if room_type is None or _r6.room_type == room_type
+            ]),
+            key=lambda _r5: _r5.number,
+        )
+
+    @tool(  # hotel_front_desk.world:204
         'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
         _PARAM_room, read_only=True, where='hotel_front_desk.world:204', returns=Room,
-    ),
-    tool(
-        HotelFrontDesk.tool_list_arrivals,
+    )
+    def tool_get_room(self, room: Room) -> Room:
+        return room  # hotel_front_desk.world:207
+
+    @tool(  # hotel_front_desk.world:210
         'List the reserved bookings that check in on a day (today by default), with guest, room, '
         'check-out date, number of guests and total.',
         param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
         read_only=True, where='hotel_front_desk.world:210', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_list_departures,
+    )
+    def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
+        # hotel_front_desk.world:215
+        wanted: dt.date = day if day is not None else self.clock.date()
+        return tuple([  # hotel_front_desk.world:216
+            _b7.id_ for _b7 in rt.each(self, self.t_bookings)
+            if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
+        ])
+
+    @tool(  # hotel_front_desk.world:219
         'List the checked-in bookings due to check out on a day (today by default), with guest, '
         'room, check-in date and total.',
         param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
         read_only=True, where='hotel_front_desk.world:219', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_list_in_house,
+    )
+    def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
+        # hotel_front_desk.world:224
+        wanted: dt.date = day if day is not None else self.clock.date()
+        return tuple([  # hotel_front_desk.world:225
+            _b8.id_ for _b8 in rt.each(self, self.t_bookings)
+            if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
+        ])
+
+    @tool(  # hotel_front_desk.world:228
         'List the bookings of the guests staying in the hotel now (checked in), with guest, '
         'room, check-in and check-out dates and total.',
         read_only=True, where='hotel_front_desk.world:228', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        HotelFrontDesk.tool_register_guest,
+    )
+    def tool_list_in_house(self) -> tuple[str, ...]:
+        return tuple([  # hotel_front_desk.world:231
+            _b9.id_ for _b9 in rt.each(self, self.t_bookings)
+            if _b9.status == _E13_BookingStatus_checked_in
+        ])
+
+    @tool(  # hotel_front_desk.world:236
         'Create a guest profile. Each email address belongs to one guest.',
         param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
         param(
@@ -621,43 +456,171 @@ HotelFrontDesk.TOOLS = tools(
             'A contact phone number with its country code, e.g. +44 20 7946 0000.',
         ),
         where='hotel_front_desk.world:236', returns=Guest,
-    ),
-    tool(
-        HotelFrontDesk.tool_book_room,
+    )
+    def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
+        if any(  # hotel_front_desk.world:243
+            self.built(_g10.email.lower()) == self.built(email.lower())
+            for _g10 in rt.each(self, self.t_guests)
+        ):
+            self.fail(f'A guest with the email {email} already exists.')
+        guest: Guest = Guest(  # hotel_front_desk.world:244
+            id_=self.next_id('guest_ids', 'G{:03d}'),
+            name=v.check_length(name, 'Guest.name', 1, 80),
+            email=v.check_pattern(email, 'Guest.email', '^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+            phone=rt.if_present(
+                phone, lambda x: v.check_pattern(x, 'Guest.phone', '^\\+?[0-9 -]{7,20}$')
+            ),
+        )
+        self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
+        return guest  # hotel_front_desk.world:246
+
+    @tool(  # hotel_front_desk.world:249
         'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
         'nights times the nightly rate.',
         _PARAM_guest, _PARAM_room, _PARAM_check_in,
         param('check_out', arg.DATE, 'The departure day, after check_in.'),
-        param(
-            'guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.',
-            default=lambda ep: 1,
-        ),
+        param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.', default=1),
         where='hotel_front_desk.world:249', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_change_dates,
+    )
+    def tool_book_room(
+        self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
+    ) -> Booking:
+        if check_out <= check_in:  # hotel_front_desk.world:258
+            raise ToolError('Check-out must be after check-in.')
+        if check_in < self.clock.date():  # hotel_front_desk.world:259
+            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
+        if room.out_of_service:  # hotel_front_desk.world:260
+            self.fail(f'Room {room.number} is out of service.')
+        if guests_count > room.capacity:  # hotel_front_desk.world:261
+            self.fail(
+                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
+                'requested.',
+            )
+        if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
+            self.fail(
+                f'Room {room.number} is already booked for some of the nights from {check_in} to '
+                f'{check_out}.',
+            )
+        booking: Booking = Booking(  # hotel_front_desk.world:263
+            id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.id_, room=room.number,
+            check_in=check_in, check_out=check_out,
+            guests_count=v.check_range(guests_count, 'Booking.guests_count', 1, 6),
+            status=_E13_BookingStatus_reserved,
+            total=v.check_range(
+                rt.bounded(self.fn_nights(check_in, check_out) * room.nightly_rate),
+                'Booking.total', 0, None,
+            ),
+            cancellation_fee=0, checked_in_at=None, checked_out_at=None,
+        )
+        self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
+        return booking  # hotel_front_desk.world:272
+
+    @tool(  # hotel_front_desk.world:275
         'Move a reserved booking to new dates in the same room; the total is recomputed.',
         _PARAM_booking, param('check_in', arg.DATE, 'The new first night.'),
         param('check_out', arg.DATE, 'The new departure day, after check_in.'),
         where='hotel_front_desk.world:275', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_cancel_booking,
+    )
+    def tool_change_dates(
+        self, booking: Booking, check_in: dt.date, check_out: dt.date
+    ) -> Booking:
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
+            self.fail(
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'changed.',
+            )
+        if check_out <= check_in:  # hotel_front_desk.world:283
+            raise ToolError('Check-out must be after check-in.')
+        if check_in < self.clock.date():  # hotel_front_desk.world:284
+            raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
+        # hotel_front_desk.world:285
+        if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
+            self.fail(
+                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
+                f'nights from {check_in} to {check_out}.',
+            )
+        # hotel_front_desk.world:286
+        self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
+        self.set_field(  # hotel_front_desk.world:288
+            booking, 'total', v.check_range(
+                rt.bounded(
+                    self.fn_nights(check_in, check_out) * self.t_rooms[booking.room].nightly_rate
+                ),
+                'Booking.total', 0, None,
+            ),
+        )
+        return booking  # hotel_front_desk.world:289
+
+    @tool(  # hotel_front_desk.world:292
         "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
         "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
         _PARAM_booking, where='hotel_front_desk.world:292', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_check_in,
+    )
+    def tool_cancel_booking(self, booking: Booking) -> Booking:
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
+            self.fail(
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'cancelled.',
+            )
+        days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
+            self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
+        )
+        # hotel_front_desk.world:302
+        self.set_field(booking, 'status', _E13_BookingStatus_cancelled)
+        self.set_field(  # hotel_front_desk.world:303
+            booking, 'cancellation_fee', v.check_range(
+                self.t_rooms[booking.room].nightly_rate if days_ahead <= 2 else 0,
+                'Booking.cancellation_fee', 0, None,
+            ),
+        )
+        return booking  # hotel_front_desk.world:304
+
+    @tool(  # hotel_front_desk.world:307
         "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
         _PARAM_booking, where='hotel_front_desk.world:307', returns=Booking,
-    ),
-    tool(
-        HotelFrontDesk.tool_check_out,
+    )
+    def tool_check_in(self, booking: Booking) -> Booking:
+        if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
+            self.fail(
+                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                'checked in.',
+            )
+        if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
+            self.fail(
+                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
+                f'{self.clock.date()}.',
+            )
+        if any(  # hotel_front_desk.world:314
+            _o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in
+            for _o11 in rt.each(self, self.t_bookings)
+        ):
+            self.fail(
+                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.'
+            )
+        self.set_fields(  # hotel_front_desk.world:315
+            booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
+        )
+        return booking  # hotel_front_desk.world:317
+
+    @tool(  # hotel_front_desk.world:320
         'Check out a guest who is checked in; returns the amount due, the booking total.',
         _PARAM_booking, where='hotel_front_desk.world:320', returns=CheckoutReceipt,
-    ),
-)
+    )
+    def tool_check_out(self, booking: Booking) -> CheckoutReceipt:
+        if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
+            self.fail(
+                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
+                'checked out.',
+            )
+        self.set_fields(  # hotel_front_desk.world:326
+            booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
+        )
+        return CheckoutReceipt(  # hotel_front_desk.world:328
+            booking.id_, self.fn_nights(booking.check_in, booking.check_out), booking.total
+        )
+
+
+HotelFrontDesk.TOOLS = tools(HotelFrontDesk)
 
 
 # hotel_front_desk.world:415

@@ -135,6 +135,19 @@ class TicketView(Record):
 _C_REOPEN_DAYS: int = 7  # ithelpdesk.world:13
 
 
+_ROW_agents = arg.row(
+    'agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No agent {key}.'),
+)
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No employee {key}.'),
+)
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket {key}.'))
+_PARAM_agent = param('agent', _ROW_agents, "The agent's id (A and two digits).")
+_PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -291,17 +304,36 @@ class ITHelpdesk(Episode):
         # ithelpdesk.world:153
         return t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
 
-    def tool_sign_in(self, agent: Agent) -> Agent:  # ithelpdesk.world:175
+    @tool(  # ithelpdesk.world:175
+        'Sign in as a helpdesk agent; the other actions are taken as this agent.', _PARAM_agent,
+        where='ithelpdesk.world:175', returns=Agent,
+    )
+    def tool_sign_in(self, agent: Agent) -> Agent:
         self.set_state('current_agent', agent.id_)  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
-    def tool_list_tickets(  # ithelpdesk.world:182
-        self,
-        status: TicketStatus | None,
-        priority: Priority | None,
-        category: Category | None,
-        assignee: Agent | None,
-        reporter: Employee | None,
+    @tool(  # ithelpdesk.world:182
+        'List tickets with their title, reporter, category, priority, status, assignee and '
+        'resolution, optionally filtered by status, priority, category, assignee and reporter, '
+        'the most urgent first.',
+        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
+        param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
+        param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
+        param(
+            'assignee',
+            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+            'Only tickets assigned to this agent (agent id, A and two digits).',
+        ),
+        param(
+            'reporter', arg.optional(_ROW_employees),
+            'Only tickets reported by this employee (employee id, E and four digits).',
+        ),
+        read_only=True, where='ithelpdesk.world:182', returns=js.array(Ticket),
+        shows=('list', ('row', 'tickets')),
+    )
+    def tool_list_tickets(
+        self, status: TicketStatus | None, priority: Priority | None, category: Category | None,
+        assignee: Agent | None, reporter: Employee | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = tuple([  # ithelpdesk.world:191
             _t1.id_ for _t1 in rt.each(self, self.t_tickets)
@@ -316,17 +348,38 @@ class ITHelpdesk(Episode):
             key=lambda _t2: self.fn_rank(_t2.priority), reverse=True,
         )
 
-    def tool_search_tickets(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:195
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:200
+    @tool(  # ithelpdesk.world:195
+        'Find tickets whose title contains the text, whatever their status, the most urgent '
+        'first.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "A word or phrase of the ticket's title, e.g. printer; case does not matter.",
+        ),
+        read_only=True, where='ithelpdesk.world:195', returns=js.array(Ticket),
+        shows=('list', ('row', 'tickets')),
+    )
+    def tool_search_tickets(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
             rt.each(self, [
                 _t4 for _t4 in rt.each(self, self.t_tickets)
-                if rt.read(self, wanted) in rt.read(self, rt.built(self, _t4.title.lower()))
+                if rt.read(self, wanted) in rt.read(self, self.built(_t4.title.lower()))
             ]),
             key=lambda _t3: self.fn_rank(_t3.priority), reverse=True,
         )
 
-    def tool_get_ticket(self, ticket: Ticket) -> TicketView:  # ithelpdesk.world:204
+    @tool(  # ithelpdesk.world:204
+        'Show a ticket with its comments, oldest first.', _PARAM_ticket, read_only=True,
+        where='ithelpdesk.world:204',
+        returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
+        shows=(
+            'record', (
+                ('ticket', 'ticket', ('row', 'tickets')),
+                ('comments', 'comments', ('list', ('row', 'comments'))),
+            ),
+        ),
+    )
+    def tool_get_ticket(self, ticket: Ticket) -> TicketView:
         return TicketView(  # ithelpdesk.world:209
             ticket.id_, rt.sorted_keys(
                 rt.each(self, [
@@ -336,7 +389,20 @@ class ITHelpdesk(Episode):
             ),
         )
 
-    def tool_list_agents(  # ithelpdesk.world:215
+    @tool(  # ithelpdesk.world:215
+        'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
+        param(
+            'skill', arg.optional(arg.enum_of(Category)),
+            'Only agents with this skill: hardware, software, network or access.',
+        ),
+        param(
+            'tier', arg.optional(arg.refined(arg.INT, 1, 2)),
+            'Only agents of this tier (2 = senior, can take escalated tickets).',
+        ),
+        param('active_only', arg.BOOL, 'Leave out inactive agents.', default=True), read_only=True,
+        where='ithelpdesk.world:215', returns=js.array(Agent), shows=('list', ('row', 'agents')),
+    )
+    def tool_list_agents(
         self, skill: Category | None, tier: int | None, active_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # ithelpdesk.world:222
@@ -345,25 +411,63 @@ class ITHelpdesk(Episode):
             and (tier is None or _a7.tier == tier) and (not active_only or _a7.active)
         ])
 
-    def tool_get_agent(self, agent: Agent) -> Agent:  # ithelpdesk.world:225
+    @tool(  # ithelpdesk.world:225
+        'Show one agent: name, skills, tier and whether active.', _PARAM_agent, read_only=True,
+        where='ithelpdesk.world:225', returns=Agent,
+    )
+    def tool_get_agent(self, agent: Agent) -> Agent:
         return agent  # ithelpdesk.world:230
 
-    def tool_who_am_i(self) -> Agent | None:  # ithelpdesk.world:233
+    @tool(  # ithelpdesk.world:233
+        'Show the signed-in agent, or nothing when nobody is signed in.', read_only=True,
+        where='ithelpdesk.world:233', returns=js.nullable(Agent),
+    )
+    def tool_who_am_i(self) -> Agent | None:
         return self.t_agents.ref(self.state.current_agent)  # ithelpdesk.world:234
 
-    def tool_find_employees(self, text: str) -> tuple[str, ...]:  # ithelpdesk.world:237
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # ithelpdesk.world:242
+    @tool(  # ithelpdesk.world:237
+        'Find employees whose name, department or email contains the text, with their employee '
+        'id.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the employee's name, department or email, e.g. finance; case does not "
+            "matter.",
+        ),
+        read_only=True, where='ithelpdesk.world:237', returns=js.array(Employee),
+        shows=('list', ('row', 'employees')),
+    )
+    def tool_find_employees(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
             _e8.id_ for _e8 in rt.each(self, self.t_employees)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.department.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _e8.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_e8.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_e8.department.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_e8.email.lower()))
         ])
 
-    def tool_get_employee(self, employee: Employee) -> Employee:  # ithelpdesk.world:246
+    @tool(  # ithelpdesk.world:246
+        'Show one employee: name, department and email.',
+        param('employee', _ROW_employees, 'The employee id (E and four digits).'), read_only=True,
+        where='ithelpdesk.world:246', returns=Employee,
+    )
+    def tool_get_employee(self, employee: Employee) -> Employee:
         return employee  # ithelpdesk.world:251
 
-    def tool_open_ticket(  # ithelpdesk.world:256
+    @tool(  # ithelpdesk.world:256
+        'Open a ticket on behalf of an employee. It starts open and unassigned.',
+        param(
+            'reporter', _ROW_employees,
+            'The id of the employee reporting the problem (E and four digits).',
+        ),
+        param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
+        param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
+        param(
+            'priority', arg.enum_of(Priority), 'low, medium, high or critical.',
+            default=_E8_Priority_medium,
+        ),
+        where='ithelpdesk.world:256', returns=Ticket,
+    )
+    def tool_open_ticket(
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:264
@@ -377,41 +481,49 @@ class ITHelpdesk(Episode):
         self.insert(self.t_tickets, ticket)  # ithelpdesk.world:266
         return ticket  # ithelpdesk.world:267
 
-    def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:  # ithelpdesk.world:270
+    @tool(  # ithelpdesk.world:270
+        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+        'the skill for its category. Escalated tickets need a tier-2 agent.',
+        _PARAM_ticket,
+        param('agent', _ROW_agents, 'The id of the agent to take it (A and two digits).'),
+        where='ithelpdesk.world:270', returns=Ticket,
+    )
+    def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
                 'assigned.',
-            ))
+            )
         if not agent.active:  # ithelpdesk.world:278
-            raise ToolError(rt.built(
-                self, f'{agent.name} is inactive and cannot take new tickets.'
-            ))
+            self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
-            ))
+            )
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
                 f'tier {agent.tier}.',
-            ))
+            )
         # ithelpdesk.world:281
         self.set_fields(ticket, ('assignee', 'status'), agent.id_, _E12_TicketStatus_assigned)
         return ticket  # ithelpdesk.world:283
 
-    # ithelpdesk.world:286
+    @tool(  # ithelpdesk.world:286
+        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+        'assigned ticket, it moves to in progress.',
+        _PARAM_ticket, param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
+        param('internal', arg.BOOL, 'True for a note hidden from the reporter.', default=False),
+        where='ithelpdesk.world:286', returns=Comment,
+    )
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
         if ticket.status == _E12_TicketStatus_closed:  # ithelpdesk.world:294
-            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is closed.'))
+            self.fail(f'Ticket {ticket.id_} is closed.')
         comment: Comment = Comment(  # ithelpdesk.world:295
             id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
             author=self.state.current_agent, body=v.check_length(body, 'Comment.body', 1, 1000),
@@ -425,32 +537,39 @@ class ITHelpdesk(Episode):
             self.set_field(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:298
         return comment  # ithelpdesk.world:300
 
-    # ithelpdesk.world:303
+    @tool(  # ithelpdesk.world:303
+        'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+        'escalated and hand it to an active tier-2 agent with the skill.',
+        _PARAM_ticket,
+        param(
+            'agent', _ROW_agents,
+            'The id of the tier-2 agent who takes it over (A and two digits).',
+        ),
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 500),
+            'Why the ticket is escalated; recorded as an internal comment.',
+        ),
+        where='ithelpdesk.world:303', returns=Ticket,
+    )
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
-            raise ToolError(rt.built(self, f'Ticket {ticket.id_} is already escalated.'))
+            self.fail(f'Ticket {ticket.id_} is already escalated.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
                 'escalated.',
-            ))
+            )
         if agent.tier != 2:  # ithelpdesk.world:313
-            raise ToolError(rt.built(
-                self, f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.'
-            ))
+            self.fail(f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{agent.name} does not have the {ticket.category} skill needed for ticket '
                 f'{ticket.id_}.',
-            ))
+            )
         if not agent.active:  # ithelpdesk.world:315
-            raise ToolError(rt.built(
-                self, f'{agent.name} is inactive and cannot take new tickets.'
-            ))
+            self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         # ithelpdesk.world:316
         self.set_fields(ticket, ('priority', 'escalated'), self.fn_raised(ticket.priority), True)
         # ithelpdesk.world:318
@@ -459,15 +578,21 @@ class ITHelpdesk(Episode):
             self.t_comments, Comment(
                 id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
                 author=self.state.current_agent,
-                body=v.check_length(
-                    rt.built(self, f'Escalated: {reason}'), 'Comment.body', 1, 1000
-                ),
+                body=v.check_length(self.built(f'Escalated: {reason}'), 'Comment.body', 1, 1000),
                 internal=True, at=self.clock,
             ),
         )
         return ticket  # ithelpdesk.world:326
 
-    # ithelpdesk.world:329
+    @tool(  # ithelpdesk.world:329
+        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+        "assignee can resolve it.",
+        _PARAM_ticket,
+        param(
+            'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
+        ),
+        where='ithelpdesk.world:329', returns=Ticket,
+    )
     def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
@@ -475,16 +600,13 @@ class ITHelpdesk(Episode):
             ticket.status == _E12_TicketStatus_assigned
             or ticket.status == _E12_TicketStatus_in_progress
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
                 'can be resolved.',
-            ))
+            )
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
-            raise ToolError(rt.built(
-                self, f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.'
-            ))
-        if rt.built(self, resolution_note.strip()) == '':  # ithelpdesk.world:338
+            self.fail(f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.')
+        if self.built(resolution_note.strip()) == '':  # ithelpdesk.world:338
             raise ToolError('The resolution note cannot be blank.')
         self.set_fields(  # ithelpdesk.world:339
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_resolved,
@@ -492,19 +614,26 @@ class ITHelpdesk(Episode):
         )
         return ticket  # ithelpdesk.world:342
 
-    def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:  # ithelpdesk.world:345
+    @tool(  # ithelpdesk.world:345
+        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
+        'as assigned.',
+        _PARAM_ticket,
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 500),
+            'Why the ticket is reopened; recorded as a comment.',
+        ),
+        where='ithelpdesk.world:345', returns=Ticket,
+    )
+    def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if self.fn_window_passed(ticket):  # ithelpdesk.world:353
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
                 'reopened.',
-            ))
+            )
         self.set_fields(  # ithelpdesk.world:354
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_assigned,
             v.check_length('', 'Ticket.resolution_note', None, 500), None,
@@ -517,218 +646,31 @@ class ITHelpdesk(Episode):
             self.t_comments, Comment(
                 id_=self.next_id('comment_ids', 'CM{:04d}'), ticket=ticket.id_,
                 author=self.state.current_agent,
-                body=v.check_length(
-                    rt.built(self, f'Reopened: {reason}'), 'Comment.body', 1, 1000
-                ),
+                body=v.check_length(self.built(f'Reopened: {reason}'), 'Comment.body', 1, 1000),
                 internal=False, at=self.clock,
             ),
         )
         return ticket  # ithelpdesk.world:359
 
-    def tool_close_ticket(self, ticket: Ticket) -> Ticket:  # ithelpdesk.world:362
+    @tool(  # ithelpdesk.world:362
+        'Close a resolved ticket for good once its 7-day reopen window has passed.', _PARAM_ticket,
+        where='ithelpdesk.world:362', returns=Ticket,
+    )
+    def tool_close_ticket(self, ticket: Ticket) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.id_} is {ticket.status}, not resolved.'
-            ))
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
                 'passed since it was resolved.',
-            ))
+            )
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
 
-_PARAM_agent = param(
-    'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-    "The agent's id (A and two digits).",
-    not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
-)
-_PARAM_ticket = param(
-    'ticket', arg.row('tickets'), 'The ticket id (TK and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No ticket {key}.'),
-)
-
-
-ITHelpdesk.TOOLS = tools(
-    tool(
-        ITHelpdesk.tool_sign_in,
-        'Sign in as a helpdesk agent; the other actions are taken as this agent.', _PARAM_agent,
-        where='ithelpdesk.world:175', returns=Agent,
-    ),
-    tool(
-        ITHelpdesk.tool_list_tickets,
-        'List tickets with their title, reporter, category, priority, status, assignee and '
-        'resolution, optionally filtered by status, priority, category, assignee and reporter, '
-        'the most urgent first.',
-        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
-        param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
-        param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
-        param(
-            'assignee',
-            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            'Only tickets assigned to this agent (agent id, A and two digits).',
-        ),
-        param(
-            'reporter',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$'))),
-            'Only tickets reported by this employee (employee id, E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
-        ),
-        read_only=True, where='ithelpdesk.world:182', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    ),
-    tool(
-        ITHelpdesk.tool_search_tickets,
-        'Find tickets whose title contains the text, whatever their status, the most urgent '
-        'first.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "A word or phrase of the ticket's title, e.g. printer; case does not matter.",
-        ),
-        read_only=True, where='ithelpdesk.world:195', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    ),
-    tool(
-        ITHelpdesk.tool_get_ticket, 'Show a ticket with its comments, oldest first.',
-        _PARAM_ticket, read_only=True, where='ithelpdesk.world:204',
-        returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
-        shows=(
-            'record', (
-                ('ticket', 'ticket', ('row', 'tickets')),
-                ('comments', 'comments', ('list', ('row', 'comments'))),
-            ),
-        ),
-    ),
-    tool(
-        ITHelpdesk.tool_list_agents,
-        'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
-        param(
-            'skill', arg.optional(arg.enum_of(Category)),
-            'Only agents with this skill: hardware, software, network or access.',
-        ),
-        param(
-            'tier', arg.optional(arg.refined(arg.INT, 1, 2)),
-            'Only agents of this tier (2 = senior, can take escalated tickets).',
-        ),
-        param('active_only', arg.BOOL, 'Leave out inactive agents.', default=lambda ep: True),
-        read_only=True, where='ithelpdesk.world:215', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
-    ),
-    tool(
-        ITHelpdesk.tool_get_agent, 'Show one agent: name, skills, tier and whether active.',
-        _PARAM_agent, read_only=True, where='ithelpdesk.world:225', returns=Agent,
-    ),
-    tool(
-        ITHelpdesk.tool_who_am_i, 'Show the signed-in agent, or nothing when nobody is signed in.',
-        read_only=True, where='ithelpdesk.world:233', returns=js.nullable(Agent),
-    ),
-    tool(
-        ITHelpdesk.tool_find_employees,
-        'Find employees whose name, department or email contains the text, with their employee '
-        'id.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the employee's name, department or email, e.g. finance; case does not "
-            "matter.",
-        ),
-        read_only=True, where='ithelpdesk.world:237', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    ),
-    tool(
-        ITHelpdesk.tool_get_employee, 'Show one employee: name, department and email.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
-            'The employee id (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
-        ),
-        read_only=True, where='ithelpdesk.world:246', returns=Employee,
-    ),
-    tool(
-        ITHelpdesk.tool_open_ticket,
-        'Open a ticket on behalf of an employee. It starts open and unassigned.',
-        param(
-            'reporter', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{4}$')),
-            'The id of the employee reporting the problem (E and four digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No employee {key}.'),
-        ),
-        param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
-        param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
-        param(
-            'priority', arg.enum_of(Priority), 'low, medium, high or critical.',
-            default=lambda ep: _E8_Priority_medium,
-        ),
-        where='ithelpdesk.world:256', returns=Ticket,
-    ),
-    tool(
-        ITHelpdesk.tool_assign_ticket,
-        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
-        'the skill for its category. Escalated tickets need a tier-2 agent.',
-        _PARAM_ticket,
-        param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The id of the agent to take it (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
-        ),
-        where='ithelpdesk.world:270', returns=Ticket,
-    ),
-    tool(
-        ITHelpdesk.tool_add_comment,
-        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
-        'assigned ticket, it moves to in progress.',
-        _PARAM_ticket, param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
-        param(
-            'internal', arg.BOOL, 'True for a note hidden from the reporter.',
-            default=lambda ep: False,
-        ),
-        where='ithelpdesk.world:286', returns=Comment,
-    ),
-    tool(
-        ITHelpdesk.tool_escalate_ticket,
-        'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
-        'escalated and hand it to an active tier-2 agent with the skill.',
-        _PARAM_ticket,
-        param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The id of the tier-2 agent who takes it over (A and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'No agent {key}.'),
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 500),
-            'Why the ticket is escalated; recorded as an internal comment.',
-        ),
-        where='ithelpdesk.world:303', returns=Ticket,
-    ),
-    tool(
-        ITHelpdesk.tool_resolve_ticket,
-        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
-        "assignee can resolve it.",
-        _PARAM_ticket,
-        param(
-            'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
-        ),
-        where='ithelpdesk.world:329', returns=Ticket,
-    ),
-    tool(
-        ITHelpdesk.tool_reopen_ticket,
-        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
-        'as assigned.',
-        _PARAM_ticket,
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 500),
-            'Why the ticket is reopened; recorded as a comment.',
-        ),
-        where='ithelpdesk.world:345', returns=Ticket,
-    ),
-    tool(
-        ITHelpdesk.tool_close_ticket,
-        'Close a resolved ticket for good once its 7-day reopen window has passed.', _PARAM_ticket,
-        where='ithelpdesk.world:362', returns=Ticket,
-    ),
-)
+ITHelpdesk.TOOLS = tools(ITHelpdesk)
 
 
 def _check_take_and_resolve__taken(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:487
@@ -761,7 +703,7 @@ def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithe
 def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
     return any(
         _c9.ticket == 'TK0002' and _c9.internal and _c9.author == 'A02'
-        and 'sales floor' in rt.read(ep, rt.built(ep, _c9.body.lower()))
+        and 'sales floor' in rt.read(ep, ep.built(_c9.body.lower()))
         for _c9 in rt.each(ep, ep.t_comments)
     )
 
@@ -778,7 +720,7 @@ def _check_reopen_and_close__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:  # i
 
 def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:728
     return any(
-        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, rt.built(ep, _c10.body.lower()))
+        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, ep.built(_c10.body.lower()))
         for _c10 in rt.each(ep, ep.t_comments)
     )
 
@@ -1300,7 +1242,7 @@ def _check_laptop_update_and_new_ticket__laptop_taken(ep: ITHelpdesk) -> rt.Verd
 def _check_laptop_update_and_new_ticket__reporter_told(ep: ITHelpdesk) -> bool:  # tasks.world:3237
     return any(
         _c40.ticket == 'TK0001' and _c40.author == 'A01' and not _c40.internal
-        and 'power adapter' in rt.read(ep, rt.built(ep, _c40.body.lower()))
+        and 'power adapter' in rt.read(ep, ep.built(_c40.body.lower()))
         for _c40 in rt.each(ep, ep.t_comments)
     )
 
@@ -1310,7 +1252,7 @@ def _check_laptop_update_and_new_ticket__outlook_ticket(ep: ITHelpdesk) -> bool:
     return any(
         _t41.reporter == 'E1003' and _t41.category == _E8_Category_software
         and _t41.priority == _E8_Priority_low and _t41.status == _E12_TicketStatus_open_
-        and 'outlook' in rt.read(ep, rt.built(ep, _t41.title.lower()))
+        and 'outlook' in rt.read(ep, ep.built(_t41.title.lower()))
         for _t41 in rt.each(ep, ep.t_tickets)
     )
 
@@ -1369,7 +1311,7 @@ def _check_escalate_excel_take_laptop__excel_escalated(ep: ITHelpdesk) -> rt.Ver
 def _check_escalate_excel_take_laptop__escalation_noted(ep: ITHelpdesk) -> bool:
     return any(
         _c43.ticket == 'TK0003' and _c43.internal and _c43.author == 'A01'
-        and 'reinstall' in rt.read(ep, rt.built(ep, _c43.body.lower()))
+        and 'reinstall' in rt.read(ep, ep.built(_c43.body.lower()))
         for _c43 in rt.each(ep, ep.t_comments)
     )
 

@@ -258,6 +258,21 @@ _GET_amount = rt.getter('amount', float)
 _GET_hours = rt.getter('hours', float)
 
 
+_RESULT_BillingRates = js.closed({
+    'partner': js.scalar('float', 0.0), 'associate': js.scalar('float', 0.0),
+    'paralegal': js.scalar('float', 0.0),
+})
+_RESULT_InvoiceInfo = js.closed({
+    'invoice': Invoice, 'time_entries': js.array(TimeEntry), 'expenses': js.array(Expense),
+    'balance_due': js.NUMBER,
+})
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_matter = param('matter', arg.row('matters'), 'The matter id, e.g. MT0001.')
+_PARAM_billable = param('billable', arg.BOOL, 'Whether the client is billed for it.', default=True)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -414,7 +429,7 @@ class LawFirmPractice(Episode):
             all(
                 len([
                     _d98 for _d98 in rt.each(self, self.t_clients)
-                    if rt.built(self, _d98.email.lower()) == rt.built(self, _c97.email.lower())
+                    if self.built(_d98.email.lower()) == self.built(_c97.email.lower())
                 ])
                 == 1
                 for _c97 in rt.each(self, self.t_clients)
@@ -422,7 +437,7 @@ class LawFirmPractice(Episode):
             and all(
                 len([
                     _b100 for _b100 in rt.each(self, self.t_attorneys)
-                    if rt.built(self, _b100.email.lower()) == rt.built(self, _a99.email.lower())
+                    if self.built(_b100.email.lower()) == self.built(_a99.email.lower())
                 ])
                 == 1
                 for _a99 in rt.each(self, self.t_attorneys)
@@ -660,74 +675,141 @@ class LawFirmPractice(Episode):
             round(i.total - i.amount_paid, 2),
         )
 
-    def tool_get_client(self, client: Client) -> Client:  # law_firm_practice.world:318
+    @tool(  # law_firm_practice.world:318
+        'Show a client by id: kind, email, billing address, payment terms and client-since day.',
+        param(
+            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
+            'The client id, e.g. CL001.',
+        ),
+        read_only=True, where='law_firm_practice.world:318', returns=Client,
+    )
+    def tool_get_client(self, client: Client) -> Client:
         return client  # law_firm_practice.world:321
 
-    # law_firm_practice.world:324
+    @tool(  # law_firm_practice.world:324
+        'Find clients by part of the name or by email; with nothing given, list all.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        read_only=True, where='law_firm_practice.world:324', returns=js.array(Client),
+        shows=('list', ('row', 'clients')),
+    )
     def tool_find_clients(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
-        n: str = rt.built(  # law_firm_practice.world:330
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # law_firm_practice.world:331
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # law_firm_practice.world:330
+        ))
+        # law_firm_practice.world:331
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # law_firm_practice.world:332
             _c16.client_id for _c16 in rt.each(self, self.t_clients)
-            if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _c16.name.lower())))
-            and (e == '' or rt.built(self, _c16.email.lower()) == e)
+            if (n == '' or rt.read(self, n) in rt.read(self, self.built(_c16.name.lower())))
+            and (e == '' or self.built(_c16.email.lower()) == e)
         ])
 
-    def tool_get_attorney(self, attorney: Attorney) -> Attorney:  # law_firm_practice.world:335
+    @tool(  # law_firm_practice.world:335
+        'Show an attorney by id: email, role, bar number and whether active.',
+        param(
+            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'The attorney id, e.g. A01.',
+        ),
+        read_only=True, where='law_firm_practice.world:335', returns=Attorney,
+    )
+    def tool_get_attorney(self, attorney: Attorney) -> Attorney:
         return attorney  # law_firm_practice.world:338
 
-    def tool_list_attorneys(  # law_firm_practice.world:341
+    @tool(  # law_firm_practice.world:341
+        'List attorneys, optionally by role or part of the name.',
+        param('role', arg.optional(arg.enum_of(AttorneyRole)), 'Only this role.'),
+        _PARAM_name_contains, read_only=True, where='law_firm_practice.world:341',
+        returns=js.array(Attorney), shows=('list', ('row', 'attorneys')),
+    )
+    def tool_list_attorneys(
         self, role: AttorneyRole | None, name_contains: str | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # law_firm_practice.world:347
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # law_firm_practice.world:347
+        ))
         return tuple([  # law_firm_practice.world:348
             _a17.attorney_id for _a17 in rt.each(self, self.t_attorneys)
             if (role is None or _a17.role == role)
-            and (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _a17.name.lower())))
+            and (n == '' or rt.read(self, n) in rt.read(self, self.built(_a17.name.lower())))
         ])
 
-    def tool_sign_in(self, attorney: Attorney) -> Attorney:  # law_firm_practice.world:351
+    @tool(  # law_firm_practice.world:351
+        'Sign in as an attorney. Every change needs someone signed in.',
+        param(
+            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+            'Your attorney id, e.g. A01.',
+        ),
+        where='law_firm_practice.world:351', returns=Attorney,
+    )
+    def tool_sign_in(self, attorney: Attorney) -> Attorney:
         if not attorney.active:  # law_firm_practice.world:354
-            raise ToolError(rt.built(self, f'Attorney {attorney.attorney_id} is inactive.'))
+            self.fail(f'Attorney {attorney.attorney_id} is inactive.')
         self.set_state('current_attorney', attorney.attorney_id)  # law_firm_practice.world:355
         return attorney  # law_firm_practice.world:356
 
-    def tool_get_matter(self, matter: Matter) -> MatterInfo:  # law_firm_practice.world:361
+    @tool(  # law_firm_practice.world:361
+        'Show a matter by id with its unbilled hours, fees and expenses and the balance due on '
+        'its issued invoices.',
+        _PARAM_matter, read_only=True, where='law_firm_practice.world:361',
+        returns=js.closed({
+            'matter': Matter, 'unbilled_hours': js.NUMBER, 'unbilled_fees': js.NUMBER,
+            'unbilled_expenses': js.NUMBER, 'balance_due': js.NUMBER,
+        }),
+        shows=('record', (('matter', 'matter', ('row', 'matters')),)),
+    )
+    def tool_get_matter(self, matter: Matter) -> MatterInfo:
         return self.fn_matter_info(matter)  # law_firm_practice.world:364
 
-    def tool_find_matters(  # law_firm_practice.world:367
-        self,
-        client: Client | None,
-        responsible: Attorney | None,
-        status: MatterStatus | None,
+    @tool(  # law_firm_practice.world:367
+        'Find matters of a client or a responsible partner, by status or part of the title.',
+        param(
+            'client',
+            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+            'Only matters of this client id.',
+        ),
+        param(
+            'responsible',
+            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+            'Only matters of this responsible partner id.',
+        ),
+        param('status', arg.optional(arg.enum_of(MatterStatus)), 'Only matters in this status.'),
+        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
+        read_only=True, where='law_firm_practice.world:367', returns=js.array(Matter),
+        shows=('list', ('row', 'matters')),
+    )
+    def tool_find_matters(
+        self, client: Client | None, responsible: Attorney | None, status: MatterStatus | None,
         title_contains: str | None,
     ) -> tuple[str, ...]:
-        t: str = rt.built(  # law_firm_practice.world:375
-            self,
-            rt.built(self, (title_contains if title_contains is not None else '').strip()).lower(),
-        )
+        t: str = self.built(self.built((title_contains if title_contains is not None else '').strip()).lower(  # law_firm_practice.world:375
+        ))
         return tuple([  # law_firm_practice.world:376
             _m18.matter_id for _m18 in rt.each(self, self.t_matters)
             if (client is None or _m18.client == client.client_id)
             and (responsible is None or _m18.responsible == responsible.attorney_id)
             and (status is None or _m18.status == status)
-            and (t == '' or rt.read(self, t) in rt.read(self, rt.built(self, _m18.title.lower())))
+            and (t == '' or rt.read(self, t) in rt.read(self, self.built(_m18.title.lower())))
         ])
 
-    def tool_open_matter(  # law_firm_practice.world:379
-        self,
-        client: Client,
-        title: str,
-        practice_area: PracticeArea,
-        rates: BillingRates,
+    @tool(  # law_firm_practice.world:379
+        'Open a new matter for a client (partners only).',
+        param(
+            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
+            'The client id, e.g. CL002.',
+        ),
+        param('title', arg.refined(arg.TEXT, 1, 120), 'A short title of the matter.'),
+        param('practice_area', arg.enum_of(PracticeArea), 'The practice area.'),
+        param(
+            'rates', arg.record(BillingRates.load, _RESULT_BillingRates),
+            'Hourly rates for partners, associates and paralegals on this matter.',
+        ),
+        param(
+            'responsible',
+            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+            "The responsible partner's id; leave out for yourself.",
+        ),
+        where='law_firm_practice.world:379', returns=Matter,
+    )
+    def tool_open_matter(
+        self, client: Client, title: str, practice_area: PracticeArea, rates: BillingRates,
         responsible: Attorney | None,
     ) -> Matter:
         who: Attorney = self.fn_me()  # law_firm_practice.world:388
@@ -737,9 +819,7 @@ class LawFirmPractice(Episode):
         lead: Attorney = responsible if responsible is not None else who
         # law_firm_practice.world:391
         if not (lead.role == _E12_AttorneyRole_partner and lead.active):
-            raise ToolError(rt.built(
-                self, f'The responsible attorney {lead.attorney_id} must be an active partner.'
-            ))
+            self.fail(f'The responsible attorney {lead.attorney_id} must be an active partner.')
         created: Matter = Matter(  # law_firm_practice.world:392
             matter_id=self.next_id('matter_ids', 'MT{:04d}'), client=client.client_id,
             title=v.check_length(title, 'Matter.title', 1, 120), practice_area=practice_area,
@@ -749,39 +829,46 @@ class LawFirmPractice(Episode):
         self.insert(self.t_matters, created)  # law_firm_practice.world:400
         return created  # law_firm_practice.world:401
 
-    # law_firm_practice.world:404
+    @tool(  # law_firm_practice.world:404
+        'Put an open matter on hold, or reopen a matter on hold.',
+        param('matter', arg.row('matters'), 'The matter id, e.g. MT0002.'),
+        param('status', arg.enum_of(MatterStatus), 'open or on_hold.'),
+        where='law_firm_practice.world:404', returns=Matter,
+    )
     def tool_set_matter_status(self, matter: Matter, status: MatterStatus) -> Matter:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:410
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:411
-            raise ToolError(rt.built(self, f'Matter {matter.matter_id} is closed.'))
+            self.fail(f'Matter {matter.matter_id} is closed.')
         if status == _E12_MatterStatus_closed:  # law_firm_practice.world:412
             raise ToolError('Use close_matter to close a matter.')
         if matter.status == status:  # law_firm_practice.world:413
-            raise ToolError(rt.built(self, f'Matter {matter.matter_id} is already {status}.'))
+            self.fail(f'Matter {matter.matter_id} is already {status}.')
         self.set_field(matter, 'status', status)  # law_firm_practice.world:414
         return matter  # law_firm_practice.world:415
 
-    def tool_close_matter(self, matter: Matter) -> Matter:  # law_firm_practice.world:418
+    @tool(  # law_firm_practice.world:418
+        'Close a matter whose billable work is all invoiced and whose invoices are all paid '
+        '(partners only).',
+        param('matter', arg.row('matters'), 'The matter id, e.g. MT0004.'),
+        where='law_firm_practice.world:418', returns=Matter,
+    )
+    def tool_close_matter(self, matter: Matter) -> Matter:
         who: Attorney = self.fn_me()  # law_firm_practice.world:421
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:422
             raise ToolError('Only partners close matters.')
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:423
-            raise ToolError(rt.built(self, f'Matter {matter.matter_id} is already closed.'))
+            self.fail(f'Matter {matter.matter_id} is already closed.')
         if not (  # law_firm_practice.world:424
             len(self.fn_unbilled_entries(matter)) == 0
             and len(self.fn_unbilled_expenses(matter)) == 0
         ):
-            raise ToolError(rt.built(
-                self, f'Matter {matter.matter_id} has unbilled billable time or expenses.'
-            ))
+            self.fail(f'Matter {matter.matter_id} has unbilled billable time or expenses.')
         if any(  # law_firm_practice.world:425
             _i19.matter == matter.matter_id and (_i19.status == _E13_InvoiceStatus_draft
             or _i19.status == _E13_InvoiceStatus_issued)
             for _i19 in rt.each(self, self.t_invoices)
         ):
-            raise ToolError(rt.built(
-                self, f'Matter {matter.matter_id} has an invoice that is not paid.'
-            ))
+            self.fail(f'Matter {matter.matter_id} has an invoice that is not paid.')
         if any(  # law_firm_practice.world:426
             _t20.matter == matter.matter_id and _t20.work_date > self.clock.date()
             for _t20 in rt.each(self, self.t_time_entries)
@@ -792,10 +879,28 @@ class LawFirmPractice(Episode):
         )
         return matter  # law_firm_practice.world:429
 
-    def tool_get_time_entry(self, entry: TimeEntry) -> TimeEntry:  # law_firm_practice.world:434
+    @tool(  # law_firm_practice.world:434
+        'Show a time entry by id: matter and attorney ids, date, hours, rate, narrative, '
+        'billable and invoice id.',
+        param('entry', arg.row('time_entries'), 'The time entry id, e.g. TE00001.'),
+        read_only=True, where='law_firm_practice.world:434', returns=TimeEntry,
+    )
+    def tool_get_time_entry(self, entry: TimeEntry) -> TimeEntry:
         return entry  # law_firm_practice.world:437
 
-    def tool_list_time_entries(  # law_firm_practice.world:440
+    @tool(  # law_firm_practice.world:440
+        "List a matter's time entries, optionally only unbilled ones or one attorney's.",
+        _PARAM_matter,
+        param('unbilled_only', arg.BOOL, 'Only billable entries not yet invoiced.', default=False),
+        param(
+            'attorney',
+            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+            "Only this attorney's entries.",
+        ),
+        read_only=True, where='law_firm_practice.world:440', returns=js.array(TimeEntry),
+        shows=('list', ('row', 'time_entries')),
+    )
+    def tool_list_time_entries(
         self, matter: Matter, unbilled_only: bool, attorney: Attorney | None
     ) -> tuple[str, ...]:
         return tuple([  # law_firm_practice.world:447
@@ -805,16 +910,23 @@ class LawFirmPractice(Episode):
             and (attorney is None or _t21.attorney == attorney.attorney_id)
         ])
 
-    def tool_log_time(  # law_firm_practice.world:450
+    @tool(  # law_firm_practice.world:450
+        "Record the signed-in attorney's time on an open matter at the matter's rate for their "
+        "role.",
+        _PARAM_matter, param('work_date', arg.DATE, 'The day worked, e.g. 2024-10-14.'),
+        param('hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'Hours in tenths, e.g. 1.5.'),
+        param('narrative', arg.refined(arg.TEXT, 1, 300), 'What was done.'), _PARAM_billable,
+        where='law_firm_practice.world:450', returns=TimeEntry,
+    )
+    def tool_log_time(
         self, matter: Matter, work_date: dt.date, hours: float, narrative: str, billable: bool
     ) -> TimeEntry:
         who: Attorney = self.fn_me()  # law_firm_practice.world:459
         if matter.status != _E12_MatterStatus_open_:  # law_firm_practice.world:460
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Matter {matter.matter_id} is {matter.status}: time is only logged on open '
                 'matters.',
-            ))
+            )
         if work_date > self.clock.date():  # law_firm_practice.world:461
             raise ToolError('The work date is in the future.')
         if work_date < matter.opened_on:  # law_firm_practice.world:462
@@ -837,10 +949,23 @@ class LawFirmPractice(Episode):
         self.insert(self.t_time_entries, entry)  # law_firm_practice.world:474
         return entry  # law_firm_practice.world:475
 
-    def tool_get_expense(self, expense: Expense) -> Expense:  # law_firm_practice.world:478
+    @tool(  # law_firm_practice.world:478
+        'Show an expense by id: matter id, date, category, amount, description, billable and '
+        'invoice id.',
+        param('expense', arg.row('expenses'), 'The expense id, e.g. EX00001.'), read_only=True,
+        where='law_firm_practice.world:478', returns=Expense,
+    )
+    def tool_get_expense(self, expense: Expense) -> Expense:
         return expense  # law_firm_practice.world:481
 
-    # law_firm_practice.world:484
+    @tool(  # law_firm_practice.world:484
+        "List a matter's expenses, optionally only unbilled ones.", _PARAM_matter,
+        param(
+            'unbilled_only', arg.BOOL, 'Only billable expenses not yet invoiced.', default=False
+        ),
+        read_only=True, where='law_firm_practice.world:484', returns=js.array(Expense),
+        shows=('list', ('row', 'expenses')),
+    )
     def tool_list_expenses(self, matter: Matter, unbilled_only: bool) -> tuple[str, ...]:
         return tuple([  # law_firm_practice.world:490
             _e22.expense_id for _e22 in rt.each(self, self.t_expenses)
@@ -848,18 +973,24 @@ class LawFirmPractice(Episode):
             and (not unbilled_only or _e22.billable and _e22.invoice is None)
         ])
 
-    def tool_log_expense(  # law_firm_practice.world:493
-        self,
-        matter: Matter,
-        incurred_on: dt.date,
-        category: ExpenseCategory,
-        amount: float,
-        description: str,
-        billable: bool,
+    @tool(  # law_firm_practice.world:493
+        'Record an expense on an open or on-hold matter.', _PARAM_matter,
+        param('incurred_on', arg.DATE, 'The day of the expense.'),
+        param(
+            'category', arg.enum_of(ExpenseCategory),
+            'filing_fee, courier, travel, expert, copying or other.',
+        ),
+        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
+        param('description', arg.refined(arg.TEXT, 1, 200), 'What it was for.'), _PARAM_billable,
+        where='law_firm_practice.world:493', returns=Expense,
+    )
+    def tool_log_expense(
+        self, matter: Matter, incurred_on: dt.date, category: ExpenseCategory, amount: float,
+        description: str, billable: bool,
     ) -> Expense:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:503
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:504
-            raise ToolError(rt.built(self, f'Matter {matter.matter_id} is closed.'))
+            self.fail(f'Matter {matter.matter_id} is closed.')
         if incurred_on > self.clock.date():  # law_firm_practice.world:505
             raise ToolError('The day is in the future.')
         if incurred_on < matter.opened_on:  # law_firm_practice.world:506
@@ -874,10 +1005,34 @@ class LawFirmPractice(Episode):
         self.insert(self.t_expenses, created)  # law_firm_practice.world:515
         return created  # law_firm_practice.world:516
 
-    def tool_get_invoice(self, invoice: Invoice) -> InvoiceInfo:  # law_firm_practice.world:521
+    @tool(  # law_firm_practice.world:521
+        'Show an invoice by id with its time entries, expenses and balance due.',
+        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00001.'), read_only=True,
+        where='law_firm_practice.world:521', returns=_RESULT_InvoiceInfo,
+        shows=(
+            'record', (
+                ('invoice', 'invoice', ('row', 'invoices')),
+                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
+                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
+            ),
+        ),
+    )
+    def tool_get_invoice(self, invoice: Invoice) -> InvoiceInfo:
         return self.fn_invoice_info(invoice)  # law_firm_practice.world:524
 
-    def tool_list_invoices(  # law_firm_practice.world:527
+    @tool(  # law_firm_practice.world:527
+        'List the invoices of a matter or a client, optionally by status.',
+        param('matter', arg.optional(arg.row('matters')), 'Only invoices of this matter id.'),
+        param(
+            'client',
+            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+            "Only invoices of this client id's matters.",
+        ),
+        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
+        read_only=True, where='law_firm_practice.world:527', returns=js.array(Invoice),
+        shows=('list', ('row', 'invoices')),
+    )
+    def tool_list_invoices(
         self, matter: Matter | None, client: Client | None, status: InvoiceStatus | None
     ) -> tuple[str, ...]:
         if not (matter is not None or client is not None):  # law_firm_practice.world:534
@@ -889,23 +1044,30 @@ class LawFirmPractice(Episode):
             and (status is None or _i23.status == status)
         ])
 
-    def tool_draft_invoice(self, matter: Matter) -> InvoiceInfo:  # law_firm_practice.world:538
+    @tool(  # law_firm_practice.world:538
+        'Draft an invoice for all the unbilled billable time and expenses of a matter.',
+        _PARAM_matter, where='law_firm_practice.world:538', returns=_RESULT_InvoiceInfo,
+        shows=(
+            'record', (
+                ('invoice', 'invoice', ('row', 'invoices')),
+                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
+                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
+            ),
+        ),
+    )
+    def tool_draft_invoice(self, matter: Matter) -> InvoiceInfo:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:541
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:542
-            raise ToolError(rt.built(self, f'Matter {matter.matter_id} is closed.'))
+            self.fail(f'Matter {matter.matter_id} is closed.')
         if any(  # law_firm_practice.world:543
             _i24.matter == matter.matter_id and _i24.status == _E13_InvoiceStatus_draft
             for _i24 in rt.each(self, self.t_invoices)
         ):
-            raise ToolError(rt.built(
-                self, f'Matter {matter.matter_id} already has a draft invoice.'
-            ))
+            self.fail(f'Matter {matter.matter_id} already has a draft invoice.')
         entries: tuple[str, ...] = self.fn_unbilled_entries(matter)  # law_firm_practice.world:544
         costs: tuple[str, ...] = self.fn_unbilled_expenses(matter)  # law_firm_practice.world:545
         if rt.bounded(len(entries) + len(costs)) <= 0:  # law_firm_practice.world:546
-            raise ToolError(rt.built(
-                self, f'Matter {matter.matter_id} has nothing unbilled to invoice.'
-            ))
+            self.fail(f'Matter {matter.matter_id} has nothing unbilled to invoice.')
         fees_total: float = round(  # law_firm_practice.world:547
             0.0 + sum(rt.each(self, tuple([
                 self.fn_fee(_t25) for _t25 in rt.rows(self.t_time_entries, rt.each(self, entries))
@@ -936,14 +1098,17 @@ class LawFirmPractice(Episode):
             self.set_field(self.t_expenses[e.expense_id], 'invoice', invoice.invoice_id)
         return self.fn_invoice_info(invoice)  # law_firm_practice.world:563
 
-    def tool_issue_invoice(self, invoice: Invoice) -> Invoice:  # law_firm_practice.world:566
+    @tool(  # law_firm_practice.world:566
+        "Issue a draft invoice (partners only); it falls due after the client's payment terms.",
+        param('invoice', arg.row('invoices'), 'The draft invoice id, e.g. INV00003.'),
+        where='law_firm_practice.world:566', returns=Invoice,
+    )
+    def tool_issue_invoice(self, invoice: Invoice) -> Invoice:
         who: Attorney = self.fn_me()  # law_firm_practice.world:569
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:570
             raise ToolError('Only partners issue invoices.')
         if invoice.status != _E13_InvoiceStatus_draft:  # law_firm_practice.world:571
-            raise ToolError(rt.built(
-                self, f'Invoice {invoice.invoice_id} is {invoice.status}, not a draft.'
-            ))
+            self.fail(f'Invoice {invoice.invoice_id} is {invoice.status}, not a draft.')
         self.set_fields(  # law_firm_practice.world:572
             invoice, ('status', 'issued_on'), _E13_InvoiceStatus_issued, self.clock.date()
         )
@@ -954,7 +1119,13 @@ class LawFirmPractice(Episode):
         )
         return invoice  # law_firm_practice.world:575
 
-    def tool_void_invoice(self, invoice: Invoice) -> Invoice:  # law_firm_practice.world:578
+    @tool(  # law_firm_practice.world:578
+        'Void a draft invoice, or an issued one with no payments (partners only); its time and '
+        'expenses become unbilled again.',
+        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00003.'),
+        where='law_firm_practice.world:578', returns=Invoice,
+    )
+    def tool_void_invoice(self, invoice: Invoice) -> Invoice:
         who: Attorney = self.fn_me()  # law_firm_practice.world:581
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:582
             raise ToolError('Only partners void invoices.')
@@ -962,9 +1133,9 @@ class LawFirmPractice(Episode):
             invoice.status == _E13_InvoiceStatus_draft
             or invoice.status == _E13_InvoiceStatus_issued
         ):
-            raise ToolError(rt.built(self, f'Invoice {invoice.invoice_id} is {invoice.status}.'))
+            self.fail(f'Invoice {invoice.invoice_id} is {invoice.status}.')
         if invoice.amount_paid != 0.0:  # law_firm_practice.world:584
-            raise ToolError(rt.built(self, f'Invoice {invoice.invoice_id} has payments.'))
+            self.fail(f'Invoice {invoice.invoice_id} has payments.')
         for t in rt.each(self, self.t_time_entries):  # law_firm_practice.world:585
             if t.invoice == invoice.invoice_id:  # law_firm_practice.world:586
                 # law_firm_practice.world:587
@@ -981,10 +1152,27 @@ class LawFirmPractice(Episode):
         )
         return invoice  # law_firm_practice.world:599
 
-    def tool_get_payment(self, payment: Payment) -> Payment:  # law_firm_practice.world:604
+    @tool(  # law_firm_practice.world:604
+        'Show a payment by id: invoice id, amount, day, method and reference.',
+        param('payment', arg.row('payments'), 'The payment id, e.g. PAY00001.'), read_only=True,
+        where='law_firm_practice.world:604', returns=Payment,
+    )
+    def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # law_firm_practice.world:607
 
-    def tool_list_payments(  # law_firm_practice.world:610
+    @tool(  # law_firm_practice.world:610
+        'List the payments of an invoice or of a client, optionally since a day.',
+        param('invoice', arg.optional(arg.row('invoices')), 'Only payments of this invoice id.'),
+        param(
+            'client',
+            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+            "Only payments of this client id's invoices.",
+        ),
+        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
+        read_only=True, where='law_firm_practice.world:610', returns=js.array(Payment),
+        shows=('list', ('row', 'payments')),
+    )
+    def tool_list_payments(
         self, invoice: Invoice | None, client: Client | None, since: dt.date | None
     ) -> tuple[str, ...]:
         if not (invoice is not None or client is not None):  # law_firm_practice.world:617
@@ -1004,14 +1192,23 @@ class LawFirmPractice(Episode):
             result = rt.each(self, result) + (p.payment_id,)  # law_firm_practice.world:629
         return result  # law_firm_practice.world:631
 
-    def tool_record_payment(  # law_firm_practice.world:634
+    @tool(  # law_firm_practice.world:634
+        'Record money received today against an issued invoice; it is paid once paid in full.',
+        param('invoice', arg.row('invoices'), 'The issued invoice id, e.g. INV00005.'),
+        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount received in USD.'),
+        param('method', arg.enum_of(PaymentMethod), 'check, wire or card.'),
+        param(
+            'reference', arg.refined(arg.TEXT, None, 60),
+            'The check number or transfer reference.', default='',
+        ),
+        where='law_firm_practice.world:634', returns=Invoice,
+    )
+    def tool_record_payment(
         self, invoice: Invoice, amount: float, method: PaymentMethod, reference: str
     ) -> Invoice:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:642
         if invoice.status != _E13_InvoiceStatus_issued:  # law_firm_practice.world:643
-            raise ToolError(rt.built(
-                self, f'Invoice {invoice.invoice_id} is {invoice.status}, not issued.'
-            ))
+            self.fail(f'Invoice {invoice.invoice_id} is {invoice.status}, not issued.')
         amt: float = round(amount, 2)  # law_firm_practice.world:644
         due: float = round(invoice.total - invoice.amount_paid, 2)  # law_firm_practice.world:645
         if not (amt <= due):  # law_firm_practice.world:646
@@ -1034,270 +1231,7 @@ class LawFirmPractice(Episode):
         return invoice  # law_firm_practice.world:658
 
 
-_RESULT_BillingRates = js.closed({
-    'partner': js.scalar('float', 0.0), 'associate': js.scalar('float', 0.0),
-    'paralegal': js.scalar('float', 0.0),
-})
-_RESULT_InvoiceInfo = js.closed({
-    'invoice': Invoice, 'time_entries': js.array(TimeEntry), 'expenses': js.array(Expense),
-    'balance_due': js.NUMBER,
-})
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_matter = param('matter', arg.row('matters'), 'The matter id, e.g. MT0001.')
-_PARAM_billable = param(
-    'billable', arg.BOOL, 'Whether the client is billed for it.', default=lambda ep: True
-)
-
-
-LawFirmPractice.TOOLS = tools(
-    tool(
-        LawFirmPractice.tool_get_client,
-        'Show a client by id: kind, email, billing address, payment terms and client-since day.',
-        param(
-            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
-            'The client id, e.g. CL001.',
-        ),
-        read_only=True, where='law_firm_practice.world:318', returns=Client,
-    ),
-    tool(
-        LawFirmPractice.tool_find_clients,
-        'Find clients by part of the name or by email; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        read_only=True, where='law_firm_practice.world:324', returns=js.array(Client),
-        shows=('list', ('row', 'clients')),
-    ),
-    tool(
-        LawFirmPractice.tool_get_attorney,
-        'Show an attorney by id: email, role, bar number and whether active.',
-        param(
-            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The attorney id, e.g. A01.',
-        ),
-        read_only=True, where='law_firm_practice.world:335', returns=Attorney,
-    ),
-    tool(
-        LawFirmPractice.tool_list_attorneys,
-        'List attorneys, optionally by role or part of the name.',
-        param('role', arg.optional(arg.enum_of(AttorneyRole)), 'Only this role.'),
-        _PARAM_name_contains, read_only=True, where='law_firm_practice.world:341',
-        returns=js.array(Attorney), shows=('list', ('row', 'attorneys')),
-    ),
-    tool(
-        LawFirmPractice.tool_sign_in,
-        'Sign in as an attorney. Every change needs someone signed in.',
-        param(
-            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'Your attorney id, e.g. A01.',
-        ),
-        where='law_firm_practice.world:351', returns=Attorney,
-    ),
-    tool(
-        LawFirmPractice.tool_get_matter,
-        'Show a matter by id with its unbilled hours, fees and expenses and the balance due on '
-        'its issued invoices.',
-        _PARAM_matter, read_only=True, where='law_firm_practice.world:361',
-        returns=js.closed({
-            'matter': Matter, 'unbilled_hours': js.NUMBER, 'unbilled_fees': js.NUMBER,
-            'unbilled_expenses': js.NUMBER, 'balance_due': js.NUMBER,
-        }),
-        shows=('record', (('matter', 'matter', ('row', 'matters')),)),
-    ),
-    tool(
-        LawFirmPractice.tool_find_matters,
-        'Find matters of a client or a responsible partner, by status or part of the title.',
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            'Only matters of this client id.',
-        ),
-        param(
-            'responsible',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            'Only matters of this responsible partner id.',
-        ),
-        param('status', arg.optional(arg.enum_of(MatterStatus)), 'Only matters in this status.'),
-        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
-        read_only=True, where='law_firm_practice.world:367', returns=js.array(Matter),
-        shows=('list', ('row', 'matters')),
-    ),
-    tool(
-        LawFirmPractice.tool_open_matter, 'Open a new matter for a client (partners only).',
-        param(
-            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
-            'The client id, e.g. CL002.',
-        ),
-        param('title', arg.refined(arg.TEXT, 1, 120), 'A short title of the matter.'),
-        param('practice_area', arg.enum_of(PracticeArea), 'The practice area.'),
-        param(
-            'rates', arg.record(BillingRates.load, _RESULT_BillingRates),
-            'Hourly rates for partners, associates and paralegals on this matter.',
-        ),
-        param(
-            'responsible',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            "The responsible partner's id; leave out for yourself.",
-        ),
-        where='law_firm_practice.world:379', returns=Matter,
-    ),
-    tool(
-        LawFirmPractice.tool_set_matter_status,
-        'Put an open matter on hold, or reopen a matter on hold.',
-        param('matter', arg.row('matters'), 'The matter id, e.g. MT0002.'),
-        param('status', arg.enum_of(MatterStatus), 'open or on_hold.'),
-        where='law_firm_practice.world:404', returns=Matter,
-    ),
-    tool(
-        LawFirmPractice.tool_close_matter,
-        'Close a matter whose billable work is all invoiced and whose invoices are all paid '
-        '(partners only).',
-        param('matter', arg.row('matters'), 'The matter id, e.g. MT0004.'),
-        where='law_firm_practice.world:418', returns=Matter,
-    ),
-    tool(
-        LawFirmPractice.tool_get_time_entry,
-        'Show a time entry by id: matter and attorney ids, date, hours, rate, narrative, '
-        'billable and invoice id.',
-        param('entry', arg.row('time_entries'), 'The time entry id, e.g. TE00001.'),
-        read_only=True, where='law_firm_practice.world:434', returns=TimeEntry,
-    ),
-    tool(
-        LawFirmPractice.tool_list_time_entries,
-        "List a matter's time entries, optionally only unbilled ones or one attorney's.",
-        _PARAM_matter,
-        param(
-            'unbilled_only', arg.BOOL, 'Only billable entries not yet invoiced.',
-            default=lambda ep: False,
-        ),
-        param(
-            'attorney',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            "Only this attorney's entries.",
-        ),
-        read_only=True, where='law_firm_practice.world:440', returns=js.array(TimeEntry),
-        shows=('list', ('row', 'time_entries')),
-    ),
-    tool(
-        LawFirmPractice.tool_log_time,
-        "Record the signed-in attorney's time on an open matter at the matter's rate for their "
-        "role.",
-        _PARAM_matter, param('work_date', arg.DATE, 'The day worked, e.g. 2024-10-14.'),
-        param('hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'Hours in tenths, e.g. 1.5.'),
-        param('narrative', arg.refined(arg.TEXT, 1, 300), 'What was done.'), _PARAM_billable,
-        where='law_firm_practice.world:450', returns=TimeEntry,
-    ),
-    tool(
-        LawFirmPractice.tool_get_expense,
-        'Show an expense by id: matter id, date, category, amount, description, billable and '
-        'invoice id.',
-        param('expense', arg.row('expenses'), 'The expense id, e.g. EX00001.'), read_only=True,
-        where='law_firm_practice.world:478', returns=Expense,
-    ),
-    tool(
-        LawFirmPractice.tool_list_expenses,
-        "List a matter's expenses, optionally only unbilled ones.", _PARAM_matter,
-        param(
-            'unbilled_only', arg.BOOL, 'Only billable expenses not yet invoiced.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='law_firm_practice.world:484', returns=js.array(Expense),
-        shows=('list', ('row', 'expenses')),
-    ),
-    tool(
-        LawFirmPractice.tool_log_expense, 'Record an expense on an open or on-hold matter.',
-        _PARAM_matter, param('incurred_on', arg.DATE, 'The day of the expense.'),
-        param(
-            'category', arg.enum_of(ExpenseCategory),
-            'filing_fee, courier, travel, expert, copying or other.',
-        ),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What it was for.'), _PARAM_billable,
-        where='law_firm_practice.world:493', returns=Expense,
-    ),
-    tool(
-        LawFirmPractice.tool_get_invoice,
-        'Show an invoice by id with its time entries, expenses and balance due.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00001.'), read_only=True,
-        where='law_firm_practice.world:521', returns=_RESULT_InvoiceInfo,
-        shows=(
-            'record', (
-                ('invoice', 'invoice', ('row', 'invoices')),
-                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
-                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
-            ),
-        ),
-    ),
-    tool(
-        LawFirmPractice.tool_list_invoices,
-        'List the invoices of a matter or a client, optionally by status.',
-        param('matter', arg.optional(arg.row('matters')), 'Only invoices of this matter id.'),
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            "Only invoices of this client id's matters.",
-        ),
-        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
-        read_only=True, where='law_firm_practice.world:527', returns=js.array(Invoice),
-        shows=('list', ('row', 'invoices')),
-    ),
-    tool(
-        LawFirmPractice.tool_draft_invoice,
-        'Draft an invoice for all the unbilled billable time and expenses of a matter.',
-        _PARAM_matter, where='law_firm_practice.world:538', returns=_RESULT_InvoiceInfo,
-        shows=(
-            'record', (
-                ('invoice', 'invoice', ('row', 'invoices')),
-                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
-                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
-            ),
-        ),
-    ),
-    tool(
-        LawFirmPractice.tool_issue_invoice,
-        "Issue a draft invoice (partners only); it falls due after the client's payment terms.",
-        param('invoice', arg.row('invoices'), 'The draft invoice id, e.g. INV00003.'),
-        where='law_firm_practice.world:566', returns=Invoice,
-    ),
-    tool(
-        LawFirmPractice.tool_void_invoice,
-        'Void a draft invoice, or an issued one with no payments (partners only); its time and '
-        'expenses become unbilled again.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00003.'),
-        where='law_firm_practice.world:578', returns=Invoice,
-    ),
-    tool(
-        LawFirmPractice.tool_get_payment,
-        'Show a payment by id: invoice id, amount, day, method and reference.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. PAY00001.'), read_only=True,
-        where='law_firm_practice.world:604', returns=Payment,
-    ),
-    tool(
-        LawFirmPractice.tool_list_payments,
-        'List the payments of an invoice or of a client, optionally since a day.',
-        param('invoice', arg.optional(arg.row('invoices')), 'Only payments of this invoice id.'),
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            "Only payments of this client id's invoices.",
-        ),
-        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
-        read_only=True, where='law_firm_practice.world:610', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    ),
-    tool(
-        LawFirmPractice.tool_record_payment,
-        'Record money received today against an issued invoice; it is paid once paid in full.',
-        param('invoice', arg.row('invoices'), 'The issued invoice id, e.g. INV00005.'),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount received in USD.'),
-        param('method', arg.enum_of(PaymentMethod), 'check, wire or card.'),
-        param(
-            'reference', arg.refined(arg.TEXT, None, 60),
-            'The check number or transfer reference.', default=lambda ep: '',
-        ),
-        where='law_firm_practice.world:634', returns=Invoice,
-    ),
-)
+LawFirmPractice.TOOLS = tools(LawFirmPractice)
 
 
 def _check_invoice_coastal__issued(ep: LawFirmPractice) -> bool:  # law_firm_practice.world:1030

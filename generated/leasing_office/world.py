@@ -211,6 +211,43 @@ class LeaseInfo(Record):
 _GET_amount = rt.getter('amount', float)
 
 
+_RESULT_Deduction = js.closed({
+    'reason': js.scalar('str', 1, 120), 'amount': js.scalar('float', 0.01, 100000.0)
+})
+_RESULT_Lease = js.closed({
+    'lease_id': js.STRING, 'application': js.STRING,
+    'unit': js.scalar('str', pattern='^[0-9]{2,4}$'), 'start_date': js.STRING,
+    'end_date': js.STRING, 'monthly_rent': js.scalar('float', 0.01, 100000.0),
+    'deposit': js.scalar('float', 0.0), 'status': js.members(LeaseStatus),
+    'deductions': js.array(Deduction, max_items=10), 'deposit_returned_on': js.nullable(js.STRING),
+})
+_RESULT_LeaseInfo = js.closed({
+    'lease': _RESULT_Lease, 'deductions_total': js.NUMBER, 'refund_due': js.NUMBER
+})
+_ROW_agents = arg.row(
+    'agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Agent {key} not found.'),
+)
+_ROW_units = arg.row(
+    'units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$'),
+    not_found=lambda ep, key: ep.built(f'Unit {key} not found.'),
+)
+_ROW_prospects = arg.row(
+    'prospects', not_found=lambda ep, key: ep.built(f'Prospect {key} not found.')
+)
+_ROW_tours = arg.row('tours', not_found=lambda ep, key: ep.built(f'Tour {key} not found.'))
+_ROW_applications = arg.row(
+    'applications', not_found=lambda ep, key: ep.built(f'Application {key} not found.')
+)
+_ROW_leases = arg.row('leases', not_found=lambda ep, key: ep.built(f'Lease {key} not found.'))
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_unit = param('unit', _ROW_units, 'The unit number, e.g. 204.')
+_PARAM_application = param('application', _ROW_applications, 'The application id, e.g. APP0001.')
+_PARAM_lease = param('lease', _ROW_leases, 'The active lease id, e.g. LS0001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -360,7 +397,7 @@ class LeasingOffice(Episode):
         if not all(  # leasing_office.world:245
             len([
                 _b43.agent_id for _b43 in rt.each(self, self.t_agents)
-                if rt.built(self, _b43.email.lower()) == rt.built(self, _a42.email.lower())
+                if self.built(_b43.email.lower()) == self.built(_a42.email.lower())
             ])
             == 1
             for _a42 in rt.each(self, self.t_agents)
@@ -369,7 +406,7 @@ class LeasingOffice(Episode):
         if not all(  # leasing_office.world:248
             len([
                 _q45.prospect_id for _q45 in rt.each(self, self.t_prospects)
-                if rt.built(self, _q45.email.lower()) == rt.built(self, _p44.email.lower())
+                if self.built(_q45.email.lower()) == self.built(_p44.email.lower())
             ])
             == 1
             for _p44 in rt.each(self, self.t_prospects)
@@ -495,24 +532,44 @@ class LeasingOffice(Episode):
             for _t2 in rt.each(self, self.t_tours)
         )
 
-    def tool_sign_in(self, agent: Agent) -> Agent:  # leasing_office.world:256
+    @tool(  # leasing_office.world:256
+        "Sign in as an agent; changes are then made in that agent's name. Signing in again "
+        "switches agent.",
+        param('agent', _ROW_agents, 'Your agent id, e.g. AG02 (list_agents finds it by name).'),
+        where='leasing_office.world:256', returns=Agent,
+    )
+    def tool_sign_in(self, agent: Agent) -> Agent:
         if not agent.active:  # leasing_office.world:261
-            raise ToolError(rt.built(self, f'Agent {agent.agent_id} ({agent.name}) is inactive.'))
+            self.fail(f'Agent {agent.agent_id} ({agent.name}) is inactive.')
         self.set_state('current_agent', agent.agent_id)  # leasing_office.world:262
         return agent  # leasing_office.world:263
 
-    def tool_get_agent(self, agent: Agent) -> Agent:  # leasing_office.world:266
+    @tool(  # leasing_office.world:266
+        'Show an agent: name, email, role and whether active.',
+        param('agent', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
+        where='leasing_office.world:266', returns=Agent,
+    )
+    def tool_get_agent(self, agent: Agent) -> Agent:
         return agent  # leasing_office.world:269
 
-    def tool_list_agents(  # leasing_office.world:272
+    @tool(  # leasing_office.world:272
+        'List agents, optionally by part of the name or by role.', _PARAM_name_contains,
+        param(
+            'role', arg.optional(arg.enum_of(AgentRole)),
+            'Only leasing agents or only property managers.',
+        ),
+        read_only=True, where='leasing_office.world:272', returns=js.array(Agent),
+        shows=('list', ('row', 'agents')),
+    )
+    def tool_list_agents(
         self, name_contains: str | None, role: AgentRole | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:278
         for a in rt.each(self, self.t_agents):  # leasing_office.world:279
             if (  # leasing_office.world:280
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, a.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(a.name.lower()))
                 )
             ):
                 continue  # leasing_office.world:281
@@ -521,15 +578,41 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (a.agent_id,)  # leasing_office.world:286
         return found  # leasing_office.world:288
 
-    def tool_get_unit(self, unit: Unit) -> UnitInfo:  # leasing_office.world:293
+    @tool(  # leasing_office.world:293
+        'Show a unit: building, bedrooms, bathrooms, size, asking rent, status, available-from '
+        'day and its active lease.',
+        _PARAM_unit, read_only=True, where='leasing_office.world:293',
+        returns=js.closed({'unit': Unit, 'active_lease': js.nullable(_RESULT_Lease)}),
+        shows=(
+            'record', (
+                ('unit', 'unit', ('row', 'units')),
+                ('active_lease', 'active_lease', ('row', 'leases')),
+            ),
+        ),
+    )
+    def tool_get_unit(self, unit: Unit) -> UnitInfo:
         # leasing_office.world:296
         return UnitInfo(unit.unit_id, rt.key_of(self.fn_active_lease_of(unit)))
 
-    def tool_search_units(  # leasing_office.world:299
-        self,
-        bedrooms: int | None,
-        max_rent: float | None,
-        move_in_by: dt.date | None,
+    @tool(  # leasing_office.world:299
+        'Find units by bedrooms, maximum rent and the day they are available from.',
+        param(
+            'bedrooms', arg.optional(arg.refined(arg.INT, 0, 5)),
+            'Only units with this many bedrooms (0 for a studio).',
+        ),
+        param('max_rent', arg.optional(arg.FLOAT), 'Only units renting for at most this a month.'),
+        param(
+            'move_in_by', arg.optional(arg.DATE), 'Only units available to move in by this day.'
+        ),
+        param(
+            'available_only', arg.BOOL,
+            'Only units that are available now (not leased or offline).', default=False,
+        ),
+        read_only=True, where='leasing_office.world:299', returns=js.array(Unit),
+        shows=('list', ('row', 'units')),
+    )
+    def tool_search_units(
+        self, bedrooms: int | None, max_rent: float | None, move_in_by: dt.date | None,
         available_only: bool,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:307
@@ -547,46 +630,68 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (u.unit_id,)  # leasing_office.world:321
         return found  # leasing_office.world:323
 
-    def tool_get_prospect(self, prospect: Prospect) -> Prospect:  # leasing_office.world:328
+    @tool(  # leasing_office.world:328
+        'Show a prospect: contact, monthly income, desired move-in day and bedrooms wanted.',
+        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0001.'), read_only=True,
+        where='leasing_office.world:328', returns=Prospect,
+    )
+    def tool_get_prospect(self, prospect: Prospect) -> Prospect:
         return prospect  # leasing_office.world:333
 
-    def tool_find_prospects(  # leasing_office.world:336
+    @tool(  # leasing_office.world:336
+        'Find prospects by part of the name, by email or by phone.', _PARAM_name_contains,
+        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+        where='leasing_office.world:336', returns=js.array(Prospect),
+        shows=('list', ('row', 'prospects')),
+    )
+    def tool_find_prospects(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:343
         for p in rt.each(self, self.t_prospects):  # leasing_office.world:344
             if (  # leasing_office.world:345
                 name_contains is not None and not (
-                    rt.read(self, rt.built(self, name_contains.lower()))
-                    in rt.read(self, rt.built(self, p.name.lower()))
+                    rt.read(self, self.built(name_contains.lower()))
+                    in rt.read(self, self.built(p.name.lower()))
                 )
             ):
                 continue  # leasing_office.world:346
-            if (  # leasing_office.world:348
-                email is not None
-                and rt.built(self, p.email.lower()) != rt.built(self, email.lower())
-            ):
+            # leasing_office.world:348
+            if email is not None and self.built(p.email.lower()) != self.built(email.lower()):
                 continue  # leasing_office.world:349
             if (  # leasing_office.world:351
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
-                    in rt.read(self, rt.built(self, rt.replace(rt.read(self, p.phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
+                    in rt.read(self, self.built(rt.replace(rt.read(self, p.phone), ' ', '')))
                 )
             ):
                 continue  # leasing_office.world:352
             found = rt.each(self, found) + (p.prospect_id,)  # leasing_office.world:354
         return found  # leasing_office.world:356
 
-    def tool_get_tour(self, tour: Tour) -> Tour:  # leasing_office.world:361
+    @tool(  # leasing_office.world:361
+        'Show a tour: prospect, unit and agent ids, time, status and notes.',
+        param('tour', _ROW_tours, 'The tour id, e.g. TR0001.'), read_only=True,
+        where='leasing_office.world:361', returns=Tour,
+    )
+    def tool_get_tour(self, tour: Tour) -> Tour:
         return tour  # leasing_office.world:364
 
-    def tool_list_tours(  # leasing_office.world:367
-        self,
-        prospect: Prospect | None,
-        unit: Unit | None,
-        agent: Agent | None,
-        day: dt.date | None,
-        status: TourStatus | None,
+    @tool(  # leasing_office.world:367
+        'List tours of a prospect, a unit or an agent, and/or on a day, optionally by status, in '
+        'time order.',
+        param('prospect', arg.optional(_ROW_prospects), "Only this prospect's tours (id)."),
+        param('unit', arg.optional(_ROW_units), 'Only tours of this unit.'),
+        param('agent', arg.optional(_ROW_agents), "Only this agent's tours (id)."),
+        param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
+        param('status', arg.optional(arg.enum_of(TourStatus)), 'Only tours with this status.'),
+        read_only=True, where='leasing_office.world:367', returns=js.array(Tour),
+        shows=('list', ('row', 'tours')),
+    )
+    def tool_list_tours(
+        self, prospect: Prospect | None, unit: Unit | None, agent: Agent | None,
+        day: dt.date | None, status: TourStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:376
         for t in rt.each(self, self.t_tours):  # leasing_office.world:377
@@ -606,19 +711,30 @@ class LeasingOffice(Episode):
             rt.rows(self.t_tours, rt.each(self, found)), key=lambda _x3: _x3.scheduled_at
         )
 
-    def tool_schedule_tour(  # leasing_office.world:398
+    @tool(  # leasing_office.world:398
+        'Schedule a tour of a unit for a prospect with an agent.',
+        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0002.'),
+        param('unit', _ROW_units, 'The unit number, e.g. 101.'),
+        param('scheduled_at', arg.DATETIME, 'When, e.g. 2024-09-05T15:00:00.'),
+        param(
+            'agent', arg.optional(_ROW_agents),
+            'The agent who shows it (id); the signed-in agent when left out.',
+        ),
+        where='leasing_office.world:398', returns=Tour,
+    )
+    def tool_schedule_tour(
         self, prospect: Prospect, unit: Unit, scheduled_at: dt.datetime, agent: Agent | None
     ) -> Tour:
         signed: Agent = self.fn_me()  # leasing_office.world:406
         if unit.status == _E10_UnitStatus_offline:  # leasing_office.world:407
-            raise ToolError(rt.built(self, f'Unit {unit.unit_id} is offline.'))
+            self.fail(f'Unit {unit.unit_id} is offline.')
         if scheduled_at <= self.clock:  # leasing_office.world:408
             raise ToolError('The tour must be in the future.')
         guide: Agent = agent if agent is not None else signed  # leasing_office.world:409
         if not guide.active:  # leasing_office.world:410
-            raise ToolError(rt.built(self, f'Agent {guide.agent_id} is inactive.'))
+            self.fail(f'Agent {guide.agent_id} is inactive.')
         if self.fn_tour_clash(guide, scheduled_at, ''):  # leasing_office.world:411
-            raise ToolError(rt.built(self, f'{guide.name} already has a tour at that time.'))
+            self.fail(f'{guide.name} already has a tour at that time.')
         tour: Tour = Tour(  # leasing_office.world:412
             tour_id=self.next_id('tour_ids', 'TR{:04d}'), prospect=prospect.prospect_id,
             unit=unit.unit_id, agent=guide.agent_id, scheduled_at=scheduled_at,
@@ -627,33 +743,54 @@ class LeasingOffice(Episode):
         self.insert(self.t_tours, tour)  # leasing_office.world:413
         return tour  # leasing_office.world:414
 
-    # leasing_office.world:417
+    @tool(  # leasing_office.world:417
+        'Mark a scheduled tour completed, missed (no_show) or cancelled, with notes.',
+        param('tour', _ROW_tours, 'The tour id, e.g. TR0003.'),
+        param('outcome', arg.enum_of(TourStatus), 'completed, no_show or cancelled.'),
+        param('notes', arg.refined(arg.TEXT, None, 300), 'Notes on the tour; empty for none.'),
+        where='leasing_office.world:417', returns=Tour,
+    )
     def tool_record_tour_outcome(self, tour: Tour, outcome: TourStatus, notes: str) -> Tour:
         x__: Agent = self.fn_me()  # leasing_office.world:424
         if tour.status != _E10_TourStatus_scheduled:  # leasing_office.world:425
-            raise ToolError(rt.built(
-                self, f'Tour {tour.tour_id} is {tour.status}, not scheduled.'
-            ))
+            self.fail(f'Tour {tour.tour_id} is {tour.status}, not scheduled.')
         if outcome == _E10_TourStatus_scheduled:  # leasing_office.world:426
             raise ToolError('The outcome must be completed, no_show or cancelled.')
         # leasing_office.world:427
         if not (outcome == _E10_TourStatus_cancelled or self.clock >= tour.scheduled_at):
-            raise ToolError(rt.built(
-                self, f'Tour {tour.tour_id} has not started yet; it can only be cancelled.'
-            ))
+            self.fail(f'Tour {tour.tour_id} has not started yet; it can only be cancelled.')
         self.set_fields(  # leasing_office.world:428
             tour, ('status', 'notes'), outcome, v.check_length(notes, 'Tour.notes', None, 300)
         )
         return tour  # leasing_office.world:430
 
-    # leasing_office.world:435
+    @tool(  # leasing_office.world:435
+        "Show an application with the prospect's income as a multiple of the rent and whether it "
+        "passes screening.",
+        _PARAM_application, read_only=True, where='leasing_office.world:435',
+        returns=js.closed({
+            'application': Application, 'income_ratio': js.NUMBER, 'passes_screening': js.BOOLEAN
+        }),
+        shows=('record', (('application', 'application', ('row', 'applications')),)),
+    )
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # leasing_office.world:440
             application.application_id, self.fn_income_ratio(application),
             self.fn_passes(application),
         )
 
-    def tool_list_applications(  # leasing_office.world:447
+    @tool(  # leasing_office.world:447
+        'List applications of a prospect or a unit, optionally by status.',
+        param('prospect', arg.optional(_ROW_prospects), "Only this prospect's applications (id)."),
+        param('unit', arg.optional(_ROW_units), 'Only applications for this unit.'),
+        param(
+            'status', arg.optional(arg.enum_of(ScreeningStatus)),
+            'Only applications with this status.',
+        ),
+        read_only=True, where='leasing_office.world:447', returns=js.array(Application),
+        shows=('list', ('row', 'applications')),
+    )
+    def tool_list_applications(
         self, prospect: Prospect | None, unit: Unit | None, status: ScreeningStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:454
@@ -668,28 +805,35 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (a.application_id,)  # leasing_office.world:465
         return found  # leasing_office.world:467
 
-    def tool_submit_application(  # leasing_office.world:470
+    @tool(  # leasing_office.world:470
+        "Take a rental application for a unit; it waits for a property manager's decision.",
+        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0005.'), _PARAM_unit,
+        param('move_in_date', arg.DATE, 'The day they want to move in, e.g. 2024-10-01.'),
+        param(
+            'credit_score', arg.refined(arg.INT, 300, 850),
+            'The credit score from the screening report.',
+        ),
+        where='leasing_office.world:470', returns=Application,
+    )
+    def tool_submit_application(
         self, prospect: Prospect, unit: Unit, move_in_date: dt.date, credit_score: int
     ) -> Application:
         x__: Agent = self.fn_me()  # leasing_office.world:478
         if unit.status == _E10_UnitStatus_offline:  # leasing_office.world:479
-            raise ToolError(rt.built(self, f'Unit {unit.unit_id} is offline.'))
+            self.fail(f'Unit {unit.unit_id} is offline.')
         if move_in_date < self.clock.date():  # leasing_office.world:480
             raise ToolError('The move-in date is in the past.')
         if move_in_date < unit.available_from:  # leasing_office.world:481
-            raise ToolError(rt.built(
-                self, f'Unit {unit.unit_id} is available from {unit.available_from}.'
-            ))
+            self.fail(f'Unit {unit.unit_id} is available from {unit.available_from}.')
         if any(  # leasing_office.world:482
             _a4.prospect == prospect.prospect_id and _a4.unit == unit.unit_id
             and _a4.status == _E15_ScreeningStatus_pending
             for _a4 in rt.each(self, self.t_applications)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Prospect {prospect.prospect_id} already has a pending application for unit '
                 f'{unit.unit_id}.',
-            ))
+            )
         application: Application = Application(  # leasing_office.world:483
             application_id=self.next_id('application_ids', 'APP{:04d}'),
             prospect=prospect.prospect_id, unit=unit.unit_id, submitted_on=self.clock.date(),
@@ -700,14 +844,17 @@ class LeasingOffice(Episode):
         self.insert(self.t_applications, application)  # leasing_office.world:490
         return application  # leasing_office.world:491
 
-    # leasing_office.world:494
+    @tool(  # leasing_office.world:494
+        'A property manager approves a pending application that passes screening (credit score '
+        'and income).',
+        _PARAM_application, where='leasing_office.world:494', returns=Application,
+    )
     def tool_approve_application(self, application: Application) -> Application:
         boss: Agent = self.fn_manager()  # leasing_office.world:499
         if application.status != _E15_ScreeningStatus_pending:  # leasing_office.world:500
-            raise ToolError(rt.built(
-                self,
-                f'Application {application.application_id} is {application.status}, not pending.',
-            ))
+            self.fail(
+                f'Application {application.application_id} is {application.status}, not pending.'
+            )
         if application.credit_score < self.state.min_credit_score:  # leasing_office.world:501
             raise ToolError(
                 f'The credit score {application.credit_score} is below '
@@ -725,24 +872,27 @@ class LeasingOffice(Episode):
         current: Lease | None = self.fn_active_lease_of(self.t_units[application.unit])
         if current is not None:  # leasing_office.world:504
             if current.end_date >= application.move_in_date:  # leasing_office.world:505
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Unit {self.t_units[application.unit].unit_id} is leased until '
                     f'{current.end_date}, after the move-in date.',
-                ))
+                )
         # leasing_office.world:507
         self.set_field(application, 'status', _E15_ScreeningStatus_approved)
         self.set_field(application, 'decided_by', boss.agent_id)  # leasing_office.world:508
         return application  # leasing_office.world:509
 
-    # leasing_office.world:512
+    @tool(  # leasing_office.world:512
+        'A property manager declines a pending application with a reason.',
+        param('application', _ROW_applications, 'The application id, e.g. APP0002.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is declined.'),
+        where='leasing_office.world:512', returns=Application,
+    )
     def tool_decline_application(self, application: Application, reason: str) -> Application:
         boss: Agent = self.fn_manager()  # leasing_office.world:518
         if application.status != _E15_ScreeningStatus_pending:  # leasing_office.world:519
-            raise ToolError(rt.built(
-                self,
-                f'Application {application.application_id} is {application.status}, not pending.',
-            ))
+            self.fail(
+                f'Application {application.application_id} is {application.status}, not pending.'
+            )
         # leasing_office.world:520
         self.set_field(application, 'status', _E15_ScreeningStatus_declined)
         self.set_fields(  # leasing_office.world:521
@@ -753,16 +903,31 @@ class LeasingOffice(Episode):
         )
         return application  # leasing_office.world:523
 
-    def tool_get_lease(self, lease: Lease) -> LeaseInfo:  # leasing_office.world:528
+    @tool(  # leasing_office.world:528
+        'Show a lease with its deductions total and the deposit refund due (deposit minus '
+        'deductions).',
+        param('lease', _ROW_leases, 'The lease id, e.g. LS0001.'), read_only=True,
+        where='leasing_office.world:528', returns=_RESULT_LeaseInfo,
+        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
+    )
+    def tool_get_lease(self, lease: Lease) -> LeaseInfo:
         kept: float = self.fn_deductions_total(lease)  # leasing_office.world:533
         # leasing_office.world:534
         return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
-    def tool_list_leases(  # leasing_office.world:537
-        self,
-        unit: Unit | None,
-        tenant: Prospect | None,
-        status: LeaseStatus | None,
+    @tool(  # leasing_office.world:537
+        'List leases of a unit or a tenant, optionally by status or ending before a day.',
+        param('unit', arg.optional(_ROW_units), 'Only leases of this unit.'),
+        param('tenant', arg.optional(_ROW_prospects), 'Only leases of this tenant (prospect id).'),
+        param(
+            'status', arg.optional(arg.enum_of(LeaseStatus)), 'Only active or only ended leases.'
+        ),
+        param('ending_before', arg.optional(arg.DATE), 'Only leases ending before this day.'),
+        read_only=True, where='leasing_office.world:537', returns=js.array(_RESULT_Lease),
+        shows=('list', ('row', 'leases')),
+    )
+    def tool_list_leases(
+        self, unit: Unit | None, tenant: Prospect | None, status: LeaseStatus | None,
         ending_before: dt.date | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # leasing_office.world:545
@@ -782,28 +947,33 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (l.lease_id,)  # leasing_office.world:559
         return found  # leasing_office.world:561
 
-    # leasing_office.world:564
+    @tool(  # leasing_office.world:564
+        "Sign a lease from an approved application for an available unit: it starts on the "
+        "move-in date, at the unit's asking rent.",
+        param('application', _ROW_applications, 'The approved application id, e.g. APP0005.'),
+        param('months', arg.refined(arg.INT, 1, 24), 'The term in months, 1 to 24.'),
+        param(
+            'deposit', arg.refined(arg.FLOAT, 0.0),
+            'The deposit, at most max_deposit_months of rent.',
+        ),
+        where='leasing_office.world:564', returns=_RESULT_Lease,
+    )
     def tool_sign_lease(self, application: Application, months: int, deposit: float) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:571
         if application.status != _E15_ScreeningStatus_approved:  # leasing_office.world:572
-            raise ToolError(rt.built(
-                self,
-                f'Application {application.application_id} is {application.status}, not approved.',
-            ))
+            self.fail(
+                f'Application {application.application_id} is {application.status}, not approved.'
+            )
         if any(  # leasing_office.world:573
             _l5.application == application.application_id for _l5 in rt.each(self, self.t_leases)
         ):
-            raise ToolError(rt.built(
-                self, f'Application {application.application_id} already has a lease.'
-            ))
+            self.fail(f'Application {application.application_id} already has a lease.')
         unit: Unit = self.t_units[application.unit]  # leasing_office.world:574
         if unit.status != _E10_UnitStatus_available:  # leasing_office.world:575
-            raise ToolError(rt.built(
-                self, f'Unit {unit.unit_id} is {unit.status}, not available.'
-            ))
+            self.fail(f'Unit {unit.unit_id} is {unit.status}, not available.')
         rent: float = unit.monthly_rent  # leasing_office.world:576
         if not (rent > 0.0):  # leasing_office.world:577
-            raise ToolError(rt.built(self, f'Unit {unit.unit_id} has no rent set.'))
+            self.fail(f'Unit {unit.unit_id} has no rent set.')
         if not (deposit <= self.state.max_deposit_months * rent):  # leasing_office.world:578
             raise ToolError(
                 f'The deposit may be at most {self.state.max_deposit_months * rent:.2f}.'
@@ -822,13 +992,21 @@ class LeasingOffice(Episode):
         self.set_field(self.t_units[unit.unit_id], 'status', _E10_UnitStatus_leased)
         return lease  # leasing_office.world:590
 
-    # leasing_office.world:593
+    @tool(  # leasing_office.world:593
+        'Extend an active lease by some months, optionally at a new rent.', _PARAM_lease,
+        param('months', arg.refined(arg.INT, 1, 24), 'How many months to add, 1 to 24.'),
+        param(
+            'new_rent', arg.optional(arg.refined(arg.FLOAT, 0.01, 100000.0)),
+            'The new monthly rent; the current one when left out.',
+        ),
+        where='leasing_office.world:593', returns=_RESULT_Lease,
+    )
     def tool_renew_lease(self, lease: Lease, months: int, new_rent: float | None) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:600
         if lease.status != _E11_LeaseStatus_active:  # leasing_office.world:601
-            raise ToolError(rt.built(self, f'Lease {lease.lease_id} is {lease.status}.'))
+            self.fail(f'Lease {lease.lease_id} is {lease.status}.')
         if lease.end_date < self.clock.date():  # leasing_office.world:602
-            raise ToolError(rt.built(self, f'Lease {lease.lease_id} ended on {lease.end_date}.'))
+            self.fail(f'Lease {lease.lease_id} ended on {lease.end_date}.')
         # leasing_office.world:603
         rent: float = new_rent if new_rent is not None else lease.monthly_rent
         if not (lease.deposit <= self.state.max_deposit_months * rent):  # leasing_office.world:604
@@ -845,11 +1023,22 @@ class LeasingOffice(Episode):
         )
         return lease  # leasing_office.world:607
 
-    # leasing_office.world:610
+    @tool(  # leasing_office.world:610
+        'End an active lease at move-out, recording the deductions kept from the deposit; the '
+        'unit is available again from tomorrow.',
+        _PARAM_lease,
+        param(
+            'deductions',
+            arg.refined(arg.list_of(arg.record(Deduction.load, _RESULT_Deduction)), None, 10),
+            'Charges kept from the deposit, e.g. [{"reason": "Carpet cleaning", "amount": '
+            '150.0}]; empty for none.',
+        ),
+        where='leasing_office.world:610', returns=_RESULT_Lease,
+    )
     def tool_end_lease(self, lease: Lease, deductions: tuple[Deduction, ...]) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:616
         if lease.status != _E11_LeaseStatus_active:  # leasing_office.world:617
-            raise ToolError(rt.built(self, f'Lease {lease.lease_id} is already {lease.status}.'))
+            self.fail(f'Lease {lease.lease_id} is already {lease.status}.')
         kept: float = round(  # leasing_office.world:618
             sum(rt.each(self, tuple(map(_GET_amount, rt.each(self, deductions))))), 2
         )
@@ -865,344 +1054,32 @@ class LeasingOffice(Episode):
             lease, ('status', 'deductions'), _E11_LeaseStatus_ended,
             v.check_length(deductions, 'Lease.deductions', None, 10),
         )
-        self.set_field(  # leasing_office.world:625
-            self.t_units[self.t_units[lease.unit].unit_id], 'status', _E10_UnitStatus_available
-        )
+        # leasing_office.world:625
+        self.set_field(self.t_units[lease.unit], 'status', _E10_UnitStatus_available)
         self.set_field(  # leasing_office.world:626
-            self.t_units[self.t_units[lease.unit].unit_id], 'available_from',
-            self.clock.date() + dt.timedelta(days=1),
+            self.t_units[lease.unit], 'available_from', self.clock.date() + dt.timedelta(days=1)
         )
         return lease  # leasing_office.world:627
 
-    def tool_return_deposit(self, lease: Lease) -> LeaseInfo:  # leasing_office.world:630
+    @tool(  # leasing_office.world:630
+        'A property manager returns the deposit of an ended lease, minus its deductions.',
+        param('lease', _ROW_leases, 'The ended lease id, e.g. LS0003.'),
+        where='leasing_office.world:630', returns=_RESULT_LeaseInfo,
+        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
+    )
+    def tool_return_deposit(self, lease: Lease) -> LeaseInfo:
         x__: Agent = self.fn_manager()  # leasing_office.world:635
         if lease.status != _E11_LeaseStatus_ended:  # leasing_office.world:636
-            raise ToolError(rt.built(self, f'Lease {lease.lease_id} is not ended.'))
+            self.fail(f'Lease {lease.lease_id} is not ended.')
         if lease.deposit_returned_on is not None:  # leasing_office.world:637
-            raise ToolError(rt.built(
-                self, f'The deposit of lease {lease.lease_id} was already returned.'
-            ))
+            self.fail(f'The deposit of lease {lease.lease_id} was already returned.')
         self.set_field(lease, 'deposit_returned_on', self.clock.date())  # leasing_office.world:638
         kept: float = self.fn_deductions_total(lease)  # leasing_office.world:639
         # leasing_office.world:640
         return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
 
-_RESULT_Deduction = js.closed({
-    'reason': js.scalar('str', 1, 120), 'amount': js.scalar('float', 0.01, 100000.0)
-})
-_RESULT_Lease = js.closed({
-    'lease_id': js.STRING, 'application': js.STRING,
-    'unit': js.scalar('str', pattern='^[0-9]{2,4}$'), 'start_date': js.STRING,
-    'end_date': js.STRING, 'monthly_rent': js.scalar('float', 0.01, 100000.0),
-    'deposit': js.scalar('float', 0.0), 'status': js.members(LeaseStatus),
-    'deductions': js.array(Deduction, max_items=10), 'deposit_returned_on': js.nullable(js.STRING),
-})
-_RESULT_LeaseInfo = js.closed({
-    'lease': _RESULT_Lease, 'deductions_total': js.NUMBER, 'refund_due': js.NUMBER
-})
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_unit = param(
-    'unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$')),
-    'The unit number, e.g. 204.', not_found=lambda ep, key: rt.built(ep, f'Unit {key} not found.'),
-)
-_PARAM_application = param(
-    'application', arg.row('applications'), 'The application id, e.g. APP0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-)
-_PARAM_lease = param(
-    'lease', arg.row('leases'), 'The active lease id, e.g. LS0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Lease {key} not found.'),
-)
-
-
-LeasingOffice.TOOLS = tools(
-    tool(
-        LeasingOffice.tool_sign_in,
-        "Sign in as an agent; changes are then made in that agent's name. Signing in again "
-        "switches agent.",
-        param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-            'Your agent id, e.g. AG02 (list_agents finds it by name).',
-            not_found=lambda ep, key: rt.built(ep, f'Agent {key} not found.'),
-        ),
-        where='leasing_office.world:256', returns=Agent,
-    ),
-    tool(
-        LeasingOffice.tool_get_agent, 'Show an agent: name, email, role and whether active.',
-        param(
-            'agent', arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-            'The agent id, e.g. AG01.',
-            not_found=lambda ep, key: rt.built(ep, f'Agent {key} not found.'),
-        ),
-        read_only=True, where='leasing_office.world:266', returns=Agent,
-    ),
-    tool(
-        LeasingOffice.tool_list_agents, 'List agents, optionally by part of the name or by role.',
-        _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(AgentRole)),
-            'Only leasing agents or only property managers.',
-        ),
-        read_only=True, where='leasing_office.world:272', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
-    ),
-    tool(
-        LeasingOffice.tool_get_unit,
-        'Show a unit: building, bedrooms, bathrooms, size, asking rent, status, available-from '
-        'day and its active lease.',
-        _PARAM_unit, read_only=True, where='leasing_office.world:293',
-        returns=js.closed({'unit': Unit, 'active_lease': js.nullable(_RESULT_Lease)}),
-        shows=(
-            'record', (
-                ('unit', 'unit', ('row', 'units')),
-                ('active_lease', 'active_lease', ('row', 'leases')),
-            ),
-        ),
-    ),
-    tool(
-        LeasingOffice.tool_search_units,
-        'Find units by bedrooms, maximum rent and the day they are available from.',
-        param(
-            'bedrooms', arg.optional(arg.refined(arg.INT, 0, 5)),
-            'Only units with this many bedrooms (0 for a studio).',
-        ),
-        param('max_rent', arg.optional(arg.FLOAT), 'Only units renting for at most this a month.'),
-        param(
-            'move_in_by', arg.optional(arg.DATE), 'Only units available to move in by this day.'
-        ),
-        param(
-            'available_only', arg.BOOL,
-            'Only units that are available now (not leased or offline).', default=lambda ep: False,
-        ),
-        read_only=True, where='leasing_office.world:299', returns=js.array(Unit),
-        shows=('list', ('row', 'units')),
-    ),
-    tool(
-        LeasingOffice.tool_get_prospect,
-        'Show a prospect: contact, monthly income, desired move-in day and bedrooms wanted.',
-        param(
-            'prospect', arg.row('prospects'), 'The prospect id, e.g. P0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        read_only=True, where='leasing_office.world:328', returns=Prospect,
-    ),
-    tool(
-        LeasingOffice.tool_find_prospects,
-        'Find prospects by part of the name, by email or by phone.', _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='leasing_office.world:336', returns=js.array(Prospect),
-        shows=('list', ('row', 'prospects')),
-    ),
-    tool(
-        LeasingOffice.tool_get_tour,
-        'Show a tour: prospect, unit and agent ids, time, status and notes.',
-        param(
-            'tour', arg.row('tours'), 'The tour id, e.g. TR0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Tour {key} not found.'),
-        ),
-        read_only=True, where='leasing_office.world:361', returns=Tour,
-    ),
-    tool(
-        LeasingOffice.tool_list_tours,
-        'List tours of a prospect, a unit or an agent, and/or on a day, optionally by status, in '
-        'time order.',
-        param(
-            'prospect', arg.optional(arg.row('prospects')), "Only this prospect's tours (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        param(
-            'unit', arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$'))),
-            'Only tours of this unit.',
-            not_found=lambda ep, key: rt.built(ep, f'Unit {key} not found.'),
-        ),
-        param(
-            'agent',
-            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            "Only this agent's tours (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Agent {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
-        param('status', arg.optional(arg.enum_of(TourStatus)), 'Only tours with this status.'),
-        read_only=True, where='leasing_office.world:367', returns=js.array(Tour),
-        shows=('list', ('row', 'tours')),
-    ),
-    tool(
-        LeasingOffice.tool_schedule_tour,
-        'Schedule a tour of a unit for a prospect with an agent.',
-        param(
-            'prospect', arg.row('prospects'), 'The prospect id, e.g. P0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        param(
-            'unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$')),
-            'The unit number, e.g. 101.',
-            not_found=lambda ep, key: rt.built(ep, f'Unit {key} not found.'),
-        ),
-        param('scheduled_at', arg.DATETIME, 'When, e.g. 2024-09-05T15:00:00.'),
-        param(
-            'agent',
-            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            'The agent who shows it (id); the signed-in agent when left out.',
-            not_found=lambda ep, key: rt.built(ep, f'Agent {key} not found.'),
-        ),
-        where='leasing_office.world:398', returns=Tour,
-    ),
-    tool(
-        LeasingOffice.tool_record_tour_outcome,
-        'Mark a scheduled tour completed, missed (no_show) or cancelled, with notes.',
-        param(
-            'tour', arg.row('tours'), 'The tour id, e.g. TR0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Tour {key} not found.'),
-        ),
-        param('outcome', arg.enum_of(TourStatus), 'completed, no_show or cancelled.'),
-        param('notes', arg.refined(arg.TEXT, None, 300), 'Notes on the tour; empty for none.'),
-        where='leasing_office.world:417', returns=Tour,
-    ),
-    tool(
-        LeasingOffice.tool_get_application,
-        "Show an application with the prospect's income as a multiple of the rent and whether it "
-        "passes screening.",
-        _PARAM_application, read_only=True, where='leasing_office.world:435',
-        returns=js.closed({
-            'application': Application, 'income_ratio': js.NUMBER, 'passes_screening': js.BOOLEAN
-        }),
-        shows=('record', (('application', 'application', ('row', 'applications')),)),
-    ),
-    tool(
-        LeasingOffice.tool_list_applications,
-        'List applications of a prospect or a unit, optionally by status.',
-        param(
-            'prospect', arg.optional(arg.row('prospects')),
-            "Only this prospect's applications (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        param(
-            'unit', arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$'))),
-            'Only applications for this unit.',
-            not_found=lambda ep, key: rt.built(ep, f'Unit {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ScreeningStatus)),
-            'Only applications with this status.',
-        ),
-        read_only=True, where='leasing_office.world:447', returns=js.array(Application),
-        shows=('list', ('row', 'applications')),
-    ),
-    tool(
-        LeasingOffice.tool_submit_application,
-        "Take a rental application for a unit; it waits for a property manager's decision.",
-        param(
-            'prospect', arg.row('prospects'), 'The prospect id, e.g. P0005.',
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        _PARAM_unit,
-        param('move_in_date', arg.DATE, 'The day they want to move in, e.g. 2024-10-01.'),
-        param(
-            'credit_score', arg.refined(arg.INT, 300, 850),
-            'The credit score from the screening report.',
-        ),
-        where='leasing_office.world:470', returns=Application,
-    ),
-    tool(
-        LeasingOffice.tool_approve_application,
-        'A property manager approves a pending application that passes screening (credit score '
-        'and income).',
-        _PARAM_application, where='leasing_office.world:494', returns=Application,
-    ),
-    tool(
-        LeasingOffice.tool_decline_application,
-        'A property manager declines a pending application with a reason.',
-        param(
-            'application', arg.row('applications'), 'The application id, e.g. APP0002.',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is declined.'),
-        where='leasing_office.world:512', returns=Application,
-    ),
-    tool(
-        LeasingOffice.tool_get_lease,
-        'Show a lease with its deductions total and the deposit refund due (deposit minus '
-        'deductions).',
-        param(
-            'lease', arg.row('leases'), 'The lease id, e.g. LS0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Lease {key} not found.'),
-        ),
-        read_only=True, where='leasing_office.world:528', returns=_RESULT_LeaseInfo,
-        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
-    ),
-    tool(
-        LeasingOffice.tool_list_leases,
-        'List leases of a unit or a tenant, optionally by status or ending before a day.',
-        param(
-            'unit', arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[0-9]{2,4}$'))),
-            'Only leases of this unit.',
-            not_found=lambda ep, key: rt.built(ep, f'Unit {key} not found.'),
-        ),
-        param(
-            'tenant', arg.optional(arg.row('prospects')),
-            'Only leases of this tenant (prospect id).',
-            not_found=lambda ep, key: rt.built(ep, f'Prospect {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(LeaseStatus)), 'Only active or only ended leases.'
-        ),
-        param('ending_before', arg.optional(arg.DATE), 'Only leases ending before this day.'),
-        read_only=True, where='leasing_office.world:537', returns=js.array(_RESULT_Lease),
-        shows=('list', ('row', 'leases')),
-    ),
-    tool(
-        LeasingOffice.tool_sign_lease,
-        "Sign a lease from an approved application for an available unit: it starts on the "
-        "move-in date, at the unit's asking rent.",
-        param(
-            'application', arg.row('applications'), 'The approved application id, e.g. APP0005.',
-            not_found=lambda ep, key: rt.built(ep, f'Application {key} not found.'),
-        ),
-        param('months', arg.refined(arg.INT, 1, 24), 'The term in months, 1 to 24.'),
-        param(
-            'deposit', arg.refined(arg.FLOAT, 0.0),
-            'The deposit, at most max_deposit_months of rent.',
-        ),
-        where='leasing_office.world:564', returns=_RESULT_Lease,
-    ),
-    tool(
-        LeasingOffice.tool_renew_lease,
-        'Extend an active lease by some months, optionally at a new rent.', _PARAM_lease,
-        param('months', arg.refined(arg.INT, 1, 24), 'How many months to add, 1 to 24.'),
-        param(
-            'new_rent', arg.optional(arg.refined(arg.FLOAT, 0.01, 100000.0)),
-            'The new monthly rent; the current one when left out.',
-        ),
-        where='leasing_office.world:593', returns=_RESULT_Lease,
-    ),
-    tool(
-        LeasingOffice.tool_end_lease,
-        'End an active lease at move-out, recording the deductions kept from the deposit; the '
-        'unit is available again from tomorrow.',
-        _PARAM_lease,
-        param(
-            'deductions',
-            arg.refined(arg.list_of(arg.record(Deduction.load, _RESULT_Deduction)), None, 10),
-            'Charges kept from the deposit, e.g. [{"reason": "Carpet cleaning", "amount": '
-            '150.0}]; empty for none.',
-        ),
-        where='leasing_office.world:610', returns=_RESULT_Lease,
-    ),
-    tool(
-        LeasingOffice.tool_return_deposit,
-        'A property manager returns the deposit of an ended lease, minus its deductions.',
-        param(
-            'lease', arg.row('leases'), 'The ended lease id, e.g. LS0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Lease {key} not found.'),
-        ),
-        where='leasing_office.world:630', returns=_RESULT_LeaseInfo,
-        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
-    ),
-)
+LeasingOffice.TOOLS = tools(LeasingOffice)
 
 
 # leasing_office.world:974

@@ -163,6 +163,22 @@ class OffEntry(Record):
     request: str = field(sh.TEXT)
 
 
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'), not_found='Employee not found.'
+)
+_ROW_departments = arg.row(
+    'departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'), not_found='Department not found.'
+)
+_ROW_balances = arg.row('balances', not_found='Balance not found.')
+_ROW_adjustments = arg.row('adjustments', not_found='Adjustment not found.')
+_ROW_holidays = arg.row(
+    'holidays', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
+    not_found='Not a public holiday.',
+)
+_ROW_requests = arg.row('requests', not_found='Request not found.')
+_PARAM_employee_id = param('employee_id', _ROW_employees, 'The employee id, e.g. E003.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -393,7 +409,7 @@ class LeaveDesk(Episode):
 
     def fn_balance_id(self, e: Employee, t: LeaveType, year: int) -> str:  # leave_desk.world:158
         "The id of an employee's balance of a type in a year."
-        return rt.built(self, f'{e.id_}-{t}-{year}')  # leave_desk.world:161
+        return self.built(f'{e.id_}-{t}-{year}')  # leave_desk.world:161
 
     def fn_sum_days(self, b: LeaveBalance, s: RequestStatus) -> float:  # leave_desk.world:164
         "Working days of a balance's requests with a status."
@@ -444,57 +460,114 @@ class LeaveDesk(Episode):
         'Whether two requests share a day.'
         return a.start_date <= b.end_date and b.start_date <= a.end_date  # leave_desk.world:208
 
-    # leave_desk.world:248
+    @tool(  # leave_desk.world:248
+        'Sign in as an employee, by email or by id.',
+        param('email', arg.optional(arg.TEXT), 'Your work email, e.g. emma.roth@corp.example.'),
+        param(
+            'employee_id',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'Or your employee id, e.g. E003.',
+        ),
+        where='leave_desk.world:248', returns=Employee,
+    )
     def tool_sign_in(self, email: str | None, employee_id: Employee | None) -> Employee:
         # leave_desk.world:254
         found: Employee | None = employee_id if employee_id is not None else rt.attempt(
-            lambda: self.t_employees[tuple([_e4.id_ for _e4 in rt.each(self, self.t_employees) if rt.built(self, _e4.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
+            lambda: self.t_employees[tuple([_e4.id_ for _e4 in rt.each(self, self.t_employees) if self.built(_e4.email.lower()) == self.built((email if email is not None else '').lower())])[0]],
         )
         if found is None:  # leave_desk.world:255
             raise ToolError('No employee with that email.')
         if not found.active:  # leave_desk.world:256
-            raise ToolError(rt.built(self, f'Employee {found.id_} is inactive.'))
+            self.fail(f'Employee {found.id_} is inactive.')
         self.set_state('current_employee', found.id_)  # leave_desk.world:257
         return found  # leave_desk.world:258
 
-    def tool_get_employee(self, employee_id: Employee) -> Employee:  # leave_desk.world:261
+    @tool(  # leave_desk.world:261
+        'Show an employee: name, email, department, manager, role, hire date and whether active.',
+        _PARAM_employee_id, read_only=True, where='leave_desk.world:261', returns=Employee,
+    )
+    def tool_get_employee(self, employee_id: Employee) -> Employee:
         return employee_id  # leave_desk.world:266
 
-    def tool_find_employees(  # leave_desk.world:269
-        self,
-        email: str | None,
-        name: str | None,
-        department: Department | None,
+    @tool(  # leave_desk.world:269
+        'Find employees by email, part of the name, department or manager, with their details.',
+        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param(
+            'department',
+            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
+            'Only employees of this department (code, e.g. ENG).',
+        ),
+        param(
+            'manager_id',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'Only the direct reports of this manager (id, e.g. E002).',
+        ),
+        read_only=True, where='leave_desk.world:269', returns=js.array(Employee),
+        shows=('list', ('row', 'employees')),
+    )
+    def tool_find_employees(
+        self, email: str | None, name: str | None, department: Department | None,
         manager_id: Employee | None,
     ) -> tuple[str, ...]:
-        q: str = rt.built(self, (name if name is not None else '').lower())  # leave_desk.world:277
+        q: str = self.built((name if name is not None else '').lower())  # leave_desk.world:277
         return tuple([  # leave_desk.world:278
             _e5.id_ for _e5 in rt.each(self, self.t_employees)
             if (email is None or _e5.email == email)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _e5.name.lower()))
+            and rt.read(self, q) in rt.read(self, self.built(_e5.name.lower()))
             and (department is None or _e5.department == department.code)
             and (manager_id is None or _e5.manager == manager_id.id_)
         ])
 
-    def tool_get_department(self, code: Department) -> Department:  # leave_desk.world:281
+    @tool(  # leave_desk.world:281
+        'Show a department: name, head, location and the most people who may be off on one day.',
+        param('code', _ROW_departments, 'The department code, e.g. ENG.'), read_only=True,
+        where='leave_desk.world:281', returns=Department,
+    )
+    def tool_get_department(self, code: Department) -> Department:
         return code  # leave_desk.world:286
 
-    def tool_list_departments(self, query: str | None) -> tuple[str, ...]:  # leave_desk.world:289
-        # leave_desk.world:294
-        q: str = rt.built(self, (query if query is not None else '').lower())
+    @tool(  # leave_desk.world:289
+        'List departments with their heads, locations and daily leave limits.',
+        param(
+            'query', arg.optional(arg.TEXT), 'Part of the name or location; case does not matter.'
+        ),
+        read_only=True, where='leave_desk.world:289', returns=js.array(Department),
+        shows=('list', ('row', 'departments')),
+    )
+    def tool_list_departments(self, query: str | None) -> tuple[str, ...]:
+        q: str = self.built((query if query is not None else '').lower())  # leave_desk.world:294
         return tuple([  # leave_desk.world:295
             _d6.code for _d6 in rt.each(self, self.t_departments)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _d6.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _d6.location.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_d6.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_d6.location.lower()))
         ])
 
-    def tool_get_balance(self, balance_id: LeaveBalance) -> BalanceInfo:  # leave_desk.world:300
+    @tool(  # leave_desk.world:300
+        'Show a leave balance (entitled, used and pending days) with the days still available.',
+        param(
+            'balance_id', _ROW_balances,
+            'The balance id: employee id, type and year, e.g. E003-annual-2025.',
+        ),
+        read_only=True, where='leave_desk.world:300',
+        returns=js.closed({'balance': LeaveBalance, 'available_days': js.NUMBER}),
+        shows=('record', (('balance', 'balance', ('row', 'balances')),)),
+    )
+    def tool_get_balance(self, balance_id: LeaveBalance) -> BalanceInfo:
         return BalanceInfo(  # leave_desk.world:305
             balance_id.id_,
             balance_id.entitled_days - balance_id.used_days - balance_id.pending_days,
         )
 
-    def tool_list_balances(  # leave_desk.world:311
+    @tool(  # leave_desk.world:311
+        "List an employee's leave balances with entitled, used and pending days.",
+        _PARAM_employee_id,
+        param('year', arg.optional(arg.INT), 'Only balances of this year, e.g. 2025.'),
+        param('leave_type', arg.optional(arg.enum_of(LeaveType)), 'Only balances of this type.'),
+        read_only=True, where='leave_desk.world:311', returns=js.array(LeaveBalance),
+        shows=('list', ('row', 'balances')),
+    )
+    def tool_list_balances(
         self, employee_id: Employee, year: int | None, leave_type: LeaveType | None
     ) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:318
@@ -503,7 +576,17 @@ class LeaveDesk(Episode):
             and (leave_type is None or _b7.leave_type == leave_type)
         ])
 
-    def tool_adjust_balance(  # leave_desk.world:321
+    @tool(  # leave_desk.world:321
+        "Change a balance's entitlement by some days, with a reason (HR only).",
+        param('balance_id', _ROW_balances, 'The balance id, e.g. E003-parental-2025.'),
+        param(
+            'delta_days', arg.refined(arg.FLOAT, -365.0, 365.0),
+            'Days to add (negative to remove).',
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the entitlement changes.'),
+        where='leave_desk.world:321', returns=BalanceAdjustment,
+    )
+    def tool_adjust_balance(
         self, balance_id: LeaveBalance, delta_days: float, reason: str
     ) -> BalanceAdjustment:
         # leave_desk.world:328
@@ -535,11 +618,21 @@ class LeaveDesk(Episode):
         self.insert(self.t_adjustments, adjustment)  # leave_desk.world:342
         return adjustment  # leave_desk.world:343
 
-    # leave_desk.world:346
+    @tool(  # leave_desk.world:346
+        'Show a balance adjustment: balance, days, reason, who made it and when.',
+        param('adjustment_id', _ROW_adjustments, 'The adjustment id, e.g. ADJ001.'),
+        read_only=True, where='leave_desk.world:346', returns=BalanceAdjustment,
+    )
     def tool_get_adjustment(self, adjustment_id: BalanceAdjustment) -> BalanceAdjustment:
         return adjustment_id  # leave_desk.world:351
 
-    # leave_desk.world:354
+    @tool(  # leave_desk.world:354
+        "List the adjustments of an employee's balances, with days, reasons and dates.",
+        _PARAM_employee_id,
+        param('year', arg.optional(arg.INT), 'Only adjustments of balances of this year.'),
+        read_only=True, where='leave_desk.world:354', returns=js.array(BalanceAdjustment),
+        shows=('list', ('row', 'adjustments')),
+    )
     def tool_list_adjustments(self, employee_id: Employee, year: int | None) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:360
             _a8.id_ for _a8 in rt.each(self, self.t_adjustments)
@@ -547,10 +640,23 @@ class LeaveDesk(Episode):
             and (year is None or self.t_balances[_a8.balance].year == year)
         ])
 
-    def tool_get_holiday(self, day: PublicHoliday) -> PublicHoliday:  # leave_desk.world:365
+    @tool(  # leave_desk.world:365
+        'Show a public holiday: name, region and who added it.',
+        param('day', _ROW_holidays, 'The date, e.g. 2025-06-09.'), read_only=True,
+        where='leave_desk.world:365', returns=PublicHoliday,
+    )
+    def tool_get_holiday(self, day: PublicHoliday) -> PublicHoliday:
         return day  # leave_desk.world:370
 
-    def tool_list_holidays(  # leave_desk.world:373
+    @tool(  # leave_desk.world:373
+        'List public holidays in a year or between two dates, with their names and regions.',
+        param('year', arg.optional(arg.INT), 'Only holidays of this year.'),
+        param('from_day', arg.optional(arg.DATE), 'Only holidays on or after this day.'),
+        param('to_day', arg.optional(arg.DATE), 'Only holidays on or before this day.'),
+        read_only=True, where='leave_desk.world:373', returns=js.array(PublicHoliday),
+        shows=('list', ('row', 'holidays')),
+    )
+    def tool_list_holidays(
         self, year: int | None, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[str, ...]:
         return rt.sorted_keys(  # leave_desk.world:380
@@ -563,7 +669,13 @@ class LeaveDesk(Episode):
             key=lambda _h9: _h9.day,
         )
 
-    # leave_desk.world:383
+    @tool(  # leave_desk.world:383
+        'Add a public holiday (HR only); no pending or approved leave may cover it.',
+        param('day', arg.DATE, 'The date, a weekday, e.g. 2025-11-19.'),
+        param('name', arg.refined(arg.TEXT, 1, 60), "The holiday's name."),
+        param('region', arg.refined(arg.TEXT, 1, 40), 'Where it applies.', default='national'),
+        where='leave_desk.world:383', returns=PublicHoliday,
+    )
     def tool_add_public_holiday(self, day: dt.date, name: str, region: str) -> PublicHoliday:
         # leave_desk.world:390
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -593,16 +705,39 @@ class LeaveDesk(Episode):
         self.insert(self.t_holidays, holiday)  # leave_desk.world:404
         return holiday  # leave_desk.world:405
 
-    def tool_get_request(self, request_id: LeaveRequest) -> LeaveRequest:  # leave_desk.world:410
+    @tool(  # leave_desk.world:410
+        'Show a leave request: employee, type, dates, working days, half day, status, who '
+        'decided it and the note.',
+        param('request_id', _ROW_requests, 'The request id, e.g. LR0002.'), read_only=True,
+        where='leave_desk.world:410', returns=LeaveRequest,
+    )
+    def tool_get_request(self, request_id: LeaveRequest) -> LeaveRequest:
         return request_id  # leave_desk.world:415
 
-    def tool_find_requests(  # leave_desk.world:418
-        self,
-        employee_id: Employee | None,
-        manager_id: Employee | None,
-        status: RequestStatus | None,
-        from_day: dt.date | None,
-        to_day: dt.date | None,
+    @tool(  # leave_desk.world:418
+        "Find leave requests of an employee or of a manager's team, optionally by status or "
+        "overlapping a date range, with their details.",
+        param(
+            'employee_id',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'Only requests of this employee (id, e.g. E003).',
+        ),
+        param(
+            'manager_id',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            "Only requests of this manager's direct reports (id, e.g. E002).",
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
+        ),
+        param('from_day', arg.optional(arg.DATE), 'Only requests ending on or after this day.'),
+        param('to_day', arg.optional(arg.DATE), 'Only requests starting on or before this day.'),
+        read_only=True, where='leave_desk.world:418', returns=js.array(LeaveRequest),
+        shows=('list', ('row', 'requests')),
+    )
+    def tool_find_requests(
+        self, employee_id: Employee | None, manager_id: Employee | None,
+        status: RequestStatus | None, from_day: dt.date | None, to_day: dt.date | None,
     ) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:427
             _r12.id_ for _r12 in rt.each(self, self.t_requests)
@@ -613,7 +748,17 @@ class LeaveDesk(Episode):
             and (to_day is None or _r12.start_date <= to_day)
         ])
 
-    # leave_desk.world:430
+    @tool(  # leave_desk.world:430
+        'List who is on approved leave on a day, optionally in one department, with their name, '
+        'department and leave type.',
+        param('day', arg.DATE, 'The day, e.g. 2025-06-17.'),
+        param(
+            'department',
+            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
+            'Only this department (code, e.g. ENG).',
+        ),
+        read_only=True, where='leave_desk.world:430', returns=js.array(OffEntry),
+    )
     def tool_who_is_off(self, day: dt.date, department: Department | None) -> tuple[OffEntry, ...]:
         return tuple([  # leave_desk.world:436
             OffEntry(
@@ -626,14 +771,29 @@ class LeaveDesk(Episode):
             or self.t_employees[_r13.employee].department == department.code)
         ])
 
-    def tool_request_leave(  # leave_desk.world:439
-        self,
-        leave_type: LeaveType,
-        start_date: dt.date,
-        end_date: dt.date,
-        half_day: bool,
-        reason: str | None,
-        employee_id: Employee | None,
+    @tool(  # leave_desk.world:439
+        'Request leave for the signed-in employee (HR may request for someone else); weekends '
+        'and public holidays are not counted.',
+        param('leave_type', arg.enum_of(LeaveType), 'annual, sick or parental.'),
+        param('start_date', arg.DATE, 'The first day, e.g. 2025-07-14.'),
+        param('end_date', arg.DATE, 'The last day (inclusive), in the same year.'),
+        param(
+            'half_day', arg.BOOL, 'A half day; start and end must be the same day.', default=False
+        ),
+        param(
+            'reason', arg.optional(arg.refined(arg.TEXT, None, 200)),
+            'A note for the manager; may be left out.',
+        ),
+        param(
+            'employee_id',
+            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+            'HR only: the employee the leave is for (id); leave out for yourself.',
+        ),
+        where='leave_desk.world:439', returns=LeaveRequest,
+    )
+    def tool_request_leave(
+        self, leave_type: LeaveType, start_date: dt.date, end_date: dt.date, half_day: bool,
+        reason: str | None, employee_id: Employee | None,
     ) -> LeaveRequest:
         # leave_desk.world:449
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -643,7 +803,7 @@ class LeaveDesk(Episode):
         if not (target.id_ == me.id_ or me.role == _E12_EmployeeRole_hr):  # leave_desk.world:452
             raise ToolError('Only HR can request leave for someone else.')
         if not target.active:  # leave_desk.world:453
-            raise ToolError(rt.built(self, f'Employee {target.id_} is inactive.'))
+            self.fail(f'Employee {target.id_} is inactive.')
         if start_date > end_date:  # leave_desk.world:454
             raise ToolError('The end date is before the start date.')
         if start_date.year != end_date.year:  # leave_desk.world:455
@@ -666,9 +826,7 @@ class LeaveDesk(Episode):
             self.t_balances.rows.get(self.fn_balance_id(target, leave_type, start_date.year))
         )
         if balance is None:  # leave_desk.world:467
-            raise ToolError(rt.built(
-                self, f'{target.id_} has no {leave_type} balance for {start_date.year}.'
-            ))
+            self.fail(f'{target.id_} has no {leave_type} balance for {start_date.year}.')
         # leave_desk.world:468
         if not (balance.used_days + balance.pending_days + days_taken <= balance.entitled_days):
             raise ToolError(
@@ -700,7 +858,11 @@ class LeaveDesk(Episode):
         )
         return request  # leave_desk.world:481
 
-    # leave_desk.world:484
+    @tool(  # leave_desk.world:484
+        "Approve a pending request as the employee's manager; its days move from pending to used.",
+        param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0002.'),
+        where='leave_desk.world:484', returns=LeaveRequest,
+    )
     def tool_approve_request(self, request_id: LeaveRequest) -> LeaveRequest:
         # leave_desk.world:489
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -711,9 +873,7 @@ class LeaveDesk(Episode):
         if self.t_employees[request_id.employee].manager != me.id_:  # leave_desk.world:492
             raise ToolError("Only the employee's manager can decide.")
         if request_id.status != _E13_RequestStatus_pending:  # leave_desk.world:493
-            raise ToolError(rt.built(
-                self, f'Request {request_id.id_} is {request_id.status}, not pending.'
-            ))
+            self.fail(f'Request {request_id.id_} is {request_id.status}, not pending.')
         # leave_desk.world:494
         dept: Department = self.t_departments[self.t_employees[request_id.employee].department]
         if not all(  # leave_desk.world:495
@@ -722,11 +882,10 @@ class LeaveDesk(Episode):
                 request_id.start_date, request_id.end_date
             ))
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Department {dept.code} would have more than {dept.max_off_per_day} people off '
                 'on a day.',
-            ))
+            )
         # leave_desk.world:496
         balance: LeaveBalance | None = self.t_balances.rows.get(self.fn_balance_id(
             self.t_employees[request_id.employee], request_id.leave_type,
@@ -751,7 +910,12 @@ class LeaveDesk(Episode):
         self.set_field(request_id, 'decided_by', me.id_)  # leave_desk.world:501
         return request_id  # leave_desk.world:502
 
-    # leave_desk.world:505
+    @tool(  # leave_desk.world:505
+        "Reject a pending request as the employee's manager, with a reason.",
+        param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0003.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+        where='leave_desk.world:505', returns=LeaveRequest,
+    )
     def tool_reject_request(self, request_id: LeaveRequest, reason: str) -> LeaveRequest:
         # leave_desk.world:511
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -762,9 +926,7 @@ class LeaveDesk(Episode):
         if self.t_employees[request_id.employee].manager != me.id_:  # leave_desk.world:514
             raise ToolError("Only the employee's manager can decide.")
         if request_id.status != _E13_RequestStatus_pending:  # leave_desk.world:515
-            raise ToolError(rt.built(
-                self, f'Request {request_id.id_} is {request_id.status}, not pending.'
-            ))
+            self.fail(f'Request {request_id.id_} is {request_id.status}, not pending.')
         # leave_desk.world:516
         balance: LeaveBalance | None = self.t_balances.rows.get(self.fn_balance_id(
             self.t_employees[request_id.employee], request_id.leave_type,
@@ -786,7 +948,15 @@ class LeaveDesk(Episode):
         )
         return request_id  # leave_desk.world:522
 
-    # leave_desk.world:525
+    @tool(  # leave_desk.world:525
+        'Cancel a pending request, or an approved one before it starts (the employee, their '
+        'manager or HR); its days go back to the balance.',
+        param(
+            'request_id', _ROW_requests,
+            'The id of a pending request, or an approved one not yet started, e.g. LR0006.',
+        ),
+        where='leave_desk.world:525', returns=LeaveRequest,
+    )
     def tool_cancel_request(self, request_id: LeaveRequest) -> LeaveRequest:
         # leave_desk.world:530
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -799,9 +969,7 @@ class LeaveDesk(Episode):
         ):
             raise ToolError('Only the employee, their manager or HR can cancel.')
         if not self.fn_is_live(request_id):  # leave_desk.world:533
-            raise ToolError(rt.built(
-                self, f'Request {request_id.id_} is already {request_id.status}.'
-            ))
+            self.fail(f'Request {request_id.id_} is already {request_id.status}.')
         if not (  # leave_desk.world:534
             request_id.status == _E13_RequestStatus_pending
             or request_id.start_date > self.clock.date()
@@ -834,242 +1002,7 @@ class LeaveDesk(Episode):
         return request_id  # leave_desk.world:543
 
 
-_PARAM_employee_id = param(
-    'employee_id', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-    'The employee id, e.g. E003.', not_found=lambda ep, key: 'Employee not found.',
-)
-
-
-LeaveDesk.TOOLS = tools(
-    tool(
-        LeaveDesk.tool_sign_in, 'Sign in as an employee, by email or by id.',
-        param('email', arg.optional(arg.TEXT), 'Your work email, e.g. emma.roth@corp.example.'),
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Or your employee id, e.g. E003.',
-        ),
-        where='leave_desk.world:248', returns=Employee,
-    ),
-    tool(
-        LeaveDesk.tool_get_employee,
-        'Show an employee: name, email, department, manager, role, hire date and whether active.',
-        _PARAM_employee_id, read_only=True, where='leave_desk.world:261', returns=Employee,
-    ),
-    tool(
-        LeaveDesk.tool_find_employees,
-        'Find employees by email, part of the name, department or manager, with their details.',
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'department',
-            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
-            'Only employees of this department (code, e.g. ENG).',
-        ),
-        param(
-            'manager_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only the direct reports of this manager (id, e.g. E002).',
-        ),
-        read_only=True, where='leave_desk.world:269', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    ),
-    tool(
-        LeaveDesk.tool_get_department,
-        'Show a department: name, head, location and the most people who may be off on one day.',
-        param(
-            'code', arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$')),
-            'The department code, e.g. ENG.', not_found=lambda ep, key: 'Department not found.',
-        ),
-        read_only=True, where='leave_desk.world:281', returns=Department,
-    ),
-    tool(
-        LeaveDesk.tool_list_departments,
-        'List departments with their heads, locations and daily leave limits.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the name or location; case does not matter.'
-        ),
-        read_only=True, where='leave_desk.world:289', returns=js.array(Department),
-        shows=('list', ('row', 'departments')),
-    ),
-    tool(
-        LeaveDesk.tool_get_balance,
-        'Show a leave balance (entitled, used and pending days) with the days still available.',
-        param(
-            'balance_id', arg.row('balances'),
-            'The balance id: employee id, type and year, e.g. E003-annual-2025.',
-            not_found=lambda ep, key: 'Balance not found.',
-        ),
-        read_only=True, where='leave_desk.world:300',
-        returns=js.closed({'balance': LeaveBalance, 'available_days': js.NUMBER}),
-        shows=('record', (('balance', 'balance', ('row', 'balances')),)),
-    ),
-    tool(
-        LeaveDesk.tool_list_balances,
-        "List an employee's leave balances with entitled, used and pending days.",
-        _PARAM_employee_id,
-        param('year', arg.optional(arg.INT), 'Only balances of this year, e.g. 2025.'),
-        param('leave_type', arg.optional(arg.enum_of(LeaveType)), 'Only balances of this type.'),
-        read_only=True, where='leave_desk.world:311', returns=js.array(LeaveBalance),
-        shows=('list', ('row', 'balances')),
-    ),
-    tool(
-        LeaveDesk.tool_adjust_balance,
-        "Change a balance's entitlement by some days, with a reason (HR only).",
-        param(
-            'balance_id', arg.row('balances'), 'The balance id, e.g. E003-parental-2025.',
-            not_found=lambda ep, key: 'Balance not found.',
-        ),
-        param(
-            'delta_days', arg.refined(arg.FLOAT, -365.0, 365.0),
-            'Days to add (negative to remove).',
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the entitlement changes.'),
-        where='leave_desk.world:321', returns=BalanceAdjustment,
-    ),
-    tool(
-        LeaveDesk.tool_get_adjustment,
-        'Show a balance adjustment: balance, days, reason, who made it and when.',
-        param(
-            'adjustment_id', arg.row('adjustments'), 'The adjustment id, e.g. ADJ001.',
-            not_found=lambda ep, key: 'Adjustment not found.',
-        ),
-        read_only=True, where='leave_desk.world:346', returns=BalanceAdjustment,
-    ),
-    tool(
-        LeaveDesk.tool_list_adjustments,
-        "List the adjustments of an employee's balances, with days, reasons and dates.",
-        _PARAM_employee_id,
-        param('year', arg.optional(arg.INT), 'Only adjustments of balances of this year.'),
-        read_only=True, where='leave_desk.world:354', returns=js.array(BalanceAdjustment),
-        shows=('list', ('row', 'adjustments')),
-    ),
-    tool(
-        LeaveDesk.tool_get_holiday, 'Show a public holiday: name, region and who added it.',
-        param(
-            'day',
-            arg.row('holidays', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$')),
-            'The date, e.g. 2025-06-09.', not_found=lambda ep, key: 'Not a public holiday.',
-        ),
-        read_only=True, where='leave_desk.world:365', returns=PublicHoliday,
-    ),
-    tool(
-        LeaveDesk.tool_list_holidays,
-        'List public holidays in a year or between two dates, with their names and regions.',
-        param('year', arg.optional(arg.INT), 'Only holidays of this year.'),
-        param('from_day', arg.optional(arg.DATE), 'Only holidays on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only holidays on or before this day.'),
-        read_only=True, where='leave_desk.world:373', returns=js.array(PublicHoliday),
-        shows=('list', ('row', 'holidays')),
-    ),
-    tool(
-        LeaveDesk.tool_add_public_holiday,
-        'Add a public holiday (HR only); no pending or approved leave may cover it.',
-        param('day', arg.DATE, 'The date, a weekday, e.g. 2025-11-19.'),
-        param('name', arg.refined(arg.TEXT, 1, 60), "The holiday's name."),
-        param(
-            'region', arg.refined(arg.TEXT, 1, 40), 'Where it applies.',
-            default=lambda ep: 'national',
-        ),
-        where='leave_desk.world:383', returns=PublicHoliday,
-    ),
-    tool(
-        LeaveDesk.tool_get_request,
-        'Show a leave request: employee, type, dates, working days, half day, status, who '
-        'decided it and the note.',
-        param(
-            'request_id', arg.row('requests'), 'The request id, e.g. LR0002.',
-            not_found=lambda ep, key: 'Request not found.',
-        ),
-        read_only=True, where='leave_desk.world:410', returns=LeaveRequest,
-    ),
-    tool(
-        LeaveDesk.tool_find_requests,
-        "Find leave requests of an employee or of a manager's team, optionally by status or "
-        "overlapping a date range, with their details.",
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only requests of this employee (id, e.g. E003).',
-        ),
-        param(
-            'manager_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            "Only requests of this manager's direct reports (id, e.g. E002).",
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
-        param('from_day', arg.optional(arg.DATE), 'Only requests ending on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only requests starting on or before this day.'),
-        read_only=True, where='leave_desk.world:418', returns=js.array(LeaveRequest),
-        shows=('list', ('row', 'requests')),
-    ),
-    tool(
-        LeaveDesk.tool_who_is_off,
-        'List who is on approved leave on a day, optionally in one department, with their name, '
-        'department and leave type.',
-        param('day', arg.DATE, 'The day, e.g. 2025-06-17.'),
-        param(
-            'department',
-            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
-            'Only this department (code, e.g. ENG).',
-        ),
-        read_only=True, where='leave_desk.world:430', returns=js.array(OffEntry),
-    ),
-    tool(
-        LeaveDesk.tool_request_leave,
-        'Request leave for the signed-in employee (HR may request for someone else); weekends '
-        'and public holidays are not counted.',
-        param('leave_type', arg.enum_of(LeaveType), 'annual, sick or parental.'),
-        param('start_date', arg.DATE, 'The first day, e.g. 2025-07-14.'),
-        param('end_date', arg.DATE, 'The last day (inclusive), in the same year.'),
-        param(
-            'half_day', arg.BOOL, 'A half day; start and end must be the same day.',
-            default=lambda ep: False,
-        ),
-        param(
-            'reason', arg.optional(arg.refined(arg.TEXT, None, 200)),
-            'A note for the manager; may be left out.',
-        ),
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'HR only: the employee the leave is for (id); leave out for yourself.',
-        ),
-        where='leave_desk.world:439', returns=LeaveRequest,
-    ),
-    tool(
-        LeaveDesk.tool_approve_request,
-        "Approve a pending request as the employee's manager; its days move from pending to used.",
-        param(
-            'request_id', arg.row('requests'), 'The id of a pending request, e.g. LR0002.',
-            not_found=lambda ep, key: 'Request not found.',
-        ),
-        where='leave_desk.world:484', returns=LeaveRequest,
-    ),
-    tool(
-        LeaveDesk.tool_reject_request,
-        "Reject a pending request as the employee's manager, with a reason.",
-        param(
-            'request_id', arg.row('requests'), 'The id of a pending request, e.g. LR0003.',
-            not_found=lambda ep, key: 'Request not found.',
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='leave_desk.world:505', returns=LeaveRequest,
-    ),
-    tool(
-        LeaveDesk.tool_cancel_request,
-        'Cancel a pending request, or an approved one before it starts (the employee, their '
-        'manager or HR); its days go back to the balance.',
-        param(
-            'request_id', arg.row('requests'),
-            'The id of a pending request, or an approved one not yet started, e.g. LR0006.',
-            not_found=lambda ep, key: 'Request not found.',
-        ),
-        where='leave_desk.world:525', returns=LeaveRequest,
-    ),
-)
+LeaveDesk.TOOLS = tools(LeaveDesk)
 
 
 # leave_desk.world:861

@@ -220,6 +220,32 @@ class LoanDetails(Record):
 _GET_amount_due = rt.getter('amount_due', float)
 
 
+_RESULT_Address = js.closed({
+    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
+    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
+})
+_PARAM_officer = param(
+    'officer', arg.row('officers', arg.refined(arg.TEXT, pattern='^O[0-9]{2}$')),
+    'The officer id, e.g. O01.',
+)
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_borrower = param(
+    'borrower', arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$')),
+    'The borrower id, e.g. B001.',
+)
+_PARAM_loan = param(
+    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+    'The loan id, e.g. LN0001.',
+)
+_PARAM_loan_ = param(
+    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+    'The loan id, e.g. LN0005.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -495,60 +521,94 @@ class LoanServicing(Episode):
             for _f5 in rt.each(self, self.t_late_fees)
         )
 
-    def tool_sign_in(self, officer: Officer) -> Officer:  # loan_servicing.world:223
+    @tool(  # loan_servicing.world:223
+        'Sign in as an officer. Every change needs a signed-in officer.', _PARAM_officer,
+        where='loan_servicing.world:223', returns=Officer,
+    )
+    def tool_sign_in(self, officer: Officer) -> Officer:
         if not officer.active:  # loan_servicing.world:226
-            raise ToolError(rt.built(
-                self, f'Officer {officer.officer_id} is inactive and cannot sign in.'
-            ))
+            self.fail(f'Officer {officer.officer_id} is inactive and cannot sign in.')
         self.set_state('current_officer', officer.officer_id)  # loan_servicing.world:227
         return officer  # loan_servicing.world:228
 
-    def tool_get_officer(self, officer: Officer) -> Officer:  # loan_servicing.world:231
+    @tool(  # loan_servicing.world:231
+        'Show an officer by id: name, email, role and whether they are active.', _PARAM_officer,
+        read_only=True, where='loan_servicing.world:231', returns=Officer,
+    )
+    def tool_get_officer(self, officer: Officer) -> Officer:
         return officer  # loan_servicing.world:234
 
-    def tool_list_officers(  # loan_servicing.world:237
+    @tool(  # loan_servicing.world:237
+        'List officers, by part of the name or by role.', _PARAM_name_contains,
+        param('role', arg.optional(arg.enum_of(OfficerRole)), 'Only officers of this role.'),
+        read_only=True, where='loan_servicing.world:237', returns=js.array(Officer),
+        shows=('list', ('row', 'officers')),
+    )
+    def tool_list_officers(
         self, name_contains: str | None, role: OfficerRole | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # loan_servicing.world:243
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # loan_servicing.world:243
+        ))
         return tuple([  # loan_servicing.world:244
             _o6.officer_id for _o6 in rt.each(self, self.t_officers)
-            if (n == '' or rt.read(self, n) in rt.read(self, rt.built(self, _o6.name.lower())))
+            if (n == '' or rt.read(self, n) in rt.read(self, self.built(_o6.name.lower())))
             and (role is None or _o6.role == role)
         ])
 
-    def tool_get_borrower(self, borrower: Borrower) -> Borrower:  # loan_servicing.world:249
+    @tool(  # loan_servicing.world:249
+        'Show a borrower by id: name, email, phone, birth date, address and customer-since day.',
+        _PARAM_borrower, read_only=True, where='loan_servicing.world:249', returns=Borrower,
+    )
+    def tool_get_borrower(self, borrower: Borrower) -> Borrower:
         return borrower  # loan_servicing.world:252
 
-    def tool_find_borrowers(  # loan_servicing.world:255
+    @tool(  # loan_servicing.world:255
+        'Find borrowers by part of the name, email or phone; with nothing given, list all.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+        read_only=True, where='loan_servicing.world:255', returns=js.array(Borrower),
+        shows=('list', ('row', 'borrowers')),
+    )
+    def tool_find_borrowers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # loan_servicing.world:262
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # loan_servicing.world:263
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
-        ph: str = rt.built(self, rt.replace(  # loan_servicing.world:264
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # loan_servicing.world:262
+        ))
+        # loan_servicing.world:263
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        ph: str = self.built(rt.replace(  # loan_servicing.world:264
             rt.read(self, phone if phone is not None else ''), ' ', ''
         ))
         result: tuple[str, ...] = ()  # loan_servicing.world:265
         for b in rt.each(self, self.t_borrowers):  # loan_servicing.world:266
             # loan_servicing.world:267
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, b.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(b.name.lower()))):
                 continue  # loan_servicing.world:268
-            if e != '' and rt.built(self, b.email.lower()) != e:  # loan_servicing.world:270
+            if e != '' and self.built(b.email.lower()) != e:  # loan_servicing.world:270
                 continue  # loan_servicing.world:271
             # loan_servicing.world:273
-            if ph != '' and rt.built(self, rt.replace(rt.read(self, b.phone), ' ', '')) != ph:
+            if ph != '' and self.built(rt.replace(rt.read(self, b.phone), ' ', '')) != ph:
                 continue  # loan_servicing.world:274
             result = rt.each(self, result) + (b.borrower_id,)  # loan_servicing.world:276
         return result  # loan_servicing.world:278
 
-    def tool_update_borrower_contact(  # loan_servicing.world:281
+    @tool(  # loan_servicing.world:281
+        "Change a borrower's email, phone or address.", _PARAM_borrower,
+        param(
+            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+            'The new email; leave out to keep it.',
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
+            'The new phone; leave out to keep it.',
+        ),
+        param(
+            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+            'The new address; leave out to keep it.',
+        ),
+        where='loan_servicing.world:281', returns=Borrower,
+    )
+    def tool_update_borrower_contact(
         self, borrower: Borrower, email: str | None, phone: str | None, address: Address | None
     ) -> Borrower:
         if self.state.current_officer is None:  # loan_servicing.world:289
@@ -558,11 +618,11 @@ class LoanServicing(Episode):
             raise ToolError('Nothing to change: give an email, a phone or an address.')
         if email is not None:  # loan_servicing.world:291
             if any(  # loan_servicing.world:292
-                _b7.borrower_id != borrower.borrower_id and rt.built(self, _b7.email.lower())
-                == rt.built(self, (email if email is not None else rt.absent()).lower())
+                _b7.borrower_id != borrower.borrower_id and self.built(_b7.email.lower())
+                == self.built((email if email is not None else rt.absent()).lower())
                 for _b7 in rt.each(self, self.t_borrowers)
             ):
-                raise ToolError(rt.built(self, f'Another borrower has the email {email}.'))
+                self.fail(f'Another borrower has the email {email}.')
             self.set_field(  # loan_servicing.world:293
                 borrower, 'email',
                 v.check_pattern(email, 'Borrower.email', '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
@@ -575,7 +635,23 @@ class LoanServicing(Episode):
             self.set_field(borrower, 'address', address)  # loan_servicing.world:299
         return borrower  # loan_servicing.world:301
 
-    def tool_get_loan(self, loan: Loan) -> LoanDetails:  # loan_servicing.world:306
+    @tool(  # loan_servicing.world:306
+        'Show a loan: principal, rate, term, status and balance, with its next unpaid instalment '
+        'and open late fees.',
+        _PARAM_loan, read_only=True, where='loan_servicing.world:306',
+        returns=js.closed({
+            'loan': Loan, 'next_unpaid': js.nullable(Instalment), 'unpaid_instalments': js.INTEGER,
+            'open_fees': js.array(LateFee),
+        }),
+        shows=(
+            'record', (
+                ('loan', 'loan', ('row', 'loans')),
+                ('next_unpaid', 'next_unpaid', ('row', 'instalments')),
+                ('open_fees', 'open_fees', ('list', ('row', 'late_fees'))),
+            ),
+        ),
+    )
+    def tool_get_loan(self, loan: Loan) -> LoanDetails:
         unpaid: tuple[str, ...] = self.fn_unpaid_of(loan)  # loan_servicing.world:309
         first: Instalment | None = None  # loan_servicing.world:310
         if len(unpaid) > 0:  # loan_servicing.world:311
@@ -588,31 +664,55 @@ class LoanServicing(Episode):
             ]),
         )
 
-    def tool_find_loans(  # loan_servicing.world:322
+    @tool(  # loan_servicing.world:322
+        'List the loans of a borrower (by id or email), optionally by status.',
+        param(
+            'borrower',
+            arg.optional(arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$'))),
+            'Only loans of this borrower id.',
+        ),
+        param(
+            'borrower_email', arg.optional(arg.TEXT),
+            'Only loans of the borrower with this email (any case).',
+        ),
+        param('status', arg.optional(arg.enum_of(LoanStatus)), 'Only loans in this status.'),
+        read_only=True, where='loan_servicing.world:322', returns=js.array(Loan),
+        shows=('list', ('row', 'loans')),
+    )
+    def tool_find_loans(
         self, borrower: Borrower | None, borrower_email: str | None, status: LoanStatus | None
     ) -> tuple[str, ...]:
-        e: str = rt.built(  # loan_servicing.world:329
-            self,
-            rt.built(self, (borrower_email if borrower_email is not None else '').strip()).lower(),
-        )
+        e: str = self.built(self.built((borrower_email if borrower_email is not None else '').strip()).lower(  # loan_servicing.world:329
+        ))
         result: tuple[str, ...] = ()  # loan_servicing.world:330
         for l in rt.each(self, self.t_loans):  # loan_servicing.world:331
             # loan_servicing.world:332
             if borrower is not None and l.borrower != borrower.borrower_id:
                 continue  # loan_servicing.world:333
             # loan_servicing.world:335
-            if e != '' and rt.built(self, self.t_borrowers[l.borrower].email.lower()) != e:
+            if e != '' and self.built(self.t_borrowers[l.borrower].email.lower()) != e:
                 continue  # loan_servicing.world:336
             if status is not None and l.status != status:  # loan_servicing.world:338
                 continue  # loan_servicing.world:339
             result = rt.each(self, result) + (l.loan_id,)  # loan_servicing.world:341
         return result  # loan_servicing.world:343
 
-    # loan_servicing.world:346
+    @tool(  # loan_servicing.world:346
+        'Show an instalment by id: loan id, number, due date, amount due, amount paid and status.',
+        param('instalment', arg.row('instalments'), 'The instalment id, e.g. I0004.'),
+        read_only=True, where='loan_servicing.world:346', returns=Instalment,
+    )
     def tool_get_instalment(self, instalment: Instalment) -> Instalment:
         return instalment  # loan_servicing.world:349
 
-    def tool_get_loan_schedule(  # loan_servicing.world:352
+    @tool(  # loan_servicing.world:352
+        "A loan's instalments in order, with due dates, amounts and status.", _PARAM_loan,
+        param('unpaid_only', arg.BOOL, 'Only instalments not yet paid in full.', default=False),
+        param('due_by', arg.optional(arg.DATE), 'Only instalments due on or before this day.'),
+        read_only=True, where='loan_servicing.world:352', returns=js.array(Instalment),
+        shows=('list', ('row', 'instalments')),
+    )
+    def tool_get_loan_schedule(
         self, loan: Loan, unpaid_only: bool, due_by: dt.date | None
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # loan_servicing.world:359
@@ -629,10 +729,20 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (i.instalment_id,)  # loan_servicing.world:367
         return result  # loan_servicing.world:369
 
-    def tool_get_payment(self, payment: Payment) -> Payment:  # loan_servicing.world:374
+    @tool(  # loan_servicing.world:374
+        'Show a payment by id: loan and instalment ids, amount, method, time and officer id.',
+        param('payment', arg.row('payments'), 'The payment id, e.g. PM0001.'), read_only=True,
+        where='loan_servicing.world:374', returns=Payment,
+    )
+    def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # loan_servicing.world:377
 
-    # loan_servicing.world:380
+    @tool(  # loan_servicing.world:380
+        'List the payments of a loan, optionally those received since a day.', _PARAM_loan,
+        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
+        read_only=True, where='loan_servicing.world:380', returns=js.array(Payment),
+        shows=('list', ('row', 'payments')),
+    )
     def tool_list_payments(self, loan: Loan, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # loan_servicing.world:386
         for p in rt.each(self, self.t_payments):  # loan_servicing.world:387
@@ -643,16 +753,25 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (p.payment_id,)  # loan_servicing.world:394
         return result  # loan_servicing.world:396
 
-    # loan_servicing.world:399
+    @tool(  # loan_servicing.world:399
+        'Record a payment on a loan. It pays the oldest unpaid instalment first, then the next '
+        'ones,\nthen open late fees (each in full). It never exceeds the balance; a closed loan '
+        'takes no payments.',
+        param(
+            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+            'The loan id, e.g. LN0002.',
+        ),
+        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
+        param('method', arg.enum_of(PaymentMethod), 'ach, debit_card, check or cash.'),
+        where='loan_servicing.world:399', returns=Payment,
+    )
     def tool_record_payment(self, loan: Loan, amount: float, method: PaymentMethod) -> Payment:
         if self.state.current_officer is None:  # loan_servicing.world:409
             raise ToolError('No officer is signed in.')
         if loan.status == _E10_LoanStatus_closed:  # loan_servicing.world:410
-            raise ToolError(rt.built(
-                self, f'Loan {loan.loan_id} is closed and takes no payments.'
-            ))
+            self.fail(f'Loan {loan.loan_id} is closed and takes no payments.')
         if not (loan.balance > 0.0):  # loan_servicing.world:411
-            raise ToolError(rt.built(self, f'Loan {loan.loan_id} has nothing owed.'))
+            self.fail(f'Loan {loan.loan_id} has nothing owed.')
         amt: float = round(amount, 2)  # loan_servicing.world:412
         if not (amt <= loan.balance):  # loan_servicing.world:413
             raise ToolError(f'Payment exceeds the balance of {loan.balance:.2f}.')
@@ -668,7 +787,7 @@ class LoanServicing(Episode):
             # loan_servicing.world:420
             target = self.t_instalments[self.t_late_fees[fees_open[0]].instalment]
         if target is None:  # loan_servicing.world:422
-            raise ToolError(rt.built(self, f'Loan {loan.loan_id} has nothing owed.'))
+            self.fail(f'Loan {loan.loan_id} has nothing owed.')
         remaining: float = amt  # loan_servicing.world:423
         for inst in rt.rows(self.t_instalments, rt.each(self, unpaid)):  # loan_servicing.world:424
             if remaining <= 0.0:  # loan_servicing.world:425
@@ -690,11 +809,10 @@ class LoanServicing(Episode):
             if remaining <= 0.0:  # loan_servicing.world:436
                 break  # loan_servicing.world:437
             if not (remaining >= f.amount - 0.001):  # loan_servicing.world:439
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'A fee can only be paid in full: {remaining:.2f} is left for fee {f.fee_id} '
                     f'of {f.amount:.2f}.',
-                ))
+                )
             # loan_servicing.world:440
             self.set_field(self.t_late_fees[f.fee_id], 'status', _E9_FeeStatus_paid)
             remaining = round(remaining - f.amount, 2)  # loan_servicing.world:441
@@ -717,40 +835,54 @@ class LoanServicing(Episode):
             self.set_field(loan, 'status', _E10_LoanStatus_active)  # loan_servicing.world:456
         return payment  # loan_servicing.world:458
 
-    def tool_get_late_fee(self, fee: LateFee) -> LateFee:  # loan_servicing.world:463
+    @tool(  # loan_servicing.world:463
+        'Show a late fee by id: loan and instalment ids, amount, day assessed, status and '
+        'officer id.',
+        param('fee', arg.row('late_fees'), 'The fee id, e.g. F0001.'), read_only=True,
+        where='loan_servicing.world:463', returns=LateFee,
+    )
+    def tool_get_late_fee(self, fee: LateFee) -> LateFee:
         return fee  # loan_servicing.world:466
 
-    # loan_servicing.world:469
+    @tool(  # loan_servicing.world:469
+        'List the late fees of a loan, optionally by status.', _PARAM_loan_,
+        param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees in this status.'),
+        read_only=True, where='loan_servicing.world:469', returns=js.array(LateFee),
+        shows=('list', ('row', 'late_fees')),
+    )
     def tool_list_late_fees(self, loan: Loan, status: FeeStatus | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:475
             _f12.fee_id for _f12 in rt.each(self, self.t_late_fees)
             if _f12.loan == loan.loan_id and (status is None or _f12.status == status)
         ])
 
-    def tool_apply_late_fee(self, instalment: Instalment) -> LateFee:  # loan_servicing.world:478
+    @tool(  # loan_servicing.world:478
+        'Assess the late fee (25.00) on an unpaid instalment whose grace period (10 days after '
+        'the due date) has passed; the loan becomes delinquent.',
+        param(
+            'instalment', arg.row('instalments'), 'The id of the overdue instalment, e.g. I0010.'
+        ),
+        where='loan_servicing.world:478', returns=LateFee,
+    )
+    def tool_apply_late_fee(self, instalment: Instalment) -> LateFee:
         if self.state.current_officer is None:  # loan_servicing.world:483
             raise ToolError('No officer is signed in.')
         loan: Loan = self.t_loans[instalment.loan]  # loan_servicing.world:484
         # loan_servicing.world:485
         if not (loan.status != _E10_LoanStatus_closed and loan.status != _E10_LoanStatus_paid_off):
-            raise ToolError(rt.built(self, f'Loan {loan.loan_id} is {loan.status}.'))
+            self.fail(f'Loan {loan.loan_id} is {loan.status}.')
         if instalment.status == _E16_InstalmentStatus_paid:  # loan_servicing.world:486
-            raise ToolError(rt.built(
-                self, f'Instalment {instalment.instalment_id} is already paid.'
-            ))
+            self.fail(f'Instalment {instalment.instalment_id} is already paid.')
         # loan_servicing.world:487
         if self.clock.date() <= instalment.due_date + dt.timedelta(days=self.state.grace_days):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Instalment {instalment.instalment_id} is still within its grace period of '
                 f'{self.state.grace_days} days.',
-            ))
+            )
         if any(  # loan_servicing.world:488
             _f13.instalment == instalment.instalment_id for _f13 in rt.each(self, self.t_late_fees)
         ):
-            raise ToolError(rt.built(
-                self, f'A late fee was already applied to instalment {instalment.instalment_id}.'
-            ))
+            self.fail(f'A late fee was already applied to instalment {instalment.instalment_id}.')
         fee: LateFee = LateFee(  # loan_servicing.world:489
             fee_id=self.next_id('fee_ids', 'F{:04d}'), loan=loan.loan_id,
             instalment=instalment.instalment_id,
@@ -767,7 +899,14 @@ class LoanServicing(Episode):
         self.set_field(self.t_loans[loan.loan_id], 'status', _E10_LoanStatus_delinquent)
         return fee  # loan_servicing.world:499
 
-    def tool_waive_late_fee(self, fee: LateFee, note: str) -> LateFee:  # loan_servicing.world:502
+    @tool(  # loan_servicing.world:502
+        'Waive an open late fee (supervisors only); the loan is no longer delinquent once no fee '
+        'stays open.',
+        param('fee', arg.row('late_fees'), 'The id of the open fee, e.g. F0004.'),
+        param('note', arg.refined(arg.TEXT, 1, 300), 'Why the fee is waived.'),
+        where='loan_servicing.world:502', returns=LateFee,
+    )
+    def tool_waive_late_fee(self, fee: LateFee, note: str) -> LateFee:
         if self.state.current_officer is None:  # loan_servicing.world:508
             raise ToolError('No officer is signed in.')
         if (  # loan_servicing.world:509
@@ -776,7 +915,7 @@ class LoanServicing(Episode):
         ):
             raise ToolError('Only supervisors can waive fees.')
         if fee.status != _E9_FeeStatus_open_:  # loan_servicing.world:510
-            raise ToolError(rt.built(self, f'Fee {fee.fee_id} is {fee.status}, not open.'))
+            self.fail(f'Fee {fee.fee_id} is {fee.status}, not open.')
         self.set_field(fee, 'status', _E9_FeeStatus_waived)  # loan_servicing.world:511
         loan: Loan = self.t_loans[fee.loan]  # loan_servicing.world:512
         id_: str = loan.loan_id  # loan_servicing.world:513
@@ -805,33 +944,49 @@ class LoanServicing(Episode):
         )
         return fee  # loan_servicing.world:530
 
-    # loan_servicing.world:535
+    @tool(  # loan_servicing.world:535
+        'Show a loan modification by id: loan id, kind, day, old and new term, note and '
+        'approving officer id.',
+        param('modification', arg.row('modifications'), 'The modification id, e.g. M001.'),
+        read_only=True, where='loan_servicing.world:535', returns=LoanModification,
+    )
     def tool_get_modification(self, modification: LoanModification) -> LoanModification:
         return modification  # loan_servicing.world:540
 
-    # loan_servicing.world:543
+    @tool(  # loan_servicing.world:543
+        'List the modifications of a loan, optionally by kind.', _PARAM_loan_,
+        param('kind', arg.optional(arg.enum_of(ModKind)), 'Only modifications of this kind.'),
+        read_only=True, where='loan_servicing.world:543', returns=js.array(LoanModification),
+        shows=('list', ('row', 'modifications')),
+    )
     def tool_list_modifications(self, loan: Loan, kind: ModKind | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:549
             _m14.mod_id for _m14 in rt.each(self, self.t_modifications)
             if _m14.loan == loan.loan_id and (kind is None or _m14.kind == kind)
         ])
 
-    def tool_grant_deferral(self, loan: Loan, note: str) -> Loan:  # loan_servicing.world:552
+    @tool(  # loan_servicing.world:552
+        'Grant a one-month deferral on an active loan: every unpaid instalment falls due 30 days '
+        'later. At most 2 per loan.',
+        _PARAM_loan,
+        param(
+            'note', arg.refined(arg.TEXT, None, 300), 'Why the deferral is granted.', default=''
+        ),
+        where='loan_servicing.world:552', returns=Loan,
+    )
+    def tool_grant_deferral(self, loan: Loan, note: str) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:558
             raise ToolError('No officer is signed in.')
         if loan.status != _E10_LoanStatus_active:  # loan_servicing.world:559
-            raise ToolError(rt.built(
-                self, f'Loan {loan.loan_id} is {loan.status}: only active loans can be deferred.'
-            ))
+            self.fail(f'Loan {loan.loan_id} is {loan.status}: only active loans can be deferred.')
         if loan.deferrals_used >= self.state.max_deferrals:  # loan_servicing.world:560
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Loan {loan.loan_id} already used the maximum of {self.state.max_deferrals} '
                 'deferrals.',
-            ))
+            )
         unpaid: tuple[str, ...] = self.fn_unpaid_of(loan)  # loan_servicing.world:561
         if len(unpaid) <= 0:  # loan_servicing.world:562
-            raise ToolError(rt.built(self, f'Loan {loan.loan_id} has no unpaid instalments.'))
+            self.fail(f'Loan {loan.loan_id} has no unpaid instalments.')
         for inst in rt.rows(self.t_instalments, rt.each(self, unpaid)):  # loan_servicing.world:563
             self.set_field(  # loan_servicing.world:564
                 self.t_instalments[inst.instalment_id], 'due_date',
@@ -853,7 +1008,20 @@ class LoanServicing(Episode):
         )
         return loan  # loan_servicing.world:576
 
-    # loan_servicing.world:579
+    @tool(  # loan_servicing.world:579
+        'Spread what is left of a loan over a new term (supervisors only): the unpaid '
+        'instalments are\nreplaced by equal ones due every 30 days after the last paid one (the '
+        'last absorbs the rounding).',
+        _PARAM_loan,
+        param(
+            'new_term_months', arg.refined(arg.INT, 1, 60),
+            'The new total number of instalments, counting those already paid.',
+        ),
+        param(
+            'note', arg.refined(arg.TEXT, None, 300), 'Why the loan is restructured.', default=''
+        ),
+        where='loan_servicing.world:579', returns=Loan,
+    )
     def tool_restructure_term(self, loan: Loan, new_term_months: int, note: str) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:589
             raise ToolError('No officer is signed in.')
@@ -864,7 +1032,7 @@ class LoanServicing(Episode):
             raise ToolError('Only supervisors can restructure a loan.')
         # loan_servicing.world:591
         if not (loan.status != _E10_LoanStatus_closed and loan.status != _E10_LoanStatus_paid_off):
-            raise ToolError(rt.built(self, f'Loan {loan.loan_id} is {loan.status}.'))
+            self.fail(f'Loan {loan.loan_id} is {loan.status}.')
         if new_term_months == loan.term_months:  # loan_servicing.world:592
             raise ToolError(f'The new term equals the current term of {loan.term_months} months.')
         if new_term_months > self.state.max_term_months:  # loan_servicing.world:593
@@ -947,15 +1115,22 @@ class LoanServicing(Episode):
         )
         return loan  # loan_servicing.world:634
 
-    def tool_close_loan(self, loan: Loan) -> Loan:  # loan_servicing.world:637
+    @tool(  # loan_servicing.world:637
+        'Close a paid-off loan; a closed loan takes no more payments.',
+        param(
+            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+            'The loan id, e.g. LN0003.',
+        ),
+        where='loan_servicing.world:637', returns=Loan,
+    )
+    def tool_close_loan(self, loan: Loan) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:640
             raise ToolError('No officer is signed in.')
         if loan.status != _E10_LoanStatus_paid_off:  # loan_servicing.world:641
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Loan {loan.loan_id} is {loan.status}: only paid-off loans (balance 0) can be '
                 'closed.',
-            ))
+            )
         self.set_field(loan, 'status', _E10_LoanStatus_closed)  # loan_servicing.world:642
         self.insert(  # loan_servicing.world:643
             self.t_modifications, LoanModification(
@@ -970,238 +1145,7 @@ class LoanServicing(Episode):
         return loan  # loan_servicing.world:652
 
 
-_RESULT_Address = js.closed({
-    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-})
-_PARAM_officer = param(
-    'officer', arg.row('officers', arg.refined(arg.TEXT, pattern='^O[0-9]{2}$')),
-    'The officer id, e.g. O01.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_borrower = param(
-    'borrower', arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$')),
-    'The borrower id, e.g. B001.',
-)
-_PARAM_loan = param(
-    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-    'The loan id, e.g. LN0001.',
-)
-_PARAM_loan_ = param(
-    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-    'The loan id, e.g. LN0005.',
-)
-
-
-LoanServicing.TOOLS = tools(
-    tool(
-        LoanServicing.tool_sign_in,
-        'Sign in as an officer. Every change needs a signed-in officer.', _PARAM_officer,
-        where='loan_servicing.world:223', returns=Officer,
-    ),
-    tool(
-        LoanServicing.tool_get_officer,
-        'Show an officer by id: name, email, role and whether they are active.', _PARAM_officer,
-        read_only=True, where='loan_servicing.world:231', returns=Officer,
-    ),
-    tool(
-        LoanServicing.tool_list_officers, 'List officers, by part of the name or by role.',
-        _PARAM_name_contains,
-        param('role', arg.optional(arg.enum_of(OfficerRole)), 'Only officers of this role.'),
-        read_only=True, where='loan_servicing.world:237', returns=js.array(Officer),
-        shows=('list', ('row', 'officers')),
-    ),
-    tool(
-        LoanServicing.tool_get_borrower,
-        'Show a borrower by id: name, email, phone, birth date, address and customer-since day.',
-        _PARAM_borrower, read_only=True, where='loan_servicing.world:249', returns=Borrower,
-    ),
-    tool(
-        LoanServicing.tool_find_borrowers,
-        'Find borrowers by part of the name, email or phone; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='loan_servicing.world:255', returns=js.array(Borrower),
-        shows=('list', ('row', 'borrowers')),
-    ),
-    tool(
-        LoanServicing.tool_update_borrower_contact, "Change a borrower's email, phone or address.",
-        _PARAM_borrower,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
-            'The new phone; leave out to keep it.',
-        ),
-        param(
-            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            'The new address; leave out to keep it.',
-        ),
-        where='loan_servicing.world:281', returns=Borrower,
-    ),
-    tool(
-        LoanServicing.tool_get_loan,
-        'Show a loan: principal, rate, term, status and balance, with its next unpaid instalment '
-        'and open late fees.',
-        _PARAM_loan, read_only=True, where='loan_servicing.world:306',
-        returns=js.closed({
-            'loan': Loan, 'next_unpaid': js.nullable(Instalment), 'unpaid_instalments': js.INTEGER,
-            'open_fees': js.array(LateFee),
-        }),
-        shows=(
-            'record', (
-                ('loan', 'loan', ('row', 'loans')),
-                ('next_unpaid', 'next_unpaid', ('row', 'instalments')),
-                ('open_fees', 'open_fees', ('list', ('row', 'late_fees'))),
-            ),
-        ),
-    ),
-    tool(
-        LoanServicing.tool_find_loans,
-        'List the loans of a borrower (by id or email), optionally by status.',
-        param(
-            'borrower',
-            arg.optional(arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$'))),
-            'Only loans of this borrower id.',
-        ),
-        param(
-            'borrower_email', arg.optional(arg.TEXT),
-            'Only loans of the borrower with this email (any case).',
-        ),
-        param('status', arg.optional(arg.enum_of(LoanStatus)), 'Only loans in this status.'),
-        read_only=True, where='loan_servicing.world:322', returns=js.array(Loan),
-        shows=('list', ('row', 'loans')),
-    ),
-    tool(
-        LoanServicing.tool_get_instalment,
-        'Show an instalment by id: loan id, number, due date, amount due, amount paid and status.',
-        param('instalment', arg.row('instalments'), 'The instalment id, e.g. I0004.'),
-        read_only=True, where='loan_servicing.world:346', returns=Instalment,
-    ),
-    tool(
-        LoanServicing.tool_get_loan_schedule,
-        "A loan's instalments in order, with due dates, amounts and status.", _PARAM_loan,
-        param(
-            'unpaid_only', arg.BOOL, 'Only instalments not yet paid in full.',
-            default=lambda ep: False,
-        ),
-        param('due_by', arg.optional(arg.DATE), 'Only instalments due on or before this day.'),
-        read_only=True, where='loan_servicing.world:352', returns=js.array(Instalment),
-        shows=('list', ('row', 'instalments')),
-    ),
-    tool(
-        LoanServicing.tool_get_payment,
-        'Show a payment by id: loan and instalment ids, amount, method, time and officer id.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. PM0001.'), read_only=True,
-        where='loan_servicing.world:374', returns=Payment,
-    ),
-    tool(
-        LoanServicing.tool_list_payments,
-        'List the payments of a loan, optionally those received since a day.', _PARAM_loan,
-        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
-        read_only=True, where='loan_servicing.world:380', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    ),
-    tool(
-        LoanServicing.tool_record_payment,
-        'Record a payment on a loan. It pays the oldest unpaid instalment first, then the next '
-        'ones,\nthen open late fees (each in full). It never exceeds the balance; a closed loan '
-        'takes no payments.',
-        param(
-            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-            'The loan id, e.g. LN0002.',
-        ),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
-        param('method', arg.enum_of(PaymentMethod), 'ach, debit_card, check or cash.'),
-        where='loan_servicing.world:399', returns=Payment,
-    ),
-    tool(
-        LoanServicing.tool_get_late_fee,
-        'Show a late fee by id: loan and instalment ids, amount, day assessed, status and '
-        'officer id.',
-        param('fee', arg.row('late_fees'), 'The fee id, e.g. F0001.'), read_only=True,
-        where='loan_servicing.world:463', returns=LateFee,
-    ),
-    tool(
-        LoanServicing.tool_list_late_fees, 'List the late fees of a loan, optionally by status.',
-        _PARAM_loan_,
-        param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees in this status.'),
-        read_only=True, where='loan_servicing.world:469', returns=js.array(LateFee),
-        shows=('list', ('row', 'late_fees')),
-    ),
-    tool(
-        LoanServicing.tool_apply_late_fee,
-        'Assess the late fee (25.00) on an unpaid instalment whose grace period (10 days after '
-        'the due date) has passed; the loan becomes delinquent.',
-        param(
-            'instalment', arg.row('instalments'), 'The id of the overdue instalment, e.g. I0010.'
-        ),
-        where='loan_servicing.world:478', returns=LateFee,
-    ),
-    tool(
-        LoanServicing.tool_waive_late_fee,
-        'Waive an open late fee (supervisors only); the loan is no longer delinquent once no fee '
-        'stays open.',
-        param('fee', arg.row('late_fees'), 'The id of the open fee, e.g. F0004.'),
-        param('note', arg.refined(arg.TEXT, 1, 300), 'Why the fee is waived.'),
-        where='loan_servicing.world:502', returns=LateFee,
-    ),
-    tool(
-        LoanServicing.tool_get_modification,
-        'Show a loan modification by id: loan id, kind, day, old and new term, note and '
-        'approving officer id.',
-        param('modification', arg.row('modifications'), 'The modification id, e.g. M001.'),
-        read_only=True, where='loan_servicing.world:535', returns=LoanModification,
-    ),
-    tool(
-        LoanServicing.tool_list_modifications,
-        'List the modifications of a loan, optionally by kind.', _PARAM_loan_,
-        param('kind', arg.optional(arg.enum_of(ModKind)), 'Only modifications of this kind.'),
-        read_only=True, where='loan_servicing.world:543', returns=js.array(LoanModification),
-        shows=('list', ('row', 'modifications')),
-    ),
-    tool(
-        LoanServicing.tool_grant_deferral,
-        'Grant a one-month deferral on an active loan: every unpaid instalment falls due 30 days '
-        'later. At most 2 per loan.',
-        _PARAM_loan,
-        param(
-            'note', arg.refined(arg.TEXT, None, 300), 'Why the deferral is granted.',
-            default=lambda ep: '',
-        ),
-        where='loan_servicing.world:552', returns=Loan,
-    ),
-    tool(
-        LoanServicing.tool_restructure_term,
-        'Spread what is left of a loan over a new term (supervisors only): the unpaid '
-        'instalments are\nreplaced by equal ones due every 30 days after the last paid one (the '
-        'last absorbs the rounding).',
-        _PARAM_loan,
-        param(
-            'new_term_months', arg.refined(arg.INT, 1, 60),
-            'The new total number of instalments, counting those already paid.',
-        ),
-        param(
-            'note', arg.refined(arg.TEXT, None, 300), 'Why the loan is restructured.',
-            default=lambda ep: '',
-        ),
-        where='loan_servicing.world:579', returns=Loan,
-    ),
-    tool(
-        LoanServicing.tool_close_loan,
-        'Close a paid-off loan; a closed loan takes no more payments.',
-        param(
-            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-            'The loan id, e.g. LN0003.',
-        ),
-        where='loan_servicing.world:637', returns=Loan,
-    ),
-)
+LoanServicing.TOOLS = tools(LoanServicing)
 
 
 # loan_servicing.world:1165

@@ -116,6 +116,9 @@ class MessageStats(Record):
     stats: Stats = field(sh.record(Stats), export=v.export_value)
 
 
+_PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send the message to.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -174,37 +177,56 @@ class MessageAPI(Episode):
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
         return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
-    def tool_list_users(self) -> UserList:  # message_api.world:130
+    @tool(  # message_api.world:130
+        'List all users in the workspace.', read_only=True, where='message_api.world:130',
+        returns=UserList,
+    )
+    def tool_list_users(self) -> UserList:
         return UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
-    def tool_get_user_id(self, user: str) -> UserId:  # message_api.world:134
+    @tool(  # message_api.world:134
+        'Get user ID from user name.', param('user', arg.TEXT, 'User name of the user.'),
+        read_only=True, where='message_api.world:134', returns=UserId,
+    )
+    def tool_get_user_id(self, user: str) -> UserId:
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if id_ is None:  # message_api.world:136
-            raise ToolError(rt.built(
-                self, f'User \'{rt.text(user)}\' not found in the workspace.'
-            ))
+            self.fail(f'User \'{rt.text(user)}\' not found in the workspace.')
         return UserId(id_)  # message_api.world:137
 
-    def tool_message_login(self, user_id: str) -> LoginResult:  # message_api.world:140
+    @tool(  # message_api.world:140
+        'Log in a user with the given user ID to messeage application.',
+        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
+        where='message_api.world:140', returns=LoginResult,
+    )
+    def tool_message_login(self, user_id: str) -> LoginResult:
         # message_api.world:143
         if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             # message_api.world:144
-            return LoginResult(False, rt.built(self, f'User ID \'{rt.text(user_id)}\' not found.'))
+            return LoginResult(False, self.built(f'User ID \'{rt.text(user_id)}\' not found.'))
         self.set_state('current_user', user_id)  # message_api.world:146
         return LoginResult(  # message_api.world:147
-            True, rt.built(self, f'User \'{rt.text(user_id)}\' logged in successfully.')
+            True, self.built(f'User \'{rt.text(user_id)}\' logged in successfully.')
         )
 
-    def tool_message_get_login_status(self) -> LoginStatus:  # message_api.world:150
+    @tool(  # message_api.world:150
+        'Get the login status of the current user.', read_only=True, where='message_api.world:150',
+        returns=LoginStatus,
+    )
+    def tool_message_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    # message_api.world:154
+    @tool(  # message_api.world:154
+        'Send a message to a user.', _PARAM_receiver_id,
+        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
+        returns=SendResult,
+    )
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
         # message_api.world:161
         if receiver_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
-            raise ToolError(rt.built(self, f'Receiver ID \'{rt.text(receiver_id)}\' not found.'))
+            self.fail(f'Receiver ID \'{rt.text(receiver_id)}\' not found.')
         new_id: int = self.random_source().randint(10000, 99999)  # message_api.world:163
         while new_id in rt.each(self, self.state.generated_ids):  # message_api.world:164
             self.charge(1)
@@ -218,10 +240,14 @@ class MessageAPI(Episode):
         )
         return SendResult(  # message_api.world:170
             True, MessageId(new_id),
-            rt.built(self, f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
+            self.built(f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
-    def tool_delete_message(self, receiver_id: str) -> DeleteResult:  # message_api.world:177
+    @tool(  # message_api.world:177
+        'Delete the latest message sent to a receiver.', _PARAM_receiver_id,
+        where='message_api.world:177', returns=DeleteResult,
+    )
+    def tool_delete_message(self, receiver_id: str) -> DeleteResult:
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
         latest: dict[str, Any] | None = None  # message_api.world:183
@@ -229,15 +255,18 @@ class MessageAPI(Episode):
             if self.fn_receiver_of(entry) == receiver_id:  # message_api.world:185
                 latest = entry  # message_api.world:186
         if latest is None:  # message_api.world:189
-            raise ToolError(rt.built(self, f'Receiver ID {rt.text(receiver_id)} not found.'))
+            self.fail(f'Receiver ID {rt.text(receiver_id)} not found.')
         self.set_state('inbox', rt.without(self.state.inbox, latest))  # message_api.world:193
         return DeleteResult(  # message_api.world:194
-            True, receiver_id, rt.built(
-                self, f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'
-            ),
+            True, receiver_id,
+            self.built(f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'),
         )
 
-    def tool_view_messages_sent(self) -> SentMessages:  # message_api.world:201
+    @tool(  # message_api.world:201
+        'View all historical messages sent by the current user.', read_only=True,
+        where='message_api.world:201', returns=SentMessages,
+    )
+    def tool_view_messages_sent(self) -> SentMessages:
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
         sent: dict[str, tuple[Any, ...]] = {}  # message_api.world:203
@@ -250,25 +279,35 @@ class MessageAPI(Episode):
             }
         return SentMessages(sent)  # message_api.world:208
 
-    def tool_add_contact(self, user_name: str) -> AddedContact:  # message_api.world:211
+    @tool(  # message_api.world:211
+        'Add a contact to the workspace.',
+        param('user_name', arg.TEXT, 'User name of contact to be added.'),
+        where='message_api.world:211', returns=AddedContact,
+    )
+    def tool_add_contact(self, user_name: str) -> AddedContact:
         if user_name in self.state.user_map:  # message_api.world:214
-            raise ToolError(rt.built(self, f'User name \'{rt.text(user_name)}\' already exists.'))
+            self.fail(f'User name \'{rt.text(user_name)}\' already exists.')
         # message_api.world:215
         self.set_state('user_count', rt.python_augmented(self, '+', self.state.user_count, 1))
         user_id: str = rt.python_grown(  # message_api.world:216
-            self, 'USR' + rt.built(self, rt.text(self.state.user_count).zfill(rt.width(3)))
+            self, 'USR' + self.built(rt.text(self.state.user_count).zfill(rt.width(3)))
         )
         # message_api.world:219
         if user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
             # message_api.world:220
-            raise rt.KeptError(rt.built(self, f'User ID \'{rt.text(user_id)}\' already exists.'))
+            raise rt.KeptError(self.built(f'User ID \'{rt.text(user_id)}\' already exists.'))
         # message_api.world:222
         self.set_state('user_map', {**self.state.user_map, user_name: user_id})
         return AddedContact(  # message_api.world:223
-            True, user_id, rt.built(self, f'Contact \'{rt.text(user_name)}\' added successfully.')
+            True, user_id, self.built(f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
 
-    def tool_search_messages(self, keyword: str) -> SearchResults:  # message_api.world:230
+    @tool(  # message_api.world:230
+        'Search for messages containing a specific keyword.',
+        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
+        where='message_api.world:230', returns=SearchResults,
+    )
+    def tool_search_messages(self, keyword: str) -> SearchResults:
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
         hits: tuple[SearchHit, ...] = ()  # message_api.world:234
@@ -276,17 +315,18 @@ class MessageAPI(Episode):
             content: Any = self.fn_content_of(entry)  # message_api.world:236
             kind: str = rt.python_type(content)  # message_api.world:239
             if kind != 'str':  # message_api.world:240
-                raise ToolError(rt.built(
-                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
-                ))
-            if rt.built(self, keyword.lower()) in rt.built(  # message_api.world:241
-                self, rt.built(self, rt.text(content)).lower()
-            ):
+                self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
+            # message_api.world:241
+            if self.built(keyword.lower()) in self.built(self.built(rt.text(content)).lower()):
                 # message_api.world:242
                 hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245
 
-    def tool_get_message_stats(self) -> MessageStats:  # message_api.world:248
+    @tool(  # message_api.world:248
+        'Get statistics about messages for the current user.', read_only=True,
+        where='message_api.world:248', returns=MessageStats,
+    )
+    def tool_get_message_stats(self) -> MessageStats:
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')
         receivers: tuple[str, ...] = ()  # message_api.world:250
@@ -296,56 +336,4 @@ class MessageAPI(Episode):
         return MessageStats(Stats(len(self.state.inbox), len(receivers)))  # message_api.world:254
 
 
-_PARAM_receiver_id = param('receiver_id', arg.TEXT, 'User ID of the user to send the message to.')
-
-
-MessageAPI.TOOLS = tools(
-    tool(
-        MessageAPI.tool_list_users, 'List all users in the workspace.', read_only=True,
-        where='message_api.world:130', returns=UserList,
-    ),
-    tool(
-        MessageAPI.tool_get_user_id, 'Get user ID from user name.',
-        param('user', arg.TEXT, 'User name of the user.'), read_only=True,
-        where='message_api.world:134', returns=UserId,
-    ),
-    tool(
-        MessageAPI.tool_message_login,
-        'Log in a user with the given user ID to messeage application.',
-        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
-        where='message_api.world:140', returns=LoginResult,
-    ),
-    tool(
-        MessageAPI.tool_message_get_login_status, 'Get the login status of the current user.',
-        read_only=True, where='message_api.world:150', returns=LoginStatus,
-    ),
-    tool(
-        MessageAPI.tool_send_message, 'Send a message to a user.', _PARAM_receiver_id,
-        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
-        returns=SendResult,
-    ),
-    tool(
-        MessageAPI.tool_delete_message, 'Delete the latest message sent to a receiver.',
-        _PARAM_receiver_id, where='message_api.world:177', returns=DeleteResult,
-    ),
-    tool(
-        MessageAPI.tool_view_messages_sent,
-        'View all historical messages sent by the current user.', read_only=True,
-        where='message_api.world:201', returns=SentMessages,
-    ),
-    tool(
-        MessageAPI.tool_add_contact, 'Add a contact to the workspace.',
-        param('user_name', arg.TEXT, 'User name of contact to be added.'),
-        where='message_api.world:211', returns=AddedContact,
-    ),
-    tool(
-        MessageAPI.tool_search_messages, 'Search for messages containing a specific keyword.',
-        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
-        where='message_api.world:230', returns=SearchResults,
-    ),
-    tool(
-        MessageAPI.tool_get_message_stats, 'Get statistics about messages for the current user.',
-        read_only=True, where='message_api.world:248', returns=MessageStats,
-    ),
-    arguments='dynamic', python_class='MessageAPI',
-)
+MessageAPI.TOOLS = tools(MessageAPI, arguments='dynamic', python_class='MessageAPI')

@@ -154,6 +154,21 @@ class UnreadSummary(Record):
 _GET_id_ = rt.getter('id_', str)
 
 
+_ROW_contacts = arg.row(
+    'contacts', not_found=lambda ep, key: ep.built(f'No contact with id {key}.')
+)
+_ROW_conversations = arg.row(
+    'conversations', not_found=lambda ep, key: ep.built(f'No conversation with id {key}.')
+)
+_ROW_users = arg.row('users', not_found=lambda ep, key: ep.built(f'No user with id {key}.'))
+_ROW_messages = arg.row(
+    'messages', not_found=lambda ep, key: ep.built(f'No message with id {key}.')
+)
+_PARAM_body = param(
+    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -375,7 +390,7 @@ class MobileMessaging(Episode):
         title: str = ''  # messaging.world:230
         match conversation.kind:  # messaging.world:231
             case ConversationKind.direct:  # messaging.world:232
-                title = rt.built(self, rt.join(  # messaging.world:233
+                title = self.built(rt.join(  # messaging.world:233
                     ', ', rt.each(self, tuple([
                         _u4.name
                         for _u4 in rt.rows(self.t_users, rt.each(self, conversation.participants))
@@ -402,14 +417,22 @@ class MobileMessaging(Episode):
             viewer.id_ in rt.each(self, conversation.archived_by),
         )
 
-    def tool_login(self, phone: str, password: str) -> Profile:  # messaging.world:258
+    @tool(  # messaging.world:258
+        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
+        'on the phone.',
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The account's phone number in international form, e.g. +14155550101.",
+        ),
+        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
+        where='messaging.world:258', returns=Profile,
+    )
+    def tool_login(self, phone: str, password: str) -> Profile:
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.id_ for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:268
-            raise ToolError(rt.built(
-                self, f'No account is registered with the phone number {phone}.'
-            ))
+            self.fail(f'No account is registered with the phone number {phone}.')
         user: User = self.t_users[matches[0]]  # messaging.world:269
         if user.password != password:  # messaging.world:270
             raise ToolError('Wrong password. Check it and try again.')
@@ -427,7 +450,11 @@ class MobileMessaging(Episode):
         self.set_state('current_user', user.id_)  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
-    def tool_logout(self) -> str:  # messaging.world:280
+    @tool(  # messaging.world:280
+        'Sign out of the app. The account shows as offline until the next login.',
+        where='messaging.world:280', returns=js.STRING,
+    )
+    def tool_logout(self) -> str:
         if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
         name: str = self.t_users[rt.present(self.state.current_user)].name  # messaging.world:282
@@ -441,15 +468,26 @@ class MobileMessaging(Episode):
             },
         )
         self.set_state('current_user', None)  # messaging.world:285
-        return rt.built(self, f'{name} has been logged out.')  # messaging.world:286
+        return self.built(f'{name} has been logged out.')  # messaging.world:286
 
-    def tool_get_current_user(self) -> Profile:  # messaging.world:289
+    @tool(  # messaging.world:289
+        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
+        read_only=True, where='messaging.world:289', returns=Profile,
+    )
+    def tool_get_current_user(self) -> Profile:
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:293
         return self.fn_profile(self.t_users[rt.present(self.state.current_user)])
 
-    # messaging.world:298
+    @tool(  # messaging.world:298
+        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
+        "numbers.",
+        param(
+            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.', default=False
+        ),
+        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
+    )
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
@@ -461,29 +499,49 @@ class MobileMessaging(Episode):
         return tuple([  # messaging.world:306
             self.fn_card(_c10) for _c10 in rt.each(self, sorted(
                 rt.rows(self.t_contacts, rt.each(self, mine)),
-                key=lambda _c11: rt.built(self, _c11.name.lower()),
+                key=lambda _c11: self.built(_c11.name.lower()),
             ))
         ])
 
-    def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:  # messaging.world:309
+    @tool(  # messaging.world:309
+        'Find contacts of the signed-in user whose name or phone number contains the query.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 80),
+            "Part of a contact's name (any case) or of their phone number.",
+        ),
+        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
+    )
+    def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:315
-        needle: str = rt.built(self, rt.built(self, query.strip()).lower())  # messaging.world:316
+        needle: str = self.built(self.built(query.strip()).lower())  # messaging.world:316
         found: tuple[str, ...] = tuple([  # messaging.world:317
             _c12.id_ for _c12 in rt.each(self, self.t_contacts)
             if _c12.owner == me.id_
-            and (rt.read(self, needle) in rt.read(self, rt.built(self, _c12.name.lower()))
+            and (rt.read(self, needle) in rt.read(self, self.built(_c12.name.lower()))
             or rt.read(self, needle) in rt.read(self, self.t_users[_c12.user].phone))
         ])
         return tuple([  # messaging.world:318
             self.fn_card(_c13) for _c13 in rt.each(self, sorted(
                 rt.rows(self.t_contacts, rt.each(self, found)),
-                key=lambda _c14: rt.built(self, _c14.name.lower()),
+                key=lambda _c14: self.built(_c14.name.lower()),
             ))
         ])
 
-    # messaging.world:321
+    @tool(  # messaging.world:321
+        "Add a person who has an account on the app to the signed-in user's contacts.",
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "The new contact's phone number in international form, e.g. +33612345678.",
+        ),
+        param(
+            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
+            'The name to save the contact under; defaults to the name on their account.',
+        ),
+        param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
+        where='messaging.world:321', returns=ContactCard,
+    )
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
@@ -492,11 +550,10 @@ class MobileMessaging(Episode):
             _u15.id_ for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:331
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Nobody on the app uses the phone number {phone}; only registered users can be '
                 'added.',
-            ))
+            )
         person: User = self.t_users[matches[0]]  # messaging.world:332
         if person.id_ == me.id_:  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
@@ -504,9 +561,7 @@ class MobileMessaging(Episode):
             _c16.owner == me.id_ and _c16.user == person.id_
             for _c16 in rt.each(self, self.t_contacts)
         ):
-            raise ToolError(rt.built(
-                self, f'{person.name} ({phone}) is already in your contacts.'
-            ))
+            self.fail(f'{person.name} ({phone}) is already in your contacts.')
         contact: Contact = Contact(  # messaging.world:335
             id_=self.next_id('contact_ids', 'CT{:03d}'), owner=me.id_, user=person.id_,
             name=v.check_length(name if name is not None else person.name, 'Contact.name', 1, 80),
@@ -515,25 +570,43 @@ class MobileMessaging(Episode):
         self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
 
-    def tool_remove_contact(self, contact: Contact) -> str:  # messaging.world:340
+    @tool(  # messaging.world:340
+        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
+        "kept.",
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
+        where='messaging.world:340', returns=js.STRING,
+    )
+    def tool_remove_contact(self, contact: Contact) -> str:
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:346
-            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
+            self.fail(f'Contact {contact.id_} is not in your address book.')
         name: str = contact.name  # messaging.world:347
         self.delete(self.t_contacts, contact.id_)  # messaging.world:348
-        return rt.built(self, f'{name} was removed from your contacts.')  # messaging.world:349
+        return self.built(f'{name} was removed from your contacts.')  # messaging.world:349
 
-    # messaging.world:352
+    @tool(  # messaging.world:352
+        "Mark or unmark one of the signed-in user's contacts as a favorite.",
+        param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
+        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
+        where='messaging.world:352', returns=ContactCard,
+    )
     def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
         if contact.owner != self.state.current_user:  # messaging.world:359
-            raise ToolError(rt.built(self, f'Contact {contact.id_} is not in your address book.'))
+            self.fail(f'Contact {contact.id_} is not in your address book.')
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    # messaging.world:366
+    @tool(  # messaging.world:366
+        "List the signed-in user's conversations, most recent activity first, with unread counts.",
+        param(
+            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
+            default=False,
+        ),
+        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
+    )
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
@@ -550,16 +623,27 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    def tool_get_conversation_messages(  # messaging.world:377
+    @tool(  # messaging.world:377
+        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
+        'read.',
+        param(
+            'conversation', _ROW_conversations,
+            'The conversation id, e.g. CONV101 (see list_conversations).',
+        ),
+        param(
+            'limit', arg.refined(arg.INT, 1, 100),
+            'How many of the latest messages to return (1 to 100).', default=20,
+        ),
+        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
+    )
+    def tool_get_conversation_messages(
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:383
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:384
         if self.state.current_user not in rt.each(self, conversation.participants):
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         newest_first: tuple[str, ...] = rt.sorted_keys(  # messaging.world:385
             rt.each(self, [
                 _m21 for _m21 in rt.each(self, self.t_messages)
@@ -575,7 +659,15 @@ class MobileMessaging(Episode):
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
-    # messaging.world:395
+    @tool(  # messaging.world:395
+        'Create a group conversation with the signed-in user and at least two other people.',
+        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
+        param(
+            'members', arg.refined(arg.TEXT_LIST, 2, 20),
+            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
+        ),
+        where='messaging.world:395', returns=ConversationSummary,
+    )
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
@@ -584,9 +676,9 @@ class MobileMessaging(Episode):
             _id23 for _id23 in rt.each(self, members) if _id23 not in self.t_users
         ])
         # messaging.world:404
-        unknown_list: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))
+        unknown_list: str = self.built(rt.join(', ', rt.each(self, unknown)))
         if len(unknown) != 0:  # messaging.world:405
-            raise ToolError(rt.built(self, f'No user with id {unknown_list}.'))
+            self.fail(f'No user with id {unknown_list}.')
         if me.id_ in rt.each(self, members):  # messaging.world:406
             raise ToolError('Do not list yourself among the members; you are added automatically.')
         if len(v.unique(tuple(rt.each(self, members)))) != len(members):  # messaging.world:407
@@ -602,39 +694,53 @@ class MobileMessaging(Episode):
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    # messaging.world:417
+    @tool(  # messaging.world:417
+        "Move a conversation to the signed-in user's archive. The other participants are not "
+        "affected.",
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
+        where='messaging.world:417', returns=ConversationSummary,
+    )
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:423
         if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:424
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:425
-            raise ToolError(rt.built(
-                self, f'Conversation {conversation.id_} is already archived.'
-            ))
+            self.fail(f'Conversation {conversation.id_} is already archived.')
         # messaging.world:426
         self.set_field(conversation, 'archived_by', conversation.archived_by + (me.id_,))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    # messaging.world:430
+    @tool(  # messaging.world:430
+        "Bring a conversation back from the signed-in user's archive to the main list.",
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
+        where='messaging.world:430', returns=ConversationSummary,
+    )
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:436
         if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:437
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.id_ not in rt.each(self, conversation.archived_by):  # messaging.world:438
-            raise ToolError(rt.built(self, f'Conversation {conversation.id_} is not archived.'))
+            self.fail(f'Conversation {conversation.id_} is not archived.')
         # messaging.world:439
         self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.id_))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
-    def tool_send_message(self, recipient: User, body: str) -> Message:  # messaging.world:445
+    @tool(  # messaging.world:445
+        'Send a text message to one person. It goes into the direct conversation with them, '
+        'which\nis created if there is none yet and brought back from the archive if it was '
+        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
+        'it is sent and\nwaits on the server.',
+        param(
+            'recipient', _ROW_users,
+            'The user id of the person to write to, e.g. U002 (see list_contacts).',
+        ),
+        _PARAM_body, where='messaging.world:445', returns=Message,
+    )
+    def tool_send_message(self, recipient: User, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:457
@@ -668,15 +774,21 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:481
 
-    # messaging.world:484
+    @tool(  # messaging.world:484
+        'Post a message in an existing conversation (direct or group). An archived conversation '
+        'comes back to the main list.',
+        param(
+            'conversation', _ROW_conversations,
+            'The conversation id, e.g. CONV103 (see list_conversations).',
+        ),
+        _PARAM_body, where='messaging.world:484', returns=Message,
+    )
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:491
         if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:492
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         message: Message = Message(  # messaging.world:493
             id_=self.next_id('message_ids', 'MSG{:03d}'), conversation=conversation.id_,
             sender=me.id_, body=v.check_length(body, 'Message.body', 1, 1000), sent_at=self.clock,
@@ -691,15 +803,18 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:505
 
-    def tool_mark_message_read(self, message: Message) -> Message:  # messaging.world:508
+    @tool(  # messaging.world:508
+        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
+        param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
+        where='messaging.world:508', returns=Message,
+    )
+    def tool_mark_message_read(self, message: Message) -> Message:
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:514
         # messaging.world:515
         if me.id_ not in rt.each(self, self.t_conversations[message.conversation].participants):
-            raise ToolError(rt.built(
-                self, f'Message {message.id_} is not in one of your conversations.'
-            ))
+            self.fail(f'Message {message.id_} is not in one of your conversations.')
         if me.id_ not in rt.each(self, message.read_by):  # messaging.world:516
             # messaging.world:517
             self.set_field(message, 'read_by', rt.add(message.read_by, me.id_))
@@ -707,15 +822,18 @@ class MobileMessaging(Episode):
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    # messaging.world:526
+    @tool(  # messaging.world:526
+        'Mark every message of a conversation as read by the signed-in user. Returns how many '
+        'were unread.',
+        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
+        where='messaging.world:526', returns=js.INTEGER,
+    )
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:532
         if me.id_ not in rt.each(self, conversation.participants):  # messaging.world:533
-            raise ToolError(rt.built(
-                self, f'You are not a participant of conversation {conversation.id_}.'
-            ))
+            self.fail(f'You are not a participant of conversation {conversation.id_}.')
         unread: tuple[str, ...] = tuple([  # messaging.world:534
             _m25.id_ for _m25 in rt.each(self, self.t_messages)
             if _m25.conversation == conversation.id_ and me.id_ not in rt.each(self, _m25.read_by)
@@ -727,7 +845,12 @@ class MobileMessaging(Episode):
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
-    def tool_get_unread_count(self) -> UnreadSummary:  # messaging.world:544
+    @tool(  # messaging.world:544
+        "Count the signed-in user's unread messages, in total and per conversation. Archived "
+        "conversations are not counted.",
+        read_only=True, where='messaging.world:544', returns=UnreadSummary,
+    )
+    def tool_get_unread_count(self) -> UnreadSummary:
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:548
@@ -747,20 +870,30 @@ class MobileMessaging(Episode):
         # messaging.world:557
         return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
-    def tool_delete_message(self, message: Message) -> str:  # messaging.world:560
+    @tool(  # messaging.world:560
+        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
+        'messages cannot be deleted.',
+        param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
+        where='messaging.world:560', returns=js.STRING,
+    )
+    def tool_delete_message(self, message: Message) -> str:
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
                 'only delete messages you sent.',
-            ))
+            )
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.id_)  # messaging.world:568
-        return rt.built(self, f'Message {id_} deleted.')  # messaging.world:569
+        return self.built(f'Message {id_} deleted.')  # messaging.world:569
 
-    def tool_retry_failed_messages(self) -> tuple[str, ...]:  # messaging.world:572
+    @tool(  # messaging.world:572
+        'Send again every message of the signed-in user whose delivery failed. Returns the '
+        'messages retried.',
+        where='messaging.world:572', returns=js.array(js.STRING),
+    )
+    def tool_retry_failed_messages(self) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # messaging.world:576
@@ -780,207 +913,7 @@ class MobileMessaging(Episode):
         return stuck  # messaging.world:582
 
 
-_PARAM_body = param(
-    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
-)
-
-
-MobileMessaging.TOOLS = tools(
-    tool(
-        MobileMessaging.tool_login,
-        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
-        'on the phone.',
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The account's phone number in international form, e.g. +14155550101.",
-        ),
-        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
-        where='messaging.world:258', returns=Profile,
-    ),
-    tool(
-        MobileMessaging.tool_logout,
-        'Sign out of the app. The account shows as offline until the next login.',
-        where='messaging.world:280', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_get_current_user,
-        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
-        read_only=True, where='messaging.world:289', returns=Profile,
-    ),
-    tool(
-        MobileMessaging.tool_list_contacts,
-        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
-        "numbers.",
-        param(
-            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
-    ),
-    tool(
-        MobileMessaging.tool_search_contacts,
-        'Find contacts of the signed-in user whose name or phone number contains the query.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80),
-            "Part of a contact's name (any case) or of their phone number.",
-        ),
-        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
-    ),
-    tool(
-        MobileMessaging.tool_add_contact,
-        "Add a person who has an account on the app to the signed-in user's contacts.",
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The new contact's phone number in international form, e.g. +33612345678.",
-        ),
-        param(
-            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
-            'The name to save the contact under; defaults to the name on their account.',
-        ),
-        param(
-            'favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=lambda ep: False
-        ),
-        where='messaging.world:321', returns=ContactCard,
-    ),
-    tool(
-        MobileMessaging.tool_remove_contact,
-        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
-        "kept.",
-        param(
-            'contact', arg.row('contacts'), 'The contact id, e.g. CT104 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
-        ),
-        where='messaging.world:340', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_set_favorite_contact,
-        "Mark or unmark one of the signed-in user's contacts as a favorite.",
-        param(
-            'contact', arg.row('contacts'), 'The contact id, e.g. CT102 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No contact with id {key}.'),
-        ),
-        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
-        where='messaging.world:352', returns=ContactCard,
-    ),
-    tool(
-        MobileMessaging.tool_list_conversations,
-        "List the signed-in user's conversations, most recent activity first, with unread counts.",
-        param(
-            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
-    ),
-    tool(
-        MobileMessaging.tool_get_conversation_messages,
-        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
-        'read.',
-        param(
-            'conversation', arg.row('conversations'),
-            'The conversation id, e.g. CONV101 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
-        param(
-            'limit', arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).', default=lambda ep: 20,
-        ),
-        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
-    ),
-    tool(
-        MobileMessaging.tool_create_group,
-        'Create a group conversation with the signed-in user and at least two other people.',
-        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
-        param(
-            'members', arg.refined(arg.TEXT_LIST, 2, 20),
-            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
-        ),
-        where='messaging.world:395', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_archive_conversation,
-        "Move a conversation to the signed-in user's archive. The other participants are not "
-        "affected.",
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV103.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
-        where='messaging.world:417', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_unarchive_conversation,
-        "Bring a conversation back from the signed-in user's archive to the main list.",
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV104.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
-        where='messaging.world:430', returns=ConversationSummary,
-    ),
-    tool(
-        MobileMessaging.tool_send_message,
-        'Send a text message to one person. It goes into the direct conversation with them, '
-        'which\nis created if there is none yet and brought back from the archive if it was '
-        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
-        'it is sent and\nwaits on the server.',
-        param(
-            'recipient', arg.row('users'),
-            'The user id of the person to write to, e.g. U002 (see list_contacts).',
-            not_found=lambda ep, key: rt.built(ep, f'No user with id {key}.'),
-        ),
-        _PARAM_body, where='messaging.world:445', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_reply_in_conversation,
-        'Post a message in an existing conversation (direct or group). An archived conversation '
-        'comes back to the main list.',
-        param(
-            'conversation', arg.row('conversations'),
-            'The conversation id, e.g. CONV103 (see list_conversations).',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
-        _PARAM_body, where='messaging.world:484', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_mark_message_read,
-        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
-        param(
-            'message', arg.row('messages'), 'The message id, e.g. MSG103.',
-            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
-        ),
-        where='messaging.world:508', returns=Message,
-    ),
-    tool(
-        MobileMessaging.tool_mark_conversation_read,
-        'Mark every message of a conversation as read by the signed-in user. Returns how many '
-        'were unread.',
-        param(
-            'conversation', arg.row('conversations'), 'The conversation id, e.g. CONV102.',
-            not_found=lambda ep, key: rt.built(ep, f'No conversation with id {key}.'),
-        ),
-        where='messaging.world:526', returns=js.INTEGER,
-    ),
-    tool(
-        MobileMessaging.tool_get_unread_count,
-        "Count the signed-in user's unread messages, in total and per conversation. Archived "
-        "conversations are not counted.",
-        read_only=True, where='messaging.world:544', returns=UnreadSummary,
-    ),
-    tool(
-        MobileMessaging.tool_delete_message,
-        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-        'messages cannot be deleted.',
-        param(
-            'message', arg.row('messages'), 'The id of a message you sent, e.g. MSG114.',
-            not_found=lambda ep, key: rt.built(ep, f'No message with id {key}.'),
-        ),
-        where='messaging.world:560', returns=js.STRING,
-    ),
-    tool(
-        MobileMessaging.tool_retry_failed_messages,
-        'Send again every message of the signed-in user whose delivery failed. Returns the '
-        'messages retried.',
-        where='messaging.world:572', returns=js.array(js.STRING),
-    ),
-)
+MobileMessaging.TOOLS = tools(MobileMessaging)
 
 
 def _check_reply_to_priya__priya_read(ep: MobileMessaging) -> bool:  # tasks.world:16
@@ -1103,7 +1036,7 @@ def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMe
 def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
     return any(
         _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
-        and _m42.sender == 'U001' and 'rope' in rt.read(ep, rt.built(ep, _m42.body.lower()))
+        and _m42.sender == 'U001' and 'rope' in rt.read(ep, ep.built(_m42.body.lower()))
         for _m42 in rt.each(ep, ep.t_messages)
     )
 

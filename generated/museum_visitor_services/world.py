@@ -202,6 +202,30 @@ class CancelResult(Record):
     passes_returned: int = field(sh.INT)
 
 
+_RESULT_SlotInfo = js.closed({'slot': EntrySlot, 'places_left': js.INTEGER})
+_RESULT_TourInfo = js.closed({'tour': Tour, 'places_left': js.INTEGER})
+_ROW_exhibitions = arg.row(
+    'exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No exhibition with id {key}.'),
+)
+_ROW_slots = arg.row(
+    'slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No slot with id {key}.'),
+)
+_ROW_guides = arg.row(
+    'guides', arg.refined(arg.TEXT, pattern='^G[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No guide with id {key}.'),
+)
+_ROW_tours = arg.row(
+    'tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No tour with id {key}.'),
+)
+_ROW_visitors = arg.row(
+    'visitors', not_found=lambda ep, key: ep.built(f'No visitor with id {key}.')
+)
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket with id {key}.'))
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -490,26 +514,62 @@ class MuseumVisitorServices(Episode):
             return 20  # museum_visitor_services.world:227
         return 0  # museum_visitor_services.world:229
 
-    # museum_visitor_services.world:266
+    @tool(  # museum_visitor_services.world:266
+        'Show an exhibition: title, gallery, run, surcharge and whether members get a preview.',
+        param('exhibition', _ROW_exhibitions, 'The exhibition id, e.g. EX01.'), read_only=True,
+        where='museum_visitor_services.world:266', returns=Exhibition,
+    )
     def tool_get_exhibition(self, exhibition: Exhibition) -> Exhibition:
         return exhibition  # museum_visitor_services.world:271
 
-    def tool_list_exhibitions(  # museum_visitor_services.world:274
+    @tool(  # museum_visitor_services.world:274
+        'List exhibitions running on a day and/or by part of the title, with ids, runs and '
+        'surcharges.',
+        param('on_day', arg.optional(arg.DATE), 'Only exhibitions running on this day.'),
+        param(
+            'title_contains', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'
+        ),
+        read_only=True, where='museum_visitor_services.world:274', returns=js.array(Exhibition),
+        shows=('list', ('row', 'exhibitions')),
+    )
+    def tool_list_exhibitions(
         self, on_day: dt.date | None, title_contains: str | None
     ) -> tuple[str, ...]:
         # museum_visitor_services.world:280
-        q: str = rt.built(self, (title_contains if title_contains is not None else '').lower())
+        q: str = self.built((title_contains if title_contains is not None else '').lower())
         return tuple([  # museum_visitor_services.world:281
             _e5.exhibition_id for _e5 in rt.each(self, self.t_exhibitions)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _e5.title.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_e5.title.lower()))
             and (on_day is None or _e5.opens_on <= on_day and on_day <= _e5.closes_on)
         ])
 
-    def tool_get_slot(self, slot: EntrySlot) -> SlotInfo:  # museum_visitor_services.world:284
+    @tool(  # museum_visitor_services.world:284
+        'Show an entry slot (exhibition, start, capacity, status) with the places left.',
+        param('slot', _ROW_slots, 'The slot id, e.g. SL0001.'), read_only=True,
+        where='museum_visitor_services.world:284', returns=_RESULT_SlotInfo,
+        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
+    )
+    def tool_get_slot(self, slot: EntrySlot) -> SlotInfo:
         # museum_visitor_services.world:289
         return SlotInfo(slot.slot_id, rt.bounded(slot.capacity - self.fn_slot_taken(slot)))
 
-    def tool_find_slots(  # museum_visitor_services.world:292
+    @tool(  # museum_visitor_services.world:292
+        'Find open entry slots on a day that have not started and have room for a party, '
+        'earliest first, with the places left.',
+        param('day', arg.DATE, 'The day of the visit, e.g. 2024-12-15.'),
+        param(
+            'exhibition',
+            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
+            'Only slots of this exhibition id.',
+        ),
+        param(
+            'party_size', arg.refined(arg.INT, 1, 10), 'How many people need a place.', default=1
+        ),
+        read_only=True, where='museum_visitor_services.world:292',
+        returns=js.array(_RESULT_SlotInfo),
+        shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
+    )
+    def tool_find_slots(
         self, day: dt.date, exhibition: Exhibition | None, party_size: int
     ) -> tuple[SlotInfo, ...]:
         found: tuple[str, ...] = tuple([  # museum_visitor_services.world:299
@@ -526,7 +586,20 @@ class MuseumVisitorServices(Episode):
             ))
         ])
 
-    def tool_get_guide(self, guide: Guide) -> GuideInfo:  # museum_visitor_services.world:305
+    @tool(  # museum_visitor_services.world:305
+        'Show a guide (languages, whether active, daily tour limit) with the scheduled tours '
+        'they lead.',
+        param('guide', _ROW_guides, 'The guide id, e.g. G01.'), read_only=True,
+        where='museum_visitor_services.world:305',
+        returns=js.closed({'guide': Guide, 'tours': js.array(Tour)}),
+        shows=(
+            'record', (
+                ('guide', 'guide', ('row', 'guides')),
+                ('tours', 'tours', ('list', ('row', 'tours'))),
+            ),
+        ),
+    )
+    def tool_get_guide(self, guide: Guide) -> GuideInfo:
         return GuideInfo(  # museum_visitor_services.world:310
             guide.guide_id, tuple([
                 _tr9.tour_id for _tr9 in rt.each(self, self.t_tours)
@@ -534,19 +607,37 @@ class MuseumVisitorServices(Episode):
             ]),
         )
 
-    def tool_find_guides(  # museum_visitor_services.world:316
-        self,
-        language: Language | None,
-        name_contains: str | None,
-        free_at: dt.datetime | None,
+    @tool(  # museum_visitor_services.world:316
+        'Find guides by language and/or name, optionally only those free at a time, with their '
+        'languages.',
+        param(
+            'language', arg.optional(arg.enum_of(Language)), 'Only guides who speak this language.'
+        ),
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            "Part of the guide's name; case does not matter.",
+        ),
+        param(
+            'free_at', arg.optional(arg.DATETIME),
+            'Only active guides with no scheduled tour overlapping a tour starting then.',
+        ),
+        param(
+            'duration_min', arg.refined(arg.INT, 15, 180), 'The length of that tour in minutes.',
+            default=60,
+        ),
+        read_only=True, where='museum_visitor_services.world:316', returns=js.array(Guide),
+        shows=('list', ('row', 'guides')),
+    )
+    def tool_find_guides(
+        self, language: Language | None, name_contains: str | None, free_at: dt.datetime | None,
         duration_min: int,
     ) -> tuple[str, ...]:
         # museum_visitor_services.world:324
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
         found: tuple[str, ...] = ()  # museum_visitor_services.world:325
         for g in rt.each(self, self.t_guides):  # museum_visitor_services.world:326
             # museum_visitor_services.world:327
-            if not (rt.read(self, q) in rt.read(self, rt.built(self, g.name.lower()))):
+            if not (rt.read(self, q) in rt.read(self, self.built(g.name.lower()))):
                 continue  # museum_visitor_services.world:328
             if (  # museum_visitor_services.world:330
                 language is not None and not any(
@@ -568,11 +659,32 @@ class MuseumVisitorServices(Episode):
             found = rt.each(self, found) + (g.guide_id,)  # museum_visitor_services.world:339
         return found  # museum_visitor_services.world:341
 
-    def tool_get_tour(self, tour: Tour) -> TourInfo:  # museum_visitor_services.world:344
+    @tool(  # museum_visitor_services.world:344
+        'Show a tour (exhibition, language, guide, start, length, capacity, status) with the '
+        'places left.',
+        param('tour', _ROW_tours, 'The tour id, e.g. TR001.'), read_only=True,
+        where='museum_visitor_services.world:344', returns=_RESULT_TourInfo,
+        shows=('record', (('tour', 'tour', ('row', 'tours')),)),
+    )
+    def tool_get_tour(self, tour: Tour) -> TourInfo:
         # museum_visitor_services.world:347
         return TourInfo(tour.tour_id, rt.bounded(tour.capacity - self.fn_tour_taken(tour)))
 
-    def tool_find_tours(  # museum_visitor_services.world:350
+    @tool(  # museum_visitor_services.world:350
+        'Find scheduled tours of an exhibition, on a day and/or in a language, earliest first, '
+        'with the places left.',
+        param(
+            'exhibition',
+            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
+            'Only tours of this exhibition id.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
+        param('language', arg.optional(arg.enum_of(Language)), 'Only tours in this language.'),
+        read_only=True, where='museum_visitor_services.world:350',
+        returns=js.array(_RESULT_TourInfo),
+        shows=('list', ('record', (('tour', 'tour', ('row', 'tours')),))),
+    )
+    def tool_find_tours(
         self, exhibition: Exhibition | None, day: dt.date | None, language: Language | None
     ) -> tuple[TourInfo, ...]:
         found: tuple[str, ...] = tuple([  # museum_visitor_services.world:357
@@ -589,23 +701,25 @@ class MuseumVisitorServices(Episode):
             ))
         ])
 
-    # museum_visitor_services.world:361
+    @tool(  # museum_visitor_services.world:361
+        "Assign an active guide who speaks the tour's language to a scheduled tour that has not "
+        "started.",
+        param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR002.'),
+        param('guide', _ROW_guides, 'The guide id, e.g. G02.'),
+        where='museum_visitor_services.world:361', returns=Tour,
+    )
     def tool_assign_guide(self, tour: Tour, guide: Guide) -> Tour:
         if tour.status != _E10_TourStatus_scheduled:  # museum_visitor_services.world:367
-            raise ToolError(rt.built(self, f'Tour {tour.tour_id} is cancelled.'))
+            self.fail(f'Tour {tour.tour_id} is cancelled.')
         if tour.starts_at <= self.clock:  # museum_visitor_services.world:368
-            raise ToolError(rt.built(self, f'Tour {tour.tour_id} has already started.'))
+            self.fail(f'Tour {tour.tour_id} has already started.')
         if not guide.active:  # museum_visitor_services.world:369
-            raise ToolError(rt.built(self, f'Guide {guide.guide_id} is inactive.'))
+            self.fail(f'Guide {guide.guide_id} is inactive.')
         # museum_visitor_services.world:370
         if tour.language not in rt.each(self, guide.languages):
-            raise ToolError(rt.built(
-                self, f'Guide {guide.guide_id} does not speak {tour.language}.'
-            ))
+            self.fail(f'Guide {guide.guide_id} does not speak {tour.language}.')
         if self.fn_guide_busy(guide, tour):  # museum_visitor_services.world:371
-            raise ToolError(rt.built(
-                self, f'Guide {guide.guide_id} already leads an overlapping tour.'
-            ))
+            self.fail(f'Guide {guide.guide_id} already leads an overlapping tour.')
         others: int = len([  # museum_visitor_services.world:372
             _o15 for _o15 in rt.each(self, self.t_tours)
             if _o15.tour_id != tour.tour_id and _o15.guide == guide.guide_id
@@ -613,19 +727,24 @@ class MuseumVisitorServices(Episode):
             and _o15.starts_at.date() == tour.starts_at.date()
         ])
         if others >= guide.max_tours_per_day:  # museum_visitor_services.world:373
-            raise ToolError(rt.built(
-                self,
-                f'Guide {guide.guide_id} already leads {guide.max_tours_per_day} tours that day.',
-            ))
+            self.fail(
+                f'Guide {guide.guide_id} already leads {guide.max_tours_per_day} tours that day.'
+            )
         self.set_field(tour, 'guide', guide.guide_id)  # museum_visitor_services.world:374
         return tour  # museum_visitor_services.world:375
 
-    # museum_visitor_services.world:378
+    @tool(  # museum_visitor_services.world:378
+        'Cancel a scheduled tour that has not started; parties on it keep their tickets without '
+        'the tour and its fee.',
+        param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR004.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='museum_visitor_services.world:378', returns=Tour,
+    )
     def tool_cancel_tour(self, tour: Tour, reason: str) -> Tour:
         if tour.status != _E10_TourStatus_scheduled:  # museum_visitor_services.world:384
-            raise ToolError(rt.built(self, f'Tour {tour.tour_id} is already cancelled.'))
+            self.fail(f'Tour {tour.tour_id} is already cancelled.')
         if tour.starts_at <= self.clock:  # museum_visitor_services.world:385
-            raise ToolError(rt.built(self, f'Tour {tour.tour_id} has already started.'))
+            self.fail(f'Tour {tour.tour_id} has already started.')
         # museum_visitor_services.world:386
         self.set_field(tour, 'status', _E10_TourStatus_cancelled)
         for t in rt.each(self, self.t_tickets):  # museum_visitor_services.world:387
@@ -643,23 +762,42 @@ class MuseumVisitorServices(Episode):
                 )
         return tour  # museum_visitor_services.world:393
 
-    def tool_get_visitor(self, visitor: Visitor) -> Visitor:  # museum_visitor_services.world:398
+    @tool(  # museum_visitor_services.world:398
+        'Show a visitor: name, email, membership, when it ends and the member passes left.',
+        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0001.'), read_only=True,
+        where='museum_visitor_services.world:398', returns=Visitor,
+    )
+    def tool_get_visitor(self, visitor: Visitor) -> Visitor:
         return visitor  # museum_visitor_services.world:403
 
-    # museum_visitor_services.world:406
+    @tool(  # museum_visitor_services.world:406
+        'Find visitors by part of the name and/or email, with their ids and memberships.',
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            "Part of the visitor's name; case does not matter.",
+        ),
+        param('email', arg.optional(arg.TEXT), "The visitor's exact email."), read_only=True,
+        where='museum_visitor_services.world:406', returns=js.array(Visitor),
+        shows=('list', ('row', 'visitors')),
+    )
     def tool_find_visitors(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # museum_visitor_services.world:412
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
-        wanted: str = rt.built(  # museum_visitor_services.world:413
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
+        # museum_visitor_services.world:413
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # museum_visitor_services.world:414
             _v16.visitor_id for _v16 in rt.each(self, self.t_visitors)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _v16.name.lower()))
-            and (email is None or rt.built(self, _v16.email.lower()) == wanted)
+            if rt.read(self, q) in rt.read(self, self.built(_v16.name.lower()))
+            and (email is None or self.built(_v16.email.lower()) == wanted)
         ])
 
-    # museum_visitor_services.world:417
+    @tool(  # museum_visitor_services.world:417
+        "Start or renew a visitor's membership for a year (from the current end if still valid); "
+        "the passes are reset to the tier's yearly number.",
+        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0005.'),
+        param('tier', arg.enum_of(MembershipTier), 'individual, family or patron.'),
+        where='museum_visitor_services.world:417', returns=Visitor,
+    )
     def tool_renew_membership(self, visitor: Visitor, tier: MembershipTier) -> Visitor:
         if tier == _E14_MembershipTier_no_membership:  # museum_visitor_services.world:423
             raise ToolError('Choose a membership tier: individual, family or patron.')
@@ -678,14 +816,32 @@ class MuseumVisitorServices(Episode):
         )
         return visitor  # museum_visitor_services.world:435
 
-    def tool_get_ticket(self, ticket: Ticket) -> Ticket:  # museum_visitor_services.world:440
+    @tool(  # museum_visitor_services.world:440
+        'Show a ticket: visitor, slot, tour, party, passes used, price, status and booking time.',
+        param('ticket', _ROW_tickets, 'The ticket id, e.g. T00001.'), read_only=True,
+        where='museum_visitor_services.world:440', returns=Ticket,
+    )
+    def tool_get_ticket(self, ticket: Ticket) -> Ticket:
         return ticket  # museum_visitor_services.world:445
 
-    def tool_list_tickets(  # museum_visitor_services.world:448
-        self,
-        visitor: Visitor | None,
-        slot: EntrySlot | None,
-        tour: Tour | None,
+    @tool(  # museum_visitor_services.world:448
+        "List a visitor's tickets, or those of a slot or tour, optionally by status, with slots, "
+        "parties, prices and statuses.",
+        param('visitor', arg.optional(arg.row('visitors')), 'Only tickets of this visitor id.'),
+        param(
+            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$'))),
+            'Only tickets for this slot id.',
+        ),
+        param(
+            'tour', arg.optional(arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$'))),
+            'Only tickets that joined this tour id.',
+        ),
+        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
+        read_only=True, where='museum_visitor_services.world:448', returns=js.array(Ticket),
+        shows=('list', ('row', 'tickets')),
+    )
+    def tool_list_tickets(
+        self, visitor: Visitor | None, slot: EntrySlot | None, tour: Tour | None,
         status: TicketStatus | None,
     ) -> tuple[str, ...]:
         # museum_visitor_services.world:456
@@ -699,40 +855,49 @@ class MuseumVisitorServices(Episode):
             and (status is None or _t17.status == status)
         ])
 
-    def tool_book_tickets(  # museum_visitor_services.world:460
+    @tool(  # museum_visitor_services.world:460
+        "Book timed-entry tickets for a visitor's party in an open slot, optionally paying adult "
+        "admissions with member passes.",
+        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0002.'),
+        param('slot', _ROW_slots, 'The slot id, e.g. SL0002.'),
+        param('adults', arg.refined(arg.INT, 0, 10), 'Adults in the party.', default=1),
+        param('children', arg.refined(arg.INT, 0, 10), 'Children in the party.', default=0),
+        param(
+            'use_passes', arg.refined(arg.INT, 0, 10),
+            'Member passes to spend, one per adult admission.', default=0,
+        ),
+        where='museum_visitor_services.world:460', returns=Ticket,
+    )
+    def tool_book_tickets(
         self, visitor: Visitor, slot: EntrySlot, adults: int, children: int, use_passes: int
     ) -> Ticket:
         day: dt.date = slot.starts_at.date()  # museum_visitor_services.world:469
         people: int = rt.bounded(adults + children)  # museum_visitor_services.world:470
         # museum_visitor_services.world:471
         if not (slot.status == _E10_SlotStatus_open_ and slot.starts_at > self.clock):
-            raise ToolError(rt.built(self, f'Slot {slot.slot_id} is closed or has started.'))
+            self.fail(f'Slot {slot.slot_id} is closed or has started.')
         if not (people >= 1 and people <= 10):  # museum_visitor_services.world:472
             raise ToolError('A party has 1 to 10 people.')
         # museum_visitor_services.world:473
         if rt.bounded(slot.capacity - self.fn_slot_taken(slot)) < people:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Slot {slot.slot_id} has only '
                 f'{rt.bounded(slot.capacity - self.fn_slot_taken(slot))} places left.',
-            ))
+            )
         if not (  # museum_visitor_services.world:474
             day >= self.t_exhibitions[slot.exhibition].opens_on
             or self.fn_is_member_on(visitor, day)
         ):
-            raise ToolError(rt.built(self, f'Slot {slot.slot_id} is a members-only preview.'))
+            self.fail(f'Slot {slot.slot_id} is a members-only preview.')
         if use_passes > 0:  # museum_visitor_services.world:475
             if not self.fn_is_member_on(visitor, day):  # museum_visitor_services.world:476
-                raise ToolError(rt.built(
-                    self, f'Visitor {visitor.visitor_id} has no membership valid on {day}.'
-                ))
+                self.fail(f'Visitor {visitor.visitor_id} has no membership valid on {day}.')
             if use_passes > adults:  # museum_visitor_services.world:477
                 raise ToolError('Passes cover adult admissions only.')
             if use_passes > visitor.passes_left:  # museum_visitor_services.world:478
-                raise ToolError(rt.built(
-                    self,
-                    f'Visitor {visitor.visitor_id} has only {visitor.passes_left} passes left.',
-                ))
+                self.fail(
+                    f'Visitor {visitor.visitor_id} has only {visitor.passes_left} passes left.'
+                )
         self.set_field(  # museum_visitor_services.world:480
             visitor, 'passes_left', v.check_range(
                 rt.bounded(visitor.passes_left - use_passes), 'Visitor.passes_left', 0, 50
@@ -754,77 +919,77 @@ class MuseumVisitorServices(Episode):
         self.insert(self.t_tickets, ticket)  # museum_visitor_services.world:489
         return ticket  # museum_visitor_services.world:490
 
-    # museum_visitor_services.world:493
+    @tool(  # museum_visitor_services.world:493
+        "Add a booked ticket's party to a guided tour of the same exhibition and day, starting "
+        "at or after the slot; the tour fee is added per person.",
+        param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00002.'),
+        param('tour', _ROW_tours, 'The tour id, e.g. TR002.'),
+        where='museum_visitor_services.world:493', returns=Ticket,
+    )
     def tool_join_tour(self, ticket: Ticket, tour: Tour) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:499
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).'
-            ))
+            self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
         if ticket.tour is not None:  # museum_visitor_services.world:500
-            raise ToolError(rt.built(self, f'Ticket {ticket.ticket_id} already joined a tour.'))
+            self.fail(f'Ticket {ticket.ticket_id} already joined a tour.')
         # museum_visitor_services.world:501
         if not (tour.status == _E10_TourStatus_scheduled and tour.starts_at > self.clock):
-            raise ToolError(rt.built(self, f'Tour {tour.tour_id} is cancelled or has started.'))
+            self.fail(f'Tour {tour.tour_id} is cancelled or has started.')
         # museum_visitor_services.world:502
         if not self.fn_tour_fits(tour, self.t_slots[ticket.slot]):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Tour {tour.tour_id} is of another exhibition or day, or starts before the '
                 'ticket\'s slot.',
-            ))
+            )
         # museum_visitor_services.world:503
         if rt.bounded(tour.capacity - self.fn_tour_taken(tour)) < self.fn_party(ticket):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Tour {tour.tour_id} has only '
                 f'{rt.bounded(tour.capacity - self.fn_tour_taken(tour))} places left.',
-            ))
+            )
         self.set_field(ticket, 'tour', tour.tour_id)  # museum_visitor_services.world:504
         self.set_field(  # museum_visitor_services.world:505
             ticket, 'price', v.check_range(self.fn_price_of(ticket), 'Ticket.price', 0.0, None)
         )
         return ticket  # museum_visitor_services.world:506
 
-    # museum_visitor_services.world:509
+    @tool(  # museum_visitor_services.world:509
+        'Move a booked ticket to another open slot of the same exhibition, at least '
+        'change_cutoff before its current slot. A joined tour that no longer fits is dropped '
+        'with its fee.',
+        param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00004.'),
+        param('new_slot', _ROW_slots, 'The new slot id, of the same exhibition, e.g. SL0002.'),
+        where='museum_visitor_services.world:509', returns=Ticket,
+    )
     def tool_change_slot(self, ticket: Ticket, new_slot: EntrySlot) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:515
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).'
-            ))
+            self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
         if new_slot.slot_id == ticket.slot:  # museum_visitor_services.world:516
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.ticket_id} is already for slot {new_slot.slot_id}.'
-            ))
+            self.fail(f'Ticket {ticket.ticket_id} is already for slot {new_slot.slot_id}.')
         # museum_visitor_services.world:517
         if self.clock > self.t_slots[ticket.slot].starts_at - self.state.change_cutoff:
-            raise ToolError(rt.built(
-                self, f'Too close to slot {self.t_slots[ticket.slot].slot_id} to change it.'
-            ))
+            self.fail(f'Too close to slot {self.t_slots[ticket.slot].slot_id} to change it.')
         # museum_visitor_services.world:518
         if new_slot.exhibition != self.t_slots[ticket.slot].exhibition:
-            raise ToolError(rt.built(self, f'Slot {new_slot.slot_id} is for another exhibition.'))
+            self.fail(f'Slot {new_slot.slot_id} is for another exhibition.')
         # museum_visitor_services.world:519
         if not (new_slot.status == _E10_SlotStatus_open_ and new_slot.starts_at > self.clock):
-            raise ToolError(rt.built(self, f'Slot {new_slot.slot_id} is closed or has started.'))
+            self.fail(f'Slot {new_slot.slot_id} is closed or has started.')
         # museum_visitor_services.world:520
         if rt.bounded(new_slot.capacity - self.fn_slot_taken(new_slot)) < self.fn_party(ticket):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Slot {new_slot.slot_id} has only '
                 f'{rt.bounded(new_slot.capacity - self.fn_slot_taken(new_slot))} places left.',
-            ))
+            )
         day: dt.date = new_slot.starts_at.date()  # museum_visitor_services.world:521
         if not (  # museum_visitor_services.world:522
             day >= self.t_exhibitions[new_slot.exhibition].opens_on
             or self.fn_is_member_on(self.t_visitors[ticket.visitor], day)
         ):
-            raise ToolError(rt.built(self, f'Slot {new_slot.slot_id} is a members-only preview.'))
+            self.fail(f'Slot {new_slot.slot_id} is a members-only preview.')
         if not (  # museum_visitor_services.world:523
             ticket.passes_used == 0 or self.fn_is_member_on(self.t_visitors[ticket.visitor], day)
         ):
-            raise ToolError(rt.built(
-                self, f'The member passes on ticket {ticket.ticket_id} are not valid on {day}.'
-            ))
+            self.fail(f'The member passes on ticket {ticket.ticket_id} are not valid on {day}.')
         self.set_field(ticket, 'slot', new_slot.slot_id)  # museum_visitor_services.world:524
         tr: Tour | None = self.t_tours.ref(ticket.tour)  # museum_visitor_services.world:525
         if tr is not None:  # museum_visitor_services.world:526
@@ -835,16 +1000,19 @@ class MuseumVisitorServices(Episode):
         )
         return ticket  # museum_visitor_services.world:532
 
-    # museum_visitor_services.world:535
+    @tool(  # museum_visitor_services.world:535
+        'Cancel a booked ticket before its slot starts. The price is refunded when cancelled at '
+        'least cancel_cutoff before the slot; member passes are always given back.',
+        param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00003.'),
+        where='museum_visitor_services.world:535',
+        returns=js.closed({'ticket': Ticket, 'refund': js.NUMBER, 'passes_returned': js.INTEGER}),
+        shows=('record', (('ticket', 'ticket', ('row', 'tickets')),)),
+    )
     def tool_cancel_ticket(self, ticket: Ticket) -> CancelResult:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:540
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).'
-            ))
+            self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
         if self.t_slots[ticket.slot].starts_at <= self.clock:  # museum_visitor_services.world:541
-            raise ToolError(rt.built(
-                self, f'Slot {self.t_slots[ticket.slot].slot_id} has already started.'
-            ))
+            self.fail(f'Slot {self.t_slots[ticket.slot].slot_id} has already started.')
         refund: float = (  # museum_visitor_services.world:542
             ticket.price
             if self.clock <= self.t_slots[ticket.slot].starts_at - self.state.cancel_cutoff
@@ -861,306 +1029,26 @@ class MuseumVisitorServices(Episode):
         self.set_field(ticket, 'status', _E12_TicketStatus_cancelled)
         return CancelResult(ticket.ticket_id, refund, passes)  # museum_visitor_services.world:547
 
-    def tool_check_in(self, ticket: Ticket) -> Ticket:  # museum_visitor_services.world:550
+    @tool(  # museum_visitor_services.world:550
+        'Mark a booked ticket used when the party arrives on the day of its slot.',
+        param('ticket', _ROW_tickets, 'The id of a booked ticket for today, e.g. T00001.'),
+        where='museum_visitor_services.world:550', returns=Ticket,
+    )
+    def tool_check_in(self, ticket: Ticket) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:555
-            raise ToolError(rt.built(
-                self, f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).'
-            ))
+            self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
         # museum_visitor_services.world:556
         if self.t_slots[ticket.slot].starts_at.date() != self.clock.date():
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Ticket {ticket.ticket_id} is for {self.t_slots[ticket.slot].starts_at.date()}, '
                 'not today.',
-            ))
+            )
         # museum_visitor_services.world:557
         self.set_field(ticket, 'status', _E12_TicketStatus_used)
         return ticket  # museum_visitor_services.world:558
 
 
-_RESULT_SlotInfo = js.closed({'slot': EntrySlot, 'places_left': js.INTEGER})
-_RESULT_TourInfo = js.closed({'tour': Tour, 'places_left': js.INTEGER})
-
-
-MuseumVisitorServices.TOOLS = tools(
-    tool(
-        MuseumVisitorServices.tool_get_exhibition,
-        'Show an exhibition: title, gallery, run, surcharge and whether members get a preview.',
-        param(
-            'exhibition', arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$')),
-            'The exhibition id, e.g. EX01.',
-            not_found=lambda ep, key: rt.built(ep, f'No exhibition with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:266', returns=Exhibition,
-    ),
-    tool(
-        MuseumVisitorServices.tool_list_exhibitions,
-        'List exhibitions running on a day and/or by part of the title, with ids, runs and '
-        'surcharges.',
-        param('on_day', arg.optional(arg.DATE), 'Only exhibitions running on this day.'),
-        param(
-            'title_contains', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'
-        ),
-        read_only=True, where='museum_visitor_services.world:274', returns=js.array(Exhibition),
-        shows=('list', ('row', 'exhibitions')),
-    ),
-    tool(
-        MuseumVisitorServices.tool_get_slot,
-        'Show an entry slot (exhibition, start, capacity, status) with the places left.',
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$')),
-            'The slot id, e.g. SL0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:284', returns=_RESULT_SlotInfo,
-        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
-    ),
-    tool(
-        MuseumVisitorServices.tool_find_slots,
-        'Find open entry slots on a day that have not started and have room for a party, '
-        'earliest first, with the places left.',
-        param('day', arg.DATE, 'The day of the visit, e.g. 2024-12-15.'),
-        param(
-            'exhibition',
-            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
-            'Only slots of this exhibition id.',
-        ),
-        param(
-            'party_size', arg.refined(arg.INT, 1, 10), 'How many people need a place.',
-            default=lambda ep: 1,
-        ),
-        read_only=True, where='museum_visitor_services.world:292',
-        returns=js.array(_RESULT_SlotInfo),
-        shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
-    ),
-    tool(
-        MuseumVisitorServices.tool_get_guide,
-        'Show a guide (languages, whether active, daily tour limit) with the scheduled tours '
-        'they lead.',
-        param(
-            'guide', arg.row('guides', arg.refined(arg.TEXT, pattern='^G[0-9]{2}$')),
-            'The guide id, e.g. G01.',
-            not_found=lambda ep, key: rt.built(ep, f'No guide with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:305',
-        returns=js.closed({'guide': Guide, 'tours': js.array(Tour)}),
-        shows=(
-            'record', (
-                ('guide', 'guide', ('row', 'guides')),
-                ('tours', 'tours', ('list', ('row', 'tours'))),
-            ),
-        ),
-    ),
-    tool(
-        MuseumVisitorServices.tool_find_guides,
-        'Find guides by language and/or name, optionally only those free at a time, with their '
-        'languages.',
-        param(
-            'language', arg.optional(arg.enum_of(Language)), 'Only guides who speak this language.'
-        ),
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the guide's name; case does not matter.",
-        ),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only active guides with no scheduled tour overlapping a tour starting then.',
-        ),
-        param(
-            'duration_min', arg.refined(arg.INT, 15, 180), 'The length of that tour in minutes.',
-            default=lambda ep: 60,
-        ),
-        read_only=True, where='museum_visitor_services.world:316', returns=js.array(Guide),
-        shows=('list', ('row', 'guides')),
-    ),
-    tool(
-        MuseumVisitorServices.tool_get_tour,
-        'Show a tour (exhibition, language, guide, start, length, capacity, status) with the '
-        'places left.',
-        param(
-            'tour', arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$')),
-            'The tour id, e.g. TR001.',
-            not_found=lambda ep, key: rt.built(ep, f'No tour with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:344', returns=_RESULT_TourInfo,
-        shows=('record', (('tour', 'tour', ('row', 'tours')),)),
-    ),
-    tool(
-        MuseumVisitorServices.tool_find_tours,
-        'Find scheduled tours of an exhibition, on a day and/or in a language, earliest first, '
-        'with the places left.',
-        param(
-            'exhibition',
-            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
-            'Only tours of this exhibition id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
-        param('language', arg.optional(arg.enum_of(Language)), 'Only tours in this language.'),
-        read_only=True, where='museum_visitor_services.world:350',
-        returns=js.array(_RESULT_TourInfo),
-        shows=('list', ('record', (('tour', 'tour', ('row', 'tours')),))),
-    ),
-    tool(
-        MuseumVisitorServices.tool_assign_guide,
-        "Assign an active guide who speaks the tour's language to a scheduled tour that has not "
-        "started.",
-        param(
-            'tour', arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$')),
-            'The id of a scheduled tour, e.g. TR002.',
-            not_found=lambda ep, key: rt.built(ep, f'No tour with id {key}.'),
-        ),
-        param(
-            'guide', arg.row('guides', arg.refined(arg.TEXT, pattern='^G[0-9]{2}$')),
-            'The guide id, e.g. G02.',
-            not_found=lambda ep, key: rt.built(ep, f'No guide with id {key}.'),
-        ),
-        where='museum_visitor_services.world:361', returns=Tour,
-    ),
-    tool(
-        MuseumVisitorServices.tool_cancel_tour,
-        'Cancel a scheduled tour that has not started; parties on it keep their tickets without '
-        'the tour and its fee.',
-        param(
-            'tour', arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$')),
-            'The id of a scheduled tour, e.g. TR004.',
-            not_found=lambda ep, key: rt.built(ep, f'No tour with id {key}.'),
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='museum_visitor_services.world:378', returns=Tour,
-    ),
-    tool(
-        MuseumVisitorServices.tool_get_visitor,
-        'Show a visitor: name, email, membership, when it ends and the member passes left.',
-        param(
-            'visitor', arg.row('visitors'), 'The visitor id, e.g. V0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No visitor with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:398', returns=Visitor,
-    ),
-    tool(
-        MuseumVisitorServices.tool_find_visitors,
-        'Find visitors by part of the name and/or email, with their ids and memberships.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the visitor's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The visitor's exact email."), read_only=True,
-        where='museum_visitor_services.world:406', returns=js.array(Visitor),
-        shows=('list', ('row', 'visitors')),
-    ),
-    tool(
-        MuseumVisitorServices.tool_renew_membership,
-        "Start or renew a visitor's membership for a year (from the current end if still valid); "
-        "the passes are reset to the tier's yearly number.",
-        param(
-            'visitor', arg.row('visitors'), 'The visitor id, e.g. V0005.',
-            not_found=lambda ep, key: rt.built(ep, f'No visitor with id {key}.'),
-        ),
-        param('tier', arg.enum_of(MembershipTier), 'individual, family or patron.'),
-        where='museum_visitor_services.world:417', returns=Visitor,
-    ),
-    tool(
-        MuseumVisitorServices.tool_get_ticket,
-        'Show a ticket: visitor, slot, tour, party, passes used, price, status and booking time.',
-        param(
-            'ticket', arg.row('tickets'), 'The ticket id, e.g. T00001.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        read_only=True, where='museum_visitor_services.world:440', returns=Ticket,
-    ),
-    tool(
-        MuseumVisitorServices.tool_list_tickets,
-        "List a visitor's tickets, or those of a slot or tour, optionally by status, with slots, "
-        "parties, prices and statuses.",
-        param('visitor', arg.optional(arg.row('visitors')), 'Only tickets of this visitor id.'),
-        param(
-            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$'))),
-            'Only tickets for this slot id.',
-        ),
-        param(
-            'tour', arg.optional(arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$'))),
-            'Only tickets that joined this tour id.',
-        ),
-        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
-        read_only=True, where='museum_visitor_services.world:448', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    ),
-    tool(
-        MuseumVisitorServices.tool_book_tickets,
-        "Book timed-entry tickets for a visitor's party in an open slot, optionally paying adult "
-        "admissions with member passes.",
-        param(
-            'visitor', arg.row('visitors'), 'The visitor id, e.g. V0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No visitor with id {key}.'),
-        ),
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$')),
-            'The slot id, e.g. SL0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
-        ),
-        param('adults', arg.refined(arg.INT, 0, 10), 'Adults in the party.', default=lambda ep: 1),
-        param(
-            'children', arg.refined(arg.INT, 0, 10), 'Children in the party.', default=lambda ep: 0
-        ),
-        param(
-            'use_passes', arg.refined(arg.INT, 0, 10),
-            'Member passes to spend, one per adult admission.', default=lambda ep: 0,
-        ),
-        where='museum_visitor_services.world:460', returns=Ticket,
-    ),
-    tool(
-        MuseumVisitorServices.tool_join_tour,
-        "Add a booked ticket's party to a guided tour of the same exhibition and day, starting "
-        "at or after the slot; the tour fee is added per person.",
-        param(
-            'ticket', arg.row('tickets'), 'The id of a booked ticket, e.g. T00002.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        param(
-            'tour', arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$')),
-            'The tour id, e.g. TR002.',
-            not_found=lambda ep, key: rt.built(ep, f'No tour with id {key}.'),
-        ),
-        where='museum_visitor_services.world:493', returns=Ticket,
-    ),
-    tool(
-        MuseumVisitorServices.tool_change_slot,
-        'Move a booked ticket to another open slot of the same exhibition, at least '
-        'change_cutoff before its current slot. A joined tour that no longer fits is dropped '
-        'with its fee.',
-        param(
-            'ticket', arg.row('tickets'), 'The id of a booked ticket, e.g. T00004.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        param(
-            'new_slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$')),
-            'The new slot id, of the same exhibition, e.g. SL0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No slot with id {key}.'),
-        ),
-        where='museum_visitor_services.world:509', returns=Ticket,
-    ),
-    tool(
-        MuseumVisitorServices.tool_cancel_ticket,
-        'Cancel a booked ticket before its slot starts. The price is refunded when cancelled at '
-        'least cancel_cutoff before the slot; member passes are always given back.',
-        param(
-            'ticket', arg.row('tickets'), 'The id of a booked ticket, e.g. T00003.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        where='museum_visitor_services.world:535',
-        returns=js.closed({'ticket': Ticket, 'refund': js.NUMBER, 'passes_returned': js.INTEGER}),
-        shows=('record', (('ticket', 'ticket', ('row', 'tickets')),)),
-    ),
-    tool(
-        MuseumVisitorServices.tool_check_in,
-        'Mark a booked ticket used when the party arrives on the day of its slot.',
-        param(
-            'ticket', arg.row('tickets'), 'The id of a booked ticket for today, e.g. T00001.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        where='museum_visitor_services.world:550', returns=Ticket,
-    ),
-)
+MuseumVisitorServices.TOOLS = tools(MuseumVisitorServices)
 
 
 # museum_visitor_services.world:861

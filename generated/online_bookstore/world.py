@@ -225,6 +225,38 @@ class CartView(Record):
 _GET_subtotal = rt.getter('subtotal', float)
 
 
+_RESULT_Address = js.closed({
+    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
+    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
+})
+_RESULT_Order = js.closed({
+    'order_id': js.STRING, 'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
+    'lines': js.array(OrderLine, min_items=1, max_items=20), 'ship_to': Address,
+    'total': js.scalar('float', 0.0), 'status': js.members(OrderStatus), 'placed_at': js.STRING,
+    'cancelled_at': js.nullable(js.STRING),
+})
+_ROW_customers = arg.row(
+    'customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No customer with id {key}.'),
+)
+_ROW_books = arg.row(
+    'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
+    not_found=lambda ep, key: ep.built(f'No book with ISBN {key}.'),
+)
+_ROW_cart_items = arg.row(
+    'cart_items', not_found=lambda ep, key: ep.built(f'No cart item with id {key}.')
+)
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'No order with id {key}.'))
+_ROW_shipments = arg.row(
+    'shipments', not_found=lambda ep, key: ep.built(f'No shipment with id {key}.')
+)
+_ROW_returns = arg.row('returns', not_found=lambda ep, key: ep.built(f'No return with id {key}.'))
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C0001.')
+_PARAM_order = param('order', _ROW_orders, 'The order id, e.g. O00001.')
+_PARAM_shipment = param('shipment', _ROW_shipments, 'The shipment id, e.g. SH0001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -472,60 +504,134 @@ class OnlineBookstore(Episode):
             and r.requested_on <= (d if d is not None else rt.absent()) + self.state.return_window
         )
 
-    def tool_get_customer(self, customer: Customer) -> Customer:  # online_bookstore.world:234
+    @tool(  # online_bookstore.world:234
+        'Show a customer: name, email, phone, saved addresses by label and store credit.',
+        _PARAM_customer, read_only=True, where='online_bookstore.world:234', returns=Customer,
+    )
+    def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # online_bookstore.world:239
 
-    # online_bookstore.world:242
+    @tool(  # online_bookstore.world:242
+        'Find customers by part of the name and/or by email, with their ids, saved addresses and '
+        'store credit.',
+        param(
+            'name_contains', arg.optional(arg.TEXT),
+            "Part of the customer's name; case does not matter.",
+        ),
+        param('email', arg.optional(arg.TEXT), "The customer's exact email."), read_only=True,
+        where='online_bookstore.world:242', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
     def tool_find_customers(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # online_bookstore.world:248
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
-        wanted: str = rt.built(  # online_bookstore.world:249
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
+        # online_bookstore.world:249
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # online_bookstore.world:250
             _c6.customer_id for _c6 in rt.each(self, self.t_customers)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _c6.name.lower()))
-            and (email is None or rt.built(self, _c6.email.lower()) == wanted)
+            if rt.read(self, q) in rt.read(self, self.built(_c6.name.lower()))
+            and (email is None or self.built(_c6.email.lower()) == wanted)
         ])
 
-    # online_bookstore.world:253
+    @tool(  # online_bookstore.world:253
+        'Save a shipping address for a customer under a label. A customer keeps at most 5 '
+        'addresses.',
+        param('customer', _ROW_customers, 'The customer id, e.g. C0002.'),
+        param(
+            'label', arg.refined(arg.TEXT, 1, 20),
+            'The label to save it under, e.g. home or work; an existing label is replaced.',
+        ),
+        param('address', arg.record(Address.load, _RESULT_Address), 'The address.'),
+        where='online_bookstore.world:253', returns=Customer,
+    )
     def tool_add_address(self, customer: Customer, label: str, address: Address) -> Customer:
         # online_bookstore.world:260
         if not (label in customer.addresses or len(customer.addresses) < 5):
-            raise ToolError(rt.built(
-                self, f'Customer {customer.customer_id} already has 5 saved addresses.'
-            ))
+            self.fail(f'Customer {customer.customer_id} already has 5 saved addresses.')
         self.set_field(  # online_bookstore.world:261
             customer, 'addresses',
             v.check_length({**customer.addresses, label: address}, 'Customer.addresses', None, 5),
         )
         return customer  # online_bookstore.world:262
 
-    def tool_get_book(self, book: Book) -> Book:  # online_bookstore.world:267
+    @tool(  # online_bookstore.world:267
+        'Show a book: title, author, format, price, stock, genre and publication day.',
+        param('book', _ROW_books, 'The ISBN-13, e.g. 9780140449136.'), read_only=True,
+        where='online_bookstore.world:267', returns=Book,
+    )
+    def tool_get_book(self, book: Book) -> Book:
         return book  # online_bookstore.world:272
 
-    def tool_search_books(  # online_bookstore.world:275
+    @tool(  # online_bookstore.world:275
+        'Search the catalogue by title or author text, format, genre and stock, with ISBNs, '
+        'prices and stock.',
+        param(
+            'text', arg.refined(arg.TEXT, None, 120),
+            'Text in the title or author; case does not matter; empty matches every book.',
+            default='',
+        ),
+        param(
+            'book_format', arg.optional(arg.enum_of(BookFormat)),
+            'Only this format: hardcover, paperback or large_print.',
+        ),
+        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
+        param('in_stock_only', arg.BOOL, 'Only books with copies in stock.', default=False),
+        read_only=True, where='online_bookstore.world:275', returns=js.array(Book),
+        shows=('list', ('row', 'books')),
+    )
+    def tool_search_books(
         self, text: str, book_format: BookFormat | None, genre: Genre | None, in_stock_only: bool
     ) -> tuple[str, ...]:
-        q: str = rt.built(self, text.lower())  # online_bookstore.world:283
+        q: str = self.built(text.lower())  # online_bookstore.world:283
         return tuple([  # online_bookstore.world:284
             _b7.isbn for _b7 in rt.each(self, self.t_books)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _b7.title.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _b7.author.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_b7.title.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_b7.author.lower())))
             and (book_format is None or _b7.format_ == book_format)
             and (genre is None or _b7.genre == genre) and (not in_stock_only or _b7.stock > 0)
         ])
 
-    def tool_restock_book(self, book: Book, copies: int) -> Book:  # online_bookstore.world:287
+    @tool(  # online_bookstore.world:287
+        'Add copies of a book to stock.',
+        param('book', _ROW_books, 'The ISBN-13, e.g. 9780593135204.'),
+        param('copies', arg.refined(arg.INT, 1, 1000), 'How many copies arrived.'),
+        where='online_bookstore.world:287', returns=Book,
+    )
+    def tool_restock_book(self, book: Book, copies: int) -> Book:
         self.set_field(  # online_bookstore.world:293
             book, 'stock', v.check_range(rt.bounded(book.stock + copies), 'Book.stock', 0, None)
         )
         return book  # online_bookstore.world:294
 
-    def tool_get_cart_item(self, cart_item: CartItem) -> CartItem:  # online_bookstore.world:299
+    @tool(  # online_bookstore.world:299
+        'Show a cart item: customer, book, quantity and when it was added.',
+        param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0001.'), read_only=True,
+        where='online_bookstore.world:299', returns=CartItem,
+    )
+    def tool_get_cart_item(self, cart_item: CartItem) -> CartItem:
         return cart_item  # online_bookstore.world:304
 
-    def tool_view_cart(self, customer: Customer) -> CartView:  # online_bookstore.world:307
+    @tool(  # online_bookstore.world:307
+        "List a customer's cart items with titles, prices, line subtotals and the cart total.",
+        _PARAM_customer, read_only=True, where='online_bookstore.world:307',
+        returns=js.closed({
+            'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
+            'lines': js.array(js.closed({
+                'item': CartItem, 'title': js.STRING, 'unit_price': js.NUMBER,
+                'subtotal': js.NUMBER,
+            })),
+            'total': js.NUMBER,
+        }),
+        shows=(
+            'record', (
+                (
+                    'lines', 'lines',
+                    ('list', ('record', (('item', 'item', ('row', 'cart_items')),))),
+                ),
+            ),
+        ),
+    )
+    def tool_view_cart(self, customer: Customer) -> CartView:
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:312
             _i8.cart_item_id for _i8 in rt.each(self, self.t_cart_items)
             if _i8.customer == customer.customer_id
@@ -542,10 +648,16 @@ class OnlineBookstore(Episode):
             round(sum(rt.each(self, tuple(map(_GET_subtotal, rt.each(self, lines))))), 2),
         )
 
-    # online_bookstore.world:321
+    @tool(  # online_bookstore.world:321
+        "Add copies of a book to a customer's cart; if the book is already there its quantity "
+        "goes up.",
+        _PARAM_customer, param('book', _ROW_books, 'The ISBN-13 of the book, e.g. 9780525559474.'),
+        param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to add.', default=1),
+        where='online_bookstore.world:321', returns=CartItem,
+    )
     def tool_add_to_cart(self, customer: Customer, book: Book, quantity: int) -> CartItem:
         if book.stock <= 0:  # online_bookstore.world:328
-            raise ToolError(rt.built(self, f'{book.title} ({book.isbn}) is out of stock.'))
+            self.fail(f'{book.title} ({book.isbn}) is out of stock.')
         existing: tuple[str, ...] = tuple([  # online_bookstore.world:329
             _i11.cart_item_id for _i11 in rt.each(self, self.t_cart_items)
             if _i11.customer == customer.customer_id and _i11.book == book.isbn
@@ -575,14 +687,35 @@ class OnlineBookstore(Episode):
         self.insert(self.t_cart_items, item)  # online_bookstore.world:337
         return item  # online_bookstore.world:338
 
-    def tool_remove_from_cart(self, cart_item: CartItem) -> CartItem:  # online_bookstore.world:341
+    @tool(  # online_bookstore.world:341
+        "Remove an item from its customer's cart. Shows the removed item.",
+        param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0003.'),
+        where='online_bookstore.world:341', returns=CartItem,
+    )
+    def tool_remove_from_cart(self, cart_item: CartItem) -> CartItem:
         self.delete(self.t_cart_items, cart_item.cart_item_id)  # online_bookstore.world:346
         return cart_item  # online_bookstore.world:347
 
-    def tool_get_order(self, order: Order) -> Order:  # online_bookstore.world:352
+    @tool(  # online_bookstore.world:352
+        'Show an order: customer, lines (book ISBN, quantity, price paid), shipping address, '
+        'total, status and times.',
+        _PARAM_order, read_only=True, where='online_bookstore.world:352', returns=_RESULT_Order,
+    )
+    def tool_get_order(self, order: Order) -> Order:
         return order  # online_bookstore.world:357
 
-    def tool_list_orders(  # online_bookstore.world:360
+    @tool(  # online_bookstore.world:360
+        "List a customer's orders with their lines, totals, statuses and placing times, "
+        "optionally by status or day.",
+        param('customer', _ROW_customers, 'The customer id, e.g. C0003.'),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        param(
+            'placed_on', arg.optional(arg.DATE), 'Only orders placed on this day, e.g. 2024-05-18.'
+        ),
+        read_only=True, where='online_bookstore.world:360', returns=js.array(_RESULT_Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_list_orders(
         self, customer: Customer, status: OrderStatus | None, placed_on: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # online_bookstore.world:367
@@ -591,36 +724,39 @@ class OnlineBookstore(Episode):
             and (placed_on is None or _o12.placed_at.date() == placed_on)
         ])
 
-    # online_bookstore.world:370
+    @tool(  # online_bookstore.world:370
+        "Turn a customer's whole cart into an order at current prices, shipped to one of their "
+        "saved addresses. Stock is taken at once and the cart is emptied.",
+        _PARAM_customer,
+        param(
+            'address_label', arg.optional(arg.TEXT),
+            "The label of one of the customer's saved addresses, e.g. home; leave out for the "
+            "first saved address.",
+        ),
+        where='online_bookstore.world:370', returns=_RESULT_Order,
+    )
     def tool_checkout(self, customer: Customer, address_label: str | None) -> Order:
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:376
             _i13.cart_item_id for _i13 in rt.each(self, self.t_cart_items)
             if _i13.customer == customer.customer_id
         ])
         if len(mine) <= 0:  # online_bookstore.world:377
-            raise ToolError(rt.built(
-                self, f'The cart of customer {customer.customer_id} is empty.'
-            ))
+            self.fail(f'The cart of customer {customer.customer_id} is empty.')
         # online_bookstore.world:378
         labels: tuple[str, ...] = tuple(rt.each(self, customer.addresses).keys())
         if len(labels) <= 0:  # online_bookstore.world:379
-            raise ToolError(rt.built(
-                self, f'Customer {customer.customer_id} has no saved address.'
-            ))
+            self.fail(f'Customer {customer.customer_id} has no saved address.')
         # online_bookstore.world:380
         label: str = address_label if address_label is not None else labels[0]
         address: Address | None = customer.addresses.get(label)  # online_bookstore.world:381
         if address is None:  # online_bookstore.world:382
-            raise ToolError(rt.built(
-                self, f'Customer {customer.customer_id} has no saved address labelled {label}.'
-            ))
+            self.fail(f'Customer {customer.customer_id} has no saved address labelled {label}.')
         for i in rt.rows(self.t_cart_items, rt.each(self, mine)):  # online_bookstore.world:383
             if self.t_books[i.book].stock < i.quantity:  # online_bookstore.world:384
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Only {self.t_books[i.book].stock} copies of {self.t_books[i.book].title} ('
                     f'{self.t_books[i.book].isbn}) in stock; {i.quantity} in the cart.',
-                ))
+                )
         lines: tuple[OrderLine, ...] = tuple([  # online_bookstore.world:386
             OrderLine(
                 _i14.book, v.check_range(_i14.quantity, 'OrderLine.quantity', 1, 10),
@@ -636,39 +772,54 @@ class OnlineBookstore(Episode):
         )
         for _i15 in rt.rows(self.t_cart_items, rt.each(self, mine)):  # online_bookstore.world:388
             self.set_field(  # online_bookstore.world:389
-                self.t_books[self.t_books[_i15.book].isbn], 'stock',
-                v.check_range(
-                    rt.bounded(self.t_books[self.t_books[_i15.book].isbn].stock - _i15.quantity),
-                    'Book.stock', 0, None,
+                self.t_books[_i15.book], 'stock', v.check_range(
+                    rt.bounded(self.t_books[_i15.book].stock - _i15.quantity), 'Book.stock', 0,
+                    None,
                 ),
             )
             self.delete(self.t_cart_items, _i15.cart_item_id)  # online_bookstore.world:390
         self.insert(self.t_orders, order)  # online_bookstore.world:392
         return order  # online_bookstore.world:393
 
-    def tool_cancel_order(self, order: Order) -> Order:  # online_bookstore.world:396
+    @tool(  # online_bookstore.world:396
+        'Cancel an order that has not shipped yet; its copies go back to stock.', _PARAM_order,
+        where='online_bookstore.world:396', returns=_RESULT_Order,
+    )
+    def tool_cancel_order(self, order: Order) -> Order:
         if order.status == _E11_OrderStatus_cancelled:  # online_bookstore.world:401
-            raise ToolError(rt.built(self, f'Order {order.order_id} is already cancelled.'))
+            self.fail(f'Order {order.order_id} is already cancelled.')
         if order.status != _E11_OrderStatus_placed:  # online_bookstore.world:402
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} has already shipped (it is {order.status}).'
-            ))
+            self.fail(f'Order {order.order_id} has already shipped (it is {order.status}).')
         for l in rt.each(self, order.lines):  # online_bookstore.world:403
             self.set_field(  # online_bookstore.world:404
-                self.t_books[self.t_books[l.book].isbn], 'stock',
-                v.check_range(
-                    rt.bounded(self.t_books[self.t_books[l.book].isbn].stock + l.quantity),
-                    'Book.stock', 0, None,
+                self.t_books[l.book], 'stock', v.check_range(
+                    rt.bounded(self.t_books[l.book].stock + l.quantity), 'Book.stock', 0, None
                 ),
             )
         # online_bookstore.world:406
         self.set_fields(order, ('status', 'cancelled_at'), _E11_OrderStatus_cancelled, self.clock)
         return order  # online_bookstore.world:408
 
-    def tool_get_shipment(self, shipment: Shipment) -> Shipment:  # online_bookstore.world:413
+    @tool(  # online_bookstore.world:413
+        'Show a shipment: order, carrier, tracking number, when it shipped, status and delivery '
+        'day.',
+        _PARAM_shipment, read_only=True, where='online_bookstore.world:413', returns=Shipment,
+    )
+    def tool_get_shipment(self, shipment: Shipment) -> Shipment:
         return shipment  # online_bookstore.world:418
 
-    def tool_find_shipment(  # online_bookstore.world:421
+    @tool(  # online_bookstore.world:421
+        'Find the shipment of an order, or the shipment with a tracking number, with its '
+        'carrier, status and delivery day.',
+        param(
+            'order', arg.optional(arg.row('orders')),
+            'The order id whose shipment to find, e.g. O00002.',
+        ),
+        param('tracking_number', arg.optional(arg.TEXT), 'A tracking number, e.g. TRK000000001.'),
+        read_only=True, where='online_bookstore.world:421', returns=js.array(Shipment),
+        shows=('list', ('row', 'shipments')),
+    )
+    def tool_find_shipment(
         self, order: Order | None, tracking_number: str | None
     ) -> tuple[str, ...]:
         if not (order is not None or tracking_number is not None):  # online_bookstore.world:427
@@ -679,14 +830,17 @@ class OnlineBookstore(Episode):
             and (tracking_number is None or _s16.tracking_number == tracking_number)
         ])
 
-    # online_bookstore.world:431
+    @tool(  # online_bookstore.world:431
+        'Ship a placed order with a carrier; it gets the next tracking number. An order ships '
+        'once.',
+        _PARAM_order, param('carrier', arg.enum_of(Carrier), 'The carrier: ups, fedex or usps.'),
+        where='online_bookstore.world:431', returns=Shipment,
+    )
     def tool_ship_order(self, order: Order, carrier: Carrier) -> Shipment:
         if order.status == _E11_OrderStatus_cancelled:  # online_bookstore.world:437
-            raise ToolError(rt.built(self, f'Order {order.order_id} is cancelled.'))
+            self.fail(f'Order {order.order_id} is cancelled.')
         if order.status != _E11_OrderStatus_placed:  # online_bookstore.world:438
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} has already shipped (it is {order.status}).'
-            ))
+            self.fail(f'Order {order.order_id} has already shipped (it is {order.status}).')
         shipment: Shipment = Shipment(  # online_bookstore.world:439
             shipment_id=self.next_id('shipment_ids', 'SH{:04d}'), order=order.order_id,
             carrier=carrier,
@@ -700,24 +854,37 @@ class OnlineBookstore(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_shipped)  # online_bookstore.world:441
         return shipment  # online_bookstore.world:442
 
-    def tool_mark_delivered(self, shipment: Shipment) -> Shipment:  # online_bookstore.world:445
+    @tool(  # online_bookstore.world:445
+        'Record that a shipment was delivered today; its order becomes delivered.',
+        _PARAM_shipment, where='online_bookstore.world:445', returns=Shipment,
+    )
+    def tool_mark_delivered(self, shipment: Shipment) -> Shipment:
         if shipment.status != _E14_ShipmentStatus_in_transit:  # online_bookstore.world:450
-            raise ToolError(rt.built(
-                self, f'Shipment {shipment.shipment_id} is already delivered.'
-            ))
+            self.fail(f'Shipment {shipment.shipment_id} is already delivered.')
         self.set_fields(  # online_bookstore.world:451
             shipment, ('status', 'delivered_on'), _E14_ShipmentStatus_delivered, self.clock.date()
         )
-        self.set_field(  # online_bookstore.world:453
-            self.t_orders[self.t_orders[shipment.order].order_id], 'status',
-            _E11_OrderStatus_delivered,
-        )
+        # online_bookstore.world:453
+        self.set_field(self.t_orders[shipment.order], 'status', _E11_OrderStatus_delivered)
         return shipment  # online_bookstore.world:454
 
-    def tool_get_return(self, book_return: BookReturn) -> BookReturn:  # online_bookstore.world:459
+    @tool(  # online_bookstore.world:459
+        'Show a return: order, book, quantity, reason, day, credit given and whether the copies '
+        'were restocked.',
+        param('book_return', _ROW_returns, 'The return id, e.g. RT0001.'), read_only=True,
+        where='online_bookstore.world:459', returns=BookReturn,
+    )
+    def tool_get_return(self, book_return: BookReturn) -> BookReturn:
         return book_return  # online_bookstore.world:464
 
-    # online_bookstore.world:467
+    @tool(  # online_bookstore.world:467
+        "List a customer's returns, optionally of one order, with books, quantities, reasons and "
+        "credits.",
+        param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
+        param('order', arg.optional(arg.row('orders')), 'Only returns from this order id.'),
+        read_only=True, where='online_bookstore.world:467', returns=js.array(BookReturn),
+        shows=('list', ('row', 'returns')),
+    )
     def tool_list_returns(self, customer: Customer, order: Order | None) -> tuple[str, ...]:
         return tuple([  # online_bookstore.world:473
             _r17.return_id for _r17 in rt.each(self, self.t_returns)
@@ -725,35 +892,41 @@ class OnlineBookstore(Episode):
             and (order is None or _r17.order == order.order_id)
         ])
 
-    def tool_return_book(  # online_bookstore.world:476
+    @tool(  # online_bookstore.world:476
+        "Return copies of a book from a delivered order within 30 days of delivery. The price "
+        "paid goes to the customer's store credit; copies go back to stock unless damaged.",
+        param('order', _ROW_orders, 'The order id, e.g. O00003.'),
+        param('book', _ROW_books, 'The ISBN-13 of the book to return.'),
+        param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to return.', default=1),
+        param(
+            'reason', arg.enum_of(ReturnReason),
+            'Why: damaged, wrong_item, not_as_described or changed_mind.',
+        ),
+        where='online_bookstore.world:476', returns=BookReturn,
+    )
+    def tool_return_book(
         self, order: Order, book: Book, quantity: int, reason: ReturnReason
     ) -> BookReturn:
         if order.status != _E11_OrderStatus_delivered:  # online_bookstore.world:484
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is not delivered (it is {order.status}).'
-            ))
+            self.fail(f'Order {order.order_id} is not delivered (it is {order.status}).')
         delivered: dt.date | None = self.fn_delivery_day(order)  # online_bookstore.world:485
         if delivered is None:  # online_bookstore.world:486
-            raise ToolError(rt.built(self, f'Order {order.order_id} has no delivery day.'))
+            self.fail(f'Order {order.order_id} has no delivery day.')
         today: dt.date = self.clock.date()  # online_bookstore.world:487
         if today > delivered + self.state.return_window:  # online_bookstore.world:488
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The return window of order {order.order_id} closed on '
                 f'{delivered + self.state.return_window}.',
-            ))
+            )
         ordered: int = self.fn_ordered_qty(order, book)  # online_bookstore.world:489
         if ordered <= 0:  # online_bookstore.world:490
-            raise ToolError(rt.built(
-                self, f'{book.title} ({book.isbn}) is not in order {order.order_id}.'
-            ))
+            self.fail(f'{book.title} ({book.isbn}) is not in order {order.order_id}.')
         already: int = self.fn_returned_qty(order, book)  # online_bookstore.world:491
         if rt.bounded(already + quantity) > ordered:  # online_bookstore.world:492
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {rt.bounded(ordered - already)} copies of {book.title} in order '
                 f'{order.order_id} can still be returned.',
-            ))
+            )
         # online_bookstore.world:493
         credit: float = round(quantity * self.fn_line_price(order, book), 2)
         restock: bool = reason != _E12_ReturnReason_damaged  # online_bookstore.world:494
@@ -780,277 +953,7 @@ class OnlineBookstore(Episode):
         return book_return  # online_bookstore.world:510
 
 
-_RESULT_Address = js.closed({
-    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
-    'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-})
-_RESULT_Order = js.closed({
-    'order_id': js.STRING, 'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
-    'lines': js.array(OrderLine, min_items=1, max_items=20), 'ship_to': Address,
-    'total': js.scalar('float', 0.0), 'status': js.members(OrderStatus), 'placed_at': js.STRING,
-    'cancelled_at': js.nullable(js.STRING),
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-    'The customer id, e.g. C0001.',
-    not_found=lambda ep, key: rt.built(ep, f'No customer with id {key}.'),
-)
-_PARAM_order = param(
-    'order', arg.row('orders'), 'The order id, e.g. O00001.',
-    not_found=lambda ep, key: rt.built(ep, f'No order with id {key}.'),
-)
-_PARAM_shipment = param(
-    'shipment', arg.row('shipments'), 'The shipment id, e.g. SH0001.',
-    not_found=lambda ep, key: rt.built(ep, f'No shipment with id {key}.'),
-)
-
-
-OnlineBookstore.TOOLS = tools(
-    tool(
-        OnlineBookstore.tool_get_customer,
-        'Show a customer: name, email, phone, saved addresses by label and store credit.',
-        _PARAM_customer, read_only=True, where='online_bookstore.world:234', returns=Customer,
-    ),
-    tool(
-        OnlineBookstore.tool_find_customers,
-        'Find customers by part of the name and/or by email, with their ids, saved addresses and '
-        'store credit.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the customer's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The customer's exact email."), read_only=True,
-        where='online_bookstore.world:242', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        OnlineBookstore.tool_add_address,
-        'Save a shipping address for a customer under a label. A customer keeps at most 5 '
-        'addresses.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The customer id, e.g. C0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No customer with id {key}.'),
-        ),
-        param(
-            'label', arg.refined(arg.TEXT, 1, 20),
-            'The label to save it under, e.g. home or work; an existing label is replaced.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The address.'),
-        where='online_bookstore.world:253', returns=Customer,
-    ),
-    tool(
-        OnlineBookstore.tool_get_book,
-        'Show a book: title, author, format, price, stock, genre and publication day.',
-        param(
-            'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
-            'The ISBN-13, e.g. 9780140449136.',
-            not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-        ),
-        read_only=True, where='online_bookstore.world:267', returns=Book,
-    ),
-    tool(
-        OnlineBookstore.tool_search_books,
-        'Search the catalogue by title or author text, format, genre and stock, with ISBNs, '
-        'prices and stock.',
-        param(
-            'text', arg.refined(arg.TEXT, None, 120),
-            'Text in the title or author; case does not matter; empty matches every book.',
-            default=lambda ep: '',
-        ),
-        param(
-            'book_format', arg.optional(arg.enum_of(BookFormat)),
-            'Only this format: hardcover, paperback or large_print.',
-        ),
-        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
-        param(
-            'in_stock_only', arg.BOOL, 'Only books with copies in stock.', default=lambda ep: False
-        ),
-        read_only=True, where='online_bookstore.world:275', returns=js.array(Book),
-        shows=('list', ('row', 'books')),
-    ),
-    tool(
-        OnlineBookstore.tool_restock_book, 'Add copies of a book to stock.',
-        param(
-            'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
-            'The ISBN-13, e.g. 9780593135204.',
-            not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-        ),
-        param('copies', arg.refined(arg.INT, 1, 1000), 'How many copies arrived.'),
-        where='online_bookstore.world:287', returns=Book,
-    ),
-    tool(
-        OnlineBookstore.tool_get_cart_item,
-        'Show a cart item: customer, book, quantity and when it was added.',
-        param(
-            'cart_item', arg.row('cart_items'), 'The cart item id, e.g. CI0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No cart item with id {key}.'),
-        ),
-        read_only=True, where='online_bookstore.world:299', returns=CartItem,
-    ),
-    tool(
-        OnlineBookstore.tool_view_cart,
-        "List a customer's cart items with titles, prices, line subtotals and the cart total.",
-        _PARAM_customer, read_only=True, where='online_bookstore.world:307',
-        returns=js.closed({
-            'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
-            'lines': js.array(js.closed({
-                'item': CartItem, 'title': js.STRING, 'unit_price': js.NUMBER,
-                'subtotal': js.NUMBER,
-            })),
-            'total': js.NUMBER,
-        }),
-        shows=(
-            'record', (
-                (
-                    'lines', 'lines',
-                    ('list', ('record', (('item', 'item', ('row', 'cart_items')),))),
-                ),
-            ),
-        ),
-    ),
-    tool(
-        OnlineBookstore.tool_add_to_cart,
-        "Add copies of a book to a customer's cart; if the book is already there its quantity "
-        "goes up.",
-        _PARAM_customer,
-        param(
-            'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
-            'The ISBN-13 of the book, e.g. 9780525559474.',
-            not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-        ),
-        param(
-            'quantity', arg.refined(arg.INT, 1, 10), 'How many copies to add.',
-            default=lambda ep: 1,
-        ),
-        where='online_bookstore.world:321', returns=CartItem,
-    ),
-    tool(
-        OnlineBookstore.tool_remove_from_cart,
-        "Remove an item from its customer's cart. Shows the removed item.",
-        param(
-            'cart_item', arg.row('cart_items'), 'The cart item id, e.g. CI0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No cart item with id {key}.'),
-        ),
-        where='online_bookstore.world:341', returns=CartItem,
-    ),
-    tool(
-        OnlineBookstore.tool_get_order,
-        'Show an order: customer, lines (book ISBN, quantity, price paid), shipping address, '
-        'total, status and times.',
-        _PARAM_order, read_only=True, where='online_bookstore.world:352', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineBookstore.tool_list_orders,
-        "List a customer's orders with their lines, totals, statuses and placing times, "
-        "optionally by status or day.",
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The customer id, e.g. C0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No customer with id {key}.'),
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'placed_on', arg.optional(arg.DATE), 'Only orders placed on this day, e.g. 2024-05-18.'
-        ),
-        read_only=True, where='online_bookstore.world:360', returns=js.array(_RESULT_Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        OnlineBookstore.tool_checkout,
-        "Turn a customer's whole cart into an order at current prices, shipped to one of their "
-        "saved addresses. Stock is taken at once and the cart is emptied.",
-        _PARAM_customer,
-        param(
-            'address_label', arg.optional(arg.TEXT),
-            "The label of one of the customer's saved addresses, e.g. home; leave out for the "
-            "first saved address.",
-        ),
-        where='online_bookstore.world:370', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineBookstore.tool_cancel_order,
-        'Cancel an order that has not shipped yet; its copies go back to stock.', _PARAM_order,
-        where='online_bookstore.world:396', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineBookstore.tool_get_shipment,
-        'Show a shipment: order, carrier, tracking number, when it shipped, status and delivery '
-        'day.',
-        _PARAM_shipment, read_only=True, where='online_bookstore.world:413', returns=Shipment,
-    ),
-    tool(
-        OnlineBookstore.tool_find_shipment,
-        'Find the shipment of an order, or the shipment with a tracking number, with its '
-        'carrier, status and delivery day.',
-        param(
-            'order', arg.optional(arg.row('orders')),
-            'The order id whose shipment to find, e.g. O00002.',
-        ),
-        param('tracking_number', arg.optional(arg.TEXT), 'A tracking number, e.g. TRK000000001.'),
-        read_only=True, where='online_bookstore.world:421', returns=js.array(Shipment),
-        shows=('list', ('row', 'shipments')),
-    ),
-    tool(
-        OnlineBookstore.tool_ship_order,
-        'Ship a placed order with a carrier; it gets the next tracking number. An order ships '
-        'once.',
-        _PARAM_order, param('carrier', arg.enum_of(Carrier), 'The carrier: ups, fedex or usps.'),
-        where='online_bookstore.world:431', returns=Shipment,
-    ),
-    tool(
-        OnlineBookstore.tool_mark_delivered,
-        'Record that a shipment was delivered today; its order becomes delivered.',
-        _PARAM_shipment, where='online_bookstore.world:445', returns=Shipment,
-    ),
-    tool(
-        OnlineBookstore.tool_get_return,
-        'Show a return: order, book, quantity, reason, day, credit given and whether the copies '
-        'were restocked.',
-        param(
-            'book_return', arg.row('returns'), 'The return id, e.g. RT0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No return with id {key}.'),
-        ),
-        read_only=True, where='online_bookstore.world:459', returns=BookReturn,
-    ),
-    tool(
-        OnlineBookstore.tool_list_returns,
-        "List a customer's returns, optionally of one order, with books, quantities, reasons and "
-        "credits.",
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The customer id, e.g. C0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No customer with id {key}.'),
-        ),
-        param('order', arg.optional(arg.row('orders')), 'Only returns from this order id.'),
-        read_only=True, where='online_bookstore.world:467', returns=js.array(BookReturn),
-        shows=('list', ('row', 'returns')),
-    ),
-    tool(
-        OnlineBookstore.tool_return_book,
-        "Return copies of a book from a delivered order within 30 days of delivery. The price "
-        "paid goes to the customer's store credit; copies go back to stock unless damaged.",
-        param(
-            'order', arg.row('orders'), 'The order id, e.g. O00003.',
-            not_found=lambda ep, key: rt.built(ep, f'No order with id {key}.'),
-        ),
-        param(
-            'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
-            'The ISBN-13 of the book to return.',
-            not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-        ),
-        param(
-            'quantity', arg.refined(arg.INT, 1, 10), 'How many copies to return.',
-            default=lambda ep: 1,
-        ),
-        param(
-            'reason', arg.enum_of(ReturnReason),
-            'Why: damaged, wrong_item, not_as_described or changed_mind.',
-        ),
-        where='online_bookstore.world:476', returns=BookReturn,
-    ),
-)
+OnlineBookstore.TOOLS = tools(OnlineBookstore)
 
 
 # online_bookstore.world:797

@@ -239,6 +239,47 @@ _GET_stock = rt.getter('stock', int)
 _GET_variant = rt.getter('variant', str)
 
 
+_SCHEMA_Address = js.closed({
+    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
+    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
+})
+_RESULT_PaymentMethod = js.any_of(
+    js.closed({
+        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
+        'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
+    }),
+    js.closed({
+        'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
+    }),
+    js.closed({
+        'source': js.text_in('paypal'), 'id': js.STRING,
+        'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+    }),
+)
+_RESULT_Order = js.closed({
+    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING, 'address': Address,
+    'items': js.array(OrderItem, min_items=1), 'status': js.members(OrderStatus),
+    'payment_method_id': js.STRING, 'transactions': js.array(Transaction),
+    'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
+    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
+})
+_ROW_customers = arg.row(
+    'customers', not_found=lambda ep, key: ep.built(f'Customer {key} not found.')
+)
+_ROW_products = arg.row(
+    'products', not_found=lambda ep, key: ep.built(f'Product {key} not found.')
+)
+_ROW_orders = arg.row(
+    'orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+    not_found=lambda ep, key: ep.built(f'Order {key} not found.'),
+)
+_ROW_variants = arg.row('variants', not_found=lambda ep, key: ep.built(f'Item {key} not found.'))
+_ROW_returns = arg.row('returns', not_found=lambda ep, key: ep.built(f'Return {key} not found.'))
+_PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C01.')
+_PARAM_order = param('order', _ROW_orders, 'The id of a pending order, e.g. #W4817420.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -422,20 +463,47 @@ class OnlineShop(Episode):
             order.created_at,
         )
 
-    def tool_find_customer_by_email(self, email: str) -> str:  # shop.world:279
-        wanted: str = rt.built(self, rt.built(self, email.strip()).lower())  # shop.world:284
+    @tool(  # shop.world:279
+        "Find a customer's id from their email address. Use it to identify the customer before "
+        "anything else.",
+        param(
+            'email', arg.refined(arg.TEXT, 3, 120),
+            "The customer's email address; case does not matter.",
+        ),
+        read_only=True, where='shop.world:279', returns=js.STRING,
+    )
+    def tool_find_customer_by_email(self, email: str) -> str:
+        wanted: str = self.built(self.built(email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
             _c5.id_ for _c5 in rt.each(self, self.t_customers)
-            if rt.built(self, _c5.email.lower()) == wanted
+            if self.built(_c5.email.lower()) == wanted
         ])
         if len(matches) <= 0:  # shop.world:286
-            raise ToolError(rt.built(self, f'No customer has the email address {email}.'))
+            self.fail(f'No customer has the email address {email}.')
         return self.t_customers[matches[0]].id_  # shop.world:287
 
-    def tool_get_customer_details(self, customer: Customer) -> Customer:  # shop.world:290
+    @tool(  # shop.world:290
+        "Show a customer's profile: name, email, default address and payment methods (with gift "
+        "card balances).",
+        _PARAM_customer, read_only=True, where='shop.world:290',
+        returns=js.closed({
+            'id': js.STRING, 'name': js.scalar('str', 1, 80),
+            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
+        }),
+    )
+    def tool_get_customer_details(self, customer: Customer) -> Customer:
         return customer  # shop.world:295
 
-    def tool_list_customer_orders(  # shop.world:298
+    @tool(  # shop.world:298
+        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
+        param(
+            'status', arg.optional(arg.enum_of(OrderStatus)),
+            'Only list orders with this status, e.g. "pending".',
+        ),
+        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
+    )
+    def tool_list_customer_orders(
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
         theirs: tuple[str, ...] = tuple([  # shop.world:304
@@ -449,15 +517,35 @@ class OnlineShop(Episode):
             ))
         ])
 
-    def tool_get_order_details(self, order: str) -> Order:  # shop.world:308
+    @tool(  # shop.world:308
+        'Show an order: items and prices paid, shipping address, status, tracking number and '
+        'transactions.',
+        param(
+            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+            'The order id, with the leading #W, e.g. #W4817420.',
+        ),
+        read_only=True, where='shop.world:308', returns=_RESULT_Order,
+    )
+    def tool_get_order_details(self, order: str) -> Order:
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
-            raise ToolError(rt.built(
-                self, f'Order {order} not found. Order ids look like #W4817420.'
-            ))
+            self.fail(f'Order {order} not found. Order ids look like #W4817420.')
         return found  # shop.world:315
 
-    def tool_list_products(  # shop.world:318
+    @tool(  # shop.world:318
+        'Browse the catalogue: each product with its lowest price and the units in stock over '
+        'all its variants.',
+        param(
+            'category', arg.optional(arg.TEXT),
+            'Only list products of this category, e.g. "Kitchen" (any case).',
+        ),
+        param(
+            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
+            default=False,
+        ),
+        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
+    )
+    def tool_list_products(
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
         listed: tuple[ProductSummary, ...] = ()  # shop.world:324
@@ -472,9 +560,8 @@ class OnlineShop(Episode):
                 self.t_variants, rt.each(self, options)
             )))))
             wanted: bool = (  # shop.world:328
-                category is None or rt.built(self, product.category.lower()) == rt.built(
-                    self, (category if category is not None else '').lower()
-                )
+                category is None
+                or self.built(product.category.lower()) == self.built(category.lower())
             )
             if wanted and (stock > 0 or not in_stock_only):  # shop.world:329
                 listed = rt.each(self, listed) + (  # shop.world:330
@@ -488,7 +575,17 @@ class OnlineShop(Episode):
                 )
         return listed  # shop.world:339
 
-    def tool_get_product_details(self, product: Product) -> ProductDetails:  # shop.world:342
+    @tool(  # shop.world:342
+        'Show a product with every variant: its item id, options, price and stock.',
+        param('product', _ROW_products, 'The product id, e.g. P02.'), read_only=True,
+        where='shop.world:342',
+        returns=js.closed({
+            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
+            'variants': js.array(Variant),
+        }),
+        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
+    )
+    def tool_get_product_details(self, product: Product) -> ProductDetails:
         return ProductDetails(  # shop.world:347
             product.id_, product.name, product.category,
             tuple([
@@ -496,29 +593,41 @@ class OnlineShop(Episode):
             ]),
         )
 
-    def tool_place_order(  # shop.world:357
-        self,
-        customer: Customer,
-        items: dict[str, int],
-        payment_method_id: str,
+    @tool(  # shop.world:357
+        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+        'gift\ncard must hold at least the order total. Stock is reserved at once.',
+        param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
+        param(
+            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
+        ),
+        param(
+            'payment_method_id', arg.TEXT,
+            "One of the customer's payment method ids, e.g. gift_card_7245904.",
+        ),
+        param(
+            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+            "Where to ship; defaults to the customer's address.",
+        ),
+        where='shop.world:357', returns=_RESULT_Order,
+    )
+    def tool_place_order(
+        self, customer: Customer, items: dict[str, int], payment_method_id: str,
         ship_to: Address | None,
     ) -> Order:
         for id_ in rt.each(self, items):  # shop.world:368
             variant: Variant | None = self.t_variants.rows.get(id_)  # shop.world:369
             if variant is None:  # shop.world:370
-                raise ToolError(rt.built(self, f'Item {id_} not found. Item ids look like V2001.'))
+                self.fail(f'Item {id_} not found. Item ids look like V2001.')
             if variant.stock < items[id_]:  # shop.world:371
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
                     f') left in stock; {items[id_]} requested.',
-                ))
+                )
         # shop.world:373
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)
         if method is None:  # shop.world:374
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} has no payment method {payment_method_id}.'
-            ))
+            self.fail(f'Customer {customer.id_} has no payment method {payment_method_id}.')
         lines: tuple[OrderItem, ...] = tuple([  # shop.world:375
             OrderItem(
                 _id15, self.t_products[self.t_variants[_id15].product].name,
@@ -535,12 +644,11 @@ class OnlineShop(Episode):
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Gift card {payment_method_id} has a balance of $'
                 f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
                 f'cover the order total of ${total:.2f}.',
-            ))
+            )
         self.set_field(  # shop.world:378
             customer, 'payment_methods', {
                 **customer.payment_methods,
@@ -569,13 +677,21 @@ class OnlineShop(Episode):
         self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
-    def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:  # shop.world:393
+    @tool(  # shop.world:393
+        'Cancel a pending order. The amount paid goes back to the payment method it came from '
+        'and the items return to stock.',
+        _PARAM_order,
+        param(
+            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
+        ),
+        where='shop.world:393', returns=_RESULT_Order,
+    )
+    def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
                 'pending orders can be cancelled.',
-            ))
+            )
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
@@ -596,68 +712,75 @@ class OnlineShop(Episode):
         )
         for line in rt.each(self, order.items):  # shop.world:409
             self.set_field(  # shop.world:410
-                self.t_variants[self.t_variants[line.variant].id_], 'stock',
-                rt.bounded(
-                    self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
-                ),
+                self.t_variants[line.variant], 'stock',
+                rt.bounded(self.t_variants[line.variant].stock + line.quantity),
             )
         # shop.world:412
         self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
         return order  # shop.world:414
 
-    def tool_modify_order_address(self, order: Order, address: Address) -> Order:  # shop.world:417
+    @tool(  # shop.world:417
+        "Change where a pending order ships to. The customer's default address is not changed.",
+        _PARAM_order,
+        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
+        where='shop.world:417', returns=_RESULT_Order,
+    )
+    def tool_modify_order_address(self, order: Order, address: Address) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
                 'can be changed.',
-            ))
+            )
         if address == order.address:  # shop.world:424
-            raise ToolError(rt.built(self, f'Order {order.id_} already ships to that address.'))
+            self.fail(f'Order {order.id_} already ships to that address.')
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    # shop.world:429
+    @tool(  # shop.world:429
+        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
+        "product. The price difference is charged to, or refunded on, the order's payment method.",
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
+        param('old_item', _ROW_variants, 'The item id currently in the order.'),
+        param(
+            'new_item', _ROW_variants,
+            'The item id to switch to; it must be another option of the same product.',
+        ),
+        where='shop.world:429', returns=_RESULT_Order,
+    )
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
                 'can be changed.',
-            ))
+            )
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
             _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.id_
         ])
         if len(matching) <= 0:  # shop.world:441
-            raise ToolError(rt.built(self, f'Order {order.id_} has no item {old_item.id_}.'))
+            self.fail(f'Order {order.id_} has no item {old_item.id_}.')
         if new_item.id_ == old_item.id_:  # shop.world:442
-            raise ToolError(rt.built(
-                self, f'Item {new_item.id_} is already in order {order.id_}.'
-            ))
+            self.fail(f'Item {new_item.id_} is already in order {order.id_}.')
         if new_item.product != old_item.product:  # shop.world:443
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
                 f'{self.t_products[old_item.product].name}; an item can only be swapped for '
                 'another option of the same product.',
-            ))
+            )
         quantity: int = matching[0].quantity  # shop.world:444
         if new_item.stock < quantity:  # shop.world:445
-            raise ToolError(rt.built(
-                self,
-                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.',
-            ))
+            self.fail(
+                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.'
+            )
         # shop.world:446
         difference: float = round((new_item.price - old_item.price) * quantity, 2)
         customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'The price difference of ${difference:.2f} is more than the balance of gift '
                     f'card {order.payment_method_id}.',
-                ))
+                )
             self.set_field(  # shop.world:451
                 order, 'transactions', order.transactions + (
                     Transaction(
@@ -701,16 +824,21 @@ class OnlineShop(Episode):
         self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
 
-    def tool_ship_order(self, order: Order, tracking_number: str) -> Order:  # shop.world:486
+    @tool(  # shop.world:486
+        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
+        param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
+        param(
+            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+            "The carrier's 12-digit tracking number.",
+        ),
+        where='shop.world:486', returns=_RESULT_Order,
+    )
+    def tool_ship_order(self, order: Order, tracking_number: str) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} cannot be shipped: it is {order.status}.'
-            ))
+            self.fail(f'Order {order.id_} cannot be shipped: it is {order.status}.')
         # shop.world:493
         if any(_o19.tracking == tracking_number for _o19 in rt.each(self, self.t_orders)):
-            raise ToolError(rt.built(
-                self, f'Tracking number {tracking_number} is already used by another order.'
-            ))
+            self.fail(f'Tracking number {tracking_number} is already used by another order.')
         self.set_fields(  # shop.world:494
             order, ('status', 'tracking'), _E11_OrderStatus_processed,
             rt.if_present(
@@ -719,50 +847,66 @@ class OnlineShop(Episode):
         )
         return order  # shop.world:496
 
-    def tool_mark_order_delivered(self, order: Order) -> Order:  # shop.world:499
+    @tool(  # shop.world:499
+        'Record that the carrier delivered a processed order.',
+        param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
+        where='shop.world:499', returns=_RESULT_Order,
+    )
+    def tool_mark_order_delivered(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
                 'processed.',
-            ))
+            )
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
-    def tool_request_return(  # shop.world:511
+    @tool(  # shop.world:511
+        'Open a return for items of a delivered order. The refund is paid when the parcel '
+        'reaches the warehouse.',
+        param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
+        param(
+            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
+            'The item ids to send back; each line is returned in full.',
+        ),
+        param(
+            'refund_method_id', arg.TEXT,
+            "Where the refund goes: the order's own payment method or one of the customer's gift "
+            "cards.",
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
+        where='shop.world:511', returns=ReturnRequest,
+    )
+    def tool_request_return(
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
                 'orders can be returned.',
-            ))
+            )
         unknown: tuple[str, ...] = tuple([  # shop.world:520
             _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
         ])
-        unknown_text: str = rt.built(self, rt.join(', ', rt.each(self, unknown)))  # shop.world:521
+        unknown_text: str = self.built(rt.join(', ', rt.each(self, unknown)))  # shop.world:521
         if len(unknown) != 0:  # shop.world:522
-            raise ToolError(rt.built(self, f'Order {order.id_} has no item {unknown_text}.'))
+            self.fail(f'Order {order.id_} has no item {unknown_text}.')
         if len(v.unique(tuple(rt.each(self, item_ids)))) != len(item_ids):  # shop.world:523
             raise ToolError('List each item id only once.')
         customer: Customer = self.t_customers[order.customer]  # shop.world:524
         # shop.world:525
         method: PaymentMethod | None = customer.payment_methods.get(refund_method_id)
         if method is None:  # shop.world:526
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} has no payment method {refund_method_id}.'
-            ))
+            self.fail(f'Customer {customer.id_} has no payment method {refund_method_id}.')
         if not (  # shop.world:527
             method.id_ == order.payment_method_id
             or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
                 f'gift card, not to {refund_method_id}.',
-            ))
+            )
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
             _line22 for _line22 in rt.each(self, order.items)
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
@@ -791,19 +935,22 @@ class OnlineShop(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    # shop.world:541
+    @tool(  # shop.world:541
+        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
+        'refund is paid.',
+        param('return_request', _ROW_returns, 'The return id, e.g. RET9001.'),
+        where='shop.world:541', returns=ReturnRequest,
+    )
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
-            raise ToolError(rt.built(self, f'Return {return_request.id_} was already refunded.'))
+            self.fail(f'Return {return_request.id_} was already refunded.')
         order: Order = self.t_orders[return_request.order]  # shop.world:547
         customer: Customer = self.t_customers[order.customer]  # shop.world:548
         for line in rt.each(self, order.items):  # shop.world:549
             if line.variant in rt.each(self, return_request.items):  # shop.world:550
                 self.set_field(  # shop.world:551
-                    self.t_variants[self.t_variants[line.variant].id_], 'stock',
-                    rt.bounded(
-                        self.t_variants[self.t_variants[line.variant].id_].stock + line.quantity
-                    ),
+                    self.t_variants[line.variant], 'stock',
+                    rt.bounded(self.t_variants[line.variant].stock + line.quantity),
                 )
         method_id: str = return_request.refund_method_id  # shop.world:554
         self.set_field(  # shop.world:555
@@ -826,7 +973,17 @@ class OnlineShop(Episode):
         self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    # shop.world:567
+    @tool(  # shop.world:567
+        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+        'their payment methods.',
+        param('customer', _ROW_customers, 'The customer id, e.g. C04.'),
+        param(
+            'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
+            'The value of the card in dollars, from 1 to 500.',
+        ),
+        where='shop.world:567', returns=_RESULT_PaymentMethod,
+        export=lambda value: _UNION_PaymentMethod.export(value),
+    )
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
@@ -836,256 +993,18 @@ class OnlineShop(Episode):
         self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
         return card  # shop.world:575
 
-    def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:  # shop.world:578
+    @tool(  # shop.world:578
+        "Add units that arrived from the supplier to an item's stock.",
+        param('variant', _ROW_variants, 'The item id, e.g. V4003.'),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
+        where='shop.world:578', returns=Variant,
+    )
+    def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
 
-_SCHEMA_Address = js.closed({
-    'address1': js.scalar('str', 1, 100), 'address2': js.nullable(js.scalar('str', None, 100)),
-    'city': js.scalar('str', 1, 60), 'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'), 'country': js.nullable(js.STRING),
-})
-_RESULT_PaymentMethod = js.any_of(
-    js.closed({
-        'source': js.text_in('credit_card'), 'id': js.STRING, 'brand': js.STRING,
-        'last_four': js.scalar('str', pattern='^[0-9]{4}$'),
-    }),
-    js.closed({
-        'source': js.text_in('gift_card'), 'id': js.STRING, 'balance': js.scalar('float', 0.0)
-    }),
-    js.closed({
-        'source': js.text_in('paypal'), 'id': js.STRING,
-        'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-    }),
-)
-_RESULT_Order = js.closed({
-    'id': js.scalar('str', pattern='^#W[0-9]{7}$'), 'customer': js.STRING, 'address': Address,
-    'items': js.array(OrderItem, min_items=1), 'status': js.members(OrderStatus),
-    'payment_method_id': js.STRING, 'transactions': js.array(Transaction),
-    'tracking': js.nullable(js.scalar('str', pattern='^[0-9]{12}$')),
-    'cancel_reason': js.nullable(js.members(CancelReason)), 'created_at': js.STRING,
-})
-_PARAM_customer = param(
-    'customer', arg.row('customers'), 'The customer id, e.g. C01.',
-    not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-)
-_PARAM_order = param(
-    'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-    'The id of a pending order, e.g. #W4817420.',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-
-
-OnlineShop.TOOLS = tools(
-    tool(
-        OnlineShop.tool_find_customer_by_email,
-        "Find a customer's id from their email address. Use it to identify the customer before "
-        "anything else.",
-        param(
-            'email', arg.refined(arg.TEXT, 3, 120),
-            "The customer's email address; case does not matter.",
-        ),
-        read_only=True, where='shop.world:279', returns=js.STRING,
-    ),
-    tool(
-        OnlineShop.tool_get_customer_details,
-        "Show a customer's profile: name, email, default address and payment methods (with gift "
-        "card balances).",
-        _PARAM_customer, read_only=True, where='shop.world:290',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
-        }),
-    ),
-    tool(
-        OnlineShop.tool_list_customer_orders,
-        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
-        param(
-            'status', arg.optional(arg.enum_of(OrderStatus)),
-            'Only list orders with this status, e.g. "pending".',
-        ),
-        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
-    ),
-    tool(
-        OnlineShop.tool_get_order_details,
-        'Show an order: items and prices paid, shipping address, status, tracking number and '
-        'transactions.',
-        param(
-            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
-            'The order id, with the leading #W, e.g. #W4817420.',
-        ),
-        read_only=True, where='shop.world:308', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_list_products,
-        'Browse the catalogue: each product with its lowest price and the units in stock over '
-        'all its variants.',
-        param(
-            'category', arg.optional(arg.TEXT),
-            'Only list products of this category, e.g. "Kitchen" (any case).',
-        ),
-        param(
-            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
-    ),
-    tool(
-        OnlineShop.tool_get_product_details,
-        'Show a product with every variant: its item id, options, price and stock.',
-        param(
-            'product', arg.row('products'), 'The product id, e.g. P02.',
-            not_found=lambda ep, key: rt.built(ep, f'Product {key} not found.'),
-        ),
-        read_only=True, where='shop.world:342',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
-            'variants': js.array(Variant),
-        }),
-        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
-    ),
-    tool(
-        OnlineShop.tool_place_order,
-        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-        'gift\ncard must hold at least the order total. Stock is reserved at once.',
-        param(
-            'customer', arg.row('customers'), 'The id of the customer who buys, e.g. C01.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param(
-            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
-            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
-        ),
-        param(
-            'payment_method_id', arg.TEXT,
-            "One of the customer's payment method ids, e.g. gift_card_7245904.",
-        ),
-        param(
-            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
-            "Where to ship; defaults to the customer's address.",
-        ),
-        where='shop.world:357', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_cancel_order,
-        'Cancel a pending order. The amount paid goes back to the payment method it came from '
-        'and the items return to stock.',
-        _PARAM_order,
-        param(
-            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
-        ),
-        where='shop.world:393', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_modify_order_address,
-        "Change where a pending order ships to. The customer's default address is not changed.",
-        _PARAM_order,
-        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
-        where='shop.world:417', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_swap_order_item,
-        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
-        "product. The price difference is charged to, or refunded on, the order's payment method.",
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a pending order, e.g. #W3391820.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'old_item', arg.row('variants'), 'The item id currently in the order.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
-        ),
-        param(
-            'new_item', arg.row('variants'),
-            'The item id to switch to; it must be another option of the same product.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
-        ),
-        where='shop.world:429', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_ship_order,
-        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a pending order, e.g. #W1038846.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
-            "The carrier's 12-digit tracking number.",
-        ),
-        where='shop.world:486', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_mark_order_delivered,
-        'Record that the carrier delivered a processed order.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a processed order, e.g. #W6650318.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        where='shop.world:499', returns=_RESULT_Order,
-    ),
-    tool(
-        OnlineShop.tool_request_return,
-        'Open a return for items of a delivered order. The refund is paid when the parcel '
-        'reaches the warehouse.',
-        param(
-            'order', arg.row('orders', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$')),
-            'The id of a delivered order, e.g. #W2290175.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
-            'The item ids to send back; each line is returned in full.',
-        ),
-        param(
-            'refund_method_id', arg.TEXT,
-            "Where the refund goes: the order's own payment method or one of the customer's gift "
-            "cards.",
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
-        where='shop.world:511', returns=ReturnRequest,
-    ),
-    tool(
-        OnlineShop.tool_receive_return,
-        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
-        'refund is paid.',
-        param(
-            'return_request', arg.row('returns'), 'The return id, e.g. RET9001.',
-            not_found=lambda ep, key: rt.built(ep, f'Return {key} not found.'),
-        ),
-        where='shop.world:541', returns=ReturnRequest,
-    ),
-    tool(
-        OnlineShop.tool_issue_gift_card,
-        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
-        'their payment methods.',
-        param(
-            'customer', arg.row('customers'), 'The customer id, e.g. C04.',
-            not_found=lambda ep, key: rt.built(ep, f'Customer {key} not found.'),
-        ),
-        param(
-            'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
-            'The value of the card in dollars, from 1 to 500.',
-        ),
-        where='shop.world:567', returns=_RESULT_PaymentMethod,
-        export=lambda value: _UNION_PaymentMethod.export(value),
-    ),
-    tool(
-        OnlineShop.tool_restock_variant,
-        "Add units that arrived from the supplier to an item's stock.",
-        param(
-            'variant', arg.row('variants'), 'The item id, e.g. V4003.',
-            not_found=lambda ep, key: rt.built(ep, f'Item {key} not found.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='shop.world:578', returns=Variant,
-    ),
-)
+OnlineShop.TOOLS = tools(OnlineShop)
 
 
 def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:20

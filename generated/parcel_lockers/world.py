@@ -234,6 +234,19 @@ class CompartmentInfo(Record):
     parcel: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
+_PARAM_site = param(
+    'site', arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$')),
+    'The site id, e.g. LS01.',
+)
+_PARAM_recipient = param(
+    'recipient', arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$')),
+    'The recipient id, e.g. R001.',
+)
+_PARAM_parcel = param(
+    'parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0002.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -499,7 +512,14 @@ class ParcelLockers(Episode):
             and (dl if dl is not None else rt.absent()) < self.clock
         )
 
-    def tool_get_site(self, site: LockerSite) -> SiteInfo:  # parcel_lockers.world:251
+    @tool(  # parcel_lockers.world:251
+        'Show a locker site with its address, status and how many free in-service compartments '
+        'it has of each size.',
+        _PARAM_site, read_only=True, where='parcel_lockers.world:251',
+        returns=js.closed({'site': LockerSite, 'free_compartments': js.mapping(js.INTEGER)}),
+        shows=('record', (('site', 'site', ('row', 'sites')),)),
+    )
+    def tool_get_site(self, site: LockerSite) -> SiteInfo:
         free: dict[Size, int] = {}  # parcel_lockers.world:254
         # parcel_lockers.world:255
         for s in rt.each(self, (_E4_Size_small, _E4_Size_medium, _E4_Size_large)):
@@ -512,33 +532,71 @@ class ParcelLockers(Episode):
             }
         return SiteInfo(site.site_id, free)  # parcel_lockers.world:258
 
-    def tool_find_sites(self, text: str) -> tuple[str, ...]:  # parcel_lockers.world:261
-        q: str = rt.built(self, text.lower())  # parcel_lockers.world:266
+    @tool(  # parcel_lockers.world:261
+        'Find locker sites by part of the name, city or postcode, with their addresses and '
+        'status.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 60),
+            'Part of the site name, city or postcode; case does not matter.',
+        ),
+        read_only=True, where='parcel_lockers.world:261', returns=js.array(LockerSite),
+        shows=('list', ('row', 'sites')),
+    )
+    def tool_find_sites(self, text: str) -> tuple[str, ...]:
+        q: str = self.built(text.lower())  # parcel_lockers.world:266
         return tuple([  # parcel_lockers.world:267
             _s5.site_id for _s5 in rt.each(self, self.t_sites)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _s5.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s5.address.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_s5.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s5.address.city.lower()))
             or rt.read(self, q) in rt.read(self, _s5.address.postcode)
         ])
 
-    # parcel_lockers.world:270
+    @tool(  # parcel_lockers.world:270
+        'List active sites (optionally in one city) with a free in-service compartment that fits '
+        'a size, and how many.',
+        param('size', arg.enum_of(Size), 'The parcel size that must fit.'),
+        param('city', arg.optional(arg.TEXT), 'Only sites in this city, e.g. Zurich.'),
+        read_only=True, where='parcel_lockers.world:270',
+        returns=js.array(js.closed({'site': LockerSite, 'fitting_free': js.INTEGER})),
+        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
+    )
     def tool_find_free_site(self, size: Size, city: str | None) -> tuple[FreeSite, ...]:
         # parcel_lockers.world:276
-        town: str = rt.built(self, (city if city is not None else '').lower())
+        town: str = self.built((city if city is not None else '').lower())
         return tuple([  # parcel_lockers.world:277
             FreeSite(_s6.site_id, len(self.fn_free_fitting(_s6, size)))
             for _s6 in rt.each(self, self.t_sites) if _s6.status == _E10_SiteStatus_active
-            and rt.read(self, town) in rt.read(self, rt.built(self, _s6.address.city.lower()))
+            and rt.read(self, town) in rt.read(self, self.built(_s6.address.city.lower()))
             and len(self.fn_free_fitting(_s6, size)) > 0
         ])
 
-    # parcel_lockers.world:280
+    @tool(  # parcel_lockers.world:280
+        'Show a compartment: site, size, label, whether in service, when last opened, and the '
+        'parcel in it.',
+        param(
+            'compartment',
+            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
+            'The compartment id, e.g. LS01-M1.',
+        ),
+        read_only=True, where='parcel_lockers.world:280',
+        returns=js.closed({'compartment': Compartment, 'parcel': js.nullable(js.STRING)}),
+        shows=('record', (('compartment', 'compartment', ('row', 'compartments')),)),
+    )
     def tool_get_compartment(self, compartment: Compartment) -> CompartmentInfo:
         return CompartmentInfo(  # parcel_lockers.world:285
             compartment.compartment_id, rt.key_of(self.fn_occupant(compartment))
         )
 
-    def tool_list_compartments(  # parcel_lockers.world:288
+    @tool(  # parcel_lockers.world:288
+        "List a site's compartments with size, label and service state; optionally one size or "
+        "only free ones.",
+        _PARAM_site,
+        param('size', arg.optional(arg.enum_of(Size)), 'Only compartments of this size.'),
+        param('free_only', arg.BOOL, 'Only free, in-service compartments.', default=False),
+        read_only=True, where='parcel_lockers.world:288', returns=js.array(Compartment),
+        shows=('list', ('row', 'compartments')),
+    )
+    def tool_list_compartments(
         self, site: LockerSite, size: Size | None, free_only: bool
     ) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:295
@@ -547,7 +605,17 @@ class ParcelLockers(Episode):
             and (not free_only or _c7.in_service and not self.fn_is_taken(_c7))
         ])
 
-    def tool_set_compartment_service(  # parcel_lockers.world:298
+    @tool(  # parcel_lockers.world:298
+        'Take a free compartment out of service, or put one back.',
+        param(
+            'compartment',
+            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
+            'The compartment id, e.g. LS03-M1.',
+        ),
+        param('in_service', arg.BOOL, 'true to put it back in service, false to take it out.'),
+        where='parcel_lockers.world:298', returns=Compartment,
+    )
+    def tool_set_compartment_service(
         self, compartment: Compartment, in_service: bool
     ) -> Compartment:
         # parcel_lockers.world:304
@@ -556,56 +624,111 @@ class ParcelLockers(Episode):
             raise ToolError('No courier is signed in.')
         word: str = 'in' if in_service else 'out of'  # parcel_lockers.world:306
         if compartment.in_service == in_service:  # parcel_lockers.world:307
-            raise ToolError(rt.built(
-                self, f'Compartment {compartment.compartment_id} is already {word} service.'
-            ))
+            self.fail(f'Compartment {compartment.compartment_id} is already {word} service.')
         if not (in_service or not self.fn_is_taken(compartment)):  # parcel_lockers.world:308
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Compartment {compartment.compartment_id} holds a parcel and cannot be taken '
                 'out of service.',
-            ))
+            )
         self.set_field(compartment, 'in_service', in_service)  # parcel_lockers.world:309
         return compartment  # parcel_lockers.world:310
 
-    def tool_get_recipient(self, recipient: Recipient) -> Recipient:  # parcel_lockers.world:315
+    @tool(  # parcel_lockers.world:315
+        'Show a recipient: name, email, phone, preferred channel and home site.', _PARAM_recipient,
+        read_only=True, where='parcel_lockers.world:315', returns=Recipient,
+    )
+    def tool_get_recipient(self, recipient: Recipient) -> Recipient:
         return recipient  # parcel_lockers.world:318
 
-    def tool_find_recipients(  # parcel_lockers.world:321
+    @tool(  # parcel_lockers.world:321
+        'Find recipients by part of the name, email or phone (all given filters must match), '
+        'with their details.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number, e.g. +41791112233.'),
+        read_only=True, where='parcel_lockers.world:321', returns=js.array(Recipient),
+        shows=('list', ('row', 'recipients')),
+    )
+    def tool_find_recipients(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         # parcel_lockers.world:328
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # parcel_lockers.world:329
             _r8.recipient_id for _r8 in rt.each(self, self.t_recipients)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _r8.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_r8.name.lower()))
             and (email is None or _r8.email == email) and (phone is None or _r8.phone == phone)
         ])
 
-    def tool_get_courier(self, courier: Courier) -> Courier:  # parcel_lockers.world:332
+    @tool(  # parcel_lockers.world:332
+        'Show a courier: name, phone, depot, vehicle and whether active.',
+        param(
+            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+            'The courier id, e.g. C01.',
+        ),
+        read_only=True, where='parcel_lockers.world:332', returns=Courier,
+    )
+    def tool_get_courier(self, courier: Courier) -> Courier:
         return courier  # parcel_lockers.world:335
 
-    # parcel_lockers.world:338
+    @tool(  # parcel_lockers.world:338
+        'List couriers with their depot and vehicle, optionally of one depot or only active ones.',
+        param('depot', arg.optional(arg.TEXT), 'Only couriers of this depot, e.g. North depot.'),
+        param('active_only', arg.BOOL, 'Only active couriers.', default=False), read_only=True,
+        where='parcel_lockers.world:338', returns=js.array(Courier),
+        shows=('list', ('row', 'couriers')),
+    )
     def tool_list_couriers(self, depot: str | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:344
             _c9.courier_id for _c9 in rt.each(self, self.t_couriers)
             if (depot is None or _c9.depot == depot) and (not active_only or _c9.active)
         ])
 
-    def tool_sign_in(self, courier: Courier) -> Courier:  # parcel_lockers.world:347
+    @tool(  # parcel_lockers.world:347
+        'Sign in as a courier; registrations, deposits and returns are made in their name.',
+        param(
+            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+            'The id of the courier signing in, e.g. C01.',
+        ),
+        where='parcel_lockers.world:347', returns=Courier,
+    )
+    def tool_sign_in(self, courier: Courier) -> Courier:
         if not courier.active:  # parcel_lockers.world:350
-            raise ToolError(rt.built(self, f'Courier {courier.courier_id} is inactive.'))
+            self.fail(f'Courier {courier.courier_id} is inactive.')
         self.set_state('current_courier', courier.courier_id)  # parcel_lockers.world:351
         return courier  # parcel_lockers.world:352
 
-    def tool_get_parcel(self, parcel: Parcel) -> Parcel:  # parcel_lockers.world:357
+    @tool(  # parcel_lockers.world:357
+        'Show a parcel: recipient, size, weight, destination, status, compartment, deposit time, '
+        'pick-up deadline and whether extended.',
+        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0001.'), read_only=True,
+        where='parcel_lockers.world:357', returns=Parcel,
+    )
+    def tool_get_parcel(self, parcel: Parcel) -> Parcel:
         return parcel  # parcel_lockers.world:360
 
-    def tool_find_parcels(  # parcel_lockers.world:363
-        self,
-        recipient: Recipient | None,
-        site: LockerSite | None,
-        status: ParcelStatus | None,
+    @tool(  # parcel_lockers.world:363
+        'Find parcels by recipient, destination site or status, or those overdue, with their '
+        'details.',
+        param(
+            'recipient',
+            arg.optional(arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$'))),
+            'Only parcels for this recipient (id, e.g. R001).',
+        ),
+        param(
+            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
+            'Only parcels for this destination site (id, e.g. LS01).',
+        ),
+        param('status', arg.optional(arg.enum_of(ParcelStatus)), 'Only parcels with this status.'),
+        param(
+            'overdue_only', arg.BOOL, 'Only parcels in a locker whose pick-up window has closed.',
+            default=False,
+        ),
+        read_only=True, where='parcel_lockers.world:363', returns=js.array(Parcel),
+        shows=('list', ('row', 'parcels')),
+    )
+    def tool_find_parcels(
+        self, recipient: Recipient | None, site: LockerSite | None, status: ParcelStatus | None,
         overdue_only: bool,
     ) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:371
@@ -616,7 +739,21 @@ class ParcelLockers(Episode):
             and (not overdue_only or self.fn_is_overdue(_p10))
         ])
 
-    def tool_register_parcel(  # parcel_lockers.world:374
+    @tool(  # parcel_lockers.world:374
+        'Register a parcel arriving at the depot for a recipient and a destination site.',
+        _PARAM_recipient, param('size', arg.enum_of(Size), 'The parcel size.'),
+        param(
+            'weight_kg', arg.refined(arg.FLOAT, 0.01, 30.0),
+            'The weight in kg; small up to 5, medium up to 15, large up to 30.',
+        ),
+        param(
+            'destination',
+            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
+            "The destination site id; leave out for the recipient's home site.",
+        ),
+        where='parcel_lockers.world:374', returns=Parcel,
+    )
+    def tool_register_parcel(
         self, recipient: Recipient, size: Size, weight_kg: float, destination: LockerSite | None
     ) -> Parcel:
         # parcel_lockers.world:382
@@ -631,10 +768,9 @@ class ParcelLockers(Episode):
             destination if destination is not None else self.t_sites.ref(recipient.home_site)
         )
         if dest is None:  # parcel_lockers.world:387
-            raise ToolError(rt.built(
-                self,
-                f'No destination given and recipient {recipient.recipient_id} has no home site.',
-            ))
+            self.fail(
+                f'No destination given and recipient {recipient.recipient_id} has no home site.'
+            )
         parcel: Parcel = Parcel(  # parcel_lockers.world:388
             parcel_id=self.next_id('parcel_ids', 'PCL{:04d}'), recipient=recipient.recipient_id,
             size=size, weight_kg=v.check_range(weight_kg, 'Parcel.weight_kg', 0.01, 30.0),
@@ -651,19 +787,30 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:391
 
-    # parcel_lockers.world:394
+    @tool(  # parcel_lockers.world:394
+        'Put a parcel from the depot into a free compartment of its destination site; its '
+        'pick-up window starts now.',
+        param('parcel', arg.row('parcels'), 'The id of a parcel at the depot, e.g. PCL0001.'),
+        param(
+            'compartment',
+            arg.optional(arg.row(
+                'compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')
+            )),
+            'A free compartment of the destination site, e.g. LS01-S1; leave out for the '
+            'smallest free one that fits.',
+        ),
+        where='parcel_lockers.world:394', returns=Parcel,
+    )
     def tool_deposit_parcel(self, parcel: Parcel, compartment: Compartment | None) -> Parcel:
         # parcel_lockers.world:400
         me: Courier | None = self.t_couriers.ref(self.state.current_courier)
         if me is None:  # parcel_lockers.world:401
             raise ToolError('No courier is signed in.')
         if parcel.status != _E12_ParcelStatus_at_depot:  # parcel_lockers.world:402
-            raise ToolError(rt.built(
-                self, f'Parcel {parcel.parcel_id} is {parcel.status}, not at the depot.'
-            ))
+            self.fail(f'Parcel {parcel.parcel_id} is {parcel.status}, not at the depot.')
         site: LockerSite = self.t_sites[parcel.destination]  # parcel_lockers.world:403
         if site.status != _E10_SiteStatus_active:  # parcel_lockers.world:404
-            raise ToolError(rt.built(self, f'Site {site.site_id} is in maintenance.'))
+            self.fail(f'Site {site.site_id} is in maintenance.')
         # parcel_lockers.world:405
         options: tuple[str, ...] = self.fn_free_fitting(site, parcel.size)
         auto: Compartment | None = None  # parcel_lockers.world:406
@@ -672,25 +819,18 @@ class ParcelLockers(Episode):
         # parcel_lockers.world:410
         target: Compartment | None = compartment if compartment is not None else auto
         if target is None:  # parcel_lockers.world:411
-            raise ToolError(rt.built(
-                self, f'No free compartment at {site.site_id} fits a {parcel.size} parcel.'
-            ))
+            self.fail(f'No free compartment at {site.site_id} fits a {parcel.size} parcel.')
         if target.site != site.site_id:  # parcel_lockers.world:412
-            raise ToolError(rt.built(
-                self, f'Compartment {target.compartment_id} is not at site {site.site_id}.'
-            ))
+            self.fail(f'Compartment {target.compartment_id} is not at site {site.site_id}.')
         if not target.in_service:  # parcel_lockers.world:413
-            raise ToolError(rt.built(
-                self, f'Compartment {target.compartment_id} is out of service.'
-            ))
+            self.fail(f'Compartment {target.compartment_id} is out of service.')
         if self.fn_is_taken(target):  # parcel_lockers.world:414
-            raise ToolError(rt.built(self, f'Compartment {target.compartment_id} is taken.'))
+            self.fail(f'Compartment {target.compartment_id} is taken.')
         if not self.fn_fits(parcel.size, target.size):  # parcel_lockers.world:415
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A {parcel.size} parcel does not fit the {target.size} compartment '
                 f'{target.compartment_id}.',
-            ))
+            )
         self.set_field(parcel, 'status', _E12_ParcelStatus_in_locker)  # parcel_lockers.world:416
         # parcel_lockers.world:417
         self.set_fields(parcel, ('compartment', 'deposited_at'), target.compartment_id, self.clock)
@@ -708,20 +848,20 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:429
 
-    def tool_extend_pickup(self, parcel: Parcel) -> Parcel:  # parcel_lockers.world:432
+    @tool(  # parcel_lockers.world:432
+        "Extend a parcel's pick-up window once, by 24 hours.", _PARAM_parcel,
+        where='parcel_lockers.world:432', returns=Parcel,
+    )
+    def tool_extend_pickup(self, parcel: Parcel) -> Parcel:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:435
-            raise ToolError(rt.built(self, f'Parcel {parcel.parcel_id} is not in a locker.'))
+            self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
         if parcel.extended:  # parcel_lockers.world:436
-            raise ToolError(rt.built(
-                self, f'The pick-up window of {parcel.parcel_id} was already extended.'
-            ))
+            self.fail(f'The pick-up window of {parcel.parcel_id} was already extended.')
         dl: dt.datetime | None = parcel.pickup_deadline  # parcel_lockers.world:437
         if dl is None:  # parcel_lockers.world:438
-            raise ToolError(rt.built(self, f'Parcel {parcel.parcel_id} has no pick-up deadline.'))
+            self.fail(f'Parcel {parcel.parcel_id} has no pick-up deadline.')
         if self.clock > dl:  # parcel_lockers.world:439
-            raise ToolError(rt.built(
-                self, f'The pick-up window of {parcel.parcel_id} closed at {dl}.'
-            ))
+            self.fail(f'The pick-up window of {parcel.parcel_id} closed at {dl}.')
         self.set_fields(  # parcel_lockers.world:440
             parcel, ('pickup_deadline', 'extended'), dl + self.state.extension_length, True
         )
@@ -734,18 +874,23 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:448
 
-    def tool_return_to_depot(self, parcel: Parcel) -> Parcel:  # parcel_lockers.world:451
+    @tool(  # parcel_lockers.world:451
+        'A courier takes an uncollected parcel whose pick-up window has closed back to the depot.',
+        param(
+            'parcel', arg.row('parcels'), 'The id of an overdue parcel in a locker, e.g. PCL0003.'
+        ),
+        where='parcel_lockers.world:451', returns=Parcel,
+    )
+    def tool_return_to_depot(self, parcel: Parcel) -> Parcel:
         # parcel_lockers.world:456
         me: Courier | None = self.t_couriers.ref(self.state.current_courier)
         if me is None:  # parcel_lockers.world:457
             raise ToolError('No courier is signed in.')
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:458
-            raise ToolError(rt.built(self, f'Parcel {parcel.parcel_id} is not in a locker.'))
+            self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
         dl: dt.datetime | None = parcel.pickup_deadline  # parcel_lockers.world:459
         if not (dl is not None and dl < self.clock):  # parcel_lockers.world:460
-            raise ToolError(rt.built(
-                self, f'The pick-up window of {parcel.parcel_id} is still open.'
-            ))
+            self.fail(f'The pick-up window of {parcel.parcel_id} is still open.')
         # parcel_lockers.world:461
         box: Compartment | None = self.t_compartments.ref(parcel.compartment)
         if box is not None:  # parcel_lockers.world:462
@@ -766,18 +911,39 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:478
 
-    def tool_get_code(self, code: PickupCode) -> PickupCode:  # parcel_lockers.world:483
+    @tool(  # parcel_lockers.world:483
+        'Show a pick-up code record: parcel, the six digits, channel, where it was sent, when, '
+        'and its status.',
+        param('code', arg.row('codes'), 'The code record id, e.g. K0002.'), read_only=True,
+        where='parcel_lockers.world:483', returns=PickupCode,
+    )
+    def tool_get_code(self, code: PickupCode) -> PickupCode:
         return code  # parcel_lockers.world:486
 
-    def tool_list_codes(self, parcel: Parcel) -> tuple[str, ...]:  # parcel_lockers.world:489
+    @tool(  # parcel_lockers.world:489
+        'List the pick-up codes sent for a parcel, with digits, channel and status.',
+        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0002.'), read_only=True,
+        where='parcel_lockers.world:489', returns=js.array(PickupCode),
+        shows=('list', ('row', 'codes')),
+    )
+    def tool_list_codes(self, parcel: Parcel) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:492
             _k11.code_id for _k11 in rt.each(self, self.t_codes) if _k11.parcel == parcel.parcel_id
         ])
 
-    # parcel_lockers.world:495
+    @tool(  # parcel_lockers.world:495
+        'Send a new pick-up code to the recipient of a parcel in a locker; an earlier active '
+        'code stops working.',
+        param('parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0006.'),
+        param(
+            'channel', arg.optional(arg.enum_of(Channel)),
+            "sms or email; leave out for the recipient's preferred channel.",
+        ),
+        where='parcel_lockers.world:495', returns=PickupCode,
+    )
     def tool_send_code(self, parcel: Parcel, channel: Channel | None) -> PickupCode:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:501
-            raise ToolError(rt.built(self, f'Parcel {parcel.parcel_id} is not in a locker.'))
+            self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
         old: PickupCode | None = self.fn_active_code(parcel)  # parcel_lockers.world:502
         if old is not None:  # parcel_lockers.world:503
             # parcel_lockers.world:504
@@ -807,19 +973,26 @@ class ParcelLockers(Episode):
         )
         return k  # parcel_lockers.world:520
 
-    def tool_collect_parcel(self, parcel: Parcel, code: str) -> Parcel:  # parcel_lockers.world:523
+    @tool(  # parcel_lockers.world:523
+        'The recipient collects a parcel with its pick-up code, before the window closes.',
+        _PARAM_parcel,
+        param(
+            'code', arg.refined(arg.TEXT, pattern='^[0-9]{6}$'),
+            'The six-digit pick-up code the recipient received.',
+        ),
+        where='parcel_lockers.world:523', returns=Parcel,
+    )
+    def tool_collect_parcel(self, parcel: Parcel, code: str) -> Parcel:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:529
-            raise ToolError(rt.built(self, f'Parcel {parcel.parcel_id} is not in a locker.'))
+            self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
         k: PickupCode | None = self.fn_active_code(parcel)  # parcel_lockers.world:530
         if k is None:  # parcel_lockers.world:531
-            raise ToolError(rt.built(self, f'No code was sent for parcel {parcel.parcel_id}.'))
+            self.fail(f'No code was sent for parcel {parcel.parcel_id}.')
         if k.code != code:  # parcel_lockers.world:532
             raise ToolError('Wrong code.')
         dl: dt.datetime | None = parcel.pickup_deadline  # parcel_lockers.world:533
         if not (dl is not None and self.clock <= dl):  # parcel_lockers.world:534
-            raise ToolError(rt.built(
-                self, f'The pick-up window of {parcel.parcel_id} has closed.'
-            ))
+            self.fail(f'The pick-up window of {parcel.parcel_id} has closed.')
         # parcel_lockers.world:535
         self.set_field(self.t_codes[k.code_id], 'status', _E10_CodeStatus_used)
         # parcel_lockers.world:536
@@ -838,10 +1011,24 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:548
 
-    def tool_get_event(self, event: ParcelEvent) -> ParcelEvent:  # parcel_lockers.world:553
+    @tool(  # parcel_lockers.world:553
+        'Show a tracking event: parcel, kind, time, courier, site and note.',
+        param('event', arg.row('events'), 'The event id, e.g. EV0001.'), read_only=True,
+        where='parcel_lockers.world:553', returns=ParcelEvent,
+    )
+    def tool_get_event(self, event: ParcelEvent) -> ParcelEvent:
         return event  # parcel_lockers.world:556
 
-    # parcel_lockers.world:559
+    @tool(  # parcel_lockers.world:559
+        "A parcel's tracking history, oldest first, or all events on a day.",
+        param(
+            'parcel', arg.optional(arg.row('parcels')),
+            'Only events of this parcel (id, e.g. PCL0002).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only events on this day, e.g. 2025-04-09.'),
+        read_only=True, where='parcel_lockers.world:559', returns=js.array(ParcelEvent),
+        shows=('list', ('row', 'events')),
+    )
     def tool_list_events(self, parcel: Parcel | None, day: dt.date | None) -> tuple[str, ...]:
         if not (parcel is not None or day is not None):  # parcel_lockers.world:565
             raise ToolError('Give a parcel or a day.')
@@ -855,249 +1042,7 @@ class ParcelLockers(Episode):
         )
 
 
-_PARAM_site = param(
-    'site', arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$')),
-    'The site id, e.g. LS01.',
-)
-_PARAM_recipient = param(
-    'recipient', arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$')),
-    'The recipient id, e.g. R001.',
-)
-_PARAM_parcel = param(
-    'parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0002.'
-)
-
-
-ParcelLockers.TOOLS = tools(
-    tool(
-        ParcelLockers.tool_get_site,
-        'Show a locker site with its address, status and how many free in-service compartments '
-        'it has of each size.',
-        _PARAM_site, read_only=True, where='parcel_lockers.world:251',
-        returns=js.closed({'site': LockerSite, 'free_compartments': js.mapping(js.INTEGER)}),
-        shows=('record', (('site', 'site', ('row', 'sites')),)),
-    ),
-    tool(
-        ParcelLockers.tool_find_sites,
-        'Find locker sites by part of the name, city or postcode, with their addresses and '
-        'status.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 60),
-            'Part of the site name, city or postcode; case does not matter.',
-        ),
-        read_only=True, where='parcel_lockers.world:261', returns=js.array(LockerSite),
-        shows=('list', ('row', 'sites')),
-    ),
-    tool(
-        ParcelLockers.tool_find_free_site,
-        'List active sites (optionally in one city) with a free in-service compartment that fits '
-        'a size, and how many.',
-        param('size', arg.enum_of(Size), 'The parcel size that must fit.'),
-        param('city', arg.optional(arg.TEXT), 'Only sites in this city, e.g. Zurich.'),
-        read_only=True, where='parcel_lockers.world:270',
-        returns=js.array(js.closed({'site': LockerSite, 'fitting_free': js.INTEGER})),
-        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
-    ),
-    tool(
-        ParcelLockers.tool_get_compartment,
-        'Show a compartment: site, size, label, whether in service, when last opened, and the '
-        'parcel in it.',
-        param(
-            'compartment',
-            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
-            'The compartment id, e.g. LS01-M1.',
-        ),
-        read_only=True, where='parcel_lockers.world:280',
-        returns=js.closed({'compartment': Compartment, 'parcel': js.nullable(js.STRING)}),
-        shows=('record', (('compartment', 'compartment', ('row', 'compartments')),)),
-    ),
-    tool(
-        ParcelLockers.tool_list_compartments,
-        "List a site's compartments with size, label and service state; optionally one size or "
-        "only free ones.",
-        _PARAM_site,
-        param('size', arg.optional(arg.enum_of(Size)), 'Only compartments of this size.'),
-        param(
-            'free_only', arg.BOOL, 'Only free, in-service compartments.', default=lambda ep: False
-        ),
-        read_only=True, where='parcel_lockers.world:288', returns=js.array(Compartment),
-        shows=('list', ('row', 'compartments')),
-    ),
-    tool(
-        ParcelLockers.tool_set_compartment_service,
-        'Take a free compartment out of service, or put one back.',
-        param(
-            'compartment',
-            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
-            'The compartment id, e.g. LS03-M1.',
-        ),
-        param('in_service', arg.BOOL, 'true to put it back in service, false to take it out.'),
-        where='parcel_lockers.world:298', returns=Compartment,
-    ),
-    tool(
-        ParcelLockers.tool_get_recipient,
-        'Show a recipient: name, email, phone, preferred channel and home site.', _PARAM_recipient,
-        read_only=True, where='parcel_lockers.world:315', returns=Recipient,
-    ),
-    tool(
-        ParcelLockers.tool_find_recipients,
-        'Find recipients by part of the name, email or phone (all given filters must match), '
-        'with their details.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number, e.g. +41791112233.'),
-        read_only=True, where='parcel_lockers.world:321', returns=js.array(Recipient),
-        shows=('list', ('row', 'recipients')),
-    ),
-    tool(
-        ParcelLockers.tool_get_courier,
-        'Show a courier: name, phone, depot, vehicle and whether active.',
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The courier id, e.g. C01.',
-        ),
-        read_only=True, where='parcel_lockers.world:332', returns=Courier,
-    ),
-    tool(
-        ParcelLockers.tool_list_couriers,
-        'List couriers with their depot and vehicle, optionally of one depot or only active ones.',
-        param('depot', arg.optional(arg.TEXT), 'Only couriers of this depot, e.g. North depot.'),
-        param('active_only', arg.BOOL, 'Only active couriers.', default=lambda ep: False),
-        read_only=True, where='parcel_lockers.world:338', returns=js.array(Courier),
-        shows=('list', ('row', 'couriers')),
-    ),
-    tool(
-        ParcelLockers.tool_sign_in,
-        'Sign in as a courier; registrations, deposits and returns are made in their name.',
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The id of the courier signing in, e.g. C01.',
-        ),
-        where='parcel_lockers.world:347', returns=Courier,
-    ),
-    tool(
-        ParcelLockers.tool_get_parcel,
-        'Show a parcel: recipient, size, weight, destination, status, compartment, deposit time, '
-        'pick-up deadline and whether extended.',
-        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0001.'), read_only=True,
-        where='parcel_lockers.world:357', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_find_parcels,
-        'Find parcels by recipient, destination site or status, or those overdue, with their '
-        'details.',
-        param(
-            'recipient',
-            arg.optional(arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$'))),
-            'Only parcels for this recipient (id, e.g. R001).',
-        ),
-        param(
-            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
-            'Only parcels for this destination site (id, e.g. LS01).',
-        ),
-        param('status', arg.optional(arg.enum_of(ParcelStatus)), 'Only parcels with this status.'),
-        param(
-            'overdue_only', arg.BOOL, 'Only parcels in a locker whose pick-up window has closed.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='parcel_lockers.world:363', returns=js.array(Parcel),
-        shows=('list', ('row', 'parcels')),
-    ),
-    tool(
-        ParcelLockers.tool_register_parcel,
-        'Register a parcel arriving at the depot for a recipient and a destination site.',
-        _PARAM_recipient, param('size', arg.enum_of(Size), 'The parcel size.'),
-        param(
-            'weight_kg', arg.refined(arg.FLOAT, 0.01, 30.0),
-            'The weight in kg; small up to 5, medium up to 15, large up to 30.',
-        ),
-        param(
-            'destination',
-            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
-            "The destination site id; leave out for the recipient's home site.",
-        ),
-        where='parcel_lockers.world:374', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_deposit_parcel,
-        'Put a parcel from the depot into a free compartment of its destination site; its '
-        'pick-up window starts now.',
-        param('parcel', arg.row('parcels'), 'The id of a parcel at the depot, e.g. PCL0001.'),
-        param(
-            'compartment',
-            arg.optional(arg.row(
-                'compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')
-            )),
-            'A free compartment of the destination site, e.g. LS01-S1; leave out for the '
-            'smallest free one that fits.',
-        ),
-        where='parcel_lockers.world:394', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_extend_pickup, "Extend a parcel's pick-up window once, by 24 hours.",
-        _PARAM_parcel, where='parcel_lockers.world:432', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_return_to_depot,
-        'A courier takes an uncollected parcel whose pick-up window has closed back to the depot.',
-        param(
-            'parcel', arg.row('parcels'), 'The id of an overdue parcel in a locker, e.g. PCL0003.'
-        ),
-        where='parcel_lockers.world:451', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_get_code,
-        'Show a pick-up code record: parcel, the six digits, channel, where it was sent, when, '
-        'and its status.',
-        param('code', arg.row('codes'), 'The code record id, e.g. K0002.'), read_only=True,
-        where='parcel_lockers.world:483', returns=PickupCode,
-    ),
-    tool(
-        ParcelLockers.tool_list_codes,
-        'List the pick-up codes sent for a parcel, with digits, channel and status.',
-        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0002.'), read_only=True,
-        where='parcel_lockers.world:489', returns=js.array(PickupCode),
-        shows=('list', ('row', 'codes')),
-    ),
-    tool(
-        ParcelLockers.tool_send_code,
-        'Send a new pick-up code to the recipient of a parcel in a locker; an earlier active '
-        'code stops working.',
-        param('parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0006.'),
-        param(
-            'channel', arg.optional(arg.enum_of(Channel)),
-            "sms or email; leave out for the recipient's preferred channel.",
-        ),
-        where='parcel_lockers.world:495', returns=PickupCode,
-    ),
-    tool(
-        ParcelLockers.tool_collect_parcel,
-        'The recipient collects a parcel with its pick-up code, before the window closes.',
-        _PARAM_parcel,
-        param(
-            'code', arg.refined(arg.TEXT, pattern='^[0-9]{6}$'),
-            'The six-digit pick-up code the recipient received.',
-        ),
-        where='parcel_lockers.world:523', returns=Parcel,
-    ),
-    tool(
-        ParcelLockers.tool_get_event,
-        'Show a tracking event: parcel, kind, time, courier, site and note.',
-        param('event', arg.row('events'), 'The event id, e.g. EV0001.'), read_only=True,
-        where='parcel_lockers.world:553', returns=ParcelEvent,
-    ),
-    tool(
-        ParcelLockers.tool_list_events,
-        "A parcel's tracking history, oldest first, or all events on a day.",
-        param(
-            'parcel', arg.optional(arg.row('parcels')),
-            'Only events of this parcel (id, e.g. PCL0002).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only events on this day, e.g. 2025-04-09.'),
-        read_only=True, where='parcel_lockers.world:559', returns=js.array(ParcelEvent),
-        shows=('list', ('row', 'events')),
-    ),
-)
+ParcelLockers.TOOLS = tools(ParcelLockers)
 
 
 # parcel_lockers.world:976

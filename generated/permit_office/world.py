@@ -277,6 +277,31 @@ class InspectorInfo(Record):
     inspections: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_RESULT_ApplicationInfo = js.closed({
+    'application': Application, 'fee': js.nullable(Fee), 'inspections': js.array(Inspection)
+})
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'), not_found='Staff member not found.'
+)
+_ROW_applicants = arg.row('applicants', not_found='Applicant not found.')
+_ROW_properties = arg.row(
+    'properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'),
+    not_found='Property not found.',
+)
+_ROW_applications = arg.row('applications', not_found='Application not found.')
+_ROW_fees = arg.row('fees', not_found='Fee not found.')
+_ROW_inspectors = arg.row(
+    'inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$'), not_found='Inspector not found.'
+)
+_ROW_inspections = arg.row('inspections', not_found='Inspection not found.')
+_PARAM_applicant_id = param('applicant_id', _ROW_applicants, 'The applicant id, e.g. AP001.')
+_PARAM_name = param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.')
+_PARAM_application_id = param(
+    'application_id', _ROW_applications, 'The id of a submitted application, e.g. PA0002.'
+)
+_PARAM_fee_id = param('fee_id', _ROW_fees, 'The fee id, e.g. FE0002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -630,437 +655,8 @@ class PermitOffice(Episode):
             return None  # permit_office.world:256
         return self.t_staff[(d if d is not None else rt.absent()).by]  # permit_office.world:258
 
-    # permit_office.world:301
-    def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
-        # permit_office.world:307
-        found: Staff | None = staff_id if staff_id is not None else rt.attempt(
-            lambda: self.t_staff[tuple([_s3.id_ for _s3 in rt.each(self, self.t_staff) if rt.built(self, _s3.email.lower()) == rt.built(self, (email if email is not None else '').lower())])[0]],
-        )
-        if found is None:  # permit_office.world:308
-            raise ToolError('No staff member with that email.')
-        if not found.active:  # permit_office.world:309
-            raise ToolError(rt.built(self, f'Staff member {found.id_} is inactive.'))
-        self.set_state('current_staff', found.id_)  # permit_office.world:310
-        return found  # permit_office.world:311
-
-    def tool_get_staff(self, staff_id: Staff) -> Staff:  # permit_office.world:314
-        return staff_id  # permit_office.world:317
-
-    # permit_office.world:320
-    def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
-        # permit_office.world:326
-        q: str = rt.built(self, (query if query is not None else '').lower())
-        return tuple([  # permit_office.world:327
-            _s4.id_ for _s4 in rt.each(self, self.t_staff)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _s4.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s4.email.lower())))
-            and (role is None or _s4.role == role)
-        ])
-
-    def tool_get_applicant(self, applicant_id: Applicant) -> Applicant:  # permit_office.world:332
-        return applicant_id  # permit_office.world:337
-
-    def tool_find_applicants(  # permit_office.world:340
-        self, email: str | None, phone: str | None, name: str | None, license_number: str | None
-    ) -> tuple[str, ...]:
-        if not (  # permit_office.world:348
-            email is not None or phone is not None or name is not None
-            or license_number is not None
-        ):
-            raise ToolError('Give an email, a phone, a name or a license number.')
-        # permit_office.world:349
-        q: str = rt.built(self, (name if name is not None else '').lower())
-        return tuple([  # permit_office.world:350
-            _p5.id_ for _p5 in rt.each(self, self.t_applicants)
-            if (email is None or _p5.email == email) and (phone is None or _p5.phone == phone)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _p5.name.lower()))
-            and (license_number is None or _p5.license_number == license_number)
-        ])
-
-    def tool_get_property(self, parcel_number: Property) -> Property:  # permit_office.world:353
-        return parcel_number  # permit_office.world:358
-
-    def tool_find_properties(  # permit_office.world:361
-        self, street: str | None, zoning: Zoning | None, owner_id: Applicant | None
-    ) -> tuple[str, ...]:
-        # permit_office.world:368
-        q: str = rt.built(self, (street if street is not None else '').lower())
-        return tuple([  # permit_office.world:369
-            _p6.parcel_number for _p6 in rt.each(self, self.t_properties)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _p6.address.street.lower()))
-            and (zoning is None or _p6.zoning == zoning)
-            and (owner_id is None or _p6.owner == owner_id.id_)
-        ])
-
-    # permit_office.world:374
-    def tool_get_application(self, application_id: Application) -> ApplicationInfo:
-        return ApplicationInfo(  # permit_office.world:379
-            application_id.id_, rt.key_of(self.fn_fee_of(application_id)),
-            tuple([
-                _i7.id_ for _i7 in rt.each(self, self.t_inspections)
-                if _i7.application == application_id.id_
-            ]),
-        )
-
-    def tool_find_applications(  # permit_office.world:386
-        self,
-        applicant_id: Applicant | None,
-        parcel_number: Property | None,
-        status: ApplicationStatus | None,
-        permit_type: PermitType | None,
-        submitted_on: dt.date | None,
-    ) -> tuple[str, ...]:
-        return tuple([  # permit_office.world:395
-            _a8.id_ for _a8 in rt.each(self, self.t_applications)
-            if (applicant_id is None or _a8.applicant == applicant_id.id_)
-            and (parcel_number is None or _a8.property_ == parcel_number.parcel_number)
-            and (status is None or _a8.status == status)
-            and (permit_type is None or _a8.permit_type == permit_type)
-            and (submitted_on is None or _a8.submitted_at.date() == submitted_on)
-        ])
-
-    def tool_submit_application(  # permit_office.world:398
-        self,
-        applicant_id: Applicant,
-        parcel_number: Property,
-        permit_type: PermitType,
-        description: str,
-        project_value: float,
-    ) -> ApplicationInfo:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:407
-        if me is None:  # permit_office.world:408
-            raise ToolError('No staff member is signed in.')
-        if not (  # permit_office.world:409
-            applicant_id.kind != _E13_ApplicantKind_contractor
-            or permit_type != _E10_PermitType_electrical
-            and permit_type != _E10_PermitType_plumbing
-            or applicant_id.license_number != ''
-        ):
-            raise ToolError(
-                'A contractor needs a license number for electrical or plumbing permits.'
-            )
-        if any(  # permit_office.world:410
-            _a9.applicant == applicant_id.id_ and _a9.property_ == parcel_number.parcel_number
-            and _a9.permit_type == permit_type and (_a9.status == _E17_ApplicationStatus_submitted
-            or _a9.status == _E17_ApplicationStatus_approved)
-            for _a9 in rt.each(self, self.t_applications)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'{applicant_id.id_} already has an open {permit_type} application for '
-                f'{parcel_number.parcel_number}.',
-            ))
-        # permit_office.world:411
-        base: float = rt.coalesce(self.state.base_fees.get(f'{permit_type}'), lambda: 0.0)
-        application: Application = Application(  # permit_office.world:412
-            id_=self.next_id('application_ids', 'PA{:04d}'), applicant=applicant_id.id_,
-            property_=parcel_number.parcel_number, permit_type=permit_type,
-            description=v.check_length(description, 'Application.description', 1, 300),
-            project_value=v.check_range(project_value, 'Application.project_value', 0.0, None),
-            status=_E17_ApplicationStatus_submitted, submitted_at=self.clock, received_by=me.id_,
-            decision=None,
-        )
-        self.insert(self.t_applications, application)  # permit_office.world:421
-        fee: Fee = Fee(  # permit_office.world:422
-            id_=self.next_id('fee_ids', 'FE{:04d}'), application=application.id_,
-            amount=v.check_range(
-                round(base + self.state.value_rate * project_value, 2), 'Fee.amount', 0.0, None
-            ),
-            amount_paid=0.0, status=_E9_FeeStatus_unpaid, last_payment_method=None, paid_at=None,
-        )
-        self.insert(self.t_fees, fee)  # permit_office.world:423
-        return ApplicationInfo(application.id_, fee.id_, ())  # permit_office.world:424
-
-    def tool_approve_application(  # permit_office.world:427
-        self, application_id: Application, conditions: str | None
-    ) -> Application:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:433
-        if me is None:  # permit_office.world:434
-            raise ToolError('No staff member is signed in.')
-        # permit_office.world:435
-        if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
-            raise ToolError('Only plan reviewers and supervisors decide.')
-        if application_id.received_by == me.id_:  # permit_office.world:436
-            raise ToolError('Nobody reviews an application they received.')
-        if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:437
-            raise ToolError(rt.built(
-                self,
-                f'Application {application_id.id_} is {application_id.status}, not submitted.',
-            ))
-        if (  # permit_office.world:438
-            application_id.permit_type == _E10_PermitType_demolition
-            and self.t_properties[application_id.property_].historic_overlay
-        ):
-            raise ToolError('Demolition of a historic-overlay property cannot be approved.')
-        if self.fn_zoning_blocks(application_id):  # permit_office.world:439
-            raise ToolError('Sign permits are not allowed in residential or historic zoning.')
-        # permit_office.world:440
-        self.set_field(application_id, 'status', _E17_ApplicationStatus_approved)
-        self.set_field(  # permit_office.world:441
-            application_id, 'decision', Decision(
-                me.id_,
-                v.check_length(
-                    conditions if conditions is not None else '', 'Decision.note', None, 300
-                ),
-                self.clock,
-            ),
-        )
-        return application_id  # permit_office.world:442
-
-    # permit_office.world:445
-    def tool_reject_application(self, application_id: Application, reason: str) -> Application:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:451
-        if me is None:  # permit_office.world:452
-            raise ToolError('No staff member is signed in.')
-        # permit_office.world:453
-        if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
-            raise ToolError('Only plan reviewers and supervisors decide.')
-        if application_id.received_by == me.id_:  # permit_office.world:454
-            raise ToolError('Nobody reviews an application they received.')
-        if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:455
-            raise ToolError(rt.built(
-                self,
-                f'Application {application_id.id_} is {application_id.status}, not submitted.',
-            ))
-        # permit_office.world:456
-        self.set_field(application_id, 'status', _E17_ApplicationStatus_rejected)
-        self.set_field(  # permit_office.world:457
-            application_id, 'decision',
-            Decision(me.id_, v.check_length(reason, 'Decision.note', None, 300), self.clock),
-        )
-        fee: Fee | None = self.fn_fee_of(application_id)  # permit_office.world:458
-        if fee is not None and fee.amount_paid > 0.0:  # permit_office.world:459
-            self.set_field(  # permit_office.world:460
-                self.t_fees[fee.id_], 'amount_paid',
-                v.check_range(0.0, 'Fee.amount_paid', 0.0, None),
-            )
-            # permit_office.world:461
-            self.set_field(self.t_fees[fee.id_], 'status', _E9_FeeStatus_refunded)
-        return application_id  # permit_office.world:463
-
-    # permit_office.world:466
-    def tool_issue_permit(self, application_id: Application) -> Application:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:471
-        if me is None:  # permit_office.world:472
-            raise ToolError('No staff member is signed in.')
-        if me.role != _E9_StaffRole_supervisor:  # permit_office.world:473
-            raise ToolError('Only supervisors issue permits.')
-        if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:474
-            raise ToolError(rt.built(
-                self, f'Application {application_id.id_} is {application_id.status}, not approved.'
-            ))
-        if not any(  # permit_office.world:475
-            _f10.application == application_id.id_ and _f10.status == _E9_FeeStatus_paid
-            for _f10 in rt.each(self, self.t_fees)
-        ):
-            raise ToolError('The fee is not fully paid.')
-        if not any(  # permit_office.world:476
-            _i11.application == application_id.id_ and _i11.status == _E16_InspectionStatus_passed
-            for _i11 in rt.each(self, self.t_inspections)
-        ):
-            raise ToolError('No passed inspection yet.')
-        # permit_office.world:477
-        self.set_field(application_id, 'status', _E17_ApplicationStatus_issued)
-        return application_id  # permit_office.world:478
-
-    def tool_get_fee(self, fee_id: Fee) -> Fee:  # permit_office.world:483
-        return fee_id  # permit_office.world:486
-
-    def tool_list_fees(  # permit_office.world:489
-        self, status: FeeStatus | None, applicant_id: Applicant | None
-    ) -> tuple[str, ...]:
-        return tuple([  # permit_office.world:495
-            _f12.id_ for _f12 in rt.each(self, self.t_fees)
-            if (status is None or _f12.status == status)
-            and (applicant_id is None
-            or self.t_applications[_f12.application].applicant == applicant_id.id_)
-        ])
-
-    # permit_office.world:498
-    def tool_pay_fee(self, fee_id: Fee, amount: float, method: PaymentMethod) -> Fee:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:505
-        if me is None:  # permit_office.world:506
-            raise ToolError('No staff member is signed in.')
-        # permit_office.world:507
-        if not (fee_id.status != _E9_FeeStatus_paid and fee_id.status != _E9_FeeStatus_refunded):
-            raise ToolError(rt.built(self, f'Fee {fee_id.id_} is already {fee_id.status}.'))
-        if not (  # permit_office.world:508
-            self.t_applications[fee_id.application].status != _E17_ApplicationStatus_rejected
-            and self.t_applications[fee_id.application].status != _E17_ApplicationStatus_withdrawn
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Application {self.t_applications[fee_id.application].id_} is '
-                f'{self.t_applications[fee_id.application].status}.',
-            ))
-        owed: float = round(fee_id.amount - fee_id.amount_paid, 2)  # permit_office.world:509
-        paying: float = round(amount, 2)  # permit_office.world:510
-        if not (paying >= 0.01):  # permit_office.world:511
-            raise ToolError('The amount must be at least 0.01.')
-        if not (paying <= owed):  # permit_office.world:512
-            raise ToolError(f'The amount exceeds what is owed ({owed:.2f}).')
-        total: float = round(fee_id.amount_paid + paying, 2)  # permit_office.world:513
-        self.set_fields(  # permit_office.world:514
-            fee_id, ('amount_paid', 'last_payment_method'),
-            v.check_range(total, 'Fee.amount_paid', 0.0, None), method,
-        )
-        if total == fee_id.amount:  # permit_office.world:516
-            # permit_office.world:517
-            self.set_fields(fee_id, ('status', 'paid_at'), _E9_FeeStatus_paid, self.clock)
-        else:
-            # permit_office.world:520
-            self.set_field(fee_id, 'status', _E9_FeeStatus_partially_paid)
-        return fee_id  # permit_office.world:522
-
-    # permit_office.world:527
-    def tool_get_inspector(self, inspector_id: Inspector, day: dt.date | None) -> InspectorInfo:
-        return InspectorInfo(  # permit_office.world:533
-            inspector_id.id_, tuple([
-                _i13.id_ for _i13 in rt.each(self, self.t_inspections)
-                if _i13.inspector == inspector_id.id_
-                and (day is None or _i13.scheduled_for.date() == day)
-            ]),
-        )
-
-    def tool_find_inspectors(  # permit_office.world:539
-        self, permit_type: PermitType | None, name: str | None, free_on: dt.date | None
-    ) -> tuple[str, ...]:
-        # permit_office.world:546
-        q: str = rt.built(self, (name if name is not None else '').lower())
-        return tuple([  # permit_office.world:547
-            _n14.id_ for _n14 in rt.each(self, self.t_inspectors)
-            if _n14.active and rt.read(self, q) in rt.read(self, rt.built(self, _n14.name.lower()))
-            and (permit_type is None or any(
-                _c15 == (permit_type if permit_type is not None else rt.absent())
-                for _c15 in rt.each(self, _n14.certifications)
-            ))
-            and (free_on is None
-            or self.fn_day_load(_n14, free_on if free_on is not None else self.clock.date())
-            < _n14.max_per_day)
-        ])
-
-    # permit_office.world:550
-    def tool_get_inspection(self, inspection_id: Inspection) -> Inspection:
-        return inspection_id  # permit_office.world:555
-
-    def tool_list_inspections(  # permit_office.world:558
-        self,
-        application_id: Application | None,
-        inspector_id: Inspector | None,
-        day: dt.date | None,
-        status: InspectionStatus | None,
-    ) -> tuple[str, ...]:
-        return tuple([  # permit_office.world:566
-            _i16.id_ for _i16 in rt.each(self, self.t_inspections)
-            if (application_id is None or _i16.application == application_id.id_)
-            and (inspector_id is None or _i16.inspector == inspector_id.id_)
-            and (day is None or _i16.scheduled_for.date() == day)
-            and (status is None or _i16.status == status)
-        ])
-
-    def tool_schedule_inspection(  # permit_office.world:569
-        self,
-        application_id: Application,
-        inspector_id: Inspector,
-        scheduled_for: dt.datetime | None,
-    ) -> Inspection:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:576
-        if me is None:  # permit_office.world:577
-            raise ToolError('No staff member is signed in.')
-        if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:578
-            raise ToolError(rt.built(
-                self, f'Application {application_id.id_} is {application_id.status}, not approved.'
-            ))
-        if any(  # permit_office.world:579
-            _i17.application == application_id.id_
-            and _i17.status == _E16_InspectionStatus_scheduled
-            for _i17 in rt.each(self, self.t_inspections)
-        ):
-            raise ToolError(rt.built(
-                self, f'Application {application_id.id_} already has a scheduled inspection.'
-            ))
-        if not (  # permit_office.world:580
-            inspector_id.active
-            and application_id.permit_type in rt.each(self, inspector_id.certifications)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Inspector {inspector_id.id_} is inactive or not certified for '
-                f'{application_id.permit_type} permits.',
-            ))
-        when: dt.datetime | None = (  # permit_office.world:581
-            scheduled_for if scheduled_for is not None else self.fn_next_slot(inspector_id)
-        )
-        if when is None:  # permit_office.world:582
-            raise ToolError(rt.built(
-                self, f'Inspector {inspector_id.id_} has no free hour in the next three weeks.'
-            ))
-        if not self.fn_in_hours(when):  # permit_office.world:583
-            raise ToolError('Inspections are on weekdays between 8:00 and 16:00.')
-        if when < self.clock + self.state.min_inspection_notice:  # permit_office.world:584
-            raise ToolError('Inspections are scheduled at least 24 hours ahead.')
-        if not (  # permit_office.world:585
-            self.fn_day_load(inspector_id, when.date()) < inspector_id.max_per_day
-            and not self.fn_busy_at(inspector_id, when)
-        ):
-            raise ToolError(rt.built(
-                self,
-                f'Inspector {inspector_id.id_} is fully booked that day or busy at that time.',
-            ))
-        inspection: Inspection = Inspection(  # permit_office.world:586
-            id_=self.next_id('inspection_ids', 'IS{:04d}'), application=application_id.id_,
-            inspector=inspector_id.id_, scheduled_for=when, status=_E16_InspectionStatus_scheduled,
-            result_notes='', recorded_at=None,
-        )
-        self.insert(self.t_inspections, inspection)  # permit_office.world:591
-        return inspection  # permit_office.world:592
-
-    def tool_record_inspection_result(  # permit_office.world:595
-        self, inspection_id: Inspection, passed: bool, notes: str | None
-    ) -> Inspection:
-        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:602
-        if me is None:  # permit_office.world:603
-            raise ToolError('No staff member is signed in.')
-        if inspection_id.status != _E16_InspectionStatus_scheduled:  # permit_office.world:604
-            raise ToolError(rt.built(
-                self, f'Inspection {inspection_id.id_} is {inspection_id.status}, not scheduled.'
-            ))
-        if self.clock < inspection_id.scheduled_for:  # permit_office.world:605
-            raise ToolError(rt.built(
-                self, f'Inspection {inspection_id.id_} is only at {inspection_id.scheduled_for}.'
-            ))
-        self.set_fields(  # permit_office.world:606
-            inspection_id, ('status', 'result_notes', 'recorded_at'),
-            _E16_InspectionStatus_passed if passed else _E16_InspectionStatus_failed,
-            v.check_length(
-                notes if notes is not None else '', 'Inspection.result_notes', None, 300
-            ),
-            self.clock,
-        )
-        return inspection_id  # permit_office.world:609
-
-
-_RESULT_ApplicationInfo = js.closed({
-    'application': Application, 'fee': js.nullable(Fee), 'inspections': js.array(Inspection)
-})
-_PARAM_applicant_id = param(
-    'applicant_id', arg.row('applicants'), 'The applicant id, e.g. AP001.',
-    not_found=lambda ep, key: 'Applicant not found.',
-)
-_PARAM_name = param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.')
-_PARAM_application_id = param(
-    'application_id', arg.row('applications'), 'The id of a submitted application, e.g. PA0002.',
-    not_found=lambda ep, key: 'Application not found.',
-)
-_PARAM_fee_id = param(
-    'fee_id', arg.row('fees'), 'The fee id, e.g. FE0002.',
-    not_found=lambda ep, key: 'Fee not found.',
-)
-
-
-PermitOffice.TOOLS = tools(
-    tool(
-        PermitOffice.tool_sign_in, 'Sign in as a staff member, by email or by id.',
+    @tool(  # permit_office.world:301
+        'Sign in as a staff member, by email or by id.',
         param('email', arg.optional(arg.TEXT), 'Your work email, e.g. carmen.diaz@city.example.'),
         param(
             'staff_id',
@@ -1068,50 +664,84 @@ PermitOffice.TOOLS = tools(
             'Or your staff id, e.g. ST03.',
         ),
         where='permit_office.world:301', returns=Staff,
-    ),
-    tool(
-        PermitOffice.tool_get_staff, 'Show a staff member: name, email, role and whether active.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$')),
-            'The staff id, e.g. ST02.', not_found=lambda ep, key: 'Staff member not found.',
-        ),
-        read_only=True, where='permit_office.world:314', returns=Staff,
-    ),
-    tool(
-        PermitOffice.tool_find_staff,
+    )
+    def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
+        # permit_office.world:307
+        found: Staff | None = staff_id if staff_id is not None else rt.attempt(
+            lambda: self.t_staff[tuple([_s3.id_ for _s3 in rt.each(self, self.t_staff) if self.built(_s3.email.lower()) == self.built((email if email is not None else '').lower())])[0]],
+        )
+        if found is None:  # permit_office.world:308
+            raise ToolError('No staff member with that email.')
+        if not found.active:  # permit_office.world:309
+            self.fail(f'Staff member {found.id_} is inactive.')
+        self.set_state('current_staff', found.id_)  # permit_office.world:310
+        return found  # permit_office.world:311
+
+    @tool(  # permit_office.world:314
+        'Show a staff member: name, email, role and whether active.',
+        param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
+        where='permit_office.world:314', returns=Staff,
+    )
+    def tool_get_staff(self, staff_id: Staff) -> Staff:
+        return staff_id  # permit_office.world:317
+
+    @tool(  # permit_office.world:320
         'Find staff by part of the name or email, or by role, with their details.',
         param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
         param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
         read_only=True, where='permit_office.world:320', returns=js.array(Staff),
         shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        PermitOffice.tool_get_applicant,
+    )
+    def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
+        # permit_office.world:326
+        q: str = self.built((query if query is not None else '').lower())
+        return tuple([  # permit_office.world:327
+            _s4.id_ for _s4 in rt.each(self, self.t_staff)
+            if (rt.read(self, q) in rt.read(self, self.built(_s4.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s4.email.lower())))
+            and (role is None or _s4.role == role)
+        ])
+
+    @tool(  # permit_office.world:332
         'Show an applicant: name, email, phone, kind, license number and registration date.',
         _PARAM_applicant_id, read_only=True, where='permit_office.world:332', returns=Applicant,
-    ),
-    tool(
-        PermitOffice.tool_find_applicants,
+    )
+    def tool_get_applicant(self, applicant_id: Applicant) -> Applicant:
+        return applicant_id  # permit_office.world:337
+
+    @tool(  # permit_office.world:340
         'Find applicants by email, phone, part of the name or license number, with their details.',
         param('email', arg.optional(arg.TEXT), 'The exact email address.'),
         param('phone', arg.optional(arg.TEXT), 'The phone number.'), _PARAM_name,
         param('license_number', arg.optional(arg.TEXT), 'The license number, e.g. CB-44812.'),
         read_only=True, where='permit_office.world:340', returns=js.array(Applicant),
         shows=('list', ('row', 'applicants')),
-    ),
-    tool(
-        PermitOffice.tool_get_property,
+    )
+    def tool_find_applicants(
+        self, email: str | None, phone: str | None, name: str | None, license_number: str | None
+    ) -> tuple[str, ...]:
+        if not (  # permit_office.world:348
+            email is not None or phone is not None or name is not None
+            or license_number is not None
+        ):
+            raise ToolError('Give an email, a phone, a name or a license number.')
+        q: str = self.built((name if name is not None else '').lower())  # permit_office.world:349
+        return tuple([  # permit_office.world:350
+            _p5.id_ for _p5 in rt.each(self, self.t_applicants)
+            if (email is None or _p5.email == email) and (phone is None or _p5.phone == phone)
+            and rt.read(self, q) in rt.read(self, self.built(_p5.name.lower()))
+            and (license_number is None or _p5.license_number == license_number)
+        ])
+
+    @tool(  # permit_office.world:353
         'Show a property: address, zoning, owner, lot area and whether it has a historic overlay.',
-        param(
-            'parcel_number',
-            arg.row('properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$')),
-            'The parcel number, e.g. 101-200-301.',
-            not_found=lambda ep, key: 'Property not found.',
-        ),
+        param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-301.'),
         read_only=True, where='permit_office.world:353', returns=Property,
-    ),
-    tool(
-        PermitOffice.tool_find_properties,
+    )
+    def tool_get_property(self, parcel_number: Property) -> Property:
+        return parcel_number  # permit_office.world:358
+
+    @tool(  # permit_office.world:361
         'Find properties by part of the street address, zoning or owner, with their details.',
         param(
             'street', arg.optional(arg.TEXT), 'Part of the street address; case does not matter.'
@@ -1123,15 +753,23 @@ PermitOffice.TOOLS = tools(
         ),
         read_only=True, where='permit_office.world:361', returns=js.array(Property),
         shows=('list', ('row', 'properties')),
-    ),
-    tool(
-        PermitOffice.tool_get_application,
+    )
+    def tool_find_properties(
+        self, street: str | None, zoning: Zoning | None, owner_id: Applicant | None
+    ) -> tuple[str, ...]:
+        # permit_office.world:368
+        q: str = self.built((street if street is not None else '').lower())
+        return tuple([  # permit_office.world:369
+            _p6.parcel_number for _p6 in rt.each(self, self.t_properties)
+            if rt.read(self, q) in rt.read(self, self.built(_p6.address.street.lower()))
+            and (zoning is None or _p6.zoning == zoning)
+            and (owner_id is None or _p6.owner == owner_id.id_)
+        ])
+
+    @tool(  # permit_office.world:374
         'Show an application (applicant, property, type, value, status, who received and decided '
         'it) with its fee and inspections.',
-        param(
-            'application_id', arg.row('applications'), 'The application id, e.g. PA0001.',
-            not_found=lambda ep, key: 'Application not found.',
-        ),
+        param('application_id', _ROW_applications, 'The application id, e.g. PA0001.'),
         read_only=True, where='permit_office.world:374', returns=_RESULT_ApplicationInfo,
         shows=(
             'record', (
@@ -1140,9 +778,17 @@ PermitOffice.TOOLS = tools(
                 ('inspections', 'inspections', ('list', ('row', 'inspections'))),
             ),
         ),
-    ),
-    tool(
-        PermitOffice.tool_find_applications,
+    )
+    def tool_get_application(self, application_id: Application) -> ApplicationInfo:
+        return ApplicationInfo(  # permit_office.world:379
+            application_id.id_, rt.key_of(self.fn_fee_of(application_id)),
+            tuple([
+                _i7.id_ for _i7 in rt.each(self, self.t_inspections)
+                if _i7.application == application_id.id_
+            ]),
+        )
+
+    @tool(  # permit_office.world:386
         'Find applications by applicant, property, status, permit type or submission day, with '
         'their details.',
         param(
@@ -1170,18 +816,26 @@ PermitOffice.TOOLS = tools(
         ),
         read_only=True, where='permit_office.world:386', returns=js.array(Application),
         shows=('list', ('row', 'applications')),
-    ),
-    tool(
-        PermitOffice.tool_submit_application,
+    )
+    def tool_find_applications(
+        self, applicant_id: Applicant | None, parcel_number: Property | None,
+        status: ApplicationStatus | None, permit_type: PermitType | None,
+        submitted_on: dt.date | None,
+    ) -> tuple[str, ...]:
+        return tuple([  # permit_office.world:395
+            _a8.id_ for _a8 in rt.each(self, self.t_applications)
+            if (applicant_id is None or _a8.applicant == applicant_id.id_)
+            and (parcel_number is None or _a8.property_ == parcel_number.parcel_number)
+            and (status is None or _a8.status == status)
+            and (permit_type is None or _a8.permit_type == permit_type)
+            and (submitted_on is None or _a8.submitted_at.date() == submitted_on)
+        ])
+
+    @tool(  # permit_office.world:398
         "Take in a permit application; its fee (the type's base fee plus 1% of the project "
         "value) is recorded unpaid.",
         _PARAM_applicant_id,
-        param(
-            'parcel_number',
-            arg.row('properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$')),
-            'The parcel number, e.g. 101-200-302.',
-            not_found=lambda ep, key: 'Property not found.',
-        ),
+        param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-302.'),
         param('permit_type', arg.enum_of(PermitType), 'The permit type.'),
         param('description', arg.refined(arg.TEXT, 1, 300), 'The work to be done.'),
         param(
@@ -1196,9 +850,55 @@ PermitOffice.TOOLS = tools(
                 ('inspections', 'inspections', ('list', ('row', 'inspections'))),
             ),
         ),
-    ),
-    tool(
-        PermitOffice.tool_approve_application,
+    )
+    def tool_submit_application(
+        self, applicant_id: Applicant, parcel_number: Property, permit_type: PermitType,
+        description: str, project_value: float,
+    ) -> ApplicationInfo:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:407
+        if me is None:  # permit_office.world:408
+            raise ToolError('No staff member is signed in.')
+        if not (  # permit_office.world:409
+            applicant_id.kind != _E13_ApplicantKind_contractor
+            or permit_type != _E10_PermitType_electrical
+            and permit_type != _E10_PermitType_plumbing
+            or applicant_id.license_number != ''
+        ):
+            raise ToolError(
+                'A contractor needs a license number for electrical or plumbing permits.'
+            )
+        if any(  # permit_office.world:410
+            _a9.applicant == applicant_id.id_ and _a9.property_ == parcel_number.parcel_number
+            and _a9.permit_type == permit_type and (_a9.status == _E17_ApplicationStatus_submitted
+            or _a9.status == _E17_ApplicationStatus_approved)
+            for _a9 in rt.each(self, self.t_applications)
+        ):
+            self.fail(
+                f'{applicant_id.id_} already has an open {permit_type} application for '
+                f'{parcel_number.parcel_number}.',
+            )
+        # permit_office.world:411
+        base: float = rt.coalesce(self.state.base_fees.get(f'{permit_type}'), lambda: 0.0)
+        application: Application = Application(  # permit_office.world:412
+            id_=self.next_id('application_ids', 'PA{:04d}'), applicant=applicant_id.id_,
+            property_=parcel_number.parcel_number, permit_type=permit_type,
+            description=v.check_length(description, 'Application.description', 1, 300),
+            project_value=v.check_range(project_value, 'Application.project_value', 0.0, None),
+            status=_E17_ApplicationStatus_submitted, submitted_at=self.clock, received_by=me.id_,
+            decision=None,
+        )
+        self.insert(self.t_applications, application)  # permit_office.world:421
+        fee: Fee = Fee(  # permit_office.world:422
+            id_=self.next_id('fee_ids', 'FE{:04d}'), application=application.id_,
+            amount=v.check_range(
+                round(base + self.state.value_rate * project_value, 2), 'Fee.amount', 0.0, None
+            ),
+            amount_paid=0.0, status=_E9_FeeStatus_unpaid, last_payment_method=None, paid_at=None,
+        )
+        self.insert(self.t_fees, fee)  # permit_office.world:423
+        return ApplicationInfo(application.id_, fee.id_, ())  # permit_office.world:424
+
+    @tool(  # permit_office.world:427
         'Approve a submitted application (plan reviewers and supervisors, never the staff member '
         'who received it).',
         _PARAM_application_id,
@@ -1207,34 +907,119 @@ PermitOffice.TOOLS = tools(
             'Conditions of the approval; may be left out.',
         ),
         where='permit_office.world:427', returns=Application,
-    ),
-    tool(
-        PermitOffice.tool_reject_application,
+    )
+    def tool_approve_application(
+        self, application_id: Application, conditions: str | None
+    ) -> Application:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:433
+        if me is None:  # permit_office.world:434
+            raise ToolError('No staff member is signed in.')
+        # permit_office.world:435
+        if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
+            raise ToolError('Only plan reviewers and supervisors decide.')
+        if application_id.received_by == me.id_:  # permit_office.world:436
+            raise ToolError('Nobody reviews an application they received.')
+        if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:437
+            self.fail(
+                f'Application {application_id.id_} is {application_id.status}, not submitted.'
+            )
+        if (  # permit_office.world:438
+            application_id.permit_type == _E10_PermitType_demolition
+            and self.t_properties[application_id.property_].historic_overlay
+        ):
+            raise ToolError('Demolition of a historic-overlay property cannot be approved.')
+        if self.fn_zoning_blocks(application_id):  # permit_office.world:439
+            raise ToolError('Sign permits are not allowed in residential or historic zoning.')
+        # permit_office.world:440
+        self.set_field(application_id, 'status', _E17_ApplicationStatus_approved)
+        self.set_field(  # permit_office.world:441
+            application_id, 'decision', Decision(
+                me.id_,
+                v.check_length(
+                    conditions if conditions is not None else '', 'Decision.note', None, 300
+                ),
+                self.clock,
+            ),
+        )
+        return application_id  # permit_office.world:442
+
+    @tool(  # permit_office.world:445
         'Reject a submitted application with a reason (plan reviewers and supervisors, never the '
         'staff member who received it); any payment is refunded.',
         _PARAM_application_id,
         param('reason', arg.refined(arg.TEXT, 1, 300), 'Why it is rejected.'),
         where='permit_office.world:445', returns=Application,
-    ),
-    tool(
-        PermitOffice.tool_issue_permit,
+    )
+    def tool_reject_application(self, application_id: Application, reason: str) -> Application:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:451
+        if me is None:  # permit_office.world:452
+            raise ToolError('No staff member is signed in.')
+        # permit_office.world:453
+        if not (me.role == _E9_StaffRole_plan_reviewer or me.role == _E9_StaffRole_supervisor):
+            raise ToolError('Only plan reviewers and supervisors decide.')
+        if application_id.received_by == me.id_:  # permit_office.world:454
+            raise ToolError('Nobody reviews an application they received.')
+        if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:455
+            self.fail(
+                f'Application {application_id.id_} is {application_id.status}, not submitted.'
+            )
+        # permit_office.world:456
+        self.set_field(application_id, 'status', _E17_ApplicationStatus_rejected)
+        self.set_field(  # permit_office.world:457
+            application_id, 'decision',
+            Decision(me.id_, v.check_length(reason, 'Decision.note', None, 300), self.clock),
+        )
+        fee: Fee | None = self.fn_fee_of(application_id)  # permit_office.world:458
+        if fee is not None and fee.amount_paid > 0.0:  # permit_office.world:459
+            self.set_field(  # permit_office.world:460
+                self.t_fees[fee.id_], 'amount_paid',
+                v.check_range(0.0, 'Fee.amount_paid', 0.0, None),
+            )
+            # permit_office.world:461
+            self.set_field(self.t_fees[fee.id_], 'status', _E9_FeeStatus_refunded)
+        return application_id  # permit_office.world:463
+
+    @tool(  # permit_office.world:466
         'Issue the permit of an approved application whose fee is paid and that passed an '
         'inspection (supervisors only).',
         param(
-            'application_id', arg.row('applications'),
-            'The id of an approved application, e.g. PA0001.',
-            not_found=lambda ep, key: 'Application not found.',
+            'application_id', _ROW_applications, 'The id of an approved application, e.g. PA0001.'
         ),
         where='permit_office.world:466', returns=Application,
-    ),
-    tool(
-        PermitOffice.tool_get_fee,
+    )
+    def tool_issue_permit(self, application_id: Application) -> Application:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:471
+        if me is None:  # permit_office.world:472
+            raise ToolError('No staff member is signed in.')
+        if me.role != _E9_StaffRole_supervisor:  # permit_office.world:473
+            raise ToolError('Only supervisors issue permits.')
+        if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:474
+            self.fail(
+                f'Application {application_id.id_} is {application_id.status}, not approved.'
+            )
+        if not any(  # permit_office.world:475
+            _f10.application == application_id.id_ and _f10.status == _E9_FeeStatus_paid
+            for _f10 in rt.each(self, self.t_fees)
+        ):
+            raise ToolError('The fee is not fully paid.')
+        if not any(  # permit_office.world:476
+            _i11.application == application_id.id_ and _i11.status == _E16_InspectionStatus_passed
+            for _i11 in rt.each(self, self.t_inspections)
+        ):
+            raise ToolError('No passed inspection yet.')
+        # permit_office.world:477
+        self.set_field(application_id, 'status', _E17_ApplicationStatus_issued)
+        return application_id  # permit_office.world:478
+
+    @tool(  # permit_office.world:483
         'Show a fee: application, amount, amount paid, status, last payment method and when it '
         'was paid in full.',
         _PARAM_fee_id, read_only=True, where='permit_office.world:483', returns=Fee,
-    ),
-    tool(
-        PermitOffice.tool_list_fees,
+    )
+    def tool_get_fee(self, fee_id: Fee) -> Fee:
+        return fee_id  # permit_office.world:486
+
+    @tool(  # permit_office.world:489
         "List fees by status or of an applicant's applications, with amounts and what was paid.",
         param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees with this status.'),
         param(
@@ -1243,23 +1028,63 @@ PermitOffice.TOOLS = tools(
         ),
         read_only=True, where='permit_office.world:489', returns=js.array(Fee),
         shows=('list', ('row', 'fees')),
-    ),
-    tool(
-        PermitOffice.tool_pay_fee, "Take a payment toward an application's fee.", _PARAM_fee_id,
+    )
+    def tool_list_fees(
+        self, status: FeeStatus | None, applicant_id: Applicant | None
+    ) -> tuple[str, ...]:
+        return tuple([  # permit_office.world:495
+            _f12.id_ for _f12 in rt.each(self, self.t_fees)
+            if (status is None or _f12.status == status)
+            and (applicant_id is None
+            or self.t_applications[_f12.application].applicant == applicant_id.id_)
+        ])
+
+    @tool(  # permit_office.world:498
+        "Take a payment toward an application's fee.", _PARAM_fee_id,
         param(
             'amount', arg.refined(arg.FLOAT, 0.01), 'The amount paid, at most what is still owed.'
         ),
         param('method', arg.enum_of(PaymentMethod), 'How it was paid.'),
         where='permit_office.world:498', returns=Fee,
-    ),
-    tool(
-        PermitOffice.tool_get_inspector,
+    )
+    def tool_pay_fee(self, fee_id: Fee, amount: float, method: PaymentMethod) -> Fee:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:505
+        if me is None:  # permit_office.world:506
+            raise ToolError('No staff member is signed in.')
+        # permit_office.world:507
+        if not (fee_id.status != _E9_FeeStatus_paid and fee_id.status != _E9_FeeStatus_refunded):
+            self.fail(f'Fee {fee_id.id_} is already {fee_id.status}.')
+        if not (  # permit_office.world:508
+            self.t_applications[fee_id.application].status != _E17_ApplicationStatus_rejected
+            and self.t_applications[fee_id.application].status != _E17_ApplicationStatus_withdrawn
+        ):
+            self.fail(
+                f'Application {self.t_applications[fee_id.application].id_} is '
+                f'{self.t_applications[fee_id.application].status}.',
+            )
+        owed: float = round(fee_id.amount - fee_id.amount_paid, 2)  # permit_office.world:509
+        paying: float = round(amount, 2)  # permit_office.world:510
+        if not (paying >= 0.01):  # permit_office.world:511
+            raise ToolError('The amount must be at least 0.01.')
+        if not (paying <= owed):  # permit_office.world:512
+            raise ToolError(f'The amount exceeds what is owed ({owed:.2f}).')
+        total: float = round(fee_id.amount_paid + paying, 2)  # permit_office.world:513
+        self.set_fields(  # permit_office.world:514
+            fee_id, ('amount_paid', 'last_payment_method'),
+            v.check_range(total, 'Fee.amount_paid', 0.0, None), method,
+        )
+        if total == fee_id.amount:  # permit_office.world:516
+            # permit_office.world:517
+            self.set_fields(fee_id, ('status', 'paid_at'), _E9_FeeStatus_paid, self.clock)
+        else:
+            # permit_office.world:520
+            self.set_field(fee_id, 'status', _E9_FeeStatus_partially_paid)
+        return fee_id  # permit_office.world:522
+
+    @tool(  # permit_office.world:527
         'Show an inspector (certifications, daily maximum, whether active) with their '
         'inspections, optionally of one day.',
-        param(
-            'inspector_id', arg.row('inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$')),
-            'The inspector id, e.g. IN01.', not_found=lambda ep, key: 'Inspector not found.',
-        ),
+        param('inspector_id', _ROW_inspectors, 'The inspector id, e.g. IN01.'),
         param('day', arg.optional(arg.DATE), 'Only show the inspections of this day.'),
         read_only=True, where='permit_office.world:527',
         returns=js.closed({'inspector': Inspector, 'inspections': js.array(Inspection)}),
@@ -1269,9 +1094,17 @@ PermitOffice.TOOLS = tools(
                 ('inspections', 'inspections', ('list', ('row', 'inspections'))),
             ),
         ),
-    ),
-    tool(
-        PermitOffice.tool_find_inspectors,
+    )
+    def tool_get_inspector(self, inspector_id: Inspector, day: dt.date | None) -> InspectorInfo:
+        return InspectorInfo(  # permit_office.world:533
+            inspector_id.id_, tuple([
+                _i13.id_ for _i13 in rt.each(self, self.t_inspections)
+                if _i13.inspector == inspector_id.id_
+                and (day is None or _i13.scheduled_for.date() == day)
+            ]),
+        )
+
+    @tool(  # permit_office.world:539
         'Find active inspectors by certification or part of the name, optionally only those with '
         'room on a day.',
         param(
@@ -1282,19 +1115,31 @@ PermitOffice.TOOLS = tools(
         param('free_on', arg.optional(arg.DATE), 'Only inspectors with room left on this day.'),
         read_only=True, where='permit_office.world:539', returns=js.array(Inspector),
         shows=('list', ('row', 'inspectors')),
-    ),
-    tool(
-        PermitOffice.tool_get_inspection,
+    )
+    def tool_find_inspectors(
+        self, permit_type: PermitType | None, name: str | None, free_on: dt.date | None
+    ) -> tuple[str, ...]:
+        q: str = self.built((name if name is not None else '').lower())  # permit_office.world:546
+        return tuple([  # permit_office.world:547
+            _n14.id_ for _n14 in rt.each(self, self.t_inspectors)
+            if _n14.active and rt.read(self, q) in rt.read(self, self.built(_n14.name.lower()))
+            and (permit_type is None or any(
+                _c15 == (permit_type if permit_type is not None else rt.absent())
+                for _c15 in rt.each(self, _n14.certifications)
+            ))
+            and (free_on is None or self.fn_day_load(_n14, free_on) < _n14.max_per_day)
+        ])
+
+    @tool(  # permit_office.world:550
         'Show an inspection: application, inspector, time, status, notes and when the result was '
         'recorded.',
-        param(
-            'inspection_id', arg.row('inspections'), 'The inspection id, e.g. IS0003.',
-            not_found=lambda ep, key: 'Inspection not found.',
-        ),
+        param('inspection_id', _ROW_inspections, 'The inspection id, e.g. IS0003.'),
         read_only=True, where='permit_office.world:550', returns=Inspection,
-    ),
-    tool(
-        PermitOffice.tool_list_inspections,
+    )
+    def tool_get_inspection(self, inspection_id: Inspection) -> Inspection:
+        return inspection_id  # permit_office.world:555
+
+    @tool(  # permit_office.world:558
         'List inspections of an application, of an inspector or on a day, optionally by status, '
         'with their details.',
         param(
@@ -1313,19 +1158,27 @@ PermitOffice.TOOLS = tools(
         ),
         read_only=True, where='permit_office.world:558', returns=js.array(Inspection),
         shows=('list', ('row', 'inspections')),
-    ),
-    tool(
-        PermitOffice.tool_schedule_inspection,
+    )
+    def tool_list_inspections(
+        self, application_id: Application | None, inspector_id: Inspector | None,
+        day: dt.date | None, status: InspectionStatus | None,
+    ) -> tuple[str, ...]:
+        return tuple([  # permit_office.world:566
+            _i16.id_ for _i16 in rt.each(self, self.t_inspections)
+            if (application_id is None or _i16.application == application_id.id_)
+            and (inspector_id is None or _i16.inspector == inspector_id.id_)
+            and (day is None or _i16.scheduled_for.date() == day)
+            and (status is None or _i16.status == status)
+        ])
+
+    @tool(  # permit_office.world:569
         'Schedule an inspection of an approved application with a certified inspector.',
         param(
-            'application_id', arg.row('applications'),
-            'The id of an approved application, e.g. PA0003.',
-            not_found=lambda ep, key: 'Application not found.',
+            'application_id', _ROW_applications, 'The id of an approved application, e.g. PA0003.'
         ),
         param(
-            'inspector_id', arg.row('inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$')),
+            'inspector_id', _ROW_inspectors,
             'The id of an inspector certified for the permit type, e.g. IN02.',
-            not_found=lambda ep, key: 'Inspector not found.',
         ),
         param(
             'scheduled_for', arg.optional(arg.DATETIME),
@@ -1333,23 +1186,88 @@ PermitOffice.TOOLS = tools(
             "inspector's next free hour.",
         ),
         where='permit_office.world:569', returns=Inspection,
-    ),
-    tool(
-        PermitOffice.tool_record_inspection_result,
+    )
+    def tool_schedule_inspection(
+        self, application_id: Application, inspector_id: Inspector,
+        scheduled_for: dt.datetime | None,
+    ) -> Inspection:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:576
+        if me is None:  # permit_office.world:577
+            raise ToolError('No staff member is signed in.')
+        if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:578
+            self.fail(
+                f'Application {application_id.id_} is {application_id.status}, not approved.'
+            )
+        if any(  # permit_office.world:579
+            _i17.application == application_id.id_
+            and _i17.status == _E16_InspectionStatus_scheduled
+            for _i17 in rt.each(self, self.t_inspections)
+        ):
+            self.fail(f'Application {application_id.id_} already has a scheduled inspection.')
+        if not (  # permit_office.world:580
+            inspector_id.active
+            and application_id.permit_type in rt.each(self, inspector_id.certifications)
+        ):
+            self.fail(
+                f'Inspector {inspector_id.id_} is inactive or not certified for '
+                f'{application_id.permit_type} permits.',
+            )
+        when: dt.datetime | None = (  # permit_office.world:581
+            scheduled_for if scheduled_for is not None else self.fn_next_slot(inspector_id)
+        )
+        if when is None:  # permit_office.world:582
+            self.fail(f'Inspector {inspector_id.id_} has no free hour in the next three weeks.')
+        if not self.fn_in_hours(when):  # permit_office.world:583
+            raise ToolError('Inspections are on weekdays between 8:00 and 16:00.')
+        if when < self.clock + self.state.min_inspection_notice:  # permit_office.world:584
+            raise ToolError('Inspections are scheduled at least 24 hours ahead.')
+        if not (  # permit_office.world:585
+            self.fn_day_load(inspector_id, when.date()) < inspector_id.max_per_day
+            and not self.fn_busy_at(inspector_id, when)
+        ):
+            self.fail(
+                f'Inspector {inspector_id.id_} is fully booked that day or busy at that time.'
+            )
+        inspection: Inspection = Inspection(  # permit_office.world:586
+            id_=self.next_id('inspection_ids', 'IS{:04d}'), application=application_id.id_,
+            inspector=inspector_id.id_, scheduled_for=when, status=_E16_InspectionStatus_scheduled,
+            result_notes='', recorded_at=None,
+        )
+        self.insert(self.t_inspections, inspection)  # permit_office.world:591
+        return inspection  # permit_office.world:592
+
+    @tool(  # permit_office.world:595
         'Record a scheduled inspection as passed or failed once its time has come.',
-        param(
-            'inspection_id', arg.row('inspections'),
-            'The id of a scheduled inspection, e.g. IS0003.',
-            not_found=lambda ep, key: 'Inspection not found.',
-        ),
+        param('inspection_id', _ROW_inspections, 'The id of a scheduled inspection, e.g. IS0003.'),
         param('passed', arg.BOOL, 'true when it passed, false when it failed.'),
         param(
             'notes', arg.optional(arg.refined(arg.TEXT, None, 300)),
             'What the inspector found; may be left out.',
         ),
         where='permit_office.world:595', returns=Inspection,
-    ),
-)
+    )
+    def tool_record_inspection_result(
+        self, inspection_id: Inspection, passed: bool, notes: str | None
+    ) -> Inspection:
+        me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:602
+        if me is None:  # permit_office.world:603
+            raise ToolError('No staff member is signed in.')
+        if inspection_id.status != _E16_InspectionStatus_scheduled:  # permit_office.world:604
+            self.fail(f'Inspection {inspection_id.id_} is {inspection_id.status}, not scheduled.')
+        if self.clock < inspection_id.scheduled_for:  # permit_office.world:605
+            self.fail(f'Inspection {inspection_id.id_} is only at {inspection_id.scheduled_for}.')
+        self.set_fields(  # permit_office.world:606
+            inspection_id, ('status', 'result_notes', 'recorded_at'),
+            _E16_InspectionStatus_passed if passed else _E16_InspectionStatus_failed,
+            v.check_length(
+                notes if notes is not None else '', 'Inspection.result_notes', None, 300
+            ),
+            self.clock,
+        )
+        return inspection_id  # permit_office.world:609
+
+
+PermitOffice.TOOLS = tools(PermitOffice)
 
 
 # permit_office.world:948

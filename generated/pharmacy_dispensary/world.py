@@ -176,6 +176,18 @@ class PrescriptionInfo(Record):
     refills_left: int = field(sh.INT)
 
 
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+)
+_PARAM_patient = param('patient', arg.row('patients'), 'The patient id, e.g. PT0001.')
+_PARAM_prescription = param(
+    'prescription', arg.row('prescriptions'), 'The prescription id, e.g. RX00001.'
+)
+_PARAM_prescription_ = param(
+    'prescription', arg.row('prescriptions'), 'The id of a verified prescription, e.g. RX00003.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -264,7 +276,7 @@ class PharmacyDispensary(Episode):
             )
         for _row31 in rt.changed_rows(self, self.t_patients):  # pharmacy_dispensary.world:169
             if not all(
-                _a32 == rt.built(self, _a32.lower())
+                _a32 == self.built(_a32.lower())
                 and rt.each(self, _row31.allergies).count(_a32) == 1
                 for _a32 in rt.each(self, _row31.allergies)
             ):
@@ -464,110 +476,194 @@ class PharmacyDispensary(Episode):
             used, rt.bounded(rx.refills_allowed - used),
         )
 
-    def tool_get_staff(self, staff: Pharmacist) -> Pharmacist:  # pharmacy_dispensary.world:213
+    @tool(  # pharmacy_dispensary.world:213
+        'Show a staff member: name, email, role, license number and whether they are active.',
+        param(
+            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+            'The staff id, e.g. S01.',
+        ),
+        read_only=True, where='pharmacy_dispensary.world:213', returns=Pharmacist,
+    )
+    def tool_get_staff(self, staff: Pharmacist) -> Pharmacist:
         return staff  # pharmacy_dispensary.world:216
 
-    def tool_list_staff(  # pharmacy_dispensary.world:219
+    @tool(  # pharmacy_dispensary.world:219
+        'List staff members, optionally by part of the name or by role, with their details.',
+        _PARAM_name_contains,
+        param(
+            'role', arg.optional(arg.enum_of(StaffRole)), 'Only pharmacists or only technicians.'
+        ),
+        read_only=True, where='pharmacy_dispensary.world:219', returns=js.array(Pharmacist),
+        shows=('list', ('row', 'pharmacists')),
+    )
+    def tool_list_staff(
         self, name_contains: str | None, role: StaffRole | None
     ) -> tuple[str, ...]:
         # pharmacy_dispensary.world:225
-        text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        text: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # pharmacy_dispensary.world:226
             _s4.staff_id for _s4 in rt.each(self, self.t_pharmacists)
-            if rt.read(self, text) in rt.read(self, rt.built(self, _s4.name.lower()))
+            if rt.read(self, text) in rt.read(self, self.built(_s4.name.lower()))
             and (role is None or _s4.role == role)
         ])
 
-    def tool_sign_in(self, staff: Pharmacist) -> Pharmacist:  # pharmacy_dispensary.world:229
+    @tool(  # pharmacy_dispensary.world:229
+        'Sign in as a staff member; changes are made in their name. Replaces whoever was signed '
+        'in.',
+        param(
+            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+            'The id of the staff member signing in, e.g. S01.',
+        ),
+        where='pharmacy_dispensary.world:229', returns=Pharmacist,
+    )
+    def tool_sign_in(self, staff: Pharmacist) -> Pharmacist:
         if not staff.active:  # pharmacy_dispensary.world:232
-            raise ToolError(rt.built(
-                self, f'Staff member {staff.staff_id} is inactive and cannot sign in.'
-            ))
+            self.fail(f'Staff member {staff.staff_id} is inactive and cannot sign in.')
         self.set_state('current_staff', staff.staff_id)  # pharmacy_dispensary.world:233
         return staff  # pharmacy_dispensary.world:234
 
-    def tool_get_patient(self, patient: Patient) -> Patient:  # pharmacy_dispensary.world:239
+    @tool(  # pharmacy_dispensary.world:239
+        'Show a patient: name, date of birth, phone, email, allergies, insurance id and '
+        'registration date.',
+        _PARAM_patient, read_only=True, where='pharmacy_dispensary.world:239', returns=Patient,
+    )
+    def tool_get_patient(self, patient: Patient) -> Patient:
         return patient  # pharmacy_dispensary.world:242
 
-    def tool_find_patients(  # pharmacy_dispensary.world:245
+    @tool(  # pharmacy_dispensary.world:245
+        'Find patients by part of the name, date of birth or phone (all given filters must '
+        'match), with their details.',
+        _PARAM_name_contains,
+        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1958-02-14.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number, e.g. 555 0301.'),
+        read_only=True, where='pharmacy_dispensary.world:245', returns=js.array(Patient),
+        shows=('list', ('row', 'patients')),
+    )
+    def tool_find_patients(
         self, name_contains: str | None, date_of_birth: dt.date | None, phone: str | None
     ) -> tuple[str, ...]:
         # pharmacy_dispensary.world:252
-        text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        text: str = self.built((name_contains if name_contains is not None else '').lower())
         digits: str = phone if phone is not None else ''  # pharmacy_dispensary.world:253
         return tuple([  # pharmacy_dispensary.world:254
             _p5.patient_id for _p5 in rt.each(self, self.t_patients)
-            if rt.read(self, text) in rt.read(self, rt.built(self, _p5.name.lower()))
+            if rt.read(self, text) in rt.read(self, self.built(_p5.name.lower()))
             and (date_of_birth is None or _p5.date_of_birth == date_of_birth)
             and rt.read(self, digits) in rt.read(self, _p5.phone)
         ])
 
-    # pharmacy_dispensary.world:257
+    @tool(  # pharmacy_dispensary.world:257
+        "Add an active ingredient to a patient's allergies. An open prescription with that "
+        "ingredient must be put on hold first.",
+        _PARAM_patient,
+        param(
+            'ingredient', arg.refined(arg.TEXT, 1, 60),
+            'The active ingredient, e.g. penicillin; it is stored in lower case.',
+        ),
+        where='pharmacy_dispensary.world:257', returns=Patient,
+    )
     def tool_record_allergy(self, patient: Patient, ingredient: str) -> Patient:
         # pharmacy_dispensary.world:263
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
         if me is None:  # pharmacy_dispensary.world:264
             raise ToolError('Nobody is signed in.')
         # pharmacy_dispensary.world:265
-        ing: str = rt.built(self, rt.built(self, ingredient.strip()).lower())
+        ing: str = self.built(self.built(ingredient.strip()).lower())
         if ing == '':  # pharmacy_dispensary.world:266
             raise ToolError('The ingredient is empty.')
         if ing in rt.each(self, patient.allergies):  # pharmacy_dispensary.world:267
-            raise ToolError(rt.built(
-                self, f'An allergy to {ing} is already recorded for {patient.patient_id}.'
-            ))
+            self.fail(f'An allergy to {ing} is already recorded for {patient.patient_id}.')
         if len(patient.allergies) >= 20:  # pharmacy_dispensary.world:268
-            raise ToolError(rt.built(
-                self, f'Patient {patient.patient_id} already has 20 recorded allergies.'
-            ))
+            self.fail(f'Patient {patient.patient_id} already has 20 recorded allergies.')
         if any(  # pharmacy_dispensary.world:269
             _rx6.patient == patient.patient_id and self.fn_is_open(_rx6)
             and self.t_medicines[_rx6.dispense_as].active_ingredient == ing
             for _rx6 in rt.each(self, self.t_prescriptions)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {patient.patient_id} has an open prescription for a medicine with {ing}'
                 ': hold it first.',
-            ))
+            )
         self.set_field(  # pharmacy_dispensary.world:270
             patient, 'allergies',
             v.check_length(patient.allergies + (ing,), 'Patient.allergies', None, 20),
         )
         return patient  # pharmacy_dispensary.world:271
 
-    # pharmacy_dispensary.world:276
+    @tool(  # pharmacy_dispensary.world:276
+        'Show a prescriber: name, clinic, license number, controlled-substance registration, '
+        'phone and whether they are active.',
+        param(
+            'prescriber', arg.row('prescribers', arg.refined(arg.TEXT, pattern='^DR[0-9]{3}$')),
+            'The prescriber id, e.g. DR001.',
+        ),
+        read_only=True, where='pharmacy_dispensary.world:276', returns=Prescriber,
+    )
     def tool_get_prescriber(self, prescriber: Prescriber) -> Prescriber:
         return prescriber  # pharmacy_dispensary.world:279
 
-    def tool_find_prescribers(  # pharmacy_dispensary.world:282
+    @tool(  # pharmacy_dispensary.world:282
+        'Find prescribers by part of the name or clinic, with their details.',
+        _PARAM_name_contains,
+        param(
+            'clinic_contains', arg.optional(arg.TEXT),
+            "Part of the clinic's name; case does not matter.",
+        ),
+        read_only=True, where='pharmacy_dispensary.world:282', returns=js.array(Prescriber),
+        shows=('list', ('row', 'prescribers')),
+    )
+    def tool_find_prescribers(
         self, name_contains: str | None, clinic_contains: str | None
     ) -> tuple[str, ...]:
         # pharmacy_dispensary.world:288
-        text: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
-        clinic: str = rt.built(  # pharmacy_dispensary.world:289
-            self, (clinic_contains if clinic_contains is not None else '').lower()
-        )
+        text: str = self.built((name_contains if name_contains is not None else '').lower())
+        # pharmacy_dispensary.world:289
+        clinic: str = self.built((clinic_contains if clinic_contains is not None else '').lower())
         return tuple([  # pharmacy_dispensary.world:290
             _p7.prescriber_id for _p7 in rt.each(self, self.t_prescribers)
-            if rt.read(self, text) in rt.read(self, rt.built(self, _p7.name.lower()))
-            and rt.read(self, clinic) in rt.read(self, rt.built(self, _p7.clinic.lower()))
+            if rt.read(self, text) in rt.read(self, self.built(_p7.name.lower()))
+            and rt.read(self, clinic) in rt.read(self, self.built(_p7.clinic.lower()))
         ])
 
-    def tool_get_medicine(self, medicine: Medicine) -> Medicine:  # pharmacy_dispensary.world:295
+    @tool(  # pharmacy_dispensary.world:295
+        'Show a medicine: name, active ingredient, strength, form, generic and controlled flags, '
+        'stock, reorder level and unit price.',
+        param(
+            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+            'The medicine code, e.g. AMX500.',
+        ),
+        read_only=True, where='pharmacy_dispensary.world:295', returns=Medicine,
+    )
+    def tool_get_medicine(self, medicine: Medicine) -> Medicine:
         return medicine  # pharmacy_dispensary.world:298
 
-    # pharmacy_dispensary.world:301
+    @tool(  # pharmacy_dispensary.world:301
+        'Find medicines whose name or active ingredient contains a text, with their stock and '
+        'prices; optionally only generics.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 60),
+            'Part of the name or active ingredient; case does not matter.',
+        ),
+        param('generic_only', arg.BOOL, 'Only generic medicines.', default=False), read_only=True,
+        where='pharmacy_dispensary.world:301', returns=js.array(Medicine),
+        shows=('list', ('row', 'medicines')),
+    )
     def tool_search_medicines(self, text: str, generic_only: bool) -> tuple[str, ...]:
-        t: str = rt.built(self, text.lower())  # pharmacy_dispensary.world:307
+        t: str = self.built(text.lower())  # pharmacy_dispensary.world:307
         return tuple([  # pharmacy_dispensary.world:308
             _m8.code for _m8 in rt.each(self, self.t_medicines)
-            if (rt.read(self, t) in rt.read(self, rt.built(self, _m8.name.lower()))
+            if (rt.read(self, t) in rt.read(self, self.built(_m8.name.lower()))
             or rt.read(self, t) in rt.read(self, _m8.active_ingredient))
             and (not generic_only or _m8.is_generic)
         ])
 
-    def tool_report_low_stock(self) -> tuple[str, ...]:  # pharmacy_dispensary.world:311
+    @tool(  # pharmacy_dispensary.world:311
+        'List the medicines whose stock is at or below their reorder level, lowest stock first, '
+        'with stock and reorder level.',
+        read_only=True, where='pharmacy_dispensary.world:311', returns=js.array(Medicine),
+        shows=('list', ('row', 'medicines')),
+    )
+    def tool_report_low_stock(self) -> tuple[str, ...]:
         return rt.sorted_keys(  # pharmacy_dispensary.world:314
             rt.each(self, [
                 _m10 for _m10 in rt.each(self, self.t_medicines)
@@ -576,7 +672,15 @@ class PharmacyDispensary(Episode):
             key=lambda _m9: _m9.stock,
         )
 
-    # pharmacy_dispensary.world:317
+    @tool(  # pharmacy_dispensary.world:317
+        "Add a delivery of units to a medicine's stock.",
+        param(
+            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+            'The medicine code, e.g. IBU400.',
+        ),
+        param('units', arg.refined(arg.INT, 1, 100000), 'Units delivered.'),
+        where='pharmacy_dispensary.world:317', returns=Medicine,
+    )
     def tool_restock_medicine(self, medicine: Medicine, units: int) -> Medicine:
         # pharmacy_dispensary.world:323
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -590,11 +694,28 @@ class PharmacyDispensary(Episode):
         )
         return medicine  # pharmacy_dispensary.world:327
 
-    # pharmacy_dispensary.world:332
+    @tool(  # pharmacy_dispensary.world:332
+        'Show a prescription with its fills dispensed, refills used and refills left.',
+        _PARAM_prescription, read_only=True, where='pharmacy_dispensary.world:332',
+        returns=js.closed({
+            'prescription': Prescription, 'fills_dispensed': js.INTEGER,
+            'refills_used': js.INTEGER, 'refills_left': js.INTEGER,
+        }),
+        shows=('record', (('prescription', 'prescription', ('row', 'prescriptions')),)),
+    )
     def tool_get_prescription(self, prescription: Prescription) -> PrescriptionInfo:
         return self.fn_info(prescription)  # pharmacy_dispensary.world:337
 
-    def tool_list_prescriptions(  # pharmacy_dispensary.world:340
+    @tool(  # pharmacy_dispensary.world:340
+        "List a patient's prescriptions, optionally by status, with their details.",
+        _PARAM_patient,
+        param(
+            'status', arg.optional(arg.enum_of(RxStatus)), 'Only prescriptions with this status.'
+        ),
+        read_only=True, where='pharmacy_dispensary.world:340', returns=js.array(Prescription),
+        shows=('list', ('row', 'prescriptions')),
+    )
+    def tool_list_prescriptions(
         self, patient: Patient, status: RxStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # pharmacy_dispensary.world:346
@@ -602,7 +723,15 @@ class PharmacyDispensary(Episode):
             if _rx11.patient == patient.patient_id and (status is None or _rx11.status == status)
         ])
 
-    # pharmacy_dispensary.world:349
+    @tool(  # pharmacy_dispensary.world:349
+        'A pharmacist checks a received prescription: not expired, from an active prescriber '
+        '(with a controlled registration for a controlled medicine), and no allergy.',
+        param(
+            'prescription', arg.row('prescriptions'),
+            'The id of a received prescription, e.g. RX00001.',
+        ),
+        where='pharmacy_dispensary.world:349', returns=Prescription,
+    )
     def tool_verify_prescription(self, prescription: Prescription) -> Prescription:
         # pharmacy_dispensary.world:354
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -611,78 +740,66 @@ class PharmacyDispensary(Episode):
         if me.role != _E9_StaffRole_pharmacist:  # pharmacy_dispensary.world:356
             raise ToolError('Only pharmacists can verify prescriptions.')
         if prescription.status != _E8_RxStatus_received:  # pharmacy_dispensary.world:357
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} is {prescription.status}, not received.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} is {prescription.status}, not received.')
         if prescription.expires_on < self.clock.date():  # pharmacy_dispensary.world:358
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.')
         if not self.t_prescribers[prescription.prescriber].active:  # pharmacy_dispensary.world:359
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Prescriber {self.t_prescribers[prescription.prescriber].prescriber_id} is '
                 'inactive.',
-            ))
+            )
         if not (  # pharmacy_dispensary.world:360
             not self.t_medicines[prescription.medicine].controlled
             or self.t_prescribers[prescription.prescriber].can_prescribe_controlled
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{self.t_medicines[prescription.medicine].code} is controlled and prescriber '
                 f'{self.t_prescribers[prescription.prescriber].prescriber_id} has no controlled '
                 'registration.',
-            ))
+            )
         if self.fn_allergic(  # pharmacy_dispensary.world:361
             self.t_patients[prescription.patient], self.t_medicines[prescription.dispense_as]
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{self.t_medicines[prescription.dispense_as].active_ingredient}.',
-            ))
+            )
         # pharmacy_dispensary.world:362
         self.set_field(prescription, 'status', _E8_RxStatus_verified)
         return prescription  # pharmacy_dispensary.world:363
 
-    # pharmacy_dispensary.world:366
+    @tool(  # pharmacy_dispensary.world:366
+        'Dispense the first fill of a verified prescription as its dispense_as medicine; it is '
+        'completed when no refills were allowed.',
+        _PARAM_prescription_, where='pharmacy_dispensary.world:366', returns=Dispensing,
+    )
     def tool_fill_prescription(self, prescription: Prescription) -> Dispensing:
         # pharmacy_dispensary.world:371
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
         if me is None:  # pharmacy_dispensary.world:372
             raise ToolError('Nobody is signed in.')
         if prescription.status == _E8_RxStatus_on_hold:  # pharmacy_dispensary.world:373
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} is on hold; release the hold first.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} is on hold; release the hold first.')
         if prescription.status != _E8_RxStatus_verified:  # pharmacy_dispensary.world:374
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} is {prescription.status}, not verified.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} is {prescription.status}, not verified.')
         if self.fn_first_filled(prescription):  # pharmacy_dispensary.world:375
-            raise ToolError(rt.built(
-                self,
-                f'Prescription {prescription.rx_id} was already filled: use refill_prescription.',
-            ))
+            self.fail(
+                f'Prescription {prescription.rx_id} was already filled: use refill_prescription.'
+            )
         if prescription.expires_on < self.clock.date():  # pharmacy_dispensary.world:376
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.')
         med: Medicine = self.t_medicines[prescription.dispense_as]  # pharmacy_dispensary.world:377
         if med.stock < prescription.quantity:  # pharmacy_dispensary.world:378
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Not enough stock of {med.code}: {med.stock} on hand, {prescription.quantity} '
                 'needed.',
-            ))
+            )
         # pharmacy_dispensary.world:379
         if self.fn_allergic(self.t_patients[prescription.patient], med):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{med.active_ingredient}.',
-            ))
+            )
         # pharmacy_dispensary.world:380
         if not (not med.controlled or me.role == _E9_StaffRole_pharmacist):
             raise ToolError('Controlled medicines are dispensed by a pharmacist.')
@@ -708,33 +825,34 @@ class PharmacyDispensary(Episode):
             self.set_field(prescription, 'status', _E8_RxStatus_completed)
         return disp  # pharmacy_dispensary.world:396
 
-    # pharmacy_dispensary.world:399
+    @tool(  # pharmacy_dispensary.world:399
+        'Dispense a refill of a prescription that had its first fill; it is completed when its '
+        'last refill is used.',
+        param(
+            'prescription', arg.row('prescriptions'),
+            'The id of a filled, verified prescription, e.g. RX00002.',
+        ),
+        where='pharmacy_dispensary.world:399', returns=Dispensing,
+    )
     def tool_refill_prescription(self, prescription: Prescription) -> Dispensing:
         # pharmacy_dispensary.world:404
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
         if me is None:  # pharmacy_dispensary.world:405
             raise ToolError('Nobody is signed in.')
         if prescription.status == _E8_RxStatus_on_hold:  # pharmacy_dispensary.world:406
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} is on hold; release the hold first.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} is on hold; release the hold first.')
         if not self.fn_first_filled(prescription):  # pharmacy_dispensary.world:407
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Prescription {prescription.rx_id} has not had its first fill: use '
                 'fill_prescription.',
-            ))
+            )
         used: int = self.fn_refills_used(prescription)  # pharmacy_dispensary.world:408
         if not (  # pharmacy_dispensary.world:409
             used < prescription.refills_allowed and prescription.status == _E8_RxStatus_verified
         ):
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} has no refills left.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} has no refills left.')
         if prescription.expires_on < self.clock.date():  # pharmacy_dispensary.world:410
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.')
         last: dt.datetime = rt.maximum(rt.each(self, tuple([  # pharmacy_dispensary.world:411
             _d12.dispensed_at for _d12 in rt.each(self, self.t_dispensings)
             if _d12.prescription == prescription.rx_id
@@ -747,18 +865,16 @@ class PharmacyDispensary(Episode):
             )
         med: Medicine = self.t_medicines[prescription.dispense_as]  # pharmacy_dispensary.world:413
         if med.stock < prescription.quantity:  # pharmacy_dispensary.world:414
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Not enough stock of {med.code}: {med.stock} on hand, {prescription.quantity} '
                 'needed.',
-            ))
+            )
         # pharmacy_dispensary.world:415
         if self.fn_allergic(self.t_patients[prescription.patient], med):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{med.active_ingredient}.',
-            ))
+            )
         # pharmacy_dispensary.world:416
         if not (not med.controlled or me.role == _E9_StaffRole_pharmacist):
             raise ToolError('Controlled medicines are dispensed by a pharmacist.')
@@ -784,54 +900,71 @@ class PharmacyDispensary(Episode):
             self.set_field(prescription, 'status', _E8_RxStatus_completed)
         return disp  # pharmacy_dispensary.world:432
 
-    # pharmacy_dispensary.world:435
+    @tool(  # pharmacy_dispensary.world:435
+        'Put a verified prescription on hold with a reason; nothing is dispensed until the hold '
+        'is released.',
+        _PARAM_prescription_, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is held.'),
+        where='pharmacy_dispensary.world:435', returns=Prescription,
+    )
     def tool_hold_prescription(self, prescription: Prescription, reason: str) -> Prescription:
         # pharmacy_dispensary.world:441
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
         if me is None:  # pharmacy_dispensary.world:442
             raise ToolError('Nobody is signed in.')
         if prescription.status == _E8_RxStatus_on_hold:  # pharmacy_dispensary.world:443
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} is already on hold.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} is already on hold.')
         if prescription.status == _E8_RxStatus_completed:  # pharmacy_dispensary.world:444
-            raise ToolError(rt.built(self, f'Prescription {prescription.rx_id} is completed.'))
+            self.fail(f'Prescription {prescription.rx_id} is completed.')
         if prescription.status != _E8_RxStatus_verified:  # pharmacy_dispensary.world:445
-            raise ToolError(rt.built(
-                self, f'Prescription {prescription.rx_id} has not been verified.'
-            ))
+            self.fail(f'Prescription {prescription.rx_id} has not been verified.')
         self.set_fields(  # pharmacy_dispensary.world:446
             prescription, ('status', 'hold_reason'), _E8_RxStatus_on_hold,
             rt.if_present(reason, lambda x: v.check_length(x, 'Prescription.hold_reason', 1, 200)),
         )
         return prescription  # pharmacy_dispensary.world:448
 
-    # pharmacy_dispensary.world:451
+    @tool(  # pharmacy_dispensary.world:451
+        'Take a prescription off hold (pharmacists only); it is verified again.',
+        param(
+            'prescription', arg.row('prescriptions'),
+            'The id of a prescription on hold, e.g. RX00004.',
+        ),
+        where='pharmacy_dispensary.world:451', returns=Prescription,
+    )
     def tool_release_hold(self, prescription: Prescription) -> Prescription:
         # pharmacy_dispensary.world:456
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
         if me is None:  # pharmacy_dispensary.world:457
             raise ToolError('Nobody is signed in.')
         if prescription.status != _E8_RxStatus_on_hold:  # pharmacy_dispensary.world:458
-            raise ToolError(rt.built(self, f'Prescription {prescription.rx_id} is not on hold.'))
+            self.fail(f'Prescription {prescription.rx_id} is not on hold.')
         if me.role != _E9_StaffRole_pharmacist:  # pharmacy_dispensary.world:459
             raise ToolError('Only pharmacists can release a hold.')
         if self.fn_allergic(  # pharmacy_dispensary.world:460
             self.t_patients[prescription.patient], self.t_medicines[prescription.dispense_as]
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{self.t_medicines[prescription.dispense_as].active_ingredient}; it stays on '
                 'hold.',
-            ))
+            )
         self.set_fields(  # pharmacy_dispensary.world:461
             prescription, ('status', 'hold_reason'), _E8_RxStatus_verified,
             rt.if_present(None, lambda x: v.check_length(x, 'Prescription.hold_reason', 1, 200)),
         )
         return prescription  # pharmacy_dispensary.world:463
 
-    def tool_substitute_generic(  # pharmacy_dispensary.world:466
+    @tool(  # pharmacy_dispensary.world:466
+        'Record that a prescription will be dispensed as a generic with the same active '
+        'ingredient and strength (pharmacists only).',
+        _PARAM_prescription,
+        param(
+            'generic', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+            'The code of the generic to dispense instead, e.g. AMX501.',
+        ),
+        where='pharmacy_dispensary.world:466', returns=Prescription,
+    )
+    def tool_substitute_generic(
         self, prescription: Prescription, generic: Medicine
     ) -> Prescription:
         # pharmacy_dispensary.world:472
@@ -841,33 +974,46 @@ class PharmacyDispensary(Episode):
         if me.role != _E9_StaffRole_pharmacist:  # pharmacy_dispensary.world:474
             raise ToolError('Only pharmacists can approve a substitution.')
         if not generic.is_generic:  # pharmacy_dispensary.world:475
-            raise ToolError(rt.built(self, f'{generic.code} is not a generic.'))
+            self.fail(f'{generic.code} is not a generic.')
         if not (  # pharmacy_dispensary.world:476
             generic.active_ingredient == self.t_medicines[prescription.medicine].active_ingredient
             and generic.strength == self.t_medicines[prescription.medicine].strength
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{generic.code} differs in ingredient or strength from the prescribed '
                 f'{self.t_medicines[prescription.medicine].code}.',
-            ))
+            )
         if prescription.status == _E8_RxStatus_completed:  # pharmacy_dispensary.world:477
-            raise ToolError(rt.built(self, f'Prescription {prescription.rx_id} is completed.'))
+            self.fail(f'Prescription {prescription.rx_id} is completed.')
         # pharmacy_dispensary.world:478
         if self.fn_allergic(self.t_patients[prescription.patient], generic):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
                 f'{generic.active_ingredient}.',
-            ))
+            )
         self.set_field(prescription, 'dispense_as', generic.code)  # pharmacy_dispensary.world:479
         return prescription  # pharmacy_dispensary.world:480
 
-    # pharmacy_dispensary.world:485
+    @tool(  # pharmacy_dispensary.world:485
+        'Show a dispensing: prescription, medicine, quantity, fill or refill, time, pharmacist, '
+        'substitution and price.',
+        param('dispensing', arg.row('dispensings'), 'The dispensing id, e.g. DS00001.'),
+        read_only=True, where='pharmacy_dispensary.world:485', returns=Dispensing,
+    )
     def tool_get_dispensing(self, dispensing: Dispensing) -> Dispensing:
         return dispensing  # pharmacy_dispensary.world:488
 
-    def tool_list_dispensings(  # pharmacy_dispensary.world:491
+    @tool(  # pharmacy_dispensary.world:491
+        'List the dispensings of a prescription, or all dispensings on a day, with their details.',
+        param(
+            'prescription', arg.optional(arg.row('prescriptions')),
+            'Only dispensings of this prescription (id, e.g. RX00002).',
+        ),
+        param('on_date', arg.optional(arg.DATE), 'Only dispensings on this day, e.g. 2024-04-03.'),
+        read_only=True, where='pharmacy_dispensary.world:491', returns=js.array(Dispensing),
+        shows=('list', ('row', 'dispensings')),
+    )
+    def tool_list_dispensings(
         self, prescription: Prescription | None, on_date: dt.date | None
     ) -> tuple[str, ...]:
         if not (prescription is not None or on_date is not None):  # pharmacy_dispensary.world:497
@@ -879,226 +1025,7 @@ class PharmacyDispensary(Episode):
         ])
 
 
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_patient = param('patient', arg.row('patients'), 'The patient id, e.g. PT0001.')
-_PARAM_prescription = param(
-    'prescription', arg.row('prescriptions'), 'The prescription id, e.g. RX00001.'
-)
-_PARAM_prescription_ = param(
-    'prescription', arg.row('prescriptions'), 'The id of a verified prescription, e.g. RX00003.'
-)
-
-
-PharmacyDispensary.TOOLS = tools(
-    tool(
-        PharmacyDispensary.tool_get_staff,
-        'Show a staff member: name, email, role, license number and whether they are active.',
-        param(
-            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The staff id, e.g. S01.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:213', returns=Pharmacist,
-    ),
-    tool(
-        PharmacyDispensary.tool_list_staff,
-        'List staff members, optionally by part of the name or by role, with their details.',
-        _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(StaffRole)), 'Only pharmacists or only technicians.'
-        ),
-        read_only=True, where='pharmacy_dispensary.world:219', returns=js.array(Pharmacist),
-        shows=('list', ('row', 'pharmacists')),
-    ),
-    tool(
-        PharmacyDispensary.tool_sign_in,
-        'Sign in as a staff member; changes are made in their name. Replaces whoever was signed '
-        'in.',
-        param(
-            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The id of the staff member signing in, e.g. S01.',
-        ),
-        where='pharmacy_dispensary.world:229', returns=Pharmacist,
-    ),
-    tool(
-        PharmacyDispensary.tool_get_patient,
-        'Show a patient: name, date of birth, phone, email, allergies, insurance id and '
-        'registration date.',
-        _PARAM_patient, read_only=True, where='pharmacy_dispensary.world:239', returns=Patient,
-    ),
-    tool(
-        PharmacyDispensary.tool_find_patients,
-        'Find patients by part of the name, date of birth or phone (all given filters must '
-        'match), with their details.',
-        _PARAM_name_contains,
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1958-02-14.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number, e.g. 555 0301.'),
-        read_only=True, where='pharmacy_dispensary.world:245', returns=js.array(Patient),
-        shows=('list', ('row', 'patients')),
-    ),
-    tool(
-        PharmacyDispensary.tool_record_allergy,
-        "Add an active ingredient to a patient's allergies. An open prescription with that "
-        "ingredient must be put on hold first.",
-        _PARAM_patient,
-        param(
-            'ingredient', arg.refined(arg.TEXT, 1, 60),
-            'The active ingredient, e.g. penicillin; it is stored in lower case.',
-        ),
-        where='pharmacy_dispensary.world:257', returns=Patient,
-    ),
-    tool(
-        PharmacyDispensary.tool_get_prescriber,
-        'Show a prescriber: name, clinic, license number, controlled-substance registration, '
-        'phone and whether they are active.',
-        param(
-            'prescriber', arg.row('prescribers', arg.refined(arg.TEXT, pattern='^DR[0-9]{3}$')),
-            'The prescriber id, e.g. DR001.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:276', returns=Prescriber,
-    ),
-    tool(
-        PharmacyDispensary.tool_find_prescribers,
-        'Find prescribers by part of the name or clinic, with their details.',
-        _PARAM_name_contains,
-        param(
-            'clinic_contains', arg.optional(arg.TEXT),
-            "Part of the clinic's name; case does not matter.",
-        ),
-        read_only=True, where='pharmacy_dispensary.world:282', returns=js.array(Prescriber),
-        shows=('list', ('row', 'prescribers')),
-    ),
-    tool(
-        PharmacyDispensary.tool_get_medicine,
-        'Show a medicine: name, active ingredient, strength, form, generic and controlled flags, '
-        'stock, reorder level and unit price.',
-        param(
-            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The medicine code, e.g. AMX500.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:295', returns=Medicine,
-    ),
-    tool(
-        PharmacyDispensary.tool_search_medicines,
-        'Find medicines whose name or active ingredient contains a text, with their stock and '
-        'prices; optionally only generics.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 60),
-            'Part of the name or active ingredient; case does not matter.',
-        ),
-        param('generic_only', arg.BOOL, 'Only generic medicines.', default=lambda ep: False),
-        read_only=True, where='pharmacy_dispensary.world:301', returns=js.array(Medicine),
-        shows=('list', ('row', 'medicines')),
-    ),
-    tool(
-        PharmacyDispensary.tool_report_low_stock,
-        'List the medicines whose stock is at or below their reorder level, lowest stock first, '
-        'with stock and reorder level.',
-        read_only=True, where='pharmacy_dispensary.world:311', returns=js.array(Medicine),
-        shows=('list', ('row', 'medicines')),
-    ),
-    tool(
-        PharmacyDispensary.tool_restock_medicine, "Add a delivery of units to a medicine's stock.",
-        param(
-            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The medicine code, e.g. IBU400.',
-        ),
-        param('units', arg.refined(arg.INT, 1, 100000), 'Units delivered.'),
-        where='pharmacy_dispensary.world:317', returns=Medicine,
-    ),
-    tool(
-        PharmacyDispensary.tool_get_prescription,
-        'Show a prescription with its fills dispensed, refills used and refills left.',
-        _PARAM_prescription, read_only=True, where='pharmacy_dispensary.world:332',
-        returns=js.closed({
-            'prescription': Prescription, 'fills_dispensed': js.INTEGER,
-            'refills_used': js.INTEGER, 'refills_left': js.INTEGER,
-        }),
-        shows=('record', (('prescription', 'prescription', ('row', 'prescriptions')),)),
-    ),
-    tool(
-        PharmacyDispensary.tool_list_prescriptions,
-        "List a patient's prescriptions, optionally by status, with their details.",
-        _PARAM_patient,
-        param(
-            'status', arg.optional(arg.enum_of(RxStatus)), 'Only prescriptions with this status.'
-        ),
-        read_only=True, where='pharmacy_dispensary.world:340', returns=js.array(Prescription),
-        shows=('list', ('row', 'prescriptions')),
-    ),
-    tool(
-        PharmacyDispensary.tool_verify_prescription,
-        'A pharmacist checks a received prescription: not expired, from an active prescriber '
-        '(with a controlled registration for a controlled medicine), and no allergy.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a received prescription, e.g. RX00001.',
-        ),
-        where='pharmacy_dispensary.world:349', returns=Prescription,
-    ),
-    tool(
-        PharmacyDispensary.tool_fill_prescription,
-        'Dispense the first fill of a verified prescription as its dispense_as medicine; it is '
-        'completed when no refills were allowed.',
-        _PARAM_prescription_, where='pharmacy_dispensary.world:366', returns=Dispensing,
-    ),
-    tool(
-        PharmacyDispensary.tool_refill_prescription,
-        'Dispense a refill of a prescription that had its first fill; it is completed when its '
-        'last refill is used.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a filled, verified prescription, e.g. RX00002.',
-        ),
-        where='pharmacy_dispensary.world:399', returns=Dispensing,
-    ),
-    tool(
-        PharmacyDispensary.tool_hold_prescription,
-        'Put a verified prescription on hold with a reason; nothing is dispensed until the hold '
-        'is released.',
-        _PARAM_prescription_, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is held.'),
-        where='pharmacy_dispensary.world:435', returns=Prescription,
-    ),
-    tool(
-        PharmacyDispensary.tool_release_hold,
-        'Take a prescription off hold (pharmacists only); it is verified again.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a prescription on hold, e.g. RX00004.',
-        ),
-        where='pharmacy_dispensary.world:451', returns=Prescription,
-    ),
-    tool(
-        PharmacyDispensary.tool_substitute_generic,
-        'Record that a prescription will be dispensed as a generic with the same active '
-        'ingredient and strength (pharmacists only).',
-        _PARAM_prescription,
-        param(
-            'generic', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The code of the generic to dispense instead, e.g. AMX501.',
-        ),
-        where='pharmacy_dispensary.world:466', returns=Prescription,
-    ),
-    tool(
-        PharmacyDispensary.tool_get_dispensing,
-        'Show a dispensing: prescription, medicine, quantity, fill or refill, time, pharmacist, '
-        'substitution and price.',
-        param('dispensing', arg.row('dispensings'), 'The dispensing id, e.g. DS00001.'),
-        read_only=True, where='pharmacy_dispensary.world:485', returns=Dispensing,
-    ),
-    tool(
-        PharmacyDispensary.tool_list_dispensings,
-        'List the dispensings of a prescription, or all dispensings on a day, with their details.',
-        param(
-            'prescription', arg.optional(arg.row('prescriptions')),
-            'Only dispensings of this prescription (id, e.g. RX00002).',
-        ),
-        param('on_date', arg.optional(arg.DATE), 'Only dispensings on this day, e.g. 2024-04-03.'),
-        read_only=True, where='pharmacy_dispensary.world:491', returns=js.array(Dispensing),
-        shows=('list', ('row', 'dispensings')),
-    ),
-)
+PharmacyDispensary.TOOLS = tools(PharmacyDispensary)
 
 
 # pharmacy_dispensary.world:823

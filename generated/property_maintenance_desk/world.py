@@ -255,6 +255,22 @@ class VendorInfo(Record):
     open_work_orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_PARAM_building = param(
+    'building', arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$')),
+    'The building code, e.g. BLD-A.',
+)
+_PARAM_unit = param(
+    'unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$')),
+    'The unit id, e.g. A-101.',
+)
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_request = param('request', arg.row('requests'), 'The request id, e.g. MR00001.')
+_PARAM_request_ = param('request', arg.row('requests'), 'The request id, e.g. MR00002.')
+_PARAM_work_order = param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -428,7 +444,7 @@ class PropertyMaintenanceDesk(Episode):
         if not all(  # property_maintenance_desk.world:295
             len([
                 _o54 for _o54 in rt.each(self, self.t_tenants)
-                if rt.built(self, _o54.email.lower()) == rt.built(self, _t53.email.lower())
+                if self.built(_o54.email.lower()) == self.built(_t53.email.lower())
             ])
             == 1
             for _t53 in rt.each(self, self.t_tenants)
@@ -586,25 +602,55 @@ class PropertyMaintenanceDesk(Episode):
             ]),
         )
 
-    # property_maintenance_desk.world:300
+    @tool(  # property_maintenance_desk.world:300
+        'Show a building by code: name, address, floors, year built and site contact.',
+        _PARAM_building, read_only=True, where='property_maintenance_desk.world:300',
+        returns=Building,
+    )
     def tool_get_building(self, building: Building) -> Building:
         return building  # property_maintenance_desk.world:303
 
-    # property_maintenance_desk.world:306
+    @tool(  # property_maintenance_desk.world:306
+        'List buildings, optionally by part of the name or city.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or city, any case.'),
+        read_only=True, where='property_maintenance_desk.world:306', returns=js.array(Building),
+        shows=('list', ('row', 'buildings')),
+    )
     def tool_list_buildings(self, query: str | None) -> tuple[str, ...]:
-        q: str = (  # property_maintenance_desk.world:311
-            rt.built(self, rt.built(self, (query if query is not None else '').strip()).lower())
-        )
+        # property_maintenance_desk.world:311
+        q: str = self.built(self.built((query if query is not None else '').strip()).lower())
         return tuple([  # property_maintenance_desk.world:312
             _b6.code for _b6 in rt.each(self, self.t_buildings)
-            if q == '' or rt.read(self, q) in rt.read(self, rt.built(self, _b6.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _b6.address.city.lower()))
+            if q == '' or rt.read(self, q) in rt.read(self, self.built(_b6.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_b6.address.city.lower()))
         ])
 
-    def tool_get_unit(self, unit: Unit) -> UnitInfo:  # property_maintenance_desk.world:315
+    @tool(  # property_maintenance_desk.world:315
+        'Show a unit by id with its active lease and open maintenance requests.', _PARAM_unit,
+        read_only=True, where='property_maintenance_desk.world:315',
+        returns=js.closed({
+            'unit': Unit, 'active_lease': js.nullable(Lease),
+            'open_requests': js.array(MaintenanceRequest),
+        }),
+        shows=(
+            'record', (
+                ('unit', 'unit', ('row', 'units')),
+                ('active_lease', 'active_lease', ('row', 'leases')),
+                ('open_requests', 'open_requests', ('list', ('row', 'requests'))),
+            ),
+        ),
+    )
+    def tool_get_unit(self, unit: Unit) -> UnitInfo:
         return self.fn_unit_info(unit)  # property_maintenance_desk.world:318
 
-    def tool_list_units(  # property_maintenance_desk.world:321
+    @tool(  # property_maintenance_desk.world:321
+        'List the units of a building, optionally by status or bedrooms.', _PARAM_building,
+        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units in this status.'),
+        param('bedrooms', arg.optional(arg.INT), 'Only units with this many bedrooms.'),
+        read_only=True, where='property_maintenance_desk.world:321', returns=js.array(Unit),
+        shows=('list', ('row', 'units')),
+    )
+    def tool_list_units(
         self, building: Building, status: UnitStatus | None, bedrooms: int | None
     ) -> tuple[str, ...]:
         return tuple([  # property_maintenance_desk.world:328
@@ -613,26 +659,41 @@ class PropertyMaintenanceDesk(Episode):
             and (bedrooms is None or _u7.bedrooms == bedrooms)
         ])
 
-    def tool_get_tenant(self, tenant: Tenant) -> Tenant:  # property_maintenance_desk.world:333
+    @tool(  # property_maintenance_desk.world:333
+        'Show a tenant by id: name, email, phone, balance due and emergency contact.',
+        param(
+            'tenant', arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
+            'The tenant id, e.g. T0001.',
+        ),
+        read_only=True, where='property_maintenance_desk.world:333', returns=Tenant,
+    )
+    def tool_get_tenant(self, tenant: Tenant) -> Tenant:
         return tenant  # property_maintenance_desk.world:336
 
-    def tool_find_tenants(  # property_maintenance_desk.world:339
+    @tool(  # property_maintenance_desk.world:339
+        'Find tenants by part of the name, by email or by the unit they rent.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param(
+            'unit',
+            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+            'Only the tenant with an active lease on this unit id.',
+        ),
+        read_only=True, where='property_maintenance_desk.world:339', returns=js.array(Tenant),
+        shows=('list', ('row', 'tenants')),
+    )
+    def tool_find_tenants(
         self, name_contains: str | None, email: str | None, unit: Unit | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # property_maintenance_desk.world:346
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # property_maintenance_desk.world:347
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # property_maintenance_desk.world:346
+        ))
+        # property_maintenance_desk.world:347
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:348
         for t in rt.each(self, self.t_tenants):  # property_maintenance_desk.world:349
             # property_maintenance_desk.world:350
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, t.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(t.name.lower()))):
                 continue  # property_maintenance_desk.world:351
-            # property_maintenance_desk.world:353
-            if e != '' and rt.built(self, t.email.lower()) != e:
+            if e != '' and self.built(t.email.lower()) != e:  # property_maintenance_desk.world:353
                 continue  # property_maintenance_desk.world:354
             if (  # property_maintenance_desk.world:356
                 unit is not None and not any(
@@ -646,10 +707,34 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (t.tenant_id,)  # property_maintenance_desk.world:359
         return result  # property_maintenance_desk.world:361
 
-    def tool_get_lease(self, lease: Lease) -> Lease:  # property_maintenance_desk.world:364
+    @tool(  # property_maintenance_desk.world:364
+        'Show a lease by id: tenant id, unit id, dates, rent, deposit and status.',
+        param(
+            'lease', arg.row('leases', arg.refined(arg.TEXT, pattern='^L[0-9]{4}$')),
+            'The lease id, e.g. L0001.',
+        ),
+        read_only=True, where='property_maintenance_desk.world:364', returns=Lease,
+    )
+    def tool_get_lease(self, lease: Lease) -> Lease:
         return lease  # property_maintenance_desk.world:367
 
-    def tool_list_leases(  # property_maintenance_desk.world:370
+    @tool(  # property_maintenance_desk.world:370
+        'List the leases of a tenant or a unit, optionally by status.',
+        param(
+            'tenant',
+            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+            'Only leases of this tenant id.',
+        ),
+        param(
+            'unit',
+            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+            'Only leases of this unit id.',
+        ),
+        param('status', arg.optional(arg.enum_of(LeaseStatus)), 'Only leases in this status.'),
+        read_only=True, where='property_maintenance_desk.world:370', returns=js.array(Lease),
+        shows=('list', ('row', 'leases')),
+    )
+    def tool_list_leases(
         self, tenant: Tenant | None, unit: Unit | None, status: LeaseStatus | None
     ) -> tuple[str, ...]:
         if not (tenant is not None or unit is not None):  # property_maintenance_desk.world:377
@@ -661,7 +746,17 @@ class PropertyMaintenanceDesk(Episode):
             and (status is None or _l9.status == status)
         ])
 
-    # property_maintenance_desk.world:383
+    @tool(  # property_maintenance_desk.world:383
+        'Show a maintenance request by id with its work orders.', _PARAM_request, read_only=True,
+        where='property_maintenance_desk.world:383',
+        returns=js.closed({'request': MaintenanceRequest, 'work_orders': js.array(WorkOrder)}),
+        shows=(
+            'record', (
+                ('request', 'request', ('row', 'requests')),
+                ('work_orders', 'work_orders', ('list', ('row', 'work_orders'))),
+            ),
+        ),
+    )
     def tool_get_request(self, request: MaintenanceRequest) -> RequestInfo:
         return RequestInfo(  # property_maintenance_desk.world:386
             request.request_id, tuple([
@@ -670,13 +765,28 @@ class PropertyMaintenanceDesk(Episode):
             ]),
         )
 
-    def tool_list_requests(  # property_maintenance_desk.world:392
-        self,
-        unit: Unit | None,
-        building: Building | None,
-        status: RequestStatus | None,
-        priority: Priority | None,
-        reported_on: dt.date | None,
+    @tool(  # property_maintenance_desk.world:392
+        'List maintenance requests of a unit or building, optionally by status, priority or day '
+        'reported.',
+        param(
+            'unit',
+            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+            'Only requests of this unit id.',
+        ),
+        param(
+            'building',
+            arg.optional(arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$'))),
+            'Only requests of units in this building code.',
+        ),
+        param('status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests in this status.'),
+        param('priority', arg.optional(arg.enum_of(Priority)), 'Only requests of this priority.'),
+        param('reported_on', arg.optional(arg.DATE), 'Only requests reported on this day.'),
+        read_only=True, where='property_maintenance_desk.world:392',
+        returns=js.array(MaintenanceRequest), shows=('list', ('row', 'requests')),
+    )
+    def tool_list_requests(
+        self, unit: Unit | None, building: Building | None, status: RequestStatus | None,
+        priority: Priority | None, reported_on: dt.date | None,
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:401
         for r in rt.each(self, self.t_requests):  # property_maintenance_desk.world:402
@@ -696,21 +806,35 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (r.request_id,)  # property_maintenance_desk.world:418
         return result  # property_maintenance_desk.world:420
 
-    def tool_log_request(  # property_maintenance_desk.world:423
+    @tool(  # property_maintenance_desk.world:423
+        'Log a new maintenance request for a unit.', _PARAM_unit,
+        param(
+            'category', arg.enum_of(Trade),
+            'The kind of work: plumbing, electrical, hvac, appliance, structural, pest or '
+            'general.',
+        ),
+        param('description', arg.refined(arg.TEXT, 1, 500), 'What is wrong.'),
+        param(
+            'reported_by',
+            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+            "The reporting tenant's id; leave out when staff report it.",
+        ),
+        where='property_maintenance_desk.world:423', returns=MaintenanceRequest,
+    )
+    def tool_log_request(
         self, unit: Unit, category: Trade, description: str, reported_by: Tenant | None
     ) -> MaintenanceRequest:
         if unit.status == _E10_UnitStatus_offline:  # property_maintenance_desk.world:431
-            raise ToolError(rt.built(self, f'Unit {unit.unit_id} is offline.'))
+            self.fail(f'Unit {unit.unit_id} is offline.')
         if reported_by is not None:  # property_maintenance_desk.world:432
             if not any(  # property_maintenance_desk.world:433
                 _l11.tenant == (reported_by if reported_by is not None else rt.absent()).tenant_id
                 and _l11.unit == unit.unit_id and _l11.status == _E11_LeaseStatus_active
                 for _l11 in rt.each(self, self.t_leases)
             ):
-                raise ToolError(rt.built(
-                    self,
-                    f'Tenant {reported_by.tenant_id} has no active lease on unit {unit.unit_id}.',
-                ))
+                self.fail(
+                    f'Tenant {reported_by.tenant_id} has no active lease on unit {unit.unit_id}.'
+                )
         created: MaintenanceRequest = MaintenanceRequest(  # property_maintenance_desk.world:435
             request_id=self.next_id('request_ids', 'MR{:05d}'), unit=unit.unit_id,
             reported_by=rt.key_of(reported_by), category=category,
@@ -721,13 +845,20 @@ class PropertyMaintenanceDesk(Episode):
         self.insert(self.t_requests, created)  # property_maintenance_desk.world:441
         return created  # property_maintenance_desk.world:442
 
-    def tool_triage_request(  # property_maintenance_desk.world:445
+    @tool(  # property_maintenance_desk.world:445
+        "Set a new request's priority and whether the tenant caused the damage.", _PARAM_request,
+        param('priority', arg.enum_of(Priority), 'urgent, high, normal or low.'),
+        param(
+            'tenant_caused', arg.BOOL,
+            'Whether the tenant caused the damage (then it can be billed to them).',
+        ),
+        where='property_maintenance_desk.world:445', returns=MaintenanceRequest,
+    )
+    def tool_triage_request(
         self, request: MaintenanceRequest, priority: Priority, tenant_caused: bool
     ) -> MaintenanceRequest:
         if request.status != _E13_RequestStatus_new:  # property_maintenance_desk.world:452
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status}, not new.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status}, not new.')
         # property_maintenance_desk.world:453
         if not (not tenant_caused or request.reported_by is not None):
             raise ToolError('Tenant-caused damage needs a reporting tenant.')
@@ -737,38 +868,42 @@ class PropertyMaintenanceDesk(Episode):
         )
         return request  # property_maintenance_desk.world:457
 
-    # property_maintenance_desk.world:460
+    @tool(  # property_maintenance_desk.world:460
+        'Give a triaged request to an active vendor who does its trade. An urgent request needs '
+        'an emergency vendor, assigned on the day it was reported.',
+        _PARAM_request_,
+        param(
+            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+            'The vendor id, e.g. V03.',
+        ),
+        where='property_maintenance_desk.world:460', returns=WorkOrder,
+    )
     def tool_assign_vendor(self, request: MaintenanceRequest, vendor: Vendor) -> WorkOrder:
         if request.status != _E13_RequestStatus_triaged:  # property_maintenance_desk.world:466
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status}, not triaged.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status}, not triaged.')
         if not vendor.active:  # property_maintenance_desk.world:467
-            raise ToolError(rt.built(self, f'Vendor {vendor.vendor_id} is inactive.'))
+            self.fail(f'Vendor {vendor.vendor_id} is inactive.')
         # property_maintenance_desk.world:468
         if request.category not in rt.each(self, vendor.trades):
-            raise ToolError(rt.built(self, f'{vendor.name} does not do {request.category} work.'))
+            self.fail(f'{vendor.name} does not do {request.category} work.')
         if request.priority == _E8_Priority_urgent:  # property_maintenance_desk.world:469
             if not vendor.emergency_service:  # property_maintenance_desk.world:470
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Request {request.request_id} is urgent: it needs a vendor with emergency '
                     'service.',
-                ))
+                )
             # property_maintenance_desk.world:471
             if self.clock.date() != request.reported_at.date():
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Request {request.request_id} is urgent and had to be assigned on '
                     f'{request.reported_at.date()}, the day it was reported.',
-                ))
+                )
         # property_maintenance_desk.world:473
         if len(self.fn_open_orders_of(vendor)) >= self.state.max_open_orders_per_vendor:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{vendor.name} already has {self.state.max_open_orders_per_vendor} open work '
                 'orders.',
-            ))
+            )
         order: WorkOrder = WorkOrder(  # property_maintenance_desk.world:474
             work_order_id=self.next_id('work_order_ids', 'WO{:05d}'), request=request.request_id,
             vendor=vendor.vendor_id, status=_E15_WorkOrderStatus_assigned, assigned_at=self.clock,
@@ -780,26 +915,29 @@ class PropertyMaintenanceDesk(Episode):
         self.set_field(request, 'status', _E13_RequestStatus_assigned)
         return order  # property_maintenance_desk.world:477
 
-    # property_maintenance_desk.world:480
+    @tool(  # property_maintenance_desk.world:480
+        'Close a completed request; a closed request never changes afterwards.',
+        param('request', arg.row('requests'), 'The request id, e.g. MR00004.'),
+        where='property_maintenance_desk.world:480', returns=MaintenanceRequest,
+    )
     def tool_close_request(self, request: MaintenanceRequest) -> MaintenanceRequest:
         if request.status != _E13_RequestStatus_completed:  # property_maintenance_desk.world:485
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status}, not completed.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status}, not completed.')
         # property_maintenance_desk.world:486
         self.set_fields(request, ('status', 'closed_at'), _E13_RequestStatus_closed, self.clock)
         return request  # property_maintenance_desk.world:488
 
-    # property_maintenance_desk.world:491
+    @tool(  # property_maintenance_desk.world:491
+        'Cancel a request that is not completed or closed; its open work order is cancelled too.',
+        _PARAM_request_, where='property_maintenance_desk.world:491', returns=MaintenanceRequest,
+    )
     def tool_cancel_request(self, request: MaintenanceRequest) -> MaintenanceRequest:
         if not (  # property_maintenance_desk.world:496
             request.status != _E13_RequestStatus_completed
             and request.status != _E13_RequestStatus_closed
             and request.status != _E13_RequestStatus_cancelled
         ):
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status} and cannot be cancelled.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status} and cannot be cancelled.')
         for w in rt.each(self, self.t_work_orders):  # property_maintenance_desk.world:497
             # property_maintenance_desk.world:498
             if w.request == request.request_id and self.fn_is_open_order(w):
@@ -810,26 +948,48 @@ class PropertyMaintenanceDesk(Episode):
         self.set_fields(request, ('status', 'closed_at'), _E13_RequestStatus_cancelled, self.clock)
         return request  # property_maintenance_desk.world:504
 
-    def tool_get_vendor(self, vendor: Vendor) -> VendorInfo:  # property_maintenance_desk.world:509
+    @tool(  # property_maintenance_desk.world:509
+        'Show a vendor by id with its open work orders.',
+        param(
+            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+            'The vendor id, e.g. V01.',
+        ),
+        read_only=True, where='property_maintenance_desk.world:509',
+        returns=js.closed({'vendor': Vendor, 'open_work_orders': js.array(WorkOrder)}),
+        shows=(
+            'record', (
+                ('vendor', 'vendor', ('row', 'vendors')),
+                ('open_work_orders', 'open_work_orders', ('list', ('row', 'work_orders'))),
+            ),
+        ),
+    )
+    def tool_get_vendor(self, vendor: Vendor) -> VendorInfo:
         # property_maintenance_desk.world:512
         return VendorInfo(vendor.vendor_id, self.fn_open_orders_of(vendor))
 
-    def tool_find_vendors(  # property_maintenance_desk.world:515
+    @tool(  # property_maintenance_desk.world:515
+        'Find vendors by trade or part of the name, optionally only active emergency vendors.',
+        param('trade', arg.optional(arg.enum_of(Trade)), 'Only vendors who do this trade.'),
+        _PARAM_name_contains,
+        param(
+            'emergency_only', arg.BOOL, 'Only active vendors with emergency service.',
+            default=False,
+        ),
+        read_only=True, where='property_maintenance_desk.world:515', returns=js.array(Vendor),
+        shows=('list', ('row', 'vendors')),
+    )
+    def tool_find_vendors(
         self, trade: Trade | None, name_contains: str | None, emergency_only: bool
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # property_maintenance_desk.world:522
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # property_maintenance_desk.world:522
+        ))
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:523
         for v_ in rt.each(self, self.t_vendors):  # property_maintenance_desk.world:524
             # property_maintenance_desk.world:525
             if trade is not None and not (trade in rt.each(self, v_.trades)):
                 continue  # property_maintenance_desk.world:526
-            if (  # property_maintenance_desk.world:528
-                n != ''
-                and not (rt.read(self, n) in rt.read(self, rt.built(self, v_.name.lower())))
-            ):
+            # property_maintenance_desk.world:528
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(v_.name.lower()))):
                 continue  # property_maintenance_desk.world:529
             # property_maintenance_desk.world:531
             if emergency_only and not (v_.active and v_.emergency_service):
@@ -837,16 +997,36 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (v_.vendor_id,)  # property_maintenance_desk.world:534
         return result  # property_maintenance_desk.world:536
 
-    # property_maintenance_desk.world:539
+    @tool(  # property_maintenance_desk.world:539
+        'Show a work order by id: request and vendor ids, status, times, hours, costs and amount '
+        'billed.',
+        _PARAM_work_order, read_only=True, where='property_maintenance_desk.world:539',
+        returns=WorkOrder,
+    )
     def tool_get_work_order(self, work_order: WorkOrder) -> WorkOrder:
         return work_order  # property_maintenance_desk.world:542
 
-    def tool_list_work_orders(  # property_maintenance_desk.world:545
-        self,
-        vendor: Vendor | None,
-        request: MaintenanceRequest | None,
-        status: WorkOrderStatus | None,
-        visit_on: dt.date | None,
+    @tool(  # property_maintenance_desk.world:545
+        'List work orders of a vendor or a request, optionally by status or visit day.',
+        param(
+            'vendor',
+            arg.optional(arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+            'Only work orders of this vendor id.',
+        ),
+        param(
+            'request', arg.optional(arg.row('requests')), 'Only work orders of this request id.'
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(WorkOrderStatus)),
+            'Only work orders in this status.',
+        ),
+        param('visit_on', arg.optional(arg.DATE), 'Only work orders with a visit on this day.'),
+        read_only=True, where='property_maintenance_desk.world:545', returns=js.array(WorkOrder),
+        shows=('list', ('row', 'work_orders')),
+    )
+    def tool_list_work_orders(
+        self, vendor: Vendor | None, request: MaintenanceRequest | None,
+        status: WorkOrderStatus | None, visit_on: dt.date | None,
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # property_maintenance_desk.world:553
         for w in rt.each(self, self.t_work_orders):  # property_maintenance_desk.world:554
@@ -869,29 +1049,32 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (w.work_order_id,)
         return result  # property_maintenance_desk.world:575
 
-    # property_maintenance_desk.world:578
+    @tool(  # property_maintenance_desk.world:578
+        "Schedule (or move) the vendor's visit for an assigned or scheduled work order: within "
+        "office hours (7:00 to 19:00), or for an urgent request within 24 hours of the report.",
+        _PARAM_work_order,
+        param('visit_at', arg.DATETIME, 'When the vendor comes, e.g. 2024-07-09T10:00:00.'),
+        where='property_maintenance_desk.world:578', returns=WorkOrder,
+    )
     def tool_schedule_visit(self, work_order: WorkOrder, visit_at: dt.datetime) -> WorkOrder:
         # property_maintenance_desk.world:584
         request: MaintenanceRequest = self.t_requests[work_order.request]
         if request.status == _E13_RequestStatus_closed:  # property_maintenance_desk.world:585
-            raise ToolError(rt.built(self, f'Request {request.request_id} is closed.'))
+            self.fail(f'Request {request.request_id} is closed.')
         if not (  # property_maintenance_desk.world:586
             work_order.status == _E15_WorkOrderStatus_assigned
             or work_order.status == _E15_WorkOrderStatus_scheduled
         ):
-            raise ToolError(rt.built(
-                self, f'Work order {work_order.work_order_id} is {work_order.status}.'
-            ))
+            self.fail(f'Work order {work_order.work_order_id} is {work_order.status}.')
         if visit_at <= self.clock:  # property_maintenance_desk.world:587
             raise ToolError('The visit is in the past.')
         if request.priority == _E8_Priority_urgent:  # property_maintenance_desk.world:588
             # property_maintenance_desk.world:589
             if visit_at > request.reported_at + self.state.urgent_visit_within:
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Request {request.request_id} is urgent: the visit must be by '
                     f'{request.reported_at + self.state.urgent_visit_within}.',
-                ))
+                )
         elif not (  # property_maintenance_desk.world:591
             visit_at.hour >= self.state.office_open_hour
             and visit_at.hour < self.state.office_close_hour
@@ -907,18 +1090,25 @@ class PropertyMaintenanceDesk(Episode):
         self.set_field(self.t_requests[request.request_id], 'status', _E13_RequestStatus_scheduled)
         return work_order  # property_maintenance_desk.world:596
 
-    def tool_complete_work_order(  # property_maintenance_desk.world:599
+    @tool(  # property_maintenance_desk.world:599
+        "Record a vendor's finished work: the total is labor hours times the vendor's rate plus "
+        "materials; the request becomes completed.",
+        param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00005.'),
+        param('labor_hours', arg.refined(arg.FLOAT, 0.0, 100.0), 'Hours the vendor worked.'),
+        param('materials_cost', arg.refined(arg.FLOAT, 0.0), 'The cost of materials.'),
+        where='property_maintenance_desk.world:599', returns=WorkOrder,
+    )
+    def tool_complete_work_order(
         self, work_order: WorkOrder, labor_hours: float, materials_cost: float
     ) -> WorkOrder:
         # property_maintenance_desk.world:606
         if work_order.status != _E15_WorkOrderStatus_scheduled:
-            raise ToolError(rt.built(
-                self,
-                f'Work order {work_order.work_order_id} is {work_order.status}, not scheduled.',
-            ))
+            self.fail(
+                f'Work order {work_order.work_order_id} is {work_order.status}, not scheduled.'
+            )
         visit: dt.datetime | None = work_order.scheduled_for  # property_maintenance_desk.world:607
         if visit is None:  # property_maintenance_desk.world:608
-            raise ToolError(rt.built(self, f'Work order {work_order.work_order_id} has no visit.'))
+            self.fail(f'Work order {work_order.work_order_id} has no visit.')
         if visit > self.clock:  # property_maintenance_desk.world:609
             raise ToolError(f'The visit on {visit} has not happened yet.')
         self.set_fields(  # property_maintenance_desk.world:610
@@ -940,36 +1130,36 @@ class PropertyMaintenanceDesk(Episode):
             ),
             _E15_WorkOrderStatus_completed,
         )
-        self.set_field(  # property_maintenance_desk.world:614
-            self.t_requests[self.t_requests[work_order.request].request_id], 'status',
-            _E13_RequestStatus_completed,
-        )
+        # property_maintenance_desk.world:614
+        self.set_field(self.t_requests[work_order.request], 'status', _E13_RequestStatus_completed)
         return work_order  # property_maintenance_desk.world:615
 
-    # property_maintenance_desk.world:618
+    @tool(  # property_maintenance_desk.world:618
+        "Bill the reporting tenant for damage they caused, up to the work order's total cost; it "
+        "is added to their balance due.",
+        param('work_order', arg.row('work_orders'), 'The completed work order id, e.g. WO00002.'),
+        param(
+            'amount', arg.refined(arg.FLOAT, 0.01),
+            'The amount to bill, at most what is left of the total cost.',
+        ),
+        where='property_maintenance_desk.world:618', returns=WorkOrder,
+    )
     def tool_bill_tenant_for_damage(self, work_order: WorkOrder, amount: float) -> WorkOrder:
         # property_maintenance_desk.world:624
         request: MaintenanceRequest = self.t_requests[work_order.request]
         if request.status == _E13_RequestStatus_closed:  # property_maintenance_desk.world:625
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is closed and does not change.'
-            ))
+            self.fail(f'Request {request.request_id} is closed and does not change.')
         # property_maintenance_desk.world:626
         if work_order.status != _E15_WorkOrderStatus_completed:
-            raise ToolError(rt.built(
-                self,
-                f'Work order {work_order.work_order_id} is {work_order.status}, not completed.',
-            ))
+            self.fail(
+                f'Work order {work_order.work_order_id} is {work_order.status}, not completed.'
+            )
         if not request.tenant_caused:  # property_maintenance_desk.world:627
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} was not caused by the tenant.'
-            ))
+            self.fail(f'Request {request.request_id} was not caused by the tenant.')
         # property_maintenance_desk.world:628
         tenant: Tenant | None = self.t_tenants.ref(request.reported_by)
         if tenant is None:  # property_maintenance_desk.world:629
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} has no reporting tenant.'
-            ))
+            self.fail(f'Request {request.request_id} has no reporting tenant.')
         # property_maintenance_desk.world:630
         total: float = work_order.total_cost if work_order.total_cost is not None else 0.0
         # property_maintenance_desk.world:631
@@ -990,269 +1180,7 @@ class PropertyMaintenanceDesk(Episode):
         return work_order  # property_maintenance_desk.world:636
 
 
-_PARAM_building = param(
-    'building', arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$')),
-    'The building code, e.g. BLD-A.',
-)
-_PARAM_unit = param(
-    'unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$')),
-    'The unit id, e.g. A-101.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_request = param('request', arg.row('requests'), 'The request id, e.g. MR00001.')
-_PARAM_request_ = param('request', arg.row('requests'), 'The request id, e.g. MR00002.')
-_PARAM_work_order = param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00001.')
-
-
-PropertyMaintenanceDesk.TOOLS = tools(
-    tool(
-        PropertyMaintenanceDesk.tool_get_building,
-        'Show a building by code: name, address, floors, year built and site contact.',
-        _PARAM_building, read_only=True, where='property_maintenance_desk.world:300',
-        returns=Building,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_list_buildings,
-        'List buildings, optionally by part of the name or city.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or city, any case.'),
-        read_only=True, where='property_maintenance_desk.world:306', returns=js.array(Building),
-        shows=('list', ('row', 'buildings')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_unit,
-        'Show a unit by id with its active lease and open maintenance requests.', _PARAM_unit,
-        read_only=True, where='property_maintenance_desk.world:315',
-        returns=js.closed({
-            'unit': Unit, 'active_lease': js.nullable(Lease),
-            'open_requests': js.array(MaintenanceRequest),
-        }),
-        shows=(
-            'record', (
-                ('unit', 'unit', ('row', 'units')),
-                ('active_lease', 'active_lease', ('row', 'leases')),
-                ('open_requests', 'open_requests', ('list', ('row', 'requests'))),
-            ),
-        ),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_list_units,
-        'List the units of a building, optionally by status or bedrooms.', _PARAM_building,
-        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units in this status.'),
-        param('bedrooms', arg.optional(arg.INT), 'Only units with this many bedrooms.'),
-        read_only=True, where='property_maintenance_desk.world:321', returns=js.array(Unit),
-        shows=('list', ('row', 'units')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_tenant,
-        'Show a tenant by id: name, email, phone, balance due and emergency contact.',
-        param(
-            'tenant', arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
-            'The tenant id, e.g. T0001.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:333', returns=Tenant,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_find_tenants,
-        'Find tenants by part of the name, by email or by the unit they rent.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only the tenant with an active lease on this unit id.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:339', returns=js.array(Tenant),
-        shows=('list', ('row', 'tenants')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_lease,
-        'Show a lease by id: tenant id, unit id, dates, rent, deposit and status.',
-        param(
-            'lease', arg.row('leases', arg.refined(arg.TEXT, pattern='^L[0-9]{4}$')),
-            'The lease id, e.g. L0001.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:364', returns=Lease,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_list_leases,
-        'List the leases of a tenant or a unit, optionally by status.',
-        param(
-            'tenant',
-            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            'Only leases of this tenant id.',
-        ),
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only leases of this unit id.',
-        ),
-        param('status', arg.optional(arg.enum_of(LeaseStatus)), 'Only leases in this status.'),
-        read_only=True, where='property_maintenance_desk.world:370', returns=js.array(Lease),
-        shows=('list', ('row', 'leases')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_request,
-        'Show a maintenance request by id with its work orders.', _PARAM_request, read_only=True,
-        where='property_maintenance_desk.world:383',
-        returns=js.closed({'request': MaintenanceRequest, 'work_orders': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('work_orders', 'work_orders', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_list_requests,
-        'List maintenance requests of a unit or building, optionally by status, priority or day '
-        'reported.',
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only requests of this unit id.',
-        ),
-        param(
-            'building',
-            arg.optional(arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$'))),
-            'Only requests of units in this building code.',
-        ),
-        param('status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests in this status.'),
-        param('priority', arg.optional(arg.enum_of(Priority)), 'Only requests of this priority.'),
-        param('reported_on', arg.optional(arg.DATE), 'Only requests reported on this day.'),
-        read_only=True, where='property_maintenance_desk.world:392',
-        returns=js.array(MaintenanceRequest), shows=('list', ('row', 'requests')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_log_request, 'Log a new maintenance request for a unit.',
-        _PARAM_unit,
-        param(
-            'category', arg.enum_of(Trade),
-            'The kind of work: plumbing, electrical, hvac, appliance, structural, pest or '
-            'general.',
-        ),
-        param('description', arg.refined(arg.TEXT, 1, 500), 'What is wrong.'),
-        param(
-            'reported_by',
-            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            "The reporting tenant's id; leave out when staff report it.",
-        ),
-        where='property_maintenance_desk.world:423', returns=MaintenanceRequest,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_triage_request,
-        "Set a new request's priority and whether the tenant caused the damage.", _PARAM_request,
-        param('priority', arg.enum_of(Priority), 'urgent, high, normal or low.'),
-        param(
-            'tenant_caused', arg.BOOL,
-            'Whether the tenant caused the damage (then it can be billed to them).',
-        ),
-        where='property_maintenance_desk.world:445', returns=MaintenanceRequest,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_assign_vendor,
-        'Give a triaged request to an active vendor who does its trade. An urgent request needs '
-        'an emergency vendor, assigned on the day it was reported.',
-        _PARAM_request_,
-        param(
-            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The vendor id, e.g. V03.',
-        ),
-        where='property_maintenance_desk.world:460', returns=WorkOrder,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_close_request,
-        'Close a completed request; a closed request never changes afterwards.',
-        param('request', arg.row('requests'), 'The request id, e.g. MR00004.'),
-        where='property_maintenance_desk.world:480', returns=MaintenanceRequest,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_cancel_request,
-        'Cancel a request that is not completed or closed; its open work order is cancelled too.',
-        _PARAM_request_, where='property_maintenance_desk.world:491', returns=MaintenanceRequest,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_vendor, 'Show a vendor by id with its open work orders.',
-        param(
-            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The vendor id, e.g. V01.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:509',
-        returns=js.closed({'vendor': Vendor, 'open_work_orders': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('vendor', 'vendor', ('row', 'vendors')),
-                ('open_work_orders', 'open_work_orders', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_find_vendors,
-        'Find vendors by trade or part of the name, optionally only active emergency vendors.',
-        param('trade', arg.optional(arg.enum_of(Trade)), 'Only vendors who do this trade.'),
-        _PARAM_name_contains,
-        param(
-            'emergency_only', arg.BOOL, 'Only active vendors with emergency service.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='property_maintenance_desk.world:515', returns=js.array(Vendor),
-        shows=('list', ('row', 'vendors')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_get_work_order,
-        'Show a work order by id: request and vendor ids, status, times, hours, costs and amount '
-        'billed.',
-        _PARAM_work_order, read_only=True, where='property_maintenance_desk.world:539',
-        returns=WorkOrder,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_list_work_orders,
-        'List work orders of a vendor or a request, optionally by status or visit day.',
-        param(
-            'vendor',
-            arg.optional(arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
-            'Only work orders of this vendor id.',
-        ),
-        param(
-            'request', arg.optional(arg.row('requests')), 'Only work orders of this request id.'
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(WorkOrderStatus)),
-            'Only work orders in this status.',
-        ),
-        param('visit_on', arg.optional(arg.DATE), 'Only work orders with a visit on this day.'),
-        read_only=True, where='property_maintenance_desk.world:545', returns=js.array(WorkOrder),
-        shows=('list', ('row', 'work_orders')),
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_schedule_visit,
-        "Schedule (or move) the vendor's visit for an assigned or scheduled work order: within "
-        "office hours (7:00 to 19:00), or for an urgent request within 24 hours of the report.",
-        _PARAM_work_order,
-        param('visit_at', arg.DATETIME, 'When the vendor comes, e.g. 2024-07-09T10:00:00.'),
-        where='property_maintenance_desk.world:578', returns=WorkOrder,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_complete_work_order,
-        "Record a vendor's finished work: the total is labor hours times the vendor's rate plus "
-        "materials; the request becomes completed.",
-        param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00005.'),
-        param('labor_hours', arg.refined(arg.FLOAT, 0.0, 100.0), 'Hours the vendor worked.'),
-        param('materials_cost', arg.refined(arg.FLOAT, 0.0), 'The cost of materials.'),
-        where='property_maintenance_desk.world:599', returns=WorkOrder,
-    ),
-    tool(
-        PropertyMaintenanceDesk.tool_bill_tenant_for_damage,
-        "Bill the reporting tenant for damage they caused, up to the work order's total cost; it "
-        "is added to their balance due.",
-        param('work_order', arg.row('work_orders'), 'The completed work order id, e.g. WO00002.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01),
-            'The amount to bill, at most what is left of the total cost.',
-        ),
-        where='property_maintenance_desk.world:618', returns=WorkOrder,
-    ),
-)
+PropertyMaintenanceDesk.TOOLS = tools(PropertyMaintenanceDesk)
 
 
 # property_maintenance_desk.world:1019

@@ -172,6 +172,29 @@ _C_FEE_LIMIT: float = 10.0  # public_library.world:17
 _C_MAX_OPEN_LOANS: int = 5  # public_library.world:19
 
 
+_RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
+_RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
+_ROW_books = arg.row(
+    'books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$'),
+    not_found=lambda ep, key: ep.built(f'No book with ISBN {key}.'),
+)
+_ROW_copies = arg.row(
+    'copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No copy with barcode {key}.'),
+)
+_ROW_members = arg.row(
+    'members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No member with card number {key}.'),
+)
+_ROW_loans = arg.row('loans', not_found=lambda ep, key: ep.built(f'No loan {key}.'))
+_ROW_holds = arg.row('holds', not_found=lambda ep, key: ep.built(f'No hold {key}.'))
+_PARAM_book = param('book', _ROW_books, "The book's ISBN-13 (13 digits starting 978 or 979).")
+_PARAM_copy_ = param('copy', _ROW_copies, 'The barcode of the copy (C and four digits).')
+_PARAM_member = param('member', _ROW_members, "The member's card number (M and three digits).")
+_PARAM_loan = param('loan', _ROW_loans, 'The loan id (L and three digits).')
+_PARAM_hold = param('hold', _ROW_holds, 'The hold id (H and three digits).')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -389,18 +412,41 @@ class PublicLibrary(Episode):
         # public_library.world:206
         return HoldLine(hold.id_, hold.book, self.fn_queue_position(hold))
 
-    def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:  # public_library.world:237
-        q: str = rt.built(self, rt.built(self, query.strip()).lower())  # public_library.world:242
+    @tool(  # public_library.world:237
+        'Find books by part of the title or author (case-insensitive), with their available '
+        'copies and how many active holds they have.',
+        param(
+            'query', arg.refined(arg.TEXT, 1, 100),
+            'Part of a title or an author\'s name, e.g. "dune" or "morrison".',
+        ),
+        read_only=True, where='public_library.world:237', returns=js.array(BookInfo),
+    )
+    def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:
+        q: str = self.built(self.built(query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
             self.fn_book_info(_b8) for _b8 in rt.each(self, self.t_books)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _b8.title.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _b8.author.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_b8.title.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_b8.author.lower()))
         ])
 
-    def tool_get_book(self, book: Book) -> BookInfo:  # public_library.world:246
+    @tool(  # public_library.world:246
+        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
+        'the available copies and how many active holds it has.',
+        _PARAM_book, read_only=True, where='public_library.world:246', returns=BookInfo,
+    )
+    def tool_get_book(self, book: Book) -> BookInfo:
         return self.fn_book_info(book)  # public_library.world:251
 
-    def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:  # public_library.world:254
+    @tool(  # public_library.world:254
+        "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
+        param(
+            'genre', arg.optional(arg.enum_of(Genre)),
+            'Only books of this genre; the whole catalogue when omitted.',
+        ),
+        read_only=True, where='public_library.world:254', returns=js.array(Book),
+        shows=('list', ('row', 'books')),
+    )
+    def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # public_library.world:259
             rt.each(self, [
                 _b10 for _b10 in rt.each(self, self.t_books)
@@ -409,7 +455,13 @@ class PublicLibrary(Episode):
             key=lambda _b9: _b9.title,
         )
 
-    def tool_list_copies(self, book: Book) -> tuple[str, ...]:  # public_library.world:262
+    @tool(  # public_library.world:262
+        'List every physical copy of a book with its barcode and status (available, on loan or '
+        'lost).',
+        _PARAM_book, read_only=True, where='public_library.world:262', returns=js.array(Copy),
+        shows=('list', ('row', 'copies')),
+    )
+    def tool_list_copies(self, book: Book) -> tuple[str, ...]:
         return rt.sorted_keys(  # public_library.world:267
             rt.each(self, [
                 _c12 for _c12 in rt.each(self, self.t_copies) if _c12.book == book.isbn
@@ -417,258 +469,7 @@ class PublicLibrary(Episode):
             key=lambda _c11: _c11.barcode,
         )
 
-    def tool_get_copy(self, copy_: Copy) -> CopyInfo:  # public_library.world:270
-        open_: tuple[str, ...] = tuple([  # public_library.world:275
-            _l13.id_ for _l13 in rt.each(self, self.t_loans)
-            if _l13.copy_ == copy_.barcode and _l13.returned_on is None
-        ])
-        return CopyInfo(  # public_library.world:276
-            copy_.barcode, copy_.book,
-            rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None),
-        )
-
-    def tool_find_members(self, text: str) -> tuple[str, ...]:  # public_library.world:279
-        # public_library.world:284
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
-        return tuple([  # public_library.world:285
-            _m14.id_ for _m14 in rt.each(self, self.t_members)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _m14.email.lower()))
-        ])
-
-    def tool_get_member(self, member: Member) -> MemberInfo:  # public_library.world:288
-        return MemberInfo(  # public_library.world:293
-            member.id_, member.fees_due <= _C_FEE_LIMIT,
-            tuple([
-                self.fn_loan_line(_l15)
-                for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))
-            ]),
-            tuple([
-                self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds)
-                if _h16.member == member.id_ and _h16.status == _E10_HoldStatus_active
-            ]),
-        )
-
-    # public_library.world:301
-    def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
-        return tuple([  # public_library.world:307
-            self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
-            if _l17.member == member.id_ and (not open_only or _l17.returned_on is None)
-        ])
-
-    def tool_get_loan(self, loan: Loan) -> LoanLine:  # public_library.world:310
-        return self.fn_loan_line(loan)  # public_library.world:313
-
-    def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:  # public_library.world:316
-        return tuple([  # public_library.world:319
-            self.fn_loan_line(_l18) for _l18 in rt.each(self, sorted(
-                rt.each(self, [
-                    _o20 for _o20 in rt.each(self, self.t_loans)
-                    if _o20.returned_on is None and _o20.due_on < self.clock.date()
-                ]),
-                key=lambda _o19: _o19.due_on,
-            ))
-        ])
-
-    def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:  # public_library.world:322
-        return tuple([  # public_library.world:327
-            self.fn_hold_line(_h21)
-            for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
-        ])
-
-    def tool_get_hold(self, hold: Hold) -> HoldLine:  # public_library.world:330
-        return self.fn_hold_line(hold)  # public_library.world:333
-
-    def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:  # public_library.world:338
-        if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
-            raise ToolError(rt.built(
-                self,
-                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
-                'cannot borrow.',
-            ))
-        if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
-            raise ToolError(rt.built(
-                self, f'Copy {copy_.barcode} is {copy_.status}, not available.'
-            ))
-        if len(self.fn_open_loans_of(member)) >= _C_MAX_OPEN_LOANS:  # public_library.world:350
-            raise ToolError(rt.built(
-                self, f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.'
-            ))
-        # public_library.world:351
-        queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
-        if len(queue) > 0:  # public_library.world:352
-            if self.t_holds[queue[0]].member != member.id_:  # public_library.world:353
-                raise ToolError(rt.built(
-                    self,
-                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
-                    'first in line.',
-                ))
-            self.set_field(  # public_library.world:354
-                self.t_holds[self.t_holds[queue[0]].id_], 'status', _E10_HoldStatus_fulfilled
-            )
-        today: dt.date = self.clock.date()  # public_library.world:356
-        loan: Loan = Loan(  # public_library.world:357
-            id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.barcode, member=member.id_,
-            borrowed_on=today, due_on=today + dt.timedelta(days=_C_LOAN_DAYS), renewed=False,
-            returned_on=None, late_fee=0.0,
-        )
-        self.insert(self.t_loans, loan)  # public_library.world:358
-        self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
-        return loan  # public_library.world:360
-
-    def tool_return_copy(self, copy_: Copy) -> Loan:  # public_library.world:363
-        if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
-            raise ToolError(rt.built(self, f'Copy {copy_.barcode} is not on loan.'))
-        open_: tuple[str, ...] = tuple([  # public_library.world:369
-            _l22.id_ for _l22 in rt.each(self, self.t_loans)
-            if _l22.copy_ == copy_.barcode and _l22.returned_on is None
-        ])
-        if len(open_) != 1:  # public_library.world:370
-            raise ToolError(rt.built(self, f'Copy {copy_.barcode} has no open loan.'))
-        loan: Loan = self.t_loans[open_[0]]  # public_library.world:371
-        today: dt.date = self.clock.date()  # public_library.world:372
-        fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
-        self.set_fields(  # public_library.world:374
-            loan, ('returned_on', 'late_fee'), today,
-            v.check_range(fee, 'Loan.late_fee', 0.0, None),
-        )
-        member: Member = self.t_members[loan.member]  # public_library.world:376
-        self.set_field(  # public_library.world:377
-            member, 'fees_due',
-            v.check_range(round(member.fees_due + fee, 2), 'Member.fees_due', 0.0, None),
-        )
-        self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
-        return loan  # public_library.world:379
-
-    def tool_renew_loan(self, loan: Loan) -> Loan:  # public_library.world:382
-        if loan.returned_on is not None:  # public_library.world:385
-            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been returned.'))
-        if loan.renewed:  # public_library.world:386
-            raise ToolError(rt.built(self, f'Loan {loan.id_} has already been renewed once.'))
-        if loan.due_on < self.clock.date():  # public_library.world:387
-            raise ToolError(rt.built(
-                self,
-                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
-                'not renewed.',
-            ))
-        # public_library.world:388
-        if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
-            raise ToolError(rt.built(
-                self,
-                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
-                'member, so the loan cannot be renewed.',
-            ))
-        self.set_fields(  # public_library.world:389
-            loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
-        )
-        return loan  # public_library.world:391
-
-    def tool_place_hold(self, member: Member, book: Book) -> Hold:  # public_library.world:394
-        if any(  # public_library.world:400
-            _h23.member == member.id_ and _h23.book == book.isbn
-            and _h23.status == _E10_HoldStatus_active
-            for _h23 in rt.each(self, self.t_holds)
-        ):
-            raise ToolError(rt.built(
-                self, f'{member.name} already has an active hold on {book.title}.'
-            ))
-        if self.fn_has_book_on_loan(member, book):  # public_library.world:401
-            raise ToolError(rt.built(
-                self, f'{member.name} already has a copy of {book.title} on loan.'
-            ))
-        hold: Hold = Hold(  # public_library.world:402
-            id_=self.next_id('hold_ids', 'H{:03d}'), book=book.isbn, member=member.id_,
-            placed_at=self.clock, status=_E10_HoldStatus_active,
-        )
-        self.insert(self.t_holds, hold)  # public_library.world:403
-        return hold  # public_library.world:404
-
-    def tool_cancel_hold(self, hold: Hold) -> Hold:  # public_library.world:407
-        if hold.status != _E10_HoldStatus_active:  # public_library.world:410
-            raise ToolError(rt.built(self, f'Hold {hold.id_} is {hold.status}, not active.'))
-        self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
-        return hold  # public_library.world:412
-
-    def tool_pay_fees(self, member: Member, amount: float) -> Member:  # public_library.world:415
-        if not (member.fees_due > 0.0):  # public_library.world:421
-            raise ToolError(rt.built(self, f'{member.name} has no fees due.'))
-        if not (amount <= member.fees_due):  # public_library.world:422
-            raise ToolError(rt.built(
-                self,
-                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
-                'than that.',
-            ))
-        self.set_field(  # public_library.world:423
-            member, 'fees_due', v.check_range(
-                max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None
-            ),
-        )
-        return member  # public_library.world:424
-
-
-_RESULT_LoanLine = js.closed({'loan': Loan, 'book': Book})
-_RESULT_HoldLine = js.closed({'hold': Hold, 'book': Book, 'position': js.INTEGER})
-_PARAM_book = param(
-    'book', arg.row('books', arg.refined(arg.TEXT, pattern='^97[89][0-9]{10}$')),
-    "The book's ISBN-13 (13 digits starting 978 or 979).",
-    not_found=lambda ep, key: rt.built(ep, f'No book with ISBN {key}.'),
-)
-_PARAM_copy_ = param(
-    'copy', arg.row('copies', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-    'The barcode of the copy (C and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No copy with barcode {key}.'),
-)
-_PARAM_member = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-    "The member's card number (M and three digits).",
-    not_found=lambda ep, key: rt.built(ep, f'No member with card number {key}.'),
-)
-_PARAM_loan = param(
-    'loan', arg.row('loans'), 'The loan id (L and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No loan {key}.'),
-)
-_PARAM_hold = param(
-    'hold', arg.row('holds'), 'The hold id (H and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'No hold {key}.'),
-)
-
-
-PublicLibrary.TOOLS = tools(
-    tool(
-        PublicLibrary.tool_search_books,
-        'Find books by part of the title or author (case-insensitive), with their available '
-        'copies and how many active holds they have.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 100),
-            'Part of a title or an author\'s name, e.g. "dune" or "morrison".',
-        ),
-        read_only=True, where='public_library.world:237', returns=js.array(BookInfo),
-    ),
-    tool(
-        PublicLibrary.tool_get_book,
-        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
-        'the available copies and how many active holds it has.',
-        _PARAM_book, read_only=True, where='public_library.world:246', returns=BookInfo,
-    ),
-    tool(
-        PublicLibrary.tool_list_books,
-        "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
-        param(
-            'genre', arg.optional(arg.enum_of(Genre)),
-            'Only books of this genre; the whole catalogue when omitted.',
-        ),
-        read_only=True, where='public_library.world:254', returns=js.array(Book),
-        shows=('list', ('row', 'books')),
-    ),
-    tool(
-        PublicLibrary.tool_list_copies,
-        'List every physical copy of a book with its barcode and status (available, on loan or '
-        'lost).',
-        _PARAM_book, read_only=True, where='public_library.world:262', returns=js.array(Copy),
-        shows=('list', ('row', 'copies')),
-    ),
-    tool(
-        PublicLibrary.tool_get_copy,
+    @tool(  # public_library.world:270
         'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is '
         'on loan, its open loan with the member and due date.',
         _PARAM_copy_, read_only=True, where='public_library.world:270',
@@ -679,9 +480,18 @@ PublicLibrary.TOOLS = tools(
                 ('open_loan', 'open_loan', ('row', 'loans')),
             ),
         ),
-    ),
-    tool(
-        PublicLibrary.tool_find_members,
+    )
+    def tool_get_copy(self, copy_: Copy) -> CopyInfo:
+        open_: tuple[str, ...] = tuple([  # public_library.world:275
+            _l13.id_ for _l13 in rt.each(self, self.t_loans)
+            if _l13.copy_ == copy_.barcode and _l13.returned_on is None
+        ])
+        return CopyInfo(  # public_library.world:276
+            copy_.barcode, copy_.book,
+            rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None),
+        )
+
+    @tool(  # public_library.world:279
         'Find members whose name or email contains the text, with their card number, email, '
         'unpaid fees and the day they joined.',
         param(
@@ -690,9 +500,16 @@ PublicLibrary.TOOLS = tools(
         ),
         read_only=True, where='public_library.world:279', returns=js.array(Member),
         shows=('list', ('row', 'members')),
-    ),
-    tool(
-        PublicLibrary.tool_get_member,
+    )
+    def tool_find_members(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # public_library.world:284
+        return tuple([  # public_library.world:285
+            _m14.id_ for _m14 in rt.each(self, self.t_members)
+            if rt.read(self, wanted) in rt.read(self, self.built(_m14.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_m14.email.lower()))
+        ])
+
+    @tool(  # public_library.world:288
         "Show a member's details and unpaid fees, whether they may borrow, their open loans "
         "(each with the copy, its book and the due date) and their active holds (each with its "
         "book and place in the queue).",
@@ -726,31 +543,50 @@ PublicLibrary.TOOLS = tools(
                 ),
             ),
         ),
-    ),
-    tool(
-        PublicLibrary.tool_list_loans,
+    )
+    def tool_get_member(self, member: Member) -> MemberInfo:
+        return MemberInfo(  # public_library.world:293
+            member.id_, member.fees_due <= _C_FEE_LIMIT,
+            tuple([
+                self.fn_loan_line(_l15)
+                for _l15 in rt.rows(self.t_loans, rt.each(self, self.fn_open_loans_of(member)))
+            ]),
+            tuple([
+                self.fn_hold_line(_h16) for _h16 in rt.each(self, self.t_holds)
+                if _h16.member == member.id_ and _h16.status == _E10_HoldStatus_active
+            ]),
+        )
+
+    @tool(  # public_library.world:301
         "List a member's loans, each with its copy, book, due date, whether renewed, return date "
         "and late fee; the open ones only by default.",
         _PARAM_member,
         param(
             'open_only', arg.BOOL, 'Only loans not yet returned; false lists past loans too.',
-            default=lambda ep: True,
+            default=True,
         ),
         read_only=True, where='public_library.world:301', returns=js.array(_RESULT_LoanLine),
         shows=(
             'list',
             ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
         ),
-    ),
-    tool(
-        PublicLibrary.tool_get_loan,
+    )
+    def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
+        return tuple([  # public_library.world:307
+            self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
+            if _l17.member == member.id_ and (not open_only or _l17.returned_on is None)
+        ])
+
+    @tool(  # public_library.world:310
         'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
         'return date and late fee.',
         _PARAM_loan, read_only=True, where='public_library.world:310', returns=_RESULT_LoanLine,
         shows=('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
-    ),
-    tool(
-        PublicLibrary.tool_list_overdue_loans,
+    )
+    def tool_get_loan(self, loan: Loan) -> LoanLine:
+        return self.fn_loan_line(loan)  # public_library.world:313
+
+    @tool(  # public_library.world:316
         'List every open loan whose due date has passed, the most overdue first, each with its '
         'copy, member and book.',
         read_only=True, where='public_library.world:316', returns=js.array(_RESULT_LoanLine),
@@ -758,9 +594,19 @@ PublicLibrary.TOOLS = tools(
             'list',
             ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
         ),
-    ),
-    tool(
-        PublicLibrary.tool_list_holds,
+    )
+    def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:
+        return tuple([  # public_library.world:319
+            self.fn_loan_line(_l18) for _l18 in rt.each(self, sorted(
+                rt.each(self, [
+                    _o20 for _o20 in rt.each(self, self.t_loans)
+                    if _o20.returned_on is None and _o20.due_on < self.clock.date()
+                ]),
+                key=lambda _o19: _o19.due_on,
+            ))
+        ])
+
+    @tool(  # public_library.world:322
         'List the active holds on a book in queue order, first in line first, each with the '
         'member and when it was placed.',
         _PARAM_book, read_only=True, where='public_library.world:322',
@@ -768,51 +614,166 @@ PublicLibrary.TOOLS = tools(
             'list',
             ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
         ),
-    ),
-    tool(
-        PublicLibrary.tool_get_hold,
+    )
+    def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:
+        return tuple([  # public_library.world:327
+            self.fn_hold_line(_h21)
+            for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
+        ])
+
+    @tool(  # public_library.world:330
         'Show one hold: its book, member, when it was placed, its status and its place in the '
         'queue.',
         _PARAM_hold, read_only=True, where='public_library.world:330', returns=_RESULT_HoldLine,
         shows=('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
-    ),
-    tool(
-        PublicLibrary.tool_borrow_copy,
+    )
+    def tool_get_hold(self, hold: Hold) -> HoldLine:
+        return self.fn_hold_line(hold)  # public_library.world:333
+
+    @tool(  # public_library.world:338
         'Lend an available copy to a member for 21 days from today. A member who owes more than\n'
         '$10.00 cannot borrow. When the book has active holds, only the member first in line '
         'can\nborrow it, and doing so fulfils their hold.',
         _PARAM_member, _PARAM_copy_, where='public_library.world:338', returns=Loan,
-    ),
-    tool(
-        PublicLibrary.tool_return_copy,
+    )
+    def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:
+        if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
+            self.fail(
+                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
+                'cannot borrow.',
+            )
+        if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
+            self.fail(f'Copy {copy_.barcode} is {copy_.status}, not available.')
+        if len(self.fn_open_loans_of(member)) >= _C_MAX_OPEN_LOANS:  # public_library.world:350
+            self.fail(f'{member.name} already has {_C_MAX_OPEN_LOANS} copies on loan.')
+        # public_library.world:351
+        queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
+        if len(queue) > 0:  # public_library.world:352
+            if self.t_holds[queue[0]].member != member.id_:  # public_library.world:353
+                self.fail(
+                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
+                    'first in line.',
+                )
+            # public_library.world:354
+            self.set_field(self.t_holds[queue[0]], 'status', _E10_HoldStatus_fulfilled)
+        today: dt.date = self.clock.date()  # public_library.world:356
+        loan: Loan = Loan(  # public_library.world:357
+            id_=self.next_id('loan_ids', 'L{:03d}'), copy_=copy_.barcode, member=member.id_,
+            borrowed_on=today, due_on=today + dt.timedelta(days=_C_LOAN_DAYS), renewed=False,
+            returned_on=None, late_fee=0.0,
+        )
+        self.insert(self.t_loans, loan)  # public_library.world:358
+        self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
+        return loan  # public_library.world:360
+
+    @tool(  # public_library.world:363
         "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added "
         "to the member's unpaid fees.",
         _PARAM_copy_, where='public_library.world:363', returns=Loan,
-    ),
-    tool(
-        PublicLibrary.tool_renew_loan,
+    )
+    def tool_return_copy(self, copy_: Copy) -> Loan:
+        if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
+            self.fail(f'Copy {copy_.barcode} is not on loan.')
+        open_: tuple[str, ...] = tuple([  # public_library.world:369
+            _l22.id_ for _l22 in rt.each(self, self.t_loans)
+            if _l22.copy_ == copy_.barcode and _l22.returned_on is None
+        ])
+        if len(open_) != 1:  # public_library.world:370
+            self.fail(f'Copy {copy_.barcode} has no open loan.')
+        loan: Loan = self.t_loans[open_[0]]  # public_library.world:371
+        today: dt.date = self.clock.date()  # public_library.world:372
+        fee: float = self.fn_late_fee_for(loan.due_on, today)  # public_library.world:373
+        self.set_fields(  # public_library.world:374
+            loan, ('returned_on', 'late_fee'), today,
+            v.check_range(fee, 'Loan.late_fee', 0.0, None),
+        )
+        member: Member = self.t_members[loan.member]  # public_library.world:376
+        self.set_field(  # public_library.world:377
+            member, 'fees_due',
+            v.check_range(round(member.fees_due + fee, 2), 'Member.fees_due', 0.0, None),
+        )
+        self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
+        return loan  # public_library.world:379
+
+    @tool(  # public_library.world:382
         'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
         'before it is overdue, and only if nobody holds the book.',
         _PARAM_loan, where='public_library.world:382', returns=Loan,
-    ),
-    tool(
-        PublicLibrary.tool_place_hold, 'Put a member at the end of the queue for a book.',
-        _PARAM_member, _PARAM_book, where='public_library.world:394', returns=Hold,
-    ),
-    tool(
-        PublicLibrary.tool_cancel_hold, 'Cancel an active hold.', _PARAM_hold,
-        where='public_library.world:407', returns=Hold,
-    ),
-    tool(
-        PublicLibrary.tool_pay_fees, "Record a payment towards a member's unpaid fees.",
-        _PARAM_member,
+    )
+    def tool_renew_loan(self, loan: Loan) -> Loan:
+        if loan.returned_on is not None:  # public_library.world:385
+            self.fail(f'Loan {loan.id_} has already been returned.')
+        if loan.renewed:  # public_library.world:386
+            self.fail(f'Loan {loan.id_} has already been renewed once.')
+        if loan.due_on < self.clock.date():  # public_library.world:387
+            self.fail(
+                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
+                'not renewed.',
+            )
+        # public_library.world:388
+        if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
+            self.fail(
+                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
+                'member, so the loan cannot be renewed.',
+            )
+        self.set_fields(  # public_library.world:389
+            loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
+        )
+        return loan  # public_library.world:391
+
+    @tool(  # public_library.world:394
+        'Put a member at the end of the queue for a book.', _PARAM_member, _PARAM_book,
+        where='public_library.world:394', returns=Hold,
+    )
+    def tool_place_hold(self, member: Member, book: Book) -> Hold:
+        if any(  # public_library.world:400
+            _h23.member == member.id_ and _h23.book == book.isbn
+            and _h23.status == _E10_HoldStatus_active
+            for _h23 in rt.each(self, self.t_holds)
+        ):
+            self.fail(f'{member.name} already has an active hold on {book.title}.')
+        if self.fn_has_book_on_loan(member, book):  # public_library.world:401
+            self.fail(f'{member.name} already has a copy of {book.title} on loan.')
+        hold: Hold = Hold(  # public_library.world:402
+            id_=self.next_id('hold_ids', 'H{:03d}'), book=book.isbn, member=member.id_,
+            placed_at=self.clock, status=_E10_HoldStatus_active,
+        )
+        self.insert(self.t_holds, hold)  # public_library.world:403
+        return hold  # public_library.world:404
+
+    # public_library.world:407
+    @tool('Cancel an active hold.', _PARAM_hold, where='public_library.world:407', returns=Hold)
+    def tool_cancel_hold(self, hold: Hold) -> Hold:
+        if hold.status != _E10_HoldStatus_active:  # public_library.world:410
+            self.fail(f'Hold {hold.id_} is {hold.status}, not active.')
+        self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
+        return hold  # public_library.world:412
+
+    @tool(  # public_library.world:415
+        "Record a payment towards a member's unpaid fees.", _PARAM_member,
         param(
             'amount', arg.refined(arg.FLOAT, 0.01, 500.0),
             'The amount paid in dollars, at most what the member owes.',
         ),
         where='public_library.world:415', returns=Member,
-    ),
-)
+    )
+    def tool_pay_fees(self, member: Member, amount: float) -> Member:
+        if not (member.fees_due > 0.0):  # public_library.world:421
+            self.fail(f'{member.name} has no fees due.')
+        if not (amount <= member.fees_due):  # public_library.world:422
+            self.fail(
+                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
+                'than that.',
+            )
+        self.set_field(  # public_library.world:423
+            member, 'fees_due', v.check_range(
+                max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None
+            ),
+        )
+        return member  # public_library.world:424
+
+
+PublicLibrary.TOOLS = tools(PublicLibrary)
 
 
 # public_library.world:536

@@ -240,6 +240,41 @@ class ExchangeResult(Record):
     amount_due: float = field(sh.FLOAT)
 
 
+_RESULT_Train = js.closed({
+    'id': js.scalar('str', pattern='^T[0-9]{4}$'),
+    'service_number': js.scalar('str', pattern='^[0-9]{4}$'), 'operator': js.scalar('str', 1, 60),
+    'run_date': js.STRING, 'stops': js.array(Stop, min_items=2, max_items=20),
+    'status': js.members(TrainStatus), 'delay_minutes': js.scalar('int', 0, 600),
+})
+_ROW_clerks = arg.row(
+    'clerks', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No clerk with id {key}.'),
+)
+_ROW_stations = arg.row(
+    'stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No station with code {key}.'),
+)
+_ROW_trains = arg.row(
+    'trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'No train with id {key}.'),
+)
+_ROW_coaches = arg.row('coaches', not_found=lambda ep, key: ep.built(f'No coach with id {key}.'))
+_ROW_fares = arg.row(
+    'fares', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No fare with id {key}.'),
+)
+_ROW_passengers = arg.row(
+    'passengers', not_found=lambda ep, key: ep.built(f'No passenger with id {key}.')
+)
+_ROW_railcards = arg.row(
+    'railcards', not_found=lambda ep, key: ep.built(f'No railcard with number {key}.')
+)
+_ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket with id {key}.'))
+_PARAM_train_id = param('train_id', _ROW_trains, 'The train id, e.g. T1002.')
+_PARAM_passenger_id = param('passenger_id', _ROW_passengers, 'The passenger id, e.g. P001.')
+_PARAM_email = param('email', arg.optional(arg.TEXT), "The passenger's exact email.")
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -633,49 +668,111 @@ class RailTicketOffice(Episode):
                 return False  # rail_ticket_office.world:335
         return True  # rail_ticket_office.world:338
 
-    def tool_sign_in(self, clerk_id: Clerk) -> Clerk:  # rail_ticket_office.world:381
+    @tool(  # rail_ticket_office.world:381
+        'Sign in as a clerk. Every tool that changes state acts as the signed-in clerk.',
+        param(
+            'clerk_id', _ROW_clerks,
+            'Your clerk id, e.g. K01 (find_clerks finds it by name or email).',
+        ),
+        where='rail_ticket_office.world:381', returns=Clerk,
+    )
+    def tool_sign_in(self, clerk_id: Clerk) -> Clerk:
         if not clerk_id.active:  # rail_ticket_office.world:386
-            raise ToolError(rt.built(self, f'Clerk {clerk_id.id_} is inactive.'))
+            self.fail(f'Clerk {clerk_id.id_} is inactive.')
         self.set_state('current_clerk', clerk_id.id_)  # rail_ticket_office.world:387
         return clerk_id  # rail_ticket_office.world:388
 
-    def tool_get_clerk(self, clerk_id: Clerk) -> Clerk:  # rail_ticket_office.world:391
+    @tool(  # rail_ticket_office.world:391
+        'Show a clerk: name, email, office station, role and whether active.',
+        param('clerk_id', _ROW_clerks, 'The clerk id, e.g. K01.'), read_only=True,
+        where='rail_ticket_office.world:391', returns=Clerk,
+    )
+    def tool_get_clerk(self, clerk_id: Clerk) -> Clerk:
         return clerk_id  # rail_ticket_office.world:396
 
-    # rail_ticket_office.world:399
+    @tool(  # rail_ticket_office.world:399
+        'Find clerks by part of the name or email and/or by station, with their ids and roles.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param(
+            'station',
+            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only clerks of this station code, e.g. LDS.',
+        ),
+        read_only=True, where='rail_ticket_office.world:399', returns=js.array(Clerk),
+        shows=('list', ('row', 'clerks')),
+    )
     def tool_find_clerks(self, query: str | None, station: Station | None) -> tuple[str, ...]:
         # rail_ticket_office.world:405
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # rail_ticket_office.world:406
             _c8.id_ for _c8 in rt.each(self, self.t_clerks)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _c8.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _c8.email.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_c8.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_c8.email.lower())))
             and (station is None or _c8.station == station.code)
         ])
 
-    def tool_get_station(self, code: Station) -> Station:  # rail_ticket_office.world:409
+    @tool(  # rail_ticket_office.world:409
+        'Show a station: name, city, platforms and whether it is staffed.',
+        param('code', _ROW_stations, 'The station code, e.g. YRK.'), read_only=True,
+        where='rail_ticket_office.world:409', returns=Station,
+    )
+    def tool_get_station(self, code: Station) -> Station:
         return code  # rail_ticket_office.world:414
 
-    def tool_find_stations(self, query: str) -> tuple[str, ...]:  # rail_ticket_office.world:417
-        q: str = rt.built(self, query.lower())  # rail_ticket_office.world:422
+    @tool(  # rail_ticket_office.world:417
+        'Find stations by part of the name or city, with their codes.',
+        param('query', arg.TEXT, "Part of the station's name or city; case does not matter."),
+        read_only=True, where='rail_ticket_office.world:417', returns=js.array(Station),
+        shows=('list', ('row', 'stations')),
+    )
+    def tool_find_stations(self, query: str) -> tuple[str, ...]:
+        q: str = self.built(query.lower())  # rail_ticket_office.world:422
         return tuple([  # rail_ticket_office.world:423
             _s9.code for _s9 in rt.each(self, self.t_stations)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _s9.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _s9.city.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_s9.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_s9.city.lower()))
         ])
 
-    def tool_get_train(self, train_id: Train) -> TrainInfo:  # rail_ticket_office.world:428
+    @tool(  # rail_ticket_office.world:428
+        'Show a train (service number, operator, day, stops with times, status, delay) with its '
+        'coaches.',
+        param('train_id', _ROW_trains, 'The train id, e.g. T1001.'), read_only=True,
+        where='rail_ticket_office.world:428',
+        returns=js.closed({'train': _RESULT_Train, 'coaches': js.array(Coach)}),
+        shows=(
+            'record', (
+                ('train', 'train', ('row', 'trains')),
+                ('coaches', 'coaches', ('list', ('row', 'coaches'))),
+            ),
+        ),
+    )
+    def tool_get_train(self, train_id: Train) -> TrainInfo:
         return TrainInfo(  # rail_ticket_office.world:433
             train_id.id_, tuple([
                 _c10.id_ for _c10 in rt.each(self, self.t_coaches) if _c10.train == train_id.id_
             ]),
         )
 
-    def tool_search_trains(  # rail_ticket_office.world:436
-        self,
-        origin: Station,
-        destination: Station,
-        run_date: dt.date,
+    @tool(  # rail_ticket_office.world:436
+        'Search trains on a day that call at the origin and later at the destination, with '
+        'departure and arrival times, status and free seats per class for the journey.',
+        param('origin', _ROW_stations, 'The station code to leave from, e.g. KGX.'),
+        param('destination', _ROW_stations, 'The station code to travel to, e.g. LDS.'),
+        param('run_date', arg.DATE, 'The day of travel, e.g. 2025-07-01.'),
+        param(
+            'travel_class', arg.optional(arg.enum_of(TravelClass)),
+            'Only trains with coaches of this class.',
+        ),
+        read_only=True, where='rail_ticket_office.world:436',
+        returns=js.array(js.closed({
+            'train': _RESULT_Train, 'departs': js.nullable(js.STRING),
+            'arrives': js.nullable(js.STRING), 'free_first': js.INTEGER,
+            'free_standard': js.INTEGER,
+        })),
+        shows=('list', ('record', (('train', 'train', ('row', 'trains')),))),
+    )
+    def tool_search_trains(
+        self, origin: Station, destination: Station, run_date: dt.date,
         travel_class: TravelClass | None,
     ) -> tuple[TrainOption, ...]:
         if origin.code == destination.code:  # rail_ticket_office.world:444
@@ -708,7 +805,25 @@ class RailTicketOffice(Episode):
             )
         return found  # rail_ticket_office.world:463
 
-    def tool_get_coach(  # rail_ticket_office.world:466
+    @tool(  # rail_ticket_office.world:466
+        'Show a coach (train, letter, class, seats, accessibility) with the seat numbers free '
+        'between two stops.',
+        param('coach_id', _ROW_coaches, 'The coach id, e.g. T1001-B.'),
+        param(
+            'origin',
+            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            "The stop the journey starts at; leave out for the train's first stop.",
+        ),
+        param(
+            'destination',
+            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            "The stop the journey ends at; leave out for the train's last stop.",
+        ),
+        read_only=True, where='rail_ticket_office.world:466',
+        returns=js.closed({'coach': Coach, 'free_seats': js.array(js.INTEGER)}),
+        shows=('record', (('coach', 'coach', ('row', 'coaches')),)),
+    )
+    def tool_get_coach(
         self, coach_id: Coach, origin: Station | None, destination: Station | None
     ) -> CoachInfo:
         t: Train = self.t_trains[coach_id.train]  # rail_ticket_office.world:473
@@ -717,19 +832,26 @@ class RailTicketOffice(Episode):
         if origin is not None:  # rail_ticket_office.world:476
             oi = self.fn_stop_index(t, origin)  # rail_ticket_office.world:477
             if oi < 0:  # rail_ticket_office.world:478
-                raise ToolError(rt.built(self, f'Train {t.id_} does not call at {origin.code}.'))
+                self.fail(f'Train {t.id_} does not call at {origin.code}.')
         if destination is not None:  # rail_ticket_office.world:480
             di = self.fn_stop_index(t, destination)  # rail_ticket_office.world:481
             if di < 0:  # rail_ticket_office.world:482
-                raise ToolError(rt.built(
-                    self, f'Train {t.id_} does not call at {destination.code}.'
-                ))
+                self.fail(f'Train {t.id_} does not call at {destination.code}.')
         if di <= oi:  # rail_ticket_office.world:484
             raise ToolError('The destination must come after the origin.')
         # rail_ticket_office.world:485
         return CoachInfo(coach_id.id_, self.fn_free_seats(coach_id, oi, di))
 
-    def tool_list_coaches(  # rail_ticket_office.world:488
+    @tool(  # rail_ticket_office.world:488
+        'List the coaches of a train with their letters, classes and seat counts.',
+        _PARAM_train_id,
+        param(
+            'travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only coaches of this class.'
+        ),
+        read_only=True, where='rail_ticket_office.world:488', returns=js.array(Coach),
+        shows=('list', ('row', 'coaches')),
+    )
+    def tool_list_coaches(
         self, train_id: Train, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
         return tuple([  # rail_ticket_office.world:494
@@ -738,10 +860,24 @@ class RailTicketOffice(Episode):
             and (travel_class is None or _c14.travel_class == travel_class)
         ])
 
-    def tool_get_fare(self, fare_id: Fare) -> Fare:  # rail_ticket_office.world:499
+    @tool(  # rail_ticket_office.world:499
+        'Show a fare: stations, class, price and whether it is refundable.',
+        param('fare_id', _ROW_fares, 'The fare id, e.g. F001.'), read_only=True,
+        where='rail_ticket_office.world:499', returns=Fare,
+    )
+    def tool_get_fare(self, fare_id: Fare) -> Fare:
         return fare_id  # rail_ticket_office.world:502
 
-    def tool_find_fares(  # rail_ticket_office.world:505
+    @tool(  # rail_ticket_office.world:505
+        'Find the fares between two stations (either direction) with their prices and '
+        'refundability.',
+        param('origin', _ROW_stations, 'One station code, e.g. KGX.'),
+        param('destination', _ROW_stations, 'The other station code, e.g. YRK.'),
+        param('travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only fares of this class.'),
+        read_only=True, where='rail_ticket_office.world:505', returns=js.array(Fare),
+        shows=('list', ('row', 'fares')),
+    )
+    def tool_find_fares(
         self, origin: Station, destination: Station, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
         return tuple([  # rail_ticket_office.world:512
@@ -750,34 +886,58 @@ class RailTicketOffice(Episode):
             and (travel_class is None or _f15.travel_class == travel_class)
         ])
 
-    # rail_ticket_office.world:517
+    @tool(  # rail_ticket_office.world:517
+        'Show a passenger: name, email, phone, date of birth and registration day.',
+        _PARAM_passenger_id, read_only=True, where='rail_ticket_office.world:517',
+        returns=Passenger,
+    )
     def tool_get_passenger(self, passenger_id: Passenger) -> Passenger:
         return passenger_id  # rail_ticket_office.world:522
 
-    # rail_ticket_office.world:525
+    @tool(  # rail_ticket_office.world:525
+        'Find passengers by exact email and/or part of the name, with their ids.', _PARAM_email,
+        param(
+            'name', arg.optional(arg.TEXT), "Part of the passenger's name; case does not matter."
+        ),
+        read_only=True, where='rail_ticket_office.world:525', returns=js.array(Passenger),
+        shows=('list', ('row', 'passengers')),
+    )
     def tool_find_passengers(self, email: str | None, name: str | None) -> tuple[str, ...]:
         if not (email is not None or name is not None):  # rail_ticket_office.world:531
             raise ToolError('Give an email or a name.')
         # rail_ticket_office.world:532
-        q: str = rt.built(self, (name if name is not None else '').lower())
-        wanted: str = rt.built(  # rail_ticket_office.world:533
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name if name is not None else '').lower())
+        # rail_ticket_office.world:533
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # rail_ticket_office.world:534
             _p16.id_ for _p16 in rt.each(self, self.t_passengers)
-            if (email is None or rt.built(self, _p16.email.lower()) == wanted)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _p16.name.lower()))
+            if (email is None or self.built(_p16.email.lower()) == wanted)
+            and rt.read(self, q) in rt.read(self, self.built(_p16.name.lower()))
         ])
 
-    def tool_register_passenger(  # rail_ticket_office.world:537
+    @tool(  # rail_ticket_office.world:537
+        'Register a new passenger.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The passenger's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The passenger's email.",
+        ),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+            "The passenger's phone, e.g. +44 7700 900123.",
+        ),
+        param('date_of_birth', arg.DATE, "The passenger's date of birth."),
+        where='rail_ticket_office.world:537', returns=Passenger,
+    )
+    def tool_register_passenger(
         self, name: str, email: str, phone: str, date_of_birth: dt.date
     ) -> Passenger:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:545
         if any(  # rail_ticket_office.world:546
-            rt.built(self, _p17.email.lower()) == rt.built(self, email.lower())
+            self.built(_p17.email.lower()) == self.built(email.lower())
             for _p17 in rt.each(self, self.t_passengers)
         ):
-            raise ToolError(rt.built(self, f'A passenger with email {email} already exists.'))
+            self.fail(f'A passenger with email {email} already exists.')
         if date_of_birth > self.clock.date():  # rail_ticket_office.world:547
             raise ToolError('The date of birth is in the future.')
         passenger: Passenger = Passenger(  # rail_ticket_office.world:548
@@ -790,26 +950,43 @@ class RailTicketOffice(Episode):
         self.insert(self.t_passengers, passenger)  # rail_ticket_office.world:555
         return passenger  # rail_ticket_office.world:556
 
-    # rail_ticket_office.world:559
+    @tool(  # rail_ticket_office.world:559
+        'Show a railcard: passenger, kind, validity and status.',
+        param('railcard_number', _ROW_railcards, 'The railcard number, e.g. RC00001.'),
+        read_only=True, where='rail_ticket_office.world:559', returns=Railcard,
+    )
     def tool_get_railcard(self, railcard_number: Railcard) -> Railcard:
         return railcard_number  # rail_ticket_office.world:564
 
-    def tool_list_railcards(  # rail_ticket_office.world:567
+    @tool(  # rail_ticket_office.world:567
+        "List a passenger's railcards (by id or email) with their kinds, validity and status.",
+        param('passenger_id', arg.optional(arg.row('passengers')), 'The passenger id, e.g. P002.'),
+        _PARAM_email, read_only=True, where='rail_ticket_office.world:567',
+        returns=js.array(Railcard), shows=('list', ('row', 'railcards')),
+    )
+    def tool_list_railcards(
         self, passenger_id: Passenger | None, email: str | None
     ) -> tuple[str, ...]:
         if not (passenger_id is not None or email is not None):  # rail_ticket_office.world:573
             raise ToolError('Give a passenger or an email.')
-        wanted: str = rt.built(  # rail_ticket_office.world:574
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # rail_ticket_office.world:574
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # rail_ticket_office.world:575
             _r18.number for _r18 in rt.each(self, self.t_railcards)
             if (passenger_id is None or _r18.passenger == passenger_id.id_)
             and (email is None
-            or rt.built(self, self.t_passengers[_r18.passenger].email.lower()) == wanted)
+            or self.built(self.t_passengers[_r18.passenger].email.lower()) == wanted)
         ])
 
-    # rail_ticket_office.world:578
+    @tool(  # rail_ticket_office.world:578
+        'Issue a railcard to a passenger, valid for a year from today. A card of the same kind '
+        'that has run out is closed.',
+        param('passenger_id', _ROW_passengers, 'The passenger id, e.g. P005.'),
+        param(
+            'kind', arg.enum_of(RailcardKind), 'The kind: 16-25, senior, two_together or disabled.'
+        ),
+        where='rail_ticket_office.world:578', returns=Railcard,
+    )
     def tool_issue_railcard(self, passenger_id: Passenger, kind: RailcardKind) -> Railcard:
         me: Clerk = self.fn_actor()  # rail_ticket_office.world:584
         today: dt.date = self.clock.date()  # rail_ticket_office.world:585
@@ -819,9 +996,7 @@ class RailTicketOffice(Episode):
             and _r19.status == _E14_RailcardStatus_active and _r19.valid_until >= today
             for _r19 in rt.each(self, self.t_railcards)
         ):
-            raise ToolError(rt.built(
-                self, f'Passenger {passenger.id_} already has a valid {kind} railcard.'
-            ))
+            self.fail(f'Passenger {passenger.id_} already has a valid {kind} railcard.')
         age: int = self.fn_age_on(passenger.date_of_birth, today)  # rail_ticket_office.world:588
         if kind == _E12_RailcardKind_young_person:  # rail_ticket_office.world:589
             if not (age >= 16 and age <= 25):  # rail_ticket_office.world:590
@@ -852,109 +1027,135 @@ class RailTicketOffice(Episode):
         self.insert(self.t_railcards, card)  # rail_ticket_office.world:608
         return card  # rail_ticket_office.world:609
 
-    def tool_get_ticket(self, ticket_id: Ticket) -> Ticket:  # rail_ticket_office.world:614
+    @tool(  # rail_ticket_office.world:614
+        'Show a ticket: passenger, train, stations, coach and seat, fare, railcard, price, '
+        'status and refund.',
+        param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0001.'), read_only=True,
+        where='rail_ticket_office.world:614', returns=Ticket,
+    )
+    def tool_get_ticket(self, ticket_id: Ticket) -> Ticket:
         return ticket_id  # rail_ticket_office.world:619
 
-    def tool_find_tickets(  # rail_ticket_office.world:622
-        self,
-        passenger_id: Passenger | None,
-        email: str | None,
-        train_id: Train | None,
-        run_date: dt.date | None,
-        status: TicketStatus | None,
+    @tool(  # rail_ticket_office.world:622
+        'Find tickets of a passenger (by id or email), on a train or for a day, optionally by '
+        'status, with trains, stations, seats, prices and statuses.',
+        param(
+            'passenger_id', arg.optional(arg.row('passengers')),
+            'Only tickets of this passenger id.',
+        ),
+        param(
+            'email', arg.optional(arg.TEXT), 'Only tickets of the passenger with this exact email.'
+        ),
+        param(
+            'train_id',
+            arg.optional(arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+            'Only tickets on this train id.',
+        ),
+        param('run_date', arg.optional(arg.DATE), 'Only tickets for trains on this day.'),
+        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
+        read_only=True, where='rail_ticket_office.world:622', returns=js.array(Ticket),
+        shows=('list', ('row', 'tickets')),
+    )
+    def tool_find_tickets(
+        self, passenger_id: Passenger | None, email: str | None, train_id: Train | None,
+        run_date: dt.date | None, status: TicketStatus | None,
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # rail_ticket_office.world:631
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # rail_ticket_office.world:631
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # rail_ticket_office.world:632
             _t21.id_ for _t21 in rt.each(self, self.t_tickets)
             if (passenger_id is None or _t21.passenger == passenger_id.id_)
             and (email is None
-            or rt.built(self, self.t_passengers[_t21.passenger].email.lower()) == wanted)
+            or self.built(self.t_passengers[_t21.passenger].email.lower()) == wanted)
             and (train_id is None or _t21.train == train_id.id_)
             and (run_date is None or self.t_trains[_t21.train].run_date == run_date)
             and (status is None or _t21.status == status)
         ])
 
-    def tool_buy_ticket(  # rail_ticket_office.world:635
-        self,
-        passenger_id: Passenger,
-        train_id: Train,
-        origin: Station,
-        destination: Station,
-        coach_id: Coach | None,
-        seat: int | None,
-        travel_class: TravelClass | None,
+    @tool(  # rail_ticket_office.world:635
+        "Buy a ticket with a seat reservation on a train from one stop to a later one, "
+        "optionally discounted with the passenger's railcard.",
+        _PARAM_passenger_id, _PARAM_train_id,
+        param('origin', _ROW_stations, 'The station code to board at, e.g. KGX.'),
+        param('destination', _ROW_stations, 'The station code to leave the train at, e.g. LDS.'),
+        param(
+            'coach_id', arg.optional(arg.row('coaches')),
+            'The coach id, e.g. T1002-B; leave out to take the first coach of the class with a '
+            'free seat.',
+        ),
+        param(
+            'seat', arg.optional(arg.refined(arg.INT, 1, 80)),
+            'The seat number; leave out for the first free seat of the coach.',
+        ),
+        param(
+            'travel_class', arg.optional(arg.enum_of(TravelClass)),
+            'The class wanted when no coach is given; standard if left out.',
+        ),
+        param(
+            'railcard', arg.optional(arg.row('railcards')),
+            'A railcard number of the passenger to discount the ticket, e.g. RC00001.',
+        ),
+        where='rail_ticket_office.world:635', returns=Ticket,
+    )
+    def tool_buy_ticket(
+        self, passenger_id: Passenger, train_id: Train, origin: Station, destination: Station,
+        coach_id: Coach | None, seat: int | None, travel_class: TravelClass | None,
         railcard: Railcard | None,
     ) -> Ticket:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:647
         train: Train = train_id  # rail_ticket_office.world:648
         if train.status == _E11_TrainStatus_cancelled:  # rail_ticket_office.world:649
-            raise ToolError(rt.built(self, f'Train {train.id_} is cancelled.'))
+            self.fail(f'Train {train.id_} is cancelled.')
         oi: int = self.fn_stop_index(train, origin)  # rail_ticket_office.world:650
         di: int = self.fn_stop_index(train, destination)  # rail_ticket_office.world:651
         if not (oi >= 0 and di >= 0):  # rail_ticket_office.world:652
-            raise ToolError(rt.built(
-                self,
-                f'Train {train.id_} does not call at both {origin.code} and {destination.code}.',
-            ))
+            self.fail(
+                f'Train {train.id_} does not call at both {origin.code} and {destination.code}.'
+            )
         if di <= oi:  # rail_ticket_office.world:653
-            raise ToolError(rt.built(
-                self, f'Train {train.id_} calls at {destination.code} before {origin.code}.'
-            ))
+            self.fail(f'Train {train.id_} calls at {destination.code} before {origin.code}.')
         if self.fn_left_origin(train, origin):  # rail_ticket_office.world:654
-            raise ToolError(rt.built(self, f'Train {train.id_} has already left {origin.code}.'))
+            self.fail(f'Train {train.id_} has already left {origin.code}.')
         # rail_ticket_office.world:655
         cls: TravelClass = travel_class if travel_class is not None else _E11_TravelClass_standard
         if coach_id is not None:  # rail_ticket_office.world:656
             if coach_id.train != train.id_:  # rail_ticket_office.world:657
-                raise ToolError(rt.built(
-                    self, f'Coach {coach_id.id_} is not on train {train.id_}.'
-                ))
+                self.fail(f'Coach {coach_id.id_} is not on train {train.id_}.')
             cls = coach_id.travel_class  # rail_ticket_office.world:658
         chosen: Coach | None = (  # rail_ticket_office.world:660
             coach_id if coach_id is not None else self.fn_first_coach_with_room(train, cls, oi, di)
         )
         if chosen is None:  # rail_ticket_office.world:661
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'No {cls} coach of train {train.id_} has a free seat from {origin.code} to '
                 f'{destination.code}.',
-            ))
+            )
         free: tuple[int, ...] = self.fn_free_seats(chosen, oi, di)  # rail_ticket_office.world:662
         # rail_ticket_office.world:663
         seat_no: int = seat if seat is not None else free[0] if len(free) > 0 else 0
         if seat_no < 1:  # rail_ticket_office.world:664
-            raise ToolError(rt.built(
-                self,
-                f'Coach {chosen.id_} has no free seat from {origin.code} to {destination.code}.',
-            ))
+            self.fail(
+                f'Coach {chosen.id_} has no free seat from {origin.code} to {destination.code}.'
+            )
         if seat_no > chosen.seats:  # rail_ticket_office.world:665
-            raise ToolError(rt.built(self, f'Coach {chosen.id_} has only {chosen.seats} seats.'))
+            self.fail(f'Coach {chosen.id_} has only {chosen.seats} seats.')
         # rail_ticket_office.world:666
         fare: Fare | None = self.fn_find_fare(origin, destination, cls)
         if fare is None:  # rail_ticket_office.world:667
-            raise ToolError(rt.built(
-                self, f'There is no {cls} fare between {origin.code} and {destination.code}.'
-            ))
+            self.fail(f'There is no {cls} fare between {origin.code} and {destination.code}.')
         if seat_no not in rt.each(self, free):  # rail_ticket_office.world:668
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
                 'journey.',
-            ))
+            )
         if railcard is not None:  # rail_ticket_office.world:669
             if railcard.passenger != passenger_id.id_:  # rail_ticket_office.world:670
-                raise ToolError(rt.built(
-                    self, f'Railcard {railcard.number} is not passenger {passenger_id.id_}\'s.'
-                ))
+                self.fail(f'Railcard {railcard.number} is not passenger {passenger_id.id_}\'s.')
             if railcard.status != _E14_RailcardStatus_active:  # rail_ticket_office.world:671
-                raise ToolError(rt.built(self, f'Railcard {railcard.number} is not active.'))
+                self.fail(f'Railcard {railcard.number} is not active.')
             # rail_ticket_office.world:672
             if not self.fn_railcard_valid(railcard, passenger_id, train.run_date):
-                raise ToolError(rt.built(
-                    self, f'Railcard {railcard.number} is not valid on {train.run_date}.'
-                ))
+                self.fail(f'Railcard {railcard.number} is not valid on {train.run_date}.')
         ticket: Ticket = Ticket(  # rail_ticket_office.world:674
             id_=self.next_id('ticket_ids', 'TK{:04d}'), passenger=passenger_id.id_,
             train=train.id_, origin=origin.code, destination=destination.code, coach=chosen.id_,
@@ -968,24 +1169,31 @@ class RailTicketOffice(Episode):
         self.insert(self.t_tickets, ticket)  # rail_ticket_office.world:685
         return ticket  # rail_ticket_office.world:686
 
-    # rail_ticket_office.world:689
+    @tool(  # rail_ticket_office.world:689
+        'Apply a railcard discount to a booked ticket bought without one, before the train '
+        'leaves.',
+        param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0002.'),
+        param(
+            'railcard', arg.optional(arg.row('railcards')),
+            "The railcard number, e.g. RC00002; leave out to use the passenger's railcard valid "
+            "on the travel day.",
+        ),
+        where='rail_ticket_office.world:689', returns=Ticket,
+    )
     def tool_apply_railcard(self, ticket_id: Ticket, railcard: Railcard | None) -> Ticket:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:695
         ticket: Ticket = ticket_id  # rail_ticket_office.world:696
         day: dt.date = self.t_trains[ticket.train].run_date  # rail_ticket_office.world:697
         if ticket.status != _E12_TicketStatus_booked:  # rail_ticket_office.world:698
-            raise ToolError(rt.built(
-                self, f'Only booked tickets can be discounted; {ticket.id_} is {ticket.status}.'
-            ))
+            self.fail(f'Only booked tickets can be discounted; {ticket.id_} is {ticket.status}.')
         if ticket.railcard is not None:  # rail_ticket_office.world:699
-            raise ToolError(rt.built(self, f'Ticket {ticket.id_} already has a railcard.'))
+            self.fail(f'Ticket {ticket.id_} already has a railcard.')
         # rail_ticket_office.world:700
         if self.fn_left_origin(self.t_trains[ticket.train], self.t_stations[ticket.origin]):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Train {self.t_trains[ticket.train].id_} has already left '
                 f'{self.t_stations[ticket.origin].code}.',
-            ))
+            )
         own: tuple[str, ...] = tuple([  # rail_ticket_office.world:701
             _r22.number for _r22 in rt.each(self, self.t_railcards)
             if _r22.status == _E14_RailcardStatus_active and self.fn_railcard_valid(
@@ -997,24 +1205,20 @@ class RailTicketOffice(Episode):
             else self.t_railcards[own[0]] if len(own) > 0 else None
         )
         if card is None:  # rail_ticket_office.world:703
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Passenger {self.t_passengers[ticket.passenger].id_} has no railcard valid on '
                 f'{day}.',
-            ))
+            )
         if card.passenger != ticket.passenger:  # rail_ticket_office.world:704
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Railcard {card.number} is not passenger '
                 f'{self.t_passengers[ticket.passenger].id_}\'s.',
-            ))
+            )
         if not (  # rail_ticket_office.world:705
             card.status == _E14_RailcardStatus_active
             and self.fn_railcard_valid(card, self.t_passengers[ticket.passenger], day)
         ):
-            raise ToolError(rt.built(
-                self, f'Railcard {card.number} is not active or not valid on {day}.'
-            ))
+            self.fail(f'Railcard {card.number} is not active or not valid on {day}.')
         self.set_field(ticket, 'railcard', card.number)  # rail_ticket_office.world:706
         self.set_field(  # rail_ticket_office.world:707
             ticket, 'price', v.check_range(
@@ -1024,74 +1228,86 @@ class RailTicketOffice(Episode):
         )
         return ticket  # rail_ticket_office.world:708
 
-    def tool_exchange_ticket(  # rail_ticket_office.world:711
+    @tool(  # rail_ticket_office.world:711
+        'Exchange a booked ticket for a seat on another train between the same stations in the '
+        'same class. The old ticket is marked exchanged; the passenger pays the price difference '
+        'plus the exchange fee (never less than the fee), nothing when the old train was '
+        'cancelled.',
+        param('ticket_id', _ROW_tickets, 'The id of the booked ticket to exchange, e.g. TK0001.'),
+        param('new_train_id', _ROW_trains, 'The train id to travel on instead, e.g. T1002.'),
+        param(
+            'coach_id', arg.optional(arg.row('coaches')),
+            "A coach of the new train in the ticket's class; leave out for the first one with a "
+            "free seat.",
+        ),
+        param(
+            'seat', arg.optional(arg.INT),
+            'The seat number; leave out for the first free seat of the coach.',
+        ),
+        where='rail_ticket_office.world:711',
+        returns=js.closed({'new_ticket': Ticket, 'old_ticket': Ticket, 'amount_due': js.NUMBER}),
+        shows=(
+            'record', (
+                ('new_ticket', 'new_ticket', ('row', 'tickets')),
+                ('old_ticket', 'old_ticket', ('row', 'tickets')),
+            ),
+        ),
+    )
+    def tool_exchange_ticket(
         self, ticket_id: Ticket, new_train_id: Train, coach_id: Coach | None, seat: int | None
     ) -> ExchangeResult:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:719
         old: Ticket = ticket_id  # rail_ticket_office.world:720
         train: Train = new_train_id  # rail_ticket_office.world:721
         if old.status != _E12_TicketStatus_booked:  # rail_ticket_office.world:722
-            raise ToolError(rt.built(
-                self, f'Only booked tickets can be exchanged; {old.id_} is {old.status}.'
-            ))
+            self.fail(f'Only booked tickets can be exchanged; {old.id_} is {old.status}.')
         # rail_ticket_office.world:723
         old_cancelled: bool = self.t_trains[old.train].status == _E11_TrainStatus_cancelled
         if not (  # rail_ticket_office.world:724
             old_cancelled
             or not self.fn_left_origin(self.t_trains[old.train], self.t_stations[old.origin])
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Train {self.t_trains[old.train].id_} has already left '
                 f'{self.t_stations[old.origin].code}.',
-            ))
+            )
         if train.id_ == old.train:  # rail_ticket_office.world:725
-            raise ToolError(rt.built(self, f'Ticket {old.id_} is already on train {train.id_}.'))
+            self.fail(f'Ticket {old.id_} is already on train {train.id_}.')
         if train.status == _E11_TrainStatus_cancelled:  # rail_ticket_office.world:726
-            raise ToolError(rt.built(self, f'Train {train.id_} is cancelled.'))
+            self.fail(f'Train {train.id_} is cancelled.')
         if self.fn_left_origin(train, self.t_stations[old.origin]):  # rail_ticket_office.world:727
-            raise ToolError(rt.built(
-                self, f'Train {train.id_} has already left {self.t_stations[old.origin].code}.'
-            ))
+            self.fail(f'Train {train.id_} has already left {self.t_stations[old.origin].code}.')
         # rail_ticket_office.world:728
         oi: int = self.fn_stop_index(train, self.t_stations[old.origin])
         # rail_ticket_office.world:729
         di: int = self.fn_stop_index(train, self.t_stations[old.destination])
         if not (oi >= 0 and di > oi):  # rail_ticket_office.world:730
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Train {train.id_} does not call at {self.t_stations[old.origin].code} and then '
                 f'{self.t_stations[old.destination].code}.',
-            ))
+            )
         cls: TravelClass = self.t_coaches[old.coach].travel_class  # rail_ticket_office.world:731
         if coach_id is not None:  # rail_ticket_office.world:732
             # rail_ticket_office.world:733
             if not (coach_id.train == train.id_ and coach_id.travel_class == cls):
-                raise ToolError(rt.built(
-                    self, f'Coach {coach_id.id_} is not a {cls} coach of train {train.id_}.'
-                ))
+                self.fail(f'Coach {coach_id.id_} is not a {cls} coach of train {train.id_}.')
         chosen: Coach | None = (  # rail_ticket_office.world:735
             coach_id if coach_id is not None else self.fn_first_coach_with_room(train, cls, oi, di)
         )
         if chosen is None:  # rail_ticket_office.world:736
-            raise ToolError(rt.built(
-                self, f'No {cls} coach of train {train.id_} has a free seat for the journey.'
-            ))
+            self.fail(f'No {cls} coach of train {train.id_} has a free seat for the journey.')
         free: tuple[int, ...] = self.fn_free_seats(chosen, oi, di)  # rail_ticket_office.world:737
         # rail_ticket_office.world:738
         seat_no: int = seat if seat is not None else free[0] if len(free) > 0 else 0
         if seat_no < 1:  # rail_ticket_office.world:739
-            raise ToolError(rt.built(
-                self, f'Coach {chosen.id_} has no free seat for the journey.'
-            ))
+            self.fail(f'Coach {chosen.id_} has no free seat for the journey.')
         if seat_no > chosen.seats:  # rail_ticket_office.world:740
-            raise ToolError(rt.built(self, f'Coach {chosen.id_} has only {chosen.seats} seats.'))
+            self.fail(f'Coach {chosen.id_} has only {chosen.seats} seats.')
         if seat_no not in rt.each(self, free):  # rail_ticket_office.world:741
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
                 'journey.',
-            ))
+            )
         keep_card: Railcard | None = None  # rail_ticket_office.world:742
         card: Railcard | None = self.t_railcards.ref(old.railcard)  # rail_ticket_office.world:743
         if card is not None:  # rail_ticket_office.world:744
@@ -1117,29 +1333,32 @@ class RailTicketOffice(Episode):
         self.insert(self.t_tickets, ticket)  # rail_ticket_office.world:763
         return ExchangeResult(ticket.id_, old.id_, due)  # rail_ticket_office.world:764
 
-    def tool_refund_ticket(self, ticket_id: Ticket) -> Ticket:  # rail_ticket_office.world:767
+    @tool(  # rail_ticket_office.world:767
+        'Refund an unused booked ticket before its train leaves, minus the refund fee; in full '
+        'when the train is cancelled. Advance fares are not refundable unless the train is '
+        'cancelled.',
+        param('ticket_id', _ROW_tickets, 'The id of the booked ticket to refund, e.g. TK0001.'),
+        where='rail_ticket_office.world:767', returns=Ticket,
+    )
+    def tool_refund_ticket(self, ticket_id: Ticket) -> Ticket:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:772
         ticket: Ticket = ticket_id  # rail_ticket_office.world:773
         if ticket.status != _E12_TicketStatus_booked:  # rail_ticket_office.world:774
-            raise ToolError(rt.built(
-                self, f'Only booked tickets can be refunded; {ticket.id_} is {ticket.status}.'
-            ))
+            self.fail(f'Only booked tickets can be refunded; {ticket.id_} is {ticket.status}.')
         # rail_ticket_office.world:775
         cancelled: bool = self.t_trains[ticket.train].status == _E11_TrainStatus_cancelled
         if not cancelled:  # rail_ticket_office.world:776
             if not self.t_fares[ticket.fare].refundable:  # rail_ticket_office.world:777
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Fare {self.t_fares[ticket.fare].id_} of ticket {ticket.id_} is not '
                     'refundable.',
-                ))
+                )
             # rail_ticket_office.world:778
             if self.fn_left_origin(self.t_trains[ticket.train], self.t_stations[ticket.origin]):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Train {self.t_trains[ticket.train].id_} has already left '
                     f'{self.t_stations[ticket.origin].code}.',
-                ))
+                )
         amount: float = ticket.price if cancelled else max(  # rail_ticket_office.world:780
             0.0, round(ticket.price - self.state.refund_fee, 2)
         )
@@ -1150,363 +1369,7 @@ class RailTicketOffice(Episode):
         return ticket  # rail_ticket_office.world:783
 
 
-_RESULT_Train = js.closed({
-    'id': js.scalar('str', pattern='^T[0-9]{4}$'),
-    'service_number': js.scalar('str', pattern='^[0-9]{4}$'), 'operator': js.scalar('str', 1, 60),
-    'run_date': js.STRING, 'stops': js.array(Stop, min_items=2, max_items=20),
-    'status': js.members(TrainStatus), 'delay_minutes': js.scalar('int', 0, 600),
-})
-_PARAM_train_id = param(
-    'train_id', arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
-    'The train id, e.g. T1002.',
-    not_found=lambda ep, key: rt.built(ep, f'No train with id {key}.'),
-)
-_PARAM_passenger_id = param(
-    'passenger_id', arg.row('passengers'), 'The passenger id, e.g. P001.',
-    not_found=lambda ep, key: rt.built(ep, f'No passenger with id {key}.'),
-)
-_PARAM_email = param('email', arg.optional(arg.TEXT), "The passenger's exact email.")
-
-
-RailTicketOffice.TOOLS = tools(
-    tool(
-        RailTicketOffice.tool_sign_in,
-        'Sign in as a clerk. Every tool that changes state acts as the signed-in clerk.',
-        param(
-            'clerk_id', arg.row('clerks', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$')),
-            'Your clerk id, e.g. K01 (find_clerks finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No clerk with id {key}.'),
-        ),
-        where='rail_ticket_office.world:381', returns=Clerk,
-    ),
-    tool(
-        RailTicketOffice.tool_get_clerk,
-        'Show a clerk: name, email, office station, role and whether active.',
-        param(
-            'clerk_id', arg.row('clerks', arg.refined(arg.TEXT, pattern='^K[0-9]{2}$')),
-            'The clerk id, e.g. K01.',
-            not_found=lambda ep, key: rt.built(ep, f'No clerk with id {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:391', returns=Clerk,
-    ),
-    tool(
-        RailTicketOffice.tool_find_clerks,
-        'Find clerks by part of the name or email and/or by station, with their ids and roles.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'station',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only clerks of this station code, e.g. LDS.',
-        ),
-        read_only=True, where='rail_ticket_office.world:399', returns=js.array(Clerk),
-        shows=('list', ('row', 'clerks')),
-    ),
-    tool(
-        RailTicketOffice.tool_get_station,
-        'Show a station: name, city, platforms and whether it is staffed.',
-        param(
-            'code', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The station code, e.g. YRK.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:409', returns=Station,
-    ),
-    tool(
-        RailTicketOffice.tool_find_stations,
-        'Find stations by part of the name or city, with their codes.',
-        param('query', arg.TEXT, "Part of the station's name or city; case does not matter."),
-        read_only=True, where='rail_ticket_office.world:417', returns=js.array(Station),
-        shows=('list', ('row', 'stations')),
-    ),
-    tool(
-        RailTicketOffice.tool_get_train,
-        'Show a train (service number, operator, day, stops with times, status, delay) with its '
-        'coaches.',
-        param(
-            'train_id', arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
-            'The train id, e.g. T1001.',
-            not_found=lambda ep, key: rt.built(ep, f'No train with id {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:428',
-        returns=js.closed({'train': _RESULT_Train, 'coaches': js.array(Coach)}),
-        shows=(
-            'record', (
-                ('train', 'train', ('row', 'trains')),
-                ('coaches', 'coaches', ('list', ('row', 'coaches'))),
-            ),
-        ),
-    ),
-    tool(
-        RailTicketOffice.tool_search_trains,
-        'Search trains on a day that call at the origin and later at the destination, with '
-        'departure and arrival times, status and free seats per class for the journey.',
-        param(
-            'origin', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The station code to leave from, e.g. KGX.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param(
-            'destination', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The station code to travel to, e.g. LDS.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param('run_date', arg.DATE, 'The day of travel, e.g. 2025-07-01.'),
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)),
-            'Only trains with coaches of this class.',
-        ),
-        read_only=True, where='rail_ticket_office.world:436',
-        returns=js.array(js.closed({
-            'train': _RESULT_Train, 'departs': js.nullable(js.STRING),
-            'arrives': js.nullable(js.STRING), 'free_first': js.INTEGER,
-            'free_standard': js.INTEGER,
-        })),
-        shows=('list', ('record', (('train', 'train', ('row', 'trains')),))),
-    ),
-    tool(
-        RailTicketOffice.tool_get_coach,
-        'Show a coach (train, letter, class, seats, accessibility) with the seat numbers free '
-        'between two stops.',
-        param(
-            'coach_id', arg.row('coaches'), 'The coach id, e.g. T1001-B.',
-            not_found=lambda ep, key: rt.built(ep, f'No coach with id {key}.'),
-        ),
-        param(
-            'origin',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            "The stop the journey starts at; leave out for the train's first stop.",
-        ),
-        param(
-            'destination',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            "The stop the journey ends at; leave out for the train's last stop.",
-        ),
-        read_only=True, where='rail_ticket_office.world:466',
-        returns=js.closed({'coach': Coach, 'free_seats': js.array(js.INTEGER)}),
-        shows=('record', (('coach', 'coach', ('row', 'coaches')),)),
-    ),
-    tool(
-        RailTicketOffice.tool_list_coaches,
-        'List the coaches of a train with their letters, classes and seat counts.',
-        _PARAM_train_id,
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only coaches of this class.'
-        ),
-        read_only=True, where='rail_ticket_office.world:488', returns=js.array(Coach),
-        shows=('list', ('row', 'coaches')),
-    ),
-    tool(
-        RailTicketOffice.tool_get_fare,
-        'Show a fare: stations, class, price and whether it is refundable.',
-        param(
-            'fare_id', arg.row('fares', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The fare id, e.g. F001.',
-            not_found=lambda ep, key: rt.built(ep, f'No fare with id {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:499', returns=Fare,
-    ),
-    tool(
-        RailTicketOffice.tool_find_fares,
-        'Find the fares between two stations (either direction) with their prices and '
-        'refundability.',
-        param(
-            'origin', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'One station code, e.g. KGX.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param(
-            'destination', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The other station code, e.g. YRK.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param('travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only fares of this class.'),
-        read_only=True, where='rail_ticket_office.world:505', returns=js.array(Fare),
-        shows=('list', ('row', 'fares')),
-    ),
-    tool(
-        RailTicketOffice.tool_get_passenger,
-        'Show a passenger: name, email, phone, date of birth and registration day.',
-        _PARAM_passenger_id, read_only=True, where='rail_ticket_office.world:517',
-        returns=Passenger,
-    ),
-    tool(
-        RailTicketOffice.tool_find_passengers,
-        'Find passengers by exact email and/or part of the name, with their ids.', _PARAM_email,
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the passenger's name; case does not matter."
-        ),
-        read_only=True, where='rail_ticket_office.world:525', returns=js.array(Passenger),
-        shows=('list', ('row', 'passengers')),
-    ),
-    tool(
-        RailTicketOffice.tool_register_passenger, 'Register a new passenger.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The passenger's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The passenger's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            "The passenger's phone, e.g. +44 7700 900123.",
-        ),
-        param('date_of_birth', arg.DATE, "The passenger's date of birth."),
-        where='rail_ticket_office.world:537', returns=Passenger,
-    ),
-    tool(
-        RailTicketOffice.tool_get_railcard,
-        'Show a railcard: passenger, kind, validity and status.',
-        param(
-            'railcard_number', arg.row('railcards'), 'The railcard number, e.g. RC00001.',
-            not_found=lambda ep, key: rt.built(ep, f'No railcard with number {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:559', returns=Railcard,
-    ),
-    tool(
-        RailTicketOffice.tool_list_railcards,
-        "List a passenger's railcards (by id or email) with their kinds, validity and status.",
-        param('passenger_id', arg.optional(arg.row('passengers')), 'The passenger id, e.g. P002.'),
-        _PARAM_email, read_only=True, where='rail_ticket_office.world:567',
-        returns=js.array(Railcard), shows=('list', ('row', 'railcards')),
-    ),
-    tool(
-        RailTicketOffice.tool_issue_railcard,
-        'Issue a railcard to a passenger, valid for a year from today. A card of the same kind '
-        'that has run out is closed.',
-        param(
-            'passenger_id', arg.row('passengers'), 'The passenger id, e.g. P005.',
-            not_found=lambda ep, key: rt.built(ep, f'No passenger with id {key}.'),
-        ),
-        param(
-            'kind', arg.enum_of(RailcardKind), 'The kind: 16-25, senior, two_together or disabled.'
-        ),
-        where='rail_ticket_office.world:578', returns=Railcard,
-    ),
-    tool(
-        RailTicketOffice.tool_get_ticket,
-        'Show a ticket: passenger, train, stations, coach and seat, fare, railcard, price, '
-        'status and refund.',
-        param(
-            'ticket_id', arg.row('tickets'), 'The ticket id, e.g. TK0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        read_only=True, where='rail_ticket_office.world:614', returns=Ticket,
-    ),
-    tool(
-        RailTicketOffice.tool_find_tickets,
-        'Find tickets of a passenger (by id or email), on a train or for a day, optionally by '
-        'status, with trains, stations, seats, prices and statuses.',
-        param(
-            'passenger_id', arg.optional(arg.row('passengers')),
-            'Only tickets of this passenger id.',
-        ),
-        param(
-            'email', arg.optional(arg.TEXT), 'Only tickets of the passenger with this exact email.'
-        ),
-        param(
-            'train_id',
-            arg.optional(arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            'Only tickets on this train id.',
-        ),
-        param('run_date', arg.optional(arg.DATE), 'Only tickets for trains on this day.'),
-        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
-        read_only=True, where='rail_ticket_office.world:622', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    ),
-    tool(
-        RailTicketOffice.tool_buy_ticket,
-        "Buy a ticket with a seat reservation on a train from one stop to a later one, "
-        "optionally discounted with the passenger's railcard.",
-        _PARAM_passenger_id, _PARAM_train_id,
-        param(
-            'origin', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The station code to board at, e.g. KGX.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param(
-            'destination', arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The station code to leave the train at, e.g. LDS.',
-            not_found=lambda ep, key: rt.built(ep, f'No station with code {key}.'),
-        ),
-        param(
-            'coach_id', arg.optional(arg.row('coaches')),
-            'The coach id, e.g. T1002-B; leave out to take the first coach of the class with a '
-            'free seat.',
-        ),
-        param(
-            'seat', arg.optional(arg.refined(arg.INT, 1, 80)),
-            'The seat number; leave out for the first free seat of the coach.',
-        ),
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)),
-            'The class wanted when no coach is given; standard if left out.',
-        ),
-        param(
-            'railcard', arg.optional(arg.row('railcards')),
-            'A railcard number of the passenger to discount the ticket, e.g. RC00001.',
-        ),
-        where='rail_ticket_office.world:635', returns=Ticket,
-    ),
-    tool(
-        RailTicketOffice.tool_apply_railcard,
-        'Apply a railcard discount to a booked ticket bought without one, before the train '
-        'leaves.',
-        param(
-            'ticket_id', arg.row('tickets'), 'The ticket id, e.g. TK0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        param(
-            'railcard', arg.optional(arg.row('railcards')),
-            "The railcard number, e.g. RC00002; leave out to use the passenger's railcard valid "
-            "on the travel day.",
-        ),
-        where='rail_ticket_office.world:689', returns=Ticket,
-    ),
-    tool(
-        RailTicketOffice.tool_exchange_ticket,
-        'Exchange a booked ticket for a seat on another train between the same stations in the '
-        'same class. The old ticket is marked exchanged; the passenger pays the price difference '
-        'plus the exchange fee (never less than the fee), nothing when the old train was '
-        'cancelled.',
-        param(
-            'ticket_id', arg.row('tickets'),
-            'The id of the booked ticket to exchange, e.g. TK0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        param(
-            'new_train_id', arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
-            'The train id to travel on instead, e.g. T1002.',
-            not_found=lambda ep, key: rt.built(ep, f'No train with id {key}.'),
-        ),
-        param(
-            'coach_id', arg.optional(arg.row('coaches')),
-            "A coach of the new train in the ticket's class; leave out for the first one with a "
-            "free seat.",
-        ),
-        param(
-            'seat', arg.optional(arg.INT),
-            'The seat number; leave out for the first free seat of the coach.',
-        ),
-        where='rail_ticket_office.world:711',
-        returns=js.closed({'new_ticket': Ticket, 'old_ticket': Ticket, 'amount_due': js.NUMBER}),
-        shows=(
-            'record', (
-                ('new_ticket', 'new_ticket', ('row', 'tickets')),
-                ('old_ticket', 'old_ticket', ('row', 'tickets')),
-            ),
-        ),
-    ),
-    tool(
-        RailTicketOffice.tool_refund_ticket,
-        'Refund an unused booked ticket before its train leaves, minus the refund fee; in full '
-        'when the train is cancelled. Advance fares are not refundable unless the train is '
-        'cancelled.',
-        param(
-            'ticket_id', arg.row('tickets'), 'The id of the booked ticket to refund, e.g. TK0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No ticket with id {key}.'),
-        ),
-        where='rail_ticket_office.world:767', returns=Ticket,
-    ),
-)
+RailTicketOffice.TOOLS = tools(RailTicketOffice)
 
 
 # rail_ticket_office.world:1375

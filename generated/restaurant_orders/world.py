@@ -176,6 +176,37 @@ class SettleReceipt(Record):
 _GET_id_ = rt.getter('id_', str)
 
 
+_RESULT_TableStatus = js.closed({'table': DiningTable, 'current_order': js.nullable(Order)})
+_RESULT_OrderView = js.closed({
+    'order': Order, 'lines': js.array(OrderLine), 'total_cents': js.INTEGER,
+    'split_ways': js.INTEGER, 'share_amounts': js.array(js.INTEGER), 'payments': js.array(Payment),
+    'paid_cents': js.INTEGER, 'due_cents': js.INTEGER,
+})
+_ROW_servers = arg.row(
+    'servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Server {key} not found.'),
+)
+_ROW_menu = arg.row(
+    'menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Menu item {key} not found.'),
+)
+_ROW_dining_tables = arg.row(
+    'dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'),
+    not_found=lambda ep, key: ep.built(f'Table {key} not found.'),
+)
+_ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'Order {key} not found.'))
+_ROW_order_lines = arg.row(
+    'order_lines', not_found=lambda ep, key: ep.built(f'Order line {key} not found.')
+)
+_PARAM_item = param(
+    'item', _ROW_menu, 'The menu item code (two letters and two digits, as list_menu shows it).'
+)
+_PARAM_table = param(
+    'table', _ROW_dining_tables, 'The table number, as list_tables shows it (T and a number).'
+)
+_PARAM_order = param('order', _ROW_orders, 'The order id (O and three digits).')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -376,11 +407,26 @@ class RestaurantOrders(Episode):
         # restaurant_orders.world:156
         return TableStatus(table.number, rt.key_of(self.fn_unpaid_order(table)))
 
-    def tool_sign_in(self, server: Server) -> Server:  # restaurant_orders.world:190
+    @tool(  # restaurant_orders.world:190
+        'Sign in as a server; orders opened afterwards are theirs.',
+        param('server', _ROW_servers, "The server's id (S and two digits)."),
+        where='restaurant_orders.world:190', returns=Server,
+    )
+    def tool_sign_in(self, server: Server) -> Server:
         self.set_state('current_server', server.id_)  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
-    # restaurant_orders.world:199
+    @tool(  # restaurant_orders.world:199
+        'List the menu items with their codes, names, categories, prices in cents and whether '
+        'they are available.',
+        param(
+            'category', arg.optional(arg.enum_of(Category)),
+            'Only items of this category: starter, main, dessert or drink.',
+        ),
+        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=True),
+        read_only=True, where='restaurant_orders.world:199', returns=js.array(MenuItem),
+        shows=('list', ('row', 'menu')),
+    )
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # restaurant_orders.world:205
             _m4.code for _m4 in rt.each(self, self.t_menu)
@@ -388,18 +434,48 @@ class RestaurantOrders(Episode):
             and (not available_only or _m4.available)
         ])
 
-    def tool_search_menu(self, text: str) -> tuple[str, ...]:  # restaurant_orders.world:208
-        # restaurant_orders.world:213
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+    @tool(  # restaurant_orders.world:208
+        'Find menu items whose name contains the text, sold-out ones included, with their codes, '
+        'prices in cents and whether they are available.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the dish's or drink's name, e.g. pizza; case does not matter.",
+        ),
+        read_only=True, where='restaurant_orders.world:208', returns=js.array(MenuItem),
+        shows=('list', ('row', 'menu')),
+    )
+    def tool_search_menu(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # restaurant_orders.world:213
         return tuple([  # restaurant_orders.world:214
             _m5.code for _m5 in rt.each(self, self.t_menu)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _m5.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_m5.name.lower()))
         ])
 
-    def tool_get_menu_item(self, item: MenuItem) -> MenuItem:  # restaurant_orders.world:217
+    @tool(  # restaurant_orders.world:217
+        'Show one menu item: name, category, price in cents and whether it is available.',
+        _PARAM_item, read_only=True, where='restaurant_orders.world:217', returns=MenuItem,
+    )
+    def tool_get_menu_item(self, item: MenuItem) -> MenuItem:
         return item  # restaurant_orders.world:222
 
-    # restaurant_orders.world:225
+    @tool(  # restaurant_orders.world:225
+        'List the dining tables with their seats and zone, each with its current order that is '
+        'not paid yet (none when the table is free).',
+        param(
+            'zone', arg.optional(arg.enum_of(Zone)),
+            'Only tables in this zone: indoor, terrace or bar.',
+        ),
+        param('free_only', arg.BOOL, 'Only tables with no unpaid order.', default=False),
+        read_only=True, where='restaurant_orders.world:225', returns=js.array(_RESULT_TableStatus),
+        shows=(
+            'list', (
+                'record', (
+                    ('table', 'table', ('row', 'dining_tables')),
+                    ('current_order', 'current_order', ('row', 'orders')),
+                ),
+            ),
+        ),
+    )
     def tool_list_tables(self, zone: Zone | None, free_only: bool) -> tuple[TableStatus, ...]:
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6) for _t6 in rt.each(self, self.t_dining_tables)
@@ -407,10 +483,36 @@ class RestaurantOrders(Episode):
             and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
         ])
 
-    def tool_get_table(self, table: DiningTable) -> TableStatus:  # restaurant_orders.world:234
+    @tool(  # restaurant_orders.world:234
+        'Show one dining table with its seats, zone and current order that is not paid yet (none '
+        'when the table is free).',
+        _PARAM_table, read_only=True, where='restaurant_orders.world:234',
+        returns=_RESULT_TableStatus, shows=(
+            'record', (
+                ('table', 'table', ('row', 'dining_tables')),
+                ('current_order', 'current_order', ('row', 'orders')),
+            ),
+        ),
+    )
+    def tool_get_table(self, table: DiningTable) -> TableStatus:
         return self.fn_table_status(table)  # restaurant_orders.world:239
 
-    def tool_list_orders(  # restaurant_orders.world:242
+    @tool(  # restaurant_orders.world:242
+        'List orders with their table, server, guests, status, split and times, the most '
+        'recently opened first.',
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        param(
+            'table', arg.optional(_ROW_dining_tables),
+            'Only orders at this table (T and a number).',
+        ),
+        param(
+            'server', arg.optional(_ROW_servers),
+            'Only orders opened by this server (S and two digits).',
+        ),
+        read_only=True, where='restaurant_orders.world:242', returns=js.array(Order),
+        shows=('list', ('row', 'orders')),
+    )
+    def tool_list_orders(
         self, status: OrderStatus | None, table: DiningTable | None, server: Server | None
     ) -> tuple[str, ...]:
         return rt.sorted_keys(  # restaurant_orders.world:249
@@ -423,10 +525,27 @@ class RestaurantOrders(Episode):
             key=lambda _o7: _o7.opened_at, reverse=True,
         )
 
-    def tool_list_servers(self) -> tuple[str, ...]:  # restaurant_orders.world:252
+    @tool(  # restaurant_orders.world:252
+        'List the floor staff with their server ids and names.', read_only=True,
+        where='restaurant_orders.world:252', returns=js.array(Server),
+        shows=('list', ('row', 'servers')),
+    )
+    def tool_list_servers(self) -> tuple[str, ...]:
         return tuple(map(_GET_id_, rt.each(self, self.t_servers)))  # restaurant_orders.world:253
 
-    def tool_get_order(self, order: Order) -> OrderView:  # restaurant_orders.world:256
+    @tool(  # restaurant_orders.world:256
+        'Show an order with its lines, total, split, payments made and the amount still due (all '
+        'in cents).',
+        _PARAM_order, read_only=True, where='restaurant_orders.world:256',
+        returns=_RESULT_OrderView, shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                ('payments', 'payments', ('list', ('row', 'payments'))),
+            ),
+        ),
+    )
+    def tool_get_order(self, order: Order) -> OrderView:
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
         return OrderView(  # restaurant_orders.world:263
@@ -442,7 +561,11 @@ class RestaurantOrders(Episode):
             self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount),
         )
 
-    # restaurant_orders.world:277
+    @tool(  # restaurant_orders.world:277
+        'Open an order for a free table; the signed-in server takes it.', _PARAM_table,
+        param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
+        where='restaurant_orders.world:277', returns=Order,
+    )
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
@@ -450,11 +573,9 @@ class RestaurantOrders(Episode):
             _o12.table == table.number and _o12.status != _E11_OrderStatus_paid
             for _o12 in rt.each(self, self.t_orders)
         ):
-            raise ToolError(rt.built(self, f'Table {table.number} already has an unpaid order.'))
+            self.fail(f'Table {table.number} already has an unpaid order.')
         if guests > table.seats:  # restaurant_orders.world:285
-            raise ToolError(rt.built(
-                self, f'Table {table.number} seats {table.seats}; {guests} guests is too many.'
-            ))
+            self.fail(f'Table {table.number} seats {table.seats}; {guests} guests is too many.')
         order: Order = Order(  # restaurant_orders.world:286
             id_=self.next_id('order_ids', 'O{:03d}'), table=table.number,
             server=self.state.current_server, guests=v.check_range(guests, 'Order.guests', 1, 12),
@@ -464,17 +585,24 @@ class RestaurantOrders(Episode):
         self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
 
-    # restaurant_orders.world:291
+    @tool(  # restaurant_orders.world:291
+        'Add a menu item to an open order at its current price.', _PARAM_order, _PARAM_item,
+        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=1),
+        param(
+            'note', arg.refined(arg.TEXT, None, 120), "A note for the kitchen, e.g. 'no onions'.",
+            default='',
+        ),
+        where='restaurant_orders.world:291', returns=OrderLine,
+    )
     def tool_add_line(self, order: Order, item: MenuItem, quantity: int, note: str) -> OrderLine:
         if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} is {order.status}; lines can only be added while it is open.',
-            ))
+            self.fail(
+                f'Order {order.id_} is {order.status}; lines can only be added while it is open.'
+            )
         if not item.available:  # restaurant_orders.world:301
-            raise ToolError(rt.built(self, f'{item.name} is not available.'))
+            self.fail(f'{item.name} is not available.')
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
             id_=self.next_id('line_ids', 'L{:04d}'), order=order.id_, item=item.code,
             quantity=v.check_range(quantity, 'OrderLine.quantity', 1, 20),
@@ -486,16 +614,27 @@ class RestaurantOrders(Episode):
         self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
         return line  # restaurant_orders.world:310
 
-    def tool_remove_line(self, line: OrderLine) -> OrderView:  # restaurant_orders.world:313
+    @tool(  # restaurant_orders.world:313
+        'Remove a line from an open order; returns the order as it is now.',
+        param('line', _ROW_order_lines, 'The line id (L and four digits, as get_order shows it).'),
+        where='restaurant_orders.world:313', returns=_RESULT_OrderView,
+        shows=(
+            'record', (
+                ('order', 'order', ('row', 'orders')),
+                ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                ('payments', 'payments', ('list', ('row', 'payments'))),
+            ),
+        ),
+    )
+    def tool_remove_line(self, line: OrderLine) -> OrderView:
         if self.state.current_server is None:  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Order {order.id_} is {order.status}; lines can only be removed before it is '
                 'sent to the kitchen.',
-            ))
+            )
         self.delete(self.t_order_lines, line.id_)  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
@@ -511,46 +650,56 @@ class RestaurantOrders(Episode):
             self.fn_payments_of(order), 0, total,
         )
 
-    def tool_send_to_kitchen(self, order: Order) -> Order:  # restaurant_orders.world:335
+    @tool(  # restaurant_orders.world:335
+        'Send an open order to the kitchen; its lines can no longer change.', _PARAM_order,
+        where='restaurant_orders.world:335', returns=Order,
+    )
+    def tool_send_to_kitchen(self, order: Order) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:341
-            raise ToolError(rt.built(self, f'Order {order.id_} is {order.status}, not open.'))
+            self.fail(f'Order {order.id_} is {order.status}, not open.')
         # restaurant_orders.world:342
         if not any(_l15.order == order.id_ for _l15 in rt.each(self, self.t_order_lines)):
-            raise ToolError(rt.built(self, f'Order {order.id_} has no lines.'))
+            self.fail(f'Order {order.id_} has no lines.')
         # restaurant_orders.world:343
         self.set_fields(order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock)
         return order  # restaurant_orders.world:345
 
-    def tool_mark_served(self, order: Order) -> Order:  # restaurant_orders.world:348
+    @tool(  # restaurant_orders.world:348
+        'Mark an order that is in the kitchen as served.', _PARAM_order,
+        where='restaurant_orders.world:348', returns=Order,
+    )
+    def tool_mark_served(self, order: Order) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_sent_to_kitchen:  # restaurant_orders.world:354
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; it has not been sent to the kitchen.')
         # restaurant_orders.world:355
         self.set_fields(order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock)
         return order  # restaurant_orders.world:357
 
-    # restaurant_orders.world:362
+    @tool(  # restaurant_orders.world:362
+        "Split a served order's bill into equal shares before anything is paid; returns the "
+        "share amounts in cents (the last share absorbs the rounding remainder).",
+        _PARAM_order,
+        param(
+            'ways', arg.refined(arg.INT, 1, 12),
+            'Into how many equal shares; at most the number of guests.',
+        ),
+        where='restaurant_orders.world:362', returns=js.array(js.INTEGER),
+    )
     def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:
         if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:369
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; only served orders can be split.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; only served orders can be split.')
         if len(self.fn_payments_of(order)) != 0:  # restaurant_orders.world:370
-            raise ToolError(rt.built(
-                self, f'Payments have already been made on order {order.id_}.'
-            ))
+            self.fail(f'Payments have already been made on order {order.id_}.')
         if ways > order.guests:  # restaurant_orders.world:371
-            raise ToolError(rt.built(
-                self,
-                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.',
-            ))
+            self.fail(
+                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.'
+            )
         # restaurant_orders.world:372
         self.set_field(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
@@ -559,18 +708,23 @@ class RestaurantOrders(Episode):
             for _s16 in rt.each(self, rt.int_range(0, ways))
         ])
 
-    # restaurant_orders.world:377
+    @tool(  # restaurant_orders.world:377
+        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is "
+        "paid the order is paid and the table is free.",
+        _PARAM_order, param('method', arg.enum_of(PayMethod), 'cash or card.'),
+        param(
+            'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
+            default=0,
+        ),
+        where='restaurant_orders.world:377', returns=SettleReceipt,
+    )
     def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:
         if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
         if order.status == _E11_OrderStatus_paid:  # restaurant_orders.world:385
-            raise ToolError(rt.built(
-                self, f'The bill of order {order.id_} is already fully paid.'
-            ))
+            self.fail(f'The bill of order {order.id_} is already fully paid.')
         if order.status != _E11_OrderStatus_served:  # restaurant_orders.world:386
-            raise ToolError(rt.built(
-                self, f'Order {order.id_} is {order.status}; only served orders can be settled.'
-            ))
+            self.fail(f'Order {order.id_} is {order.status}; only served orders can be settled.')
         share: int = len(self.fn_payments_of(order)) + 1  # restaurant_orders.world:387
         total: int = self.fn_order_total(order)  # restaurant_orders.world:388
         payment: Payment = Payment(  # restaurant_orders.world:389
@@ -592,7 +746,11 @@ class RestaurantOrders(Episode):
             order.status,
         )
 
-    # restaurant_orders.world:410
+    @tool(  # restaurant_orders.world:410
+        'Mark a menu item available or sold out.', _PARAM_item,
+        param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
+        where='restaurant_orders.world:410', returns=MenuItem,
+    )
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:
         if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')
@@ -600,209 +758,7 @@ class RestaurantOrders(Episode):
         return item  # restaurant_orders.world:418
 
 
-_RESULT_TableStatus = js.closed({'table': DiningTable, 'current_order': js.nullable(Order)})
-_RESULT_OrderView = js.closed({
-    'order': Order, 'lines': js.array(OrderLine), 'total_cents': js.INTEGER,
-    'split_ways': js.INTEGER, 'share_amounts': js.array(js.INTEGER), 'payments': js.array(Payment),
-    'paid_cents': js.INTEGER, 'due_cents': js.INTEGER,
-})
-_PARAM_item = param(
-    'item', arg.row('menu', arg.refined(arg.TEXT, pattern='^[A-Z]{2}[0-9]{2}$')),
-    'The menu item code (two letters and two digits, as list_menu shows it).',
-    not_found=lambda ep, key: rt.built(ep, f'Menu item {key} not found.'),
-)
-_PARAM_table = param(
-    'table', arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$')),
-    'The table number, as list_tables shows it (T and a number).',
-    not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
-)
-_PARAM_order = param(
-    'order', arg.row('orders'), 'The order id (O and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-)
-
-
-RestaurantOrders.TOOLS = tools(
-    tool(
-        RestaurantOrders.tool_sign_in, 'Sign in as a server; orders opened afterwards are theirs.',
-        param(
-            'server', arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            "The server's id (S and two digits).",
-            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
-        ),
-        where='restaurant_orders.world:190', returns=Server,
-    ),
-    tool(
-        RestaurantOrders.tool_list_menu,
-        'List the menu items with their codes, names, categories, prices in cents and whether '
-        'they are available.',
-        param(
-            'category', arg.optional(arg.enum_of(Category)),
-            'Only items of this category: starter, main, dessert or drink.',
-        ),
-        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=lambda ep: True),
-        read_only=True, where='restaurant_orders.world:199', returns=js.array(MenuItem),
-        shows=('list', ('row', 'menu')),
-    ),
-    tool(
-        RestaurantOrders.tool_search_menu,
-        'Find menu items whose name contains the text, sold-out ones included, with their codes, '
-        'prices in cents and whether they are available.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the dish's or drink's name, e.g. pizza; case does not matter.",
-        ),
-        read_only=True, where='restaurant_orders.world:208', returns=js.array(MenuItem),
-        shows=('list', ('row', 'menu')),
-    ),
-    tool(
-        RestaurantOrders.tool_get_menu_item,
-        'Show one menu item: name, category, price in cents and whether it is available.',
-        _PARAM_item, read_only=True, where='restaurant_orders.world:217', returns=MenuItem,
-    ),
-    tool(
-        RestaurantOrders.tool_list_tables,
-        'List the dining tables with their seats and zone, each with its current order that is '
-        'not paid yet (none when the table is free).',
-        param(
-            'zone', arg.optional(arg.enum_of(Zone)),
-            'Only tables in this zone: indoor, terrace or bar.',
-        ),
-        param(
-            'free_only', arg.BOOL, 'Only tables with no unpaid order.', default=lambda ep: False
-        ),
-        read_only=True, where='restaurant_orders.world:225', returns=js.array(_RESULT_TableStatus),
-        shows=(
-            'list', (
-                'record', (
-                    ('table', 'table', ('row', 'dining_tables')),
-                    ('current_order', 'current_order', ('row', 'orders')),
-                ),
-            ),
-        ),
-    ),
-    tool(
-        RestaurantOrders.tool_get_table,
-        'Show one dining table with its seats, zone and current order that is not paid yet (none '
-        'when the table is free).',
-        _PARAM_table, read_only=True, where='restaurant_orders.world:234',
-        returns=_RESULT_TableStatus, shows=(
-            'record', (
-                ('table', 'table', ('row', 'dining_tables')),
-                ('current_order', 'current_order', ('row', 'orders')),
-            ),
-        ),
-    ),
-    tool(
-        RestaurantOrders.tool_list_orders,
-        'List orders with their table, server, guests, status, split and times, the most '
-        'recently opened first.',
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'table',
-            arg.optional(arg.row('dining_tables', arg.refined(arg.TEXT, pattern='^T[0-9]{1,2}$'))),
-            'Only orders at this table (T and a number).',
-            not_found=lambda ep, key: rt.built(ep, f'Table {key} not found.'),
-        ),
-        param(
-            'server',
-            arg.optional(arg.row('servers', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only orders opened by this server (S and two digits).',
-            not_found=lambda ep, key: rt.built(ep, f'Server {key} not found.'),
-        ),
-        read_only=True, where='restaurant_orders.world:242', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    ),
-    tool(
-        RestaurantOrders.tool_list_servers,
-        'List the floor staff with their server ids and names.', read_only=True,
-        where='restaurant_orders.world:252', returns=js.array(Server),
-        shows=('list', ('row', 'servers')),
-    ),
-    tool(
-        RestaurantOrders.tool_get_order,
-        'Show an order with its lines, total, split, payments made and the amount still due (all '
-        'in cents).',
-        _PARAM_order, read_only=True, where='restaurant_orders.world:256',
-        returns=_RESULT_OrderView, shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('lines', 'lines', ('list', ('row', 'order_lines'))),
-                ('payments', 'payments', ('list', ('row', 'payments'))),
-            ),
-        ),
-    ),
-    tool(
-        RestaurantOrders.tool_open_order,
-        'Open an order for a free table; the signed-in server takes it.', _PARAM_table,
-        param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
-        where='restaurant_orders.world:277', returns=Order,
-    ),
-    tool(
-        RestaurantOrders.tool_add_line, 'Add a menu item to an open order at its current price.',
-        _PARAM_order, _PARAM_item,
-        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=lambda ep: 1),
-        param(
-            'note', arg.refined(arg.TEXT, None, 120), "A note for the kitchen, e.g. 'no onions'.",
-            default=lambda ep: '',
-        ),
-        where='restaurant_orders.world:291', returns=OrderLine,
-    ),
-    tool(
-        RestaurantOrders.tool_remove_line,
-        'Remove a line from an open order; returns the order as it is now.',
-        param(
-            'line', arg.row('order_lines'),
-            'The line id (L and four digits, as get_order shows it).',
-            not_found=lambda ep, key: rt.built(ep, f'Order line {key} not found.'),
-        ),
-        where='restaurant_orders.world:313', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('lines', 'lines', ('list', ('row', 'order_lines'))),
-                ('payments', 'payments', ('list', ('row', 'payments'))),
-            ),
-        ),
-    ),
-    tool(
-        RestaurantOrders.tool_send_to_kitchen,
-        'Send an open order to the kitchen; its lines can no longer change.', _PARAM_order,
-        where='restaurant_orders.world:335', returns=Order,
-    ),
-    tool(
-        RestaurantOrders.tool_mark_served, 'Mark an order that is in the kitchen as served.',
-        _PARAM_order, where='restaurant_orders.world:348', returns=Order,
-    ),
-    tool(
-        RestaurantOrders.tool_split_bill,
-        "Split a served order's bill into equal shares before anything is paid; returns the "
-        "share amounts in cents (the last share absorbs the rounding remainder).",
-        _PARAM_order,
-        param(
-            'ways', arg.refined(arg.INT, 1, 12),
-            'Into how many equal shares; at most the number of guests.',
-        ),
-        where='restaurant_orders.world:362', returns=js.array(js.INTEGER),
-    ),
-    tool(
-        RestaurantOrders.tool_settle_share,
-        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is "
-        "paid the order is paid and the table is free.",
-        _PARAM_order, param('method', arg.enum_of(PayMethod), 'cash or card.'),
-        param(
-            'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
-            default=lambda ep: 0,
-        ),
-        where='restaurant_orders.world:377', returns=SettleReceipt,
-    ),
-    tool(
-        RestaurantOrders.tool_set_item_availability, 'Mark a menu item available or sold out.',
-        _PARAM_item,
-        param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
-        where='restaurant_orders.world:410', returns=MenuItem,
-    ),
-)
+RestaurantOrders.TOOLS = tools(RestaurantOrders)
 
 
 def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:557

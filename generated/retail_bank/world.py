@@ -130,6 +130,28 @@ _GET_balance_cents = rt.getter('balance_cents', int)
 _GET_id_ = rt.getter('id_', str)
 
 
+_ROW_tellers = arg.row(
+    'tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown teller {key}.'),
+)
+_ROW_customers = arg.row(
+    'customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown customer {key}.'),
+)
+_ROW_accounts = arg.row('accounts', not_found=lambda ep, key: ep.built(f'Unknown account {key}.'))
+_ROW_transactions = arg.row(
+    'transactions', not_found=lambda ep, key: ep.built(f'Unknown transaction {key}.')
+)
+_PARAM_account = param('account', _ROW_accounts, 'The account number, e.g. AC00001.')
+_PARAM_amount_cents = param(
+    'amount_cents', arg.refined(arg.INT, 1, 100000000),
+    'The amount in cents, e.g. 15000 for 150.00.',
+)
+_PARAM_memo = param(
+    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.', default=''
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -279,11 +301,26 @@ class RetailBank(Episode):
         'Cents as a decimal amount, e.g. 1234 -> 12.34.'
         return format(cents / 100, '.2f')  # retail_bank.world:106
 
-    def tool_sign_in(self, teller: Teller) -> Teller:  # retail_bank.world:137
+    @tool(  # retail_bank.world:137
+        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
+        param('teller', _ROW_tellers, 'The teller id, e.g. T01.'), where='retail_bank.world:137',
+        returns=Teller,
+    )
+    def tool_sign_in(self, teller: Teller) -> Teller:
         self.set_state('current_teller', teller.id_)  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
-    def tool_get_customer(self, customer: Customer) -> CustomerView:  # retail_bank.world:144
+    @tool(  # retail_bank.world:144
+        'Show a customer and all their accounts with balances (in cents) and statuses.',
+        param('customer', _ROW_customers, 'The customer id, e.g. CU0001.'), read_only=True,
+        where='retail_bank.world:144',
+        returns=js.closed({
+            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
+            'email': js.STRING, 'accounts': js.array(Account), 'total_balance_cents': js.INTEGER,
+        }),
+        shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
+    )
+    def tool_get_customer(self, customer: Customer) -> CustomerView:
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
             _a3.number for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.id_
         ])
@@ -294,7 +331,19 @@ class RetailBank(Episode):
             ))))),
         )
 
-    def tool_get_account(self, account: Account) -> AccountView:  # retail_bank.world:159
+    @tool(  # retail_bank.world:159
+        'Show one account (owner, kind, status, balance in cents) and its five most recent '
+        'transactions.',
+        _PARAM_account, read_only=True, where='retail_bank.world:159',
+        returns=js.closed({'account': Account, 'recent_transactions': js.array(Transaction)}),
+        shows=(
+            'record', (
+                ('account', 'account', ('row', 'accounts')),
+                ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions'))),
+            ),
+        ),
+    )
+    def tool_get_account(self, account: Account) -> AccountView:
         recent: tuple[str, ...] = ()  # retail_bank.world:164
         # retail_bank.world:165
         for t in rt.rows(self.t_transactions, rt.each(self, self.fn_touching(account))):
@@ -303,18 +352,52 @@ class RetailBank(Episode):
             recent = rt.each(self, recent) + (t.id_,)  # retail_bank.world:169
         return AccountView(account.number, recent)  # retail_bank.world:171
 
-    def tool_list_transactions(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:174
+    @tool(  # retail_bank.world:174
+        'List all transactions into or out of an account, newest first, with kind, accounts, '
+        'amount, memo, teller and time.',
+        _PARAM_account, read_only=True, where='retail_bank.world:174',
+        returns=js.array(Transaction), shows=('list', ('row', 'transactions')),
+    )
+    def tool_list_transactions(self, account: Account) -> tuple[str, ...]:
         return self.fn_touching(account)  # retail_bank.world:179
 
-    def tool_find_customers(self, text: str) -> tuple[str, ...]:  # retail_bank.world:182
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())  # retail_bank.world:187
+    @tool(  # retail_bank.world:182
+        'Find customers whose name or email contains the text, with their customer id, name, '
+        'email and since date.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the customer's name or email address, e.g. Smith; case does not matter.",
+        ),
+        read_only=True, where='retail_bank.world:182', returns=js.array(Customer),
+        shows=('list', ('row', 'customers')),
+    )
+    def tool_find_customers(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
             _c5.id_ for _c5 in rt.each(self, self.t_customers)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c5.email.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c5.email.lower()))
         ])
 
-    def tool_list_accounts(  # retail_bank.world:191
+    @tool(  # retail_bank.world:191
+        'List accounts with their owner, kind, status, balance (in cents) and opening date, '
+        'optionally of one customer, kind or status.',
+        param(
+            'customer', arg.optional(_ROW_customers),
+            "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
+        ),
+        param(
+            'kind', arg.optional(arg.enum_of(AccountKind)),
+            'Only checking or only savings accounts; both when omitted.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(AccountStatus)),
+            'Only accounts with this status; any when omitted.',
+        ),
+        read_only=True, where='retail_bank.world:191', returns=js.array(Account),
+        shows=('list', ('row', 'accounts')),
+    )
+    def tool_list_accounts(
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # retail_bank.world:198
@@ -323,17 +406,41 @@ class RetailBank(Episode):
             and (kind is None or _a6.kind == kind) and (status is None or _a6.status == status)
         ])
 
-    # retail_bank.world:201
+    @tool(  # retail_bank.world:201
+        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
+        param('transaction', _ROW_transactions, 'The transaction id, e.g. TX000001.'),
+        read_only=True, where='retail_bank.world:201', returns=Transaction,
+    )
     def tool_get_transaction(self, transaction: Transaction) -> Transaction:
         return transaction  # retail_bank.world:206
 
-    def tool_list_tellers(self) -> tuple[str, ...]:  # retail_bank.world:209
+    @tool(  # retail_bank.world:209
+        'List the tellers with their ids, names and whether they may freeze accounts.',
+        read_only=True, where='retail_bank.world:209', returns=js.array(Teller),
+        shows=('list', ('row', 'tellers')),
+    )
+    def tool_list_tellers(self) -> tuple[str, ...]:
         return tuple(map(_GET_id_, rt.each(self, self.t_tellers)))  # retail_bank.world:212
 
-    def tool_get_withdrawal_limit(self) -> int:  # retail_bank.world:215
+    @tool(  # retail_bank.world:215
+        'The most the desk can pay out in one withdrawal, in cents.', read_only=True,
+        where='retail_bank.world:215', returns=js.INTEGER,
+    )
+    def tool_get_withdrawal_limit(self) -> int:
         return self.state.max_withdrawal_cents  # retail_bank.world:216
 
-    def tool_open_account(  # retail_bank.world:219
+    @tool(  # retail_bank.world:219
+        'Open a new active account for a customer, with an optional opening deposit. A customer '
+        'may hold one open account of each kind.',
+        param('customer', _ROW_customers, 'The customer id, e.g. CU0003.'),
+        param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
+        param(
+            'initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
+            'An optional opening deposit in cents; 0 for none.', default=0,
+        ),
+        where='retail_bank.world:219', returns=Account,
+    )
+    def tool_open_account(
         self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
     ) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:226
@@ -343,9 +450,7 @@ class RetailBank(Episode):
             and _a8.status != _E13_AccountStatus_closed
             for _a8 in rt.each(self, self.t_accounts)
         ):
-            raise ToolError(rt.built(
-                self, f'Customer {customer.id_} already has an open {kind} account.'
-            ))
+            self.fail(f'Customer {customer.id_} already has an open {kind} account.')
         account: Account = Account(  # retail_bank.world:228
             number=self.next_id('account_numbers', 'AC{:05d}'), owner=customer.id_, kind=kind,
             status=_E13_AccountStatus_active,
@@ -367,36 +472,40 @@ class RetailBank(Episode):
             )
         return account  # retail_bank.world:244
 
-    def tool_close_account(self, account: Account) -> Account:  # retail_bank.world:247
+    @tool(  # retail_bank.world:247
+        'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
+        'it must not be frozen.',
+        param('account', _ROW_accounts, 'The account number, e.g. AC00006.'),
+        where='retail_bank.world:247', returns=Account,
+    )
+    def tool_close_account(self, account: Account) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:253
-            raise ToolError(rt.built(self, f'Account {account.number} is already closed.'))
+            self.fail(f'Account {account.number} is already closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:254
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen and cannot be closed.'
-            ))
+            self.fail(f'Account {account.number} is frozen and cannot be closed.')
         if account.balance_cents != 0:  # retail_bank.world:255
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Account {account.number} still holds {self.fn_money(account.balance_cents)}; '
                 'the balance must be zero before closing.',
-            ))
+            )
         self.set_fields(  # retail_bank.world:256
             account, ('status', 'closed_on'), _E13_AccountStatus_closed, self.clock.date()
         )
         return account  # retail_bank.world:258
 
-    # retail_bank.world:261
+    @tool(  # retail_bank.world:261
+        'Deposit money into an active account.', _PARAM_account, _PARAM_amount_cents, _PARAM_memo,
+        where='retail_bank.world:261', returns=Account,
+    )
     def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:269
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:270
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen: no money can move in or out.'
-            ))
+            self.fail(f'Account {account.number} is frozen: no money can move in or out.')
         self.set_field(  # retail_bank.world:271
             account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents + amount_cents), 'Account.balance_cents', 0, None
@@ -413,28 +522,28 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:279
 
-    # retail_bank.world:282
+    @tool(  # retail_bank.world:282
+        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
+        _PARAM_account, _PARAM_amount_cents, _PARAM_memo, where='retail_bank.world:282',
+        returns=Account,
+    )
     def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:290
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:291
-            raise ToolError(rt.built(
-                self, f'Account {account.number} is frozen: no money can move in or out.'
-            ))
+            self.fail(f'Account {account.number} is frozen: no money can move in or out.')
         if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
                 'per withdrawal.',
-            ))
+            )
         if account.balance_cents < amount_cents:  # retail_bank.world:293
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Insufficient funds: account {account.number} holds '
                 f'{self.fn_money(account.balance_cents)}.',
-            ))
+            )
         self.set_field(  # retail_bank.world:294
             account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
@@ -451,7 +560,17 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:302
 
-    def tool_transfer(  # retail_bank.world:305
+    @tool(  # retail_bank.world:305
+        'Move money from one active account to another.',
+        param('from_account', _ROW_accounts, 'The account to debit, e.g. AC00002.'),
+        param('to_account', _ROW_accounts, 'The account to credit, e.g. AC00001.'),
+        param(
+            'amount_cents', arg.refined(arg.INT, 1, 100000000),
+            'The amount in cents, e.g. 20000 for 200.00.',
+        ),
+        _PARAM_memo, where='retail_bank.world:305', returns=Transaction,
+    )
+    def tool_transfer(
         self, from_account: Account, to_account: Account, amount_cents: int, memo: str
     ) -> Transaction:
         if self.state.current_teller is None:  # retail_bank.world:313
@@ -459,19 +578,18 @@ class RetailBank(Episode):
         if from_account.number == to_account.number:  # retail_bank.world:314
             raise ToolError('Cannot transfer to the same account.')
         if from_account.status == _E13_AccountStatus_closed:  # retail_bank.world:315
-            raise ToolError(rt.built(self, f'Source account {from_account.number} is closed.'))
+            self.fail(f'Source account {from_account.number} is closed.')
         if to_account.status == _E13_AccountStatus_closed:  # retail_bank.world:316
-            raise ToolError(rt.built(self, f'Destination account {to_account.number} is closed.'))
+            self.fail(f'Destination account {to_account.number} is closed.')
         if from_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:317
-            raise ToolError(rt.built(self, f'Source account {from_account.number} is frozen.'))
+            self.fail(f'Source account {from_account.number} is frozen.')
         if to_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:318
-            raise ToolError(rt.built(self, f'Destination account {to_account.number} is frozen.'))
+            self.fail(f'Destination account {to_account.number} is frozen.')
         if from_account.balance_cents < amount_cents:  # retail_bank.world:319
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Insufficient funds: account {from_account.number} holds '
                 f'{self.fn_money(from_account.balance_cents)}.',
-            ))
+            )
         self.set_field(  # retail_bank.world:320
             from_account, 'balance_cents', v.check_range(
                 rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0,
@@ -494,22 +612,30 @@ class RetailBank(Episode):
         self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
 
-    # retail_bank.world:334
+    @tool(  # retail_bank.world:334
+        'Freeze an active account, with a reason. Only tellers with freeze permission may do '
+        'this.',
+        param('account', _ROW_accounts, 'The account number, e.g. AC00003.'),
+        param(
+            'reason', arg.refined(arg.TEXT, 1, 120),
+            'Why the account is frozen, as the customer or teller gives it.',
+        ),
+        where='retail_bank.world:334', returns=Account,
+    )
     def tool_freeze_account(self, account: Account, reason: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:341
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
                 'allowed to freeze accounts.',
-            ))
+            )
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
-            raise ToolError(rt.built(self, f'Account {account.number} is closed.'))
+            self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:343
-            raise ToolError(rt.built(self, f'Account {account.number} is already frozen.'))
-        if rt.built(self, reason.strip()) == '':  # retail_bank.world:344
+            self.fail(f'Account {account.number} is already frozen.')
+        if self.built(reason.strip()) == '':  # retail_bank.world:344
             raise ToolError('A freeze needs a reason.')
         self.set_fields(  # retail_bank.world:345
             account, ('status', 'freeze_reason'), _E13_AccountStatus_frozen,
@@ -517,18 +643,23 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:347
 
-    def tool_unfreeze_account(self, account: Account) -> Account:  # retail_bank.world:350
+    @tool(  # retail_bank.world:350
+        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
+        'permission may do this.',
+        param('account', _ROW_accounts, 'The account number, e.g. AC00004.'),
+        where='retail_bank.world:350', returns=Account,
+    )
+    def tool_unfreeze_account(self, account: Account) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:356
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
                 'allowed to unfreeze accounts.',
-            ))
+            )
         if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
-            raise ToolError(rt.built(self, f'Account {account.number} is not frozen.'))
+            self.fail(f'Account {account.number} is not frozen.')
         self.set_fields(  # retail_bank.world:358
             account, ('status', 'freeze_reason'), _E13_AccountStatus_active,
             v.check_length('', 'Account.freeze_reason', None, 120),
@@ -536,195 +667,7 @@ class RetailBank(Episode):
         return account  # retail_bank.world:360
 
 
-_PARAM_account = param(
-    'account', arg.row('accounts'), 'The account number, e.g. AC00001.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-)
-_PARAM_amount_cents = param(
-    'amount_cents', arg.refined(arg.INT, 1, 100000000),
-    'The amount in cents, e.g. 15000 for 150.00.',
-)
-_PARAM_memo = param(
-    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.',
-    default=lambda ep: '',
-)
-
-
-RetailBank.TOOLS = tools(
-    tool(
-        RetailBank.tool_sign_in,
-        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
-        param(
-            'teller', arg.row('tellers', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
-            'The teller id, e.g. T01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown teller {key}.'),
-        ),
-        where='retail_bank.world:137', returns=Teller,
-    ),
-    tool(
-        RetailBank.tool_get_customer,
-        'Show a customer and all their accounts with balances (in cents) and statuses.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
-            'The customer id, e.g. CU0001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-        ),
-        read_only=True, where='retail_bank.world:144',
-        returns=js.closed({
-            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
-            'email': js.STRING, 'accounts': js.array(Account), 'total_balance_cents': js.INTEGER,
-        }),
-        shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
-    ),
-    tool(
-        RetailBank.tool_get_account,
-        'Show one account (owner, kind, status, balance in cents) and its five most recent '
-        'transactions.',
-        _PARAM_account, read_only=True, where='retail_bank.world:159',
-        returns=js.closed({'account': Account, 'recent_transactions': js.array(Transaction)}),
-        shows=(
-            'record', (
-                ('account', 'account', ('row', 'accounts')),
-                ('recent_transactions', 'recent_transactions', ('list', ('row', 'transactions'))),
-            ),
-        ),
-    ),
-    tool(
-        RetailBank.tool_list_transactions,
-        'List all transactions into or out of an account, newest first, with kind, accounts, '
-        'amount, memo, teller and time.',
-        _PARAM_account, read_only=True, where='retail_bank.world:174',
-        returns=js.array(Transaction), shows=('list', ('row', 'transactions')),
-    ),
-    tool(
-        RetailBank.tool_find_customers,
-        'Find customers whose name or email contains the text, with their customer id, name, '
-        'email and since date.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name or email address, e.g. Smith; case does not matter.",
-        ),
-        read_only=True, where='retail_bank.world:182', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    ),
-    tool(
-        RetailBank.tool_list_accounts,
-        'List accounts with their owner, kind, status, balance (in cents) and opening date, '
-        'optionally of one customer, kind or status.',
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$'))),
-            "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-        ),
-        param(
-            'kind', arg.optional(arg.enum_of(AccountKind)),
-            'Only checking or only savings accounts; both when omitted.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AccountStatus)),
-            'Only accounts with this status; any when omitted.',
-        ),
-        read_only=True, where='retail_bank.world:191', returns=js.array(Account),
-        shows=('list', ('row', 'accounts')),
-    ),
-    tool(
-        RetailBank.tool_get_transaction,
-        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
-        param(
-            'transaction', arg.row('transactions'), 'The transaction id, e.g. TX000001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown transaction {key}.'),
-        ),
-        read_only=True, where='retail_bank.world:201', returns=Transaction,
-    ),
-    tool(
-        RetailBank.tool_list_tellers,
-        'List the tellers with their ids, names and whether they may freeze accounts.',
-        read_only=True, where='retail_bank.world:209', returns=js.array(Teller),
-        shows=('list', ('row', 'tellers')),
-    ),
-    tool(
-        RetailBank.tool_get_withdrawal_limit,
-        'The most the desk can pay out in one withdrawal, in cents.', read_only=True,
-        where='retail_bank.world:215', returns=js.INTEGER,
-    ),
-    tool(
-        RetailBank.tool_open_account,
-        'Open a new active account for a customer, with an optional opening deposit. A customer '
-        'may hold one open account of each kind.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{4}$')),
-            'The customer id, e.g. CU0003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown customer {key}.'),
-        ),
-        param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
-        param(
-            'initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
-            'An optional opening deposit in cents; 0 for none.', default=lambda ep: 0,
-        ),
-        where='retail_bank.world:219', returns=Account,
-    ),
-    tool(
-        RetailBank.tool_close_account,
-        'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
-        'it must not be frozen.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00006.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        where='retail_bank.world:247', returns=Account,
-    ),
-    tool(
-        RetailBank.tool_deposit, 'Deposit money into an active account.', _PARAM_account,
-        _PARAM_amount_cents, _PARAM_memo, where='retail_bank.world:261', returns=Account,
-    ),
-    tool(
-        RetailBank.tool_withdraw,
-        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
-        _PARAM_account, _PARAM_amount_cents, _PARAM_memo, where='retail_bank.world:282',
-        returns=Account,
-    ),
-    tool(
-        RetailBank.tool_transfer, 'Move money from one active account to another.',
-        param(
-            'from_account', arg.row('accounts'), 'The account to debit, e.g. AC00002.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        param(
-            'to_account', arg.row('accounts'), 'The account to credit, e.g. AC00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        param(
-            'amount_cents', arg.refined(arg.INT, 1, 100000000),
-            'The amount in cents, e.g. 20000 for 200.00.',
-        ),
-        _PARAM_memo, where='retail_bank.world:305', returns=Transaction,
-    ),
-    tool(
-        RetailBank.tool_freeze_account,
-        'Freeze an active account, with a reason. Only tellers with freeze permission may do '
-        'this.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00003.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 120),
-            'Why the account is frozen, as the customer or teller gives it.',
-        ),
-        where='retail_bank.world:334', returns=Account,
-    ),
-    tool(
-        RetailBank.tool_unfreeze_account,
-        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
-        'permission may do this.',
-        param(
-            'account', arg.row('accounts'), 'The account number, e.g. AC00004.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown account {key}.'),
-        ),
-        where='retail_bank.world:350', returns=Account,
-    ),
-)
+RetailBank.TOOLS = tools(RetailBank)
 
 
 # retail_bank.world:456

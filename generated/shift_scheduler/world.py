@@ -191,6 +191,28 @@ class ShiftInfo(Record):
     hours: float = field(sh.FLOAT)
 
 
+_ROW_staff = arg.row(
+    'staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No staff member with id {key}.'),
+)
+_ROW_areas = arg.row(
+    'areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No area with code {key}.'),
+)
+_ROW_shifts = arg.row('shifts', not_found=lambda ep, key: ep.built(f'No shift with id {key}.'))
+_ROW_assignments = arg.row(
+    'assignments', not_found=lambda ep, key: ep.built(f'No assignment with id {key}.')
+)
+_ROW_swaps = arg.row(
+    'swaps', not_found=lambda ep, key: ep.built(f'No swap request with id {key}.')
+)
+_ROW_availability = arg.row(
+    'availability', not_found=lambda ep, key: ep.built(f'No availability entry with id {key}.')
+)
+_PARAM_staff_id = param('staff_id', _ROW_staff, 'The staff id, e.g. S004.')
+_PARAM_swap_id = param('swap_id', _ROW_swaps, 'The id of a pending swap request, e.g. SW0001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -466,21 +488,19 @@ class ShiftScheduler(Episode):
     def fn_blocker(self, p: Staff, sh_: Shift) -> str:  # shift_scheduler.world:184
         'Why a person cannot work a shift; empty when they can.'
         if not p.active:  # shift_scheduler.world:185
-            # shift_scheduler.world:186
-            return rt.built(self, f'Staff member {p.id_} is inactive.')
+            return self.built(f'Staff member {p.id_} is inactive.')  # shift_scheduler.world:186
         if not (sh_.role in rt.each(self, p.roles)):  # shift_scheduler.world:188
             # shift_scheduler.world:189
-            return rt.built(self, f'Staff member {p.id_} does not have the role {sh_.role}.')
+            return self.built(f'Staff member {p.id_} does not have the role {sh_.role}.')
         if self.fn_unavailable_during(p, sh_.starts_at, sh_.ends_at):  # shift_scheduler.world:191
             # shift_scheduler.world:192
-            return rt.built(self, f'Staff member {p.id_} is marked unavailable then.')
+            return self.built(f'Staff member {p.id_} is marked unavailable then.')
         if any(  # shift_scheduler.world:194
             _a3.staff == p.id_ and _a3.status == _E16_AssignmentStatus_active
             and _a3.shift != sh_.id_ and self.fn_too_close(self.t_shifts[_a3.shift], sh_)
             for _a3 in rt.each(self, self.t_assignments)
         ):
-            return rt.built(  # shift_scheduler.world:195
-                self,
+            return self.built(  # shift_scheduler.world:195
                 f'Staff member {p.id_} already works an overlapping shift or would get less than '
                 f'{self.state.min_rest_hours} hours of rest.',
             )
@@ -488,8 +508,7 @@ class ShiftScheduler(Episode):
             self.fn_week_hours(p, self.fn_week_start(sh_.starts_at)) + self.fn_shift_hours(sh_)
         )
         if total > p.weekly_hour_limit:  # shift_scheduler.world:198
-            return rt.built(  # shift_scheduler.world:199
-                self,
+            return self.built(  # shift_scheduler.world:199
                 f'Staff member {p.id_} would work {total} hours that week, over their limit of '
                 f'{p.weekly_hour_limit}.',
             )
@@ -529,13 +548,38 @@ class ShiftScheduler(Episode):
             return (d if d is not None else rt.absent()).is_manager  # shift_scheduler.world:226
         return d is None  # shift_scheduler.world:228
 
-    def tool_sign_in(self, staff_id: Staff) -> Staff:  # shift_scheduler.world:268
+    @tool(  # shift_scheduler.world:268
+        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+        'member.',
+        param(
+            'staff_id', _ROW_staff,
+            'Your staff id, e.g. S001 (find_staff finds it by email or name).',
+        ),
+        where='shift_scheduler.world:268', returns=Staff,
+    )
+    def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # shift_scheduler.world:273
-            raise ToolError(rt.built(self, f'Staff member {staff_id.id_} is inactive.'))
+            self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # shift_scheduler.world:274
         return staff_id  # shift_scheduler.world:275
 
-    def tool_get_staff(self, staff_id: Staff) -> StaffInfo:  # shift_scheduler.world:278
+    @tool(  # shift_scheduler.world:278
+        'Show a staff member (roles, weekly hour limit, manager or not, rate, active) with their '
+        'active assignments and hours this week.',
+        param('staff_id', _ROW_staff, 'The staff id, e.g. S002.'), read_only=True,
+        where='shift_scheduler.world:278',
+        returns=js.closed({
+            'staff': Staff, 'hours_this_week': js.NUMBER,
+            'active_assignments': js.array(Assignment),
+        }),
+        shows=(
+            'record', (
+                ('staff', 'staff', ('row', 'staff')),
+                ('active_assignments', 'active_assignments', ('list', ('row', 'assignments'))),
+            ),
+        ),
+    )
+    def tool_get_staff(self, staff_id: Staff) -> StaffInfo:
         return StaffInfo(  # shift_scheduler.world:283
             staff_id.id_, self.fn_week_hours(staff_id, self.fn_week_start(self.clock)),
             tuple([
@@ -544,21 +588,34 @@ class ShiftScheduler(Episode):
             ]),
         )
 
-    def tool_find_staff(  # shift_scheduler.world:290
+    @tool(  # shift_scheduler.world:290
+        'Find staff by email, part of the name and/or role, optionally only those free for a '
+        'shift, with their roles and hour limits.',
+        param('email', arg.optional(arg.TEXT), 'The exact email.'),
+        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('role', arg.optional(arg.enum_of(Role)), 'Only staff trained for this role.'),
+        param(
+            'free_for_shift', arg.optional(arg.row('shifts')),
+            'Only staff who could be assigned to this shift id now (role, availability, rest and '
+            'weekly limit).',
+        ),
+        read_only=True, where='shift_scheduler.world:290', returns=js.array(Staff),
+        shows=('list', ('row', 'staff')),
+    )
+    def tool_find_staff(
         self, email: str | None, name: str | None, role: Role | None, free_for_shift: Shift | None
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # shift_scheduler.world:298
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # shift_scheduler.world:298
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         # shift_scheduler.world:299
-        q: str = rt.built(self, (name if name is not None else '').lower())
+        q: str = self.built((name if name is not None else '').lower())
         found: tuple[str, ...] = ()  # shift_scheduler.world:300
         for p in rt.each(self, self.t_staff):  # shift_scheduler.world:301
             # shift_scheduler.world:302
-            if email is not None and rt.built(self, p.email.lower()) != wanted:
+            if email is not None and self.built(p.email.lower()) != wanted:
                 continue  # shift_scheduler.world:303
             # shift_scheduler.world:305
-            if not (rt.read(self, q) in rt.read(self, rt.built(self, p.name.lower()))):
+            if not (rt.read(self, q) in rt.read(self, self.built(p.name.lower()))):
                 continue  # shift_scheduler.world:306
             if (  # shift_scheduler.world:308
                 role is not None and not any(
@@ -573,29 +630,65 @@ class ShiftScheduler(Episode):
             found = rt.each(self, found) + (p.id_,)  # shift_scheduler.world:316
         return found  # shift_scheduler.world:318
 
-    def tool_get_area(self, code: Area) -> Area:  # shift_scheduler.world:323
+    @tool(  # shift_scheduler.world:323
+        'Show an area: name, floor, lead and minimum staff.',
+        param('code', _ROW_areas, 'The area code, e.g. TIL.'), read_only=True,
+        where='shift_scheduler.world:323', returns=Area,
+    )
+    def tool_get_area(self, code: Area) -> Area:
         return code  # shift_scheduler.world:326
 
-    def tool_list_areas(self, query: str | None) -> tuple[str, ...]:  # shift_scheduler.world:329
+    @tool(  # shift_scheduler.world:329
+        "List the store's areas with their codes, floors and leads.",
+        param('query', arg.optional(arg.TEXT), "Part of the area's name; case does not matter."),
+        read_only=True, where='shift_scheduler.world:329', returns=js.array(Area),
+        shows=('list', ('row', 'areas')),
+    )
+    def tool_list_areas(self, query: str | None) -> tuple[str, ...]:
         # shift_scheduler.world:334
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # shift_scheduler.world:335
             _a7.code for _a7 in rt.each(self, self.t_areas)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _a7.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_a7.name.lower()))
         ])
 
-    def tool_get_shift(self, shift_id: Shift) -> ShiftInfo:  # shift_scheduler.world:340
+    @tool(  # shift_scheduler.world:340
+        'Show a shift (area, role, times, status, who posted it, note) with its active '
+        'assignment and length.',
+        param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0004.'), read_only=True,
+        where='shift_scheduler.world:340',
+        returns=js.closed({
+            'shift': Shift, 'assignment': js.nullable(Assignment), 'hours': js.NUMBER
+        }),
+        shows=(
+            'record', (
+                ('shift', 'shift', ('row', 'shifts')),
+                ('assignment', 'assignment', ('row', 'assignments')),
+            ),
+        ),
+    )
+    def tool_get_shift(self, shift_id: Shift) -> ShiftInfo:
         return ShiftInfo(  # shift_scheduler.world:345
             shift_id.id_, rt.key_of(self.fn_active_assignment(shift_id)),
             self.fn_shift_hours(shift_id),
         )
 
-    def tool_list_shifts(  # shift_scheduler.world:352
-        self,
-        from_day: dt.date,
-        to_day: dt.date | None,
-        area: Area | None,
-        role: Role | None,
+    @tool(  # shift_scheduler.world:352
+        'List shifts starting on a day or between two days, optionally by area, role and status, '
+        'earliest first.',
+        param('from_day', arg.DATE, 'The first day, e.g. 2025-11-04.'),
+        param('to_day', arg.optional(arg.DATE), 'The last day; leave out for from_day only.'),
+        param(
+            'area', arg.optional(arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+            'Only shifts in this area code.',
+        ),
+        param('role', arg.optional(arg.enum_of(Role)), 'Only shifts for this role.'),
+        param('status', arg.optional(arg.enum_of(ShiftStatus)), 'Only shifts with this status.'),
+        read_only=True, where='shift_scheduler.world:352', returns=js.array(Shift),
+        shows=('list', ('row', 'shifts')),
+    )
+    def tool_list_shifts(
+        self, from_day: dt.date, to_day: dt.date | None, area: Area | None, role: Role | None,
         status: ShiftStatus | None,
     ) -> tuple[str, ...]:
         last: dt.date = to_day if to_day is not None else from_day  # shift_scheduler.world:361
@@ -609,12 +702,23 @@ class ShiftScheduler(Episode):
             rt.rows(self.t_shifts, rt.each(self, found)), key=lambda _x9: _x9.starts_at
         )
 
-    def tool_post_open_shift(  # shift_scheduler.world:366
-        self,
-        area: Area,
-        role: Role,
-        starts_at: dt.datetime | None,
-        ends_at: dt.datetime | None,
+    @tool(  # shift_scheduler.world:366
+        'Post an open shift for a role in an area; only managers can.',
+        param('area', _ROW_areas, 'The area code, e.g. TIL.'),
+        param('role', arg.enum_of(Role), 'The role the shift needs.'),
+        param(
+            'starts_at', arg.optional(arg.DATETIME),
+            'When it starts, in the future; leave out for tomorrow at 09:00.',
+        ),
+        param(
+            'ends_at', arg.optional(arg.DATETIME),
+            'When it ends; leave out for 8 hours after the start.',
+        ),
+        param('note', arg.refined(arg.TEXT, None, 200), 'A note for staff.', default=''),
+        where='shift_scheduler.world:366', returns=Shift,
+    )
+    def tool_post_open_shift(
+        self, area: Area, role: Role, starts_at: dt.datetime | None, ends_at: dt.datetime | None,
         note: str,
     ) -> Shift:
         me: Staff = self.fn_actor()  # shift_scheduler.world:375
@@ -641,16 +745,22 @@ class ShiftScheduler(Episode):
         self.insert(self.t_shifts, shift)  # shift_scheduler.world:390
         return shift  # shift_scheduler.world:391
 
-    # shift_scheduler.world:394
+    @tool(  # shift_scheduler.world:394
+        'Cancel a shift that has not started; only managers can. Its assignment is removed and '
+        'pending swaps on it are withdrawn.',
+        param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0005.'),
+        param('reason', arg.refined(arg.TEXT, None, 200), 'Why it is cancelled.', default=''),
+        where='shift_scheduler.world:394', returns=Shift,
+    )
     def tool_cancel_shift(self, shift_id: Shift, reason: str) -> Shift:
         me: Staff = self.fn_actor()  # shift_scheduler.world:400
         shift: Shift = shift_id  # shift_scheduler.world:401
         if not me.is_manager:  # shift_scheduler.world:402
             raise ToolError('Only managers cancel shifts.')
         if shift.status == _E11_ShiftStatus_cancelled:  # shift_scheduler.world:403
-            raise ToolError(rt.built(self, f'Shift {shift.id_} is already cancelled.'))
+            self.fail(f'Shift {shift.id_} is already cancelled.')
         if shift.starts_at <= self.clock:  # shift_scheduler.world:404
-            raise ToolError(rt.built(self, f'Shift {shift.id_} has already started.'))
+            self.fail(f'Shift {shift.id_} has already started.')
         current: Assignment | None = self.fn_active_assignment(shift)  # shift_scheduler.world:405
         if current is not None:  # shift_scheduler.world:406
             for s in rt.each(self, self.t_swaps):  # shift_scheduler.world:407
@@ -667,11 +777,31 @@ class ShiftScheduler(Episode):
         )
         return shift  # shift_scheduler.world:416
 
-    # shift_scheduler.world:421
+    @tool(  # shift_scheduler.world:421
+        'Show an assignment: shift, staff member, status, who assigned it and when.',
+        param('assignment_id', _ROW_assignments, 'The assignment id, e.g. AS0004.'),
+        read_only=True, where='shift_scheduler.world:421', returns=Assignment,
+    )
     def tool_get_assignment(self, assignment_id: Assignment) -> Assignment:
         return assignment_id  # shift_scheduler.world:426
 
-    def tool_list_assignments(  # shift_scheduler.world:429
+    @tool(  # shift_scheduler.world:429
+        "List a staff member's assignments or those of a shift (active ones unless asked), with "
+        "their shifts and statuses.",
+        param(
+            'staff_id',
+            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+            'Only assignments of this staff id.',
+        ),
+        param('shift_id', arg.optional(arg.row('shifts')), 'Only assignments of this shift id.'),
+        param(
+            'include_inactive', arg.BOOL, 'Also list removed and swapped assignments.',
+            default=False,
+        ),
+        read_only=True, where='shift_scheduler.world:429', returns=js.array(Assignment),
+        shows=('list', ('row', 'assignments')),
+    )
+    def tool_list_assignments(
         self, staff_id: Staff | None, shift_id: Shift | None, include_inactive: bool
     ) -> tuple[str, ...]:
         if not (staff_id is not None or shift_id is not None):  # shift_scheduler.world:436
@@ -683,21 +813,25 @@ class ShiftScheduler(Episode):
             and (include_inactive or _a10.status == _E16_AssignmentStatus_active)
         ])
 
-    # shift_scheduler.world:440
+    @tool(  # shift_scheduler.world:440
+        "Assign an active staff member with the shift's role to an open shift that has not "
+        "started; only managers can. They must be available, rested and within their weekly "
+        "hours.",
+        param('shift_id', _ROW_shifts, 'The id of an open shift, e.g. SH0004.'), _PARAM_staff_id,
+        where='shift_scheduler.world:440', returns=Assignment,
+    )
     def tool_assign_staff(self, shift_id: Shift, staff_id: Staff) -> Assignment:
         me: Staff = self.fn_actor()  # shift_scheduler.world:446
         shift: Shift = shift_id  # shift_scheduler.world:447
         if not me.is_manager:  # shift_scheduler.world:448
             raise ToolError('Only managers assign shifts.')
         if shift.status != _E11_ShiftStatus_open_:  # shift_scheduler.world:449
-            raise ToolError(rt.built(
-                self, f'Shift {shift.id_} is not open (it is {shift.status}).'
-            ))
+            self.fail(f'Shift {shift.id_} is not open (it is {shift.status}).')
         if shift.starts_at <= self.clock:  # shift_scheduler.world:450
-            raise ToolError(rt.built(self, f'Shift {shift.id_} has already started.'))
+            self.fail(f'Shift {shift.id_} has already started.')
         why: str = self.fn_blocker(staff_id, shift)  # shift_scheduler.world:451
         if why != '':  # shift_scheduler.world:452
-            raise ToolError(rt.built(self, f'{why}'))
+            self.fail(f'{why}')
         assignment: Assignment = Assignment(  # shift_scheduler.world:453
             id_=self.next_id('assignment_ids', 'AS{:04d}'), shift=shift.id_, staff=staff_id.id_,
             status=_E16_AssignmentStatus_active, assigned_by=me.id_, assigned_at=self.clock,
@@ -706,20 +840,24 @@ class ShiftScheduler(Episode):
         self.set_field(shift, 'status', _E11_ShiftStatus_filled)  # shift_scheduler.world:455
         return assignment  # shift_scheduler.world:456
 
-    def tool_unassign_staff(self, shift_id: Shift) -> Shift:  # shift_scheduler.world:459
+    @tool(  # shift_scheduler.world:459
+        'Remove the person from a filled shift that has not started; only managers can. Pending '
+        'swaps on it are withdrawn and the shift is open again.',
+        param('shift_id', _ROW_shifts, 'The id of a filled shift, e.g. SH0004.'),
+        where='shift_scheduler.world:459', returns=Shift,
+    )
+    def tool_unassign_staff(self, shift_id: Shift) -> Shift:
         me: Staff = self.fn_actor()  # shift_scheduler.world:464
         shift: Shift = shift_id  # shift_scheduler.world:465
         if not me.is_manager:  # shift_scheduler.world:466
             raise ToolError('Only managers unassign.')
         if shift.status != _E11_ShiftStatus_filled:  # shift_scheduler.world:467
-            raise ToolError(rt.built(
-                self, f'Shift {shift.id_} is not filled (it is {shift.status}).'
-            ))
+            self.fail(f'Shift {shift.id_} is not filled (it is {shift.status}).')
         if shift.starts_at <= self.clock:  # shift_scheduler.world:468
-            raise ToolError(rt.built(self, f'Shift {shift.id_} has already started.'))
+            self.fail(f'Shift {shift.id_} has already started.')
         current: Assignment | None = self.fn_active_assignment(shift)  # shift_scheduler.world:469
         if current is None:  # shift_scheduler.world:470
-            raise ToolError(rt.built(self, f'Shift {shift.id_} has no active assignment.'))
+            self.fail(f'Shift {shift.id_} has no active assignment.')
         for s in rt.each(self, self.t_swaps):  # shift_scheduler.world:471
             # shift_scheduler.world:472
             if s.assignment == current.id_ and s.status == _E10_SwapStatus_pending:
@@ -730,10 +868,27 @@ class ShiftScheduler(Episode):
         self.set_field(shift, 'status', _E11_ShiftStatus_open_)  # shift_scheduler.world:477
         return shift  # shift_scheduler.world:478
 
-    def tool_get_swap(self, swap_id: SwapRequest) -> SwapRequest:  # shift_scheduler.world:483
+    @tool(  # shift_scheduler.world:483
+        'Show a swap request: assignment, requester, colleague, status, time, decider and reason.',
+        param('swap_id', _ROW_swaps, 'The swap request id, e.g. SW0001.'), read_only=True,
+        where='shift_scheduler.world:483', returns=SwapRequest,
+    )
+    def tool_get_swap(self, swap_id: SwapRequest) -> SwapRequest:
         return swap_id  # shift_scheduler.world:488
 
-    def tool_list_swaps(  # shift_scheduler.world:491
+    @tool(  # shift_scheduler.world:491
+        'List swap requests by status and/or the staff member who made them or is asked to take '
+        'the shift.',
+        param('status', arg.optional(arg.enum_of(SwapStatus)), 'Only swaps with this status.'),
+        param(
+            'staff_id',
+            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+            'Only swaps this staff id made or is asked to take.',
+        ),
+        read_only=True, where='shift_scheduler.world:491', returns=js.array(SwapRequest),
+        shows=('list', ('row', 'swaps')),
+    )
+    def tool_list_swaps(
         self, status: SwapStatus | None, staff_id: Staff | None
     ) -> tuple[str, ...]:
         return tuple([  # shift_scheduler.world:497
@@ -743,7 +898,15 @@ class ShiftScheduler(Episode):
             or _s11.swap_with == (staff_id if staff_id is not None else rt.absent()).id_)
         ])
 
-    def tool_request_swap(  # shift_scheduler.world:500
+    @tool(  # shift_scheduler.world:500
+        'Ask to hand one of your own assigned shifts to a colleague who has its role (a manager '
+        'may file it for a colleague). It must be at least swap_cutoff before the shift.',
+        param('assignment_id', _ROW_assignments, 'The id of your active assignment, e.g. AS0005.'),
+        param('swap_with', _ROW_staff, 'The staff id of the colleague who would take the shift.'),
+        param('reason', arg.refined(arg.TEXT, None, 200), 'Why you want to swap.', default=''),
+        where='shift_scheduler.world:500', returns=SwapRequest,
+    )
+    def tool_request_swap(
         self, assignment_id: Assignment, swap_with: Staff, reason: str
     ) -> SwapRequest:
         me: Staff = self.fn_actor()  # shift_scheduler.world:507
@@ -752,29 +915,25 @@ class ShiftScheduler(Episode):
         if not (owner.id_ == me.id_ or me.is_manager):  # shift_scheduler.world:510
             raise ToolError('You can only swap your own shifts.')
         if assignment.status != _E16_AssignmentStatus_active:  # shift_scheduler.world:511
-            raise ToolError(rt.built(self, f'Assignment {assignment.id_} is not active.'))
+            self.fail(f'Assignment {assignment.id_} is not active.')
         if not (  # shift_scheduler.world:512
             swap_with.id_ != owner.id_ and swap_with.active
             and self.t_shifts[assignment.shift].role in rt.each(self, swap_with.roles)
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Staff member {swap_with.id_} is the same person, inactive or lacks the role '
                 f'{self.t_shifts[assignment.shift].role}.',
-            ))
+            )
         # shift_scheduler.world:513
         if self.clock > self.t_shifts[assignment.shift].starts_at - self.state.swap_cutoff:
-            raise ToolError(rt.built(
-                self,
-                f'Too close to the start of shift {self.t_shifts[assignment.shift].id_} to swap.',
-            ))
+            self.fail(
+                f'Too close to the start of shift {self.t_shifts[assignment.shift].id_} to swap.'
+            )
         if any(  # shift_scheduler.world:514
             _s12.assignment == assignment.id_ and _s12.status == _E10_SwapStatus_pending
             for _s12 in rt.each(self, self.t_swaps)
         ):
-            raise ToolError(rt.built(
-                self, f'A swap is already pending for assignment {assignment.id_}.'
-            ))
+            self.fail(f'A swap is already pending for assignment {assignment.id_}.')
         swap: SwapRequest = SwapRequest(  # shift_scheduler.world:515
             id_=self.next_id('swap_ids', 'SW{:04d}'), assignment=assignment.id_,
             requested_by=owner.id_, swap_with=swap_with.id_, status=_E10_SwapStatus_pending,
@@ -784,25 +943,26 @@ class ShiftScheduler(Episode):
         self.insert(self.t_swaps, swap)  # shift_scheduler.world:521
         return swap  # shift_scheduler.world:522
 
-    def tool_approve_swap(self, swap_id: SwapRequest) -> Assignment:  # shift_scheduler.world:525
+    @tool(  # shift_scheduler.world:525
+        'Approve a pending swap; only managers can. The colleague takes the shift if they are '
+        'free for it. Shows the new assignment.',
+        _PARAM_swap_id, where='shift_scheduler.world:525', returns=Assignment,
+    )
+    def tool_approve_swap(self, swap_id: SwapRequest) -> Assignment:
         me: Staff = self.fn_actor()  # shift_scheduler.world:530
         swap: SwapRequest = swap_id  # shift_scheduler.world:531
         if not me.is_manager:  # shift_scheduler.world:532
             raise ToolError('Only managers decide swaps.')
         if swap.status != _E10_SwapStatus_pending:  # shift_scheduler.world:533
-            raise ToolError(rt.built(
-                self, f'Swap {swap.id_} is not pending (it is {swap.status}).'
-            ))
+            self.fail(f'Swap {swap.id_} is not pending (it is {swap.status}).')
         old: Assignment = self.t_assignments[swap.assignment]  # shift_scheduler.world:534
         shift: Shift = self.t_shifts[old.shift]  # shift_scheduler.world:535
         if self.clock > shift.starts_at - self.state.swap_cutoff:  # shift_scheduler.world:536
-            raise ToolError(rt.built(
-                self, f'Too close to the start of shift {shift.id_} to swap.'
-            ))
+            self.fail(f'Too close to the start of shift {shift.id_} to swap.')
         # shift_scheduler.world:537
         why: str = self.fn_blocker(self.t_staff[swap.swap_with], shift)
         if why != '':  # shift_scheduler.world:538
-            raise ToolError(rt.built(self, f'{why}'))
+            self.fail(f'{why}')
         # shift_scheduler.world:539
         self.set_field(self.t_assignments[old.id_], 'status', _E16_AssignmentStatus_swapped)
         taken: Assignment = Assignment(  # shift_scheduler.world:540
@@ -814,16 +974,21 @@ class ShiftScheduler(Episode):
         self.set_field(swap, 'decided_by', me.id_)  # shift_scheduler.world:543
         return taken  # shift_scheduler.world:544
 
-    # shift_scheduler.world:547
+    @tool(  # shift_scheduler.world:547
+        'Reject a pending swap (managers), or withdraw your own request.', _PARAM_swap_id,
+        param(
+            'reason', arg.refined(arg.TEXT, None, 200), 'Why it is rejected or withdrawn.',
+            default='',
+        ),
+        where='shift_scheduler.world:547', returns=SwapRequest,
+    )
     def tool_reject_swap(self, swap_id: SwapRequest, reason: str) -> SwapRequest:
         me: Staff = self.fn_actor()  # shift_scheduler.world:553
         swap: SwapRequest = swap_id  # shift_scheduler.world:554
         if not (me.is_manager or swap.requested_by == me.id_):  # shift_scheduler.world:555
             raise ToolError('Only a manager or the requester can close a swap.')
         if swap.status != _E10_SwapStatus_pending:  # shift_scheduler.world:556
-            raise ToolError(rt.built(
-                self, f'Swap {swap.id_} is not pending (it is {swap.status}).'
-            ))
+            self.fail(f'Swap {swap.id_} is not pending (it is {swap.status}).')
         if me.is_manager:  # shift_scheduler.world:557
             self.set_field(swap, 'status', _E10_SwapStatus_rejected)  # shift_scheduler.world:558
             self.set_field(swap, 'decided_by', me.id_)  # shift_scheduler.world:559
@@ -834,11 +999,24 @@ class ShiftScheduler(Episode):
             self.set_field(swap, 'reason', v.check_length(reason, 'SwapRequest.reason', None, 200))
         return swap  # shift_scheduler.world:566
 
-    # shift_scheduler.world:571
+    @tool(  # shift_scheduler.world:571
+        'Show an availability entry: staff member, day, hours, kind and note.',
+        param('availability_id', _ROW_availability, 'The availability entry id, e.g. AV0001.'),
+        read_only=True, where='shift_scheduler.world:571', returns=Availability,
+    )
     def tool_get_availability(self, availability_id: Availability) -> Availability:
         return availability_id  # shift_scheduler.world:576
 
-    def tool_list_availability(  # shift_scheduler.world:579
+    @tool(  # shift_scheduler.world:579
+        "List a staff member's availability entries, optionally between two days, with hours and "
+        "kinds.",
+        _PARAM_staff_id,
+        param('from_day', arg.optional(arg.DATE), 'Only entries on or after this day.'),
+        param('to_day', arg.optional(arg.DATE), 'Only entries on or before this day.'),
+        read_only=True, where='shift_scheduler.world:579', returns=js.array(Availability),
+        shows=('list', ('row', 'availability')),
+    )
+    def tool_list_availability(
         self, staff_id: Staff, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # shift_scheduler.world:586
@@ -847,13 +1025,24 @@ class ShiftScheduler(Episode):
             and (to_day is None or _v13.day <= to_day)
         ])
 
-    def tool_mark_availability(  # shift_scheduler.world:589
-        self,
-        day: dt.date,
-        start_hour: int,
-        end_hour: int,
-        kind: AvailabilityKind,
-        note: str,
+    @tool(  # shift_scheduler.world:589
+        'Mark yourself (or, for managers, anyone) available or unavailable for hours of a day.',
+        param('day', arg.DATE, 'The day, today or later.'),
+        param('start_hour', arg.refined(arg.INT, 0, 23), 'The first hour, e.g. 8.'),
+        param(
+            'end_hour', arg.refined(arg.INT, 1, 24), 'The hour it ends, after the start, e.g. 20.'
+        ),
+        param('kind', arg.enum_of(AvailabilityKind), 'available or unavailable.'),
+        param('note', arg.refined(arg.TEXT, None, 200), 'A note, e.g. the reason.', default=''),
+        param(
+            'staff_id',
+            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+            'Whose availability; leave out for yourself (only managers mark someone else).',
+        ),
+        where='shift_scheduler.world:589', returns=Availability,
+    )
+    def tool_mark_availability(
+        self, day: dt.date, start_hour: int, end_hour: int, kind: AvailabilityKind, note: str,
         staff_id: Staff | None,
     ) -> Availability:
         me: Staff = self.fn_actor()  # shift_scheduler.world:599
@@ -869,11 +1058,9 @@ class ShiftScheduler(Episode):
             and start_hour < _v14.end_hour
             for _v14 in rt.each(self, self.t_availability)
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Staff member {person.id_} already has an entry overlapping those hours on {day}'
-                '.',
-            ))
+            self.fail(
+                f'Staff member {person.id_} already has an entry overlapping those hours on {day}.'
+            )
         if kind == _E16_AvailabilityKind_unavailable:  # shift_scheduler.world:605
             from_at: dt.datetime = self.fn_at_hour(day, start_hour)  # shift_scheduler.world:606
             until_at: dt.datetime = self.fn_at_hour(day, end_hour)  # shift_scheduler.world:607
@@ -883,11 +1070,10 @@ class ShiftScheduler(Episode):
                 and from_at < self.t_shifts[_a15.shift].ends_at
                 for _a15 in rt.each(self, self.t_assignments)
             ):
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Staff member {person.id_} is assigned to a shift then: ask for a swap or '
                     'an unassignment first.',
-                ))
+                )
         entry: Availability = Availability(  # shift_scheduler.world:610
             id_=self.next_id('availability_ids', 'AV{:04d}'), staff=person.id_, day=day,
             start_hour=v.check_range(start_hour, 'Availability.start_hour', 0, 23),
@@ -898,295 +1084,7 @@ class ShiftScheduler(Episode):
         return entry  # shift_scheduler.world:619
 
 
-_PARAM_staff_id = param(
-    'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-    'The staff id, e.g. S004.',
-    not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-)
-_PARAM_swap_id = param(
-    'swap_id', arg.row('swaps'), 'The id of a pending swap request, e.g. SW0001.',
-    not_found=lambda ep, key: rt.built(ep, f'No swap request with id {key}.'),
-)
-
-
-ShiftScheduler.TOOLS = tools(
-    tool(
-        ShiftScheduler.tool_sign_in,
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'Your staff id, e.g. S001 (find_staff finds it by email or name).',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        where='shift_scheduler.world:268', returns=Staff,
-    ),
-    tool(
-        ShiftScheduler.tool_get_staff,
-        'Show a staff member (roles, weekly hour limit, manager or not, rate, active) with their '
-        'active assignments and hours this week.',
-        param(
-            'staff_id', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The staff id, e.g. S002.',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:278',
-        returns=js.closed({
-            'staff': Staff, 'hours_this_week': js.NUMBER,
-            'active_assignments': js.array(Assignment),
-        }),
-        shows=(
-            'record', (
-                ('staff', 'staff', ('row', 'staff')),
-                ('active_assignments', 'active_assignments', ('list', ('row', 'assignments'))),
-            ),
-        ),
-    ),
-    tool(
-        ShiftScheduler.tool_find_staff,
-        'Find staff by email, part of the name and/or role, optionally only those free for a '
-        'shift, with their roles and hour limits.',
-        param('email', arg.optional(arg.TEXT), 'The exact email.'),
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(Role)), 'Only staff trained for this role.'),
-        param(
-            'free_for_shift', arg.optional(arg.row('shifts')),
-            'Only staff who could be assigned to this shift id now (role, availability, rest and '
-            'weekly limit).',
-        ),
-        read_only=True, where='shift_scheduler.world:290', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    ),
-    tool(
-        ShiftScheduler.tool_get_area, 'Show an area: name, floor, lead and minimum staff.',
-        param(
-            'code', arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The area code, e.g. TIL.',
-            not_found=lambda ep, key: rt.built(ep, f'No area with code {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:323', returns=Area,
-    ),
-    tool(
-        ShiftScheduler.tool_list_areas,
-        "List the store's areas with their codes, floors and leads.",
-        param('query', arg.optional(arg.TEXT), "Part of the area's name; case does not matter."),
-        read_only=True, where='shift_scheduler.world:329', returns=js.array(Area),
-        shows=('list', ('row', 'areas')),
-    ),
-    tool(
-        ShiftScheduler.tool_get_shift,
-        'Show a shift (area, role, times, status, who posted it, note) with its active '
-        'assignment and length.',
-        param(
-            'shift_id', arg.row('shifts'), 'The shift id, e.g. SH0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No shift with id {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:340',
-        returns=js.closed({
-            'shift': Shift, 'assignment': js.nullable(Assignment), 'hours': js.NUMBER
-        }),
-        shows=(
-            'record', (
-                ('shift', 'shift', ('row', 'shifts')),
-                ('assignment', 'assignment', ('row', 'assignments')),
-            ),
-        ),
-    ),
-    tool(
-        ShiftScheduler.tool_list_shifts,
-        'List shifts starting on a day or between two days, optionally by area, role and status, '
-        'earliest first.',
-        param('from_day', arg.DATE, 'The first day, e.g. 2025-11-04.'),
-        param('to_day', arg.optional(arg.DATE), 'The last day; leave out for from_day only.'),
-        param(
-            'area', arg.optional(arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only shifts in this area code.',
-        ),
-        param('role', arg.optional(arg.enum_of(Role)), 'Only shifts for this role.'),
-        param('status', arg.optional(arg.enum_of(ShiftStatus)), 'Only shifts with this status.'),
-        read_only=True, where='shift_scheduler.world:352', returns=js.array(Shift),
-        shows=('list', ('row', 'shifts')),
-    ),
-    tool(
-        ShiftScheduler.tool_post_open_shift,
-        'Post an open shift for a role in an area; only managers can.',
-        param(
-            'area', arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$')),
-            'The area code, e.g. TIL.',
-            not_found=lambda ep, key: rt.built(ep, f'No area with code {key}.'),
-        ),
-        param('role', arg.enum_of(Role), 'The role the shift needs.'),
-        param(
-            'starts_at', arg.optional(arg.DATETIME),
-            'When it starts, in the future; leave out for tomorrow at 09:00.',
-        ),
-        param(
-            'ends_at', arg.optional(arg.DATETIME),
-            'When it ends; leave out for 8 hours after the start.',
-        ),
-        param(
-            'note', arg.refined(arg.TEXT, None, 200), 'A note for staff.', default=lambda ep: ''
-        ),
-        where='shift_scheduler.world:366', returns=Shift,
-    ),
-    tool(
-        ShiftScheduler.tool_cancel_shift,
-        'Cancel a shift that has not started; only managers can. Its assignment is removed and '
-        'pending swaps on it are withdrawn.',
-        param(
-            'shift_id', arg.row('shifts'), 'The shift id, e.g. SH0005.',
-            not_found=lambda ep, key: rt.built(ep, f'No shift with id {key}.'),
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, None, 200), 'Why it is cancelled.',
-            default=lambda ep: '',
-        ),
-        where='shift_scheduler.world:394', returns=Shift,
-    ),
-    tool(
-        ShiftScheduler.tool_get_assignment,
-        'Show an assignment: shift, staff member, status, who assigned it and when.',
-        param(
-            'assignment_id', arg.row('assignments'), 'The assignment id, e.g. AS0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No assignment with id {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:421', returns=Assignment,
-    ),
-    tool(
-        ShiftScheduler.tool_list_assignments,
-        "List a staff member's assignments or those of a shift (active ones unless asked), with "
-        "their shifts and statuses.",
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only assignments of this staff id.',
-        ),
-        param('shift_id', arg.optional(arg.row('shifts')), 'Only assignments of this shift id.'),
-        param(
-            'include_inactive', arg.BOOL, 'Also list removed and swapped assignments.',
-            default=lambda ep: False,
-        ),
-        read_only=True, where='shift_scheduler.world:429', returns=js.array(Assignment),
-        shows=('list', ('row', 'assignments')),
-    ),
-    tool(
-        ShiftScheduler.tool_assign_staff,
-        "Assign an active staff member with the shift's role to an open shift that has not "
-        "started; only managers can. They must be available, rested and within their weekly "
-        "hours.",
-        param(
-            'shift_id', arg.row('shifts'), 'The id of an open shift, e.g. SH0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No shift with id {key}.'),
-        ),
-        _PARAM_staff_id, where='shift_scheduler.world:440', returns=Assignment,
-    ),
-    tool(
-        ShiftScheduler.tool_unassign_staff,
-        'Remove the person from a filled shift that has not started; only managers can. Pending '
-        'swaps on it are withdrawn and the shift is open again.',
-        param(
-            'shift_id', arg.row('shifts'), 'The id of a filled shift, e.g. SH0004.',
-            not_found=lambda ep, key: rt.built(ep, f'No shift with id {key}.'),
-        ),
-        where='shift_scheduler.world:459', returns=Shift,
-    ),
-    tool(
-        ShiftScheduler.tool_get_swap,
-        'Show a swap request: assignment, requester, colleague, status, time, decider and reason.',
-        param(
-            'swap_id', arg.row('swaps'), 'The swap request id, e.g. SW0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No swap request with id {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:483', returns=SwapRequest,
-    ),
-    tool(
-        ShiftScheduler.tool_list_swaps,
-        'List swap requests by status and/or the staff member who made them or is asked to take '
-        'the shift.',
-        param('status', arg.optional(arg.enum_of(SwapStatus)), 'Only swaps with this status.'),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only swaps this staff id made or is asked to take.',
-        ),
-        read_only=True, where='shift_scheduler.world:491', returns=js.array(SwapRequest),
-        shows=('list', ('row', 'swaps')),
-    ),
-    tool(
-        ShiftScheduler.tool_request_swap,
-        'Ask to hand one of your own assigned shifts to a colleague who has its role (a manager '
-        'may file it for a colleague). It must be at least swap_cutoff before the shift.',
-        param(
-            'assignment_id', arg.row('assignments'),
-            'The id of your active assignment, e.g. AS0005.',
-            not_found=lambda ep, key: rt.built(ep, f'No assignment with id {key}.'),
-        ),
-        param(
-            'swap_with', arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The staff id of the colleague who would take the shift.',
-            not_found=lambda ep, key: rt.built(ep, f'No staff member with id {key}.'),
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, None, 200), 'Why you want to swap.',
-            default=lambda ep: '',
-        ),
-        where='shift_scheduler.world:500', returns=SwapRequest,
-    ),
-    tool(
-        ShiftScheduler.tool_approve_swap,
-        'Approve a pending swap; only managers can. The colleague takes the shift if they are '
-        'free for it. Shows the new assignment.',
-        _PARAM_swap_id, where='shift_scheduler.world:525', returns=Assignment,
-    ),
-    tool(
-        ShiftScheduler.tool_reject_swap,
-        'Reject a pending swap (managers), or withdraw your own request.', _PARAM_swap_id,
-        param(
-            'reason', arg.refined(arg.TEXT, None, 200), 'Why it is rejected or withdrawn.',
-            default=lambda ep: '',
-        ),
-        where='shift_scheduler.world:547', returns=SwapRequest,
-    ),
-    tool(
-        ShiftScheduler.tool_get_availability,
-        'Show an availability entry: staff member, day, hours, kind and note.',
-        param(
-            'availability_id', arg.row('availability'), 'The availability entry id, e.g. AV0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No availability entry with id {key}.'),
-        ),
-        read_only=True, where='shift_scheduler.world:571', returns=Availability,
-    ),
-    tool(
-        ShiftScheduler.tool_list_availability,
-        "List a staff member's availability entries, optionally between two days, with hours and "
-        "kinds.",
-        _PARAM_staff_id,
-        param('from_day', arg.optional(arg.DATE), 'Only entries on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only entries on or before this day.'),
-        read_only=True, where='shift_scheduler.world:579', returns=js.array(Availability),
-        shows=('list', ('row', 'availability')),
-    ),
-    tool(
-        ShiftScheduler.tool_mark_availability,
-        'Mark yourself (or, for managers, anyone) available or unavailable for hours of a day.',
-        param('day', arg.DATE, 'The day, today or later.'),
-        param('start_hour', arg.refined(arg.INT, 0, 23), 'The first hour, e.g. 8.'),
-        param(
-            'end_hour', arg.refined(arg.INT, 1, 24), 'The hour it ends, after the start, e.g. 20.'
-        ),
-        param('kind', arg.enum_of(AvailabilityKind), 'available or unavailable.'),
-        param(
-            'note', arg.refined(arg.TEXT, None, 200), 'A note, e.g. the reason.',
-            default=lambda ep: '',
-        ),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Whose availability; leave out for yourself (only managers mark someone else).',
-        ),
-        where='shift_scheduler.world:589', returns=Availability,
-    ),
-)
+ShiftScheduler.TOOLS = tools(ShiftScheduler)
 
 
 # shift_scheduler.world:927

@@ -162,6 +162,24 @@ class EmployeeView(Record):
 _GET_code = rt.getter('code', str)
 
 
+_ROW_employees = arg.row(
+    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown employee {key}.'),
+)
+_ROW_periods = arg.row(
+    'periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown period {key}.'),
+)
+_ROW_payslips = arg.row('payslips', not_found=lambda ep, key: ep.built(f'Unknown payslip {key}.'))
+_ROW_timesheets = arg.row(
+    'timesheets', not_found=lambda ep, key: ep.built(f'Unknown timesheet {key}.')
+)
+_PARAM_employee = param('employee', _ROW_employees, 'The employee id (E and three digits).')
+_PARAM_period = param('period', _ROW_periods, 'The period id, the year and month as YYYY-MM.')
+_PARAM_payslip = param('payslip', _ROW_payslips, 'The payslip id (PS and four digits).')
+_PARAM_timesheet = param('timesheet', _ROW_timesheets, 'The timesheet id (TS and three digits).')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -379,15 +397,30 @@ class SmallPayroll(Episode):
             and (ts if ts is not None else rt.absent()).hours == p.hours
         )
 
-    def tool_sign_in(self, employee: Employee) -> Employee:  # small_payroll.world:192
+    @tool(  # small_payroll.world:192
+        'Sign in to payroll. Only managers may sign in.',
+        param('employee', _ROW_employees, 'Your employee id (E and three digits).'),
+        where='small_payroll.world:192', returns=Employee,
+    )
+    def tool_sign_in(self, employee: Employee) -> Employee:
         if employee.role != _E4_Role_manager:  # small_payroll.world:197
-            raise ToolError(rt.built(
-                self, f'{employee.name} is not a manager and cannot sign in to payroll.'
-            ))
+            self.fail(f'{employee.name} is not a manager and cannot sign in to payroll.')
         self.set_state('current_user', employee.id_)  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
-    def tool_get_employee(self, employee: Employee) -> EmployeeView:  # small_payroll.world:202
+    @tool(  # small_payroll.world:202
+        "Show an employee's pay details, tax code and withholding rate, and their payslips "
+        "(period, hours, gross, bonus, tax, net and any correction).",
+        _PARAM_employee, read_only=True, where='small_payroll.world:202',
+        returns=js.closed({
+            'employee': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.STRING,
+            'pay_type': js.members(PayType), 'annual_salary_cents': js.INTEGER,
+            'hourly_rate_cents': js.INTEGER, 'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
+            'rate_percent': js.INTEGER, 'active': js.BOOLEAN, 'payslips': js.array(Payslip),
+        }),
+        shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
+    )
+    def tool_get_employee(self, employee: Employee) -> EmployeeView:
         return EmployeeView(  # small_payroll.world:207
             employee.id_, employee.name, employee.pay_type, employee.annual_salary_cents,
             employee.hourly_rate_cents, employee.tax_code,
@@ -397,7 +430,18 @@ class SmallPayroll(Episode):
             ]),
         )
 
-    def tool_list_timesheets(  # small_payroll.world:220
+    @tool(  # small_payroll.world:220
+        'List the timesheets of a period with their employee, hours, status and approver, '
+        'optionally of one status.',
+        _PARAM_period,
+        param(
+            'status', arg.optional(arg.enum_of(TimesheetStatus)),
+            'Only timesheets with this status: draft, approved or paid.',
+        ),
+        read_only=True, where='small_payroll.world:220', returns=js.array(Timesheet),
+        shows=('list', ('row', 'timesheets')),
+    )
+    def tool_list_timesheets(
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:226
@@ -405,28 +449,65 @@ class SmallPayroll(Episode):
             if _t2.period == period.id_ and (status is None or _t2.status == status)
         ])
 
-    def tool_get_payslip(self, payslip: Payslip) -> Payslip:  # small_payroll.world:229
+    @tool(  # small_payroll.world:229
+        'Show one payslip: gross, bonus, tax, net, hours and any correction.', _PARAM_payslip,
+        read_only=True, where='small_payroll.world:229', returns=Payslip,
+    )
+    def tool_get_payslip(self, payslip: Payslip) -> Payslip:
         return payslip  # small_payroll.world:234
 
-    def tool_find_employees(self, text: str) -> tuple[str, ...]:  # small_payroll.world:237
-        # small_payroll.world:242
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+    @tool(  # small_payroll.world:237
+        'Find employees whose name contains the text, with their employee id, role, pay type, '
+        'salary or hourly rate, tax code and whether active.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the employee's name; case does not matter.",
+        ),
+        read_only=True, where='small_payroll.world:237', returns=js.array(Employee),
+        shows=('list', ('row', 'employees')),
+    )
+    def tool_find_employees(self, text: str) -> tuple[str, ...]:
+        wanted: str = self.built(self.built(text.strip()).lower())  # small_payroll.world:242
         return tuple([  # small_payroll.world:243
             _e3.id_ for _e3 in rt.each(self, self.t_employees)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _e3.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_e3.name.lower()))
         ])
 
-    # small_payroll.world:246
+    @tool(  # small_payroll.world:246
+        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax '
+        'code and whether active.',
+        param(
+            'pay_type', arg.optional(arg.enum_of(PayType)),
+            'Only salaried or only hourly employees; all when omitted.',
+        ),
+        param('active_only', arg.BOOL, 'Only active employees.', default=False), read_only=True,
+        where='small_payroll.world:246', returns=js.array(Employee),
+        shows=('list', ('row', 'employees')),
+    )
     def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:252
             _e4.id_ for _e4 in rt.each(self, self.t_employees)
             if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
         ])
 
-    def tool_list_tax_codes(self) -> tuple[str, ...]:  # small_payroll.world:255
+    @tool(  # small_payroll.world:255
+        'List the tax codes with their description and flat withholding rate in percent.',
+        read_only=True, where='small_payroll.world:255', returns=js.array(TaxCode),
+        shows=('list', ('row', 'tax_codes')),
+    )
+    def tool_list_tax_codes(self) -> tuple[str, ...]:
         return tuple(map(_GET_code, rt.each(self, self.t_tax_codes)))  # small_payroll.world:258
 
-    # small_payroll.world:261
+    @tool(  # small_payroll.world:261
+        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+        'dates, status and the date they were paid.',
+        param(
+            'status', arg.optional(arg.enum_of(PeriodStatus)),
+            'Only open or only paid periods; all when omitted.',
+        ),
+        read_only=True, where='small_payroll.world:261', returns=js.array(PayPeriod),
+        shows=('list', ('row', 'periods')),
+    )
     def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(self, [
@@ -436,10 +517,27 @@ class SmallPayroll(Episode):
             key=lambda _p6: _p6.start,
         )
 
-    def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:269
+    @tool(  # small_payroll.world:269
+        'Show one timesheet: its employee, period, hours, status and who approved it.',
+        _PARAM_timesheet, read_only=True, where='small_payroll.world:269', returns=Timesheet,
+    )
+    def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:
         return timesheet  # small_payroll.world:274
 
-    def tool_list_bonuses(  # small_payroll.world:277
+    @tool(  # small_payroll.world:277
+        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
+        param(
+            'period', arg.optional(_ROW_periods),
+            'Only bonuses paid in this period (YYYY-MM); all when omitted.',
+        ),
+        param(
+            'employee', arg.optional(_ROW_employees),
+            "Only this employee's bonuses (E and three digits); all when omitted.",
+        ),
+        read_only=True, where='small_payroll.world:277', returns=js.array(Bonus),
+        shows=('list', ('row', 'bonuses')),
+    )
+    def tool_list_bonuses(
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:283
@@ -448,7 +546,21 @@ class SmallPayroll(Episode):
             and (employee is None or _b8.employee == employee.id_)
         ])
 
-    def tool_list_payslips(  # small_payroll.world:286
+    @tool(  # small_payroll.world:286
+        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
+        'and any correction.',
+        param(
+            'period', arg.optional(_ROW_periods),
+            'Only payslips of this period (YYYY-MM); all when omitted.',
+        ),
+        param(
+            'employee', arg.optional(_ROW_employees),
+            "Only this employee's payslips (E and three digits); all when omitted.",
+        ),
+        read_only=True, where='small_payroll.world:286', returns=js.array(Payslip),
+        shows=('list', ('row', 'payslips')),
+    )
+    def tool_list_payslips(
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:292
@@ -457,31 +569,34 @@ class SmallPayroll(Episode):
             and (employee is None or _p9.employee == employee.id_)
         ])
 
-    # small_payroll.world:295
+    @tool(  # small_payroll.world:295
+        "Add hours to an hourly employee's draft timesheet for an open period, creating the "
+        "timesheet if there is none.",
+        param('employee', _ROW_employees, "The hourly employee's id (E and three digits)."),
+        _PARAM_period,
+        param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
+        where='small_payroll.world:295', returns=Timesheet,
+    )
     def tool_record_hours(self, employee: Employee, period: PayPeriod, hours: float) -> Timesheet:
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
         if employee.pay_type != _E7_PayType_hourly:  # small_payroll.world:303
-            raise ToolError(rt.built(
-                self, f'{employee.name} is salaried; only hourly employees have timesheets.'
-            ))
+            self.fail(f'{employee.name} is salaried; only hourly employees have timesheets.')
         if not employee.active:  # small_payroll.world:304
-            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
+            self.fail(f'{employee.name} is inactive.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:305
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
             if ts.status != _E15_TimesheetStatus_draft:  # small_payroll.world:308
-                raise ToolError(rt.built(
-                    self,
-                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.',
-                ))
+                self.fail(
+                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.'
+                )
             if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
                     'allowed.',
-                ))
+                )
             self.set_field(  # small_payroll.world:310
                 self.t_timesheets[ts.id_], 'hours',
                 v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
@@ -495,37 +610,50 @@ class SmallPayroll(Episode):
         self.insert(self.t_timesheets, created)  # small_payroll.world:314
         return created  # small_payroll.world:315
 
-    def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:  # small_payroll.world:318
+    @tool(  # small_payroll.world:318
+        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
+        'pays it.',
+        _PARAM_timesheet, where='small_payroll.world:318', returns=Timesheet,
+    )
+    def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
         if timesheet.status != _E15_TimesheetStatus_draft:  # small_payroll.world:324
-            raise ToolError(rt.built(
-                self, f'Timesheet {timesheet.id_} is {timesheet.status}, not a draft.'
-            ))
+            self.fail(f'Timesheet {timesheet.id_} is {timesheet.status}, not a draft.')
         if timesheet.employee == self.state.current_user:  # small_payroll.world:325
             raise ToolError('You cannot approve your own timesheet.')
         # small_payroll.world:326
         if self.t_periods[timesheet.period].status != _E12_PeriodStatus_open_:
-            raise ToolError(rt.built(
-                self, f'Period {self.t_periods[timesheet.period].id_} has already been paid.'
-            ))
+            self.fail(f'Period {self.t_periods[timesheet.period].id_} has already been paid.')
         if not (timesheet.hours > 0.0):  # small_payroll.world:327
-            raise ToolError(rt.built(self, f'Timesheet {timesheet.id_} has no hours.'))
+            self.fail(f'Timesheet {timesheet.id_} has no hours.')
         # small_payroll.world:328
         self.set_field(timesheet, 'status', _E15_TimesheetStatus_approved)
         # small_payroll.world:329
         self.set_field(timesheet, 'approved_by', self.state.current_user)
         return timesheet  # small_payroll.world:330
 
-    def tool_issue_bonus(  # small_payroll.world:333
+    @tool(  # small_payroll.world:333
+        "Issue a bonus to an active employee in an open period; it is paid with that period's "
+        "payroll.",
+        _PARAM_employee,
+        param('period', _ROW_periods, 'The open period it is paid in, as YYYY-MM.'),
+        param(
+            'amount_cents', arg.refined(arg.INT, 1, 10000000),
+            'The bonus in cents, e.g. 25000 for 250.00.',
+        ),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
+        where='small_payroll.world:333', returns=Bonus,
+    )
+    def tool_issue_bonus(
         self, employee: Employee, period: PayPeriod, amount_cents: int, reason: str
     ) -> Bonus:
         if self.state.current_user is None:  # small_payroll.world:341
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:342
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         if not employee.active:  # small_payroll.world:343
-            raise ToolError(rt.built(self, f'{employee.name} is inactive.'))
+            self.fail(f'{employee.name} is inactive.')
         bonus: Bonus = Bonus(  # small_payroll.world:344
             id_=self.next_id('bonus_ids', 'BN{:03d}'), employee=employee.id_, period=period.id_,
             amount_cents=v.check_range(amount_cents, 'Bonus.amount_cents', 1, 10000000),
@@ -535,19 +663,24 @@ class SmallPayroll(Episode):
         self.insert(self.t_bonuses, bonus)  # small_payroll.world:351
         return bonus  # small_payroll.world:352
 
-    def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:  # small_payroll.world:355
+    @tool(  # small_payroll.world:355
+        'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+        'salary;\nevery hourly employee with an approved timesheet gets its hours at their rate '
+        '(draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. '
+        'Earlier\nperiods must be paid first. Returns the new payslips.',
+        _PARAM_period, where='small_payroll.world:355', returns=js.array(js.STRING),
+    )
+    def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
         if period.status != _E12_PeriodStatus_open_:  # small_payroll.world:366
-            raise ToolError(rt.built(self, f'Period {period.id_} has already been paid.'))
+            self.fail(f'Period {period.id_} has already been paid.')
         earlier: tuple[str, ...] = tuple([  # small_payroll.world:367
             _p10.id_ for _p10 in rt.each(self, self.t_periods)
             if _p10.end < period.start and _p10.status == _E12_PeriodStatus_open_
         ])
         if len(earlier) != 0:  # small_payroll.world:368
-            raise ToolError(rt.built(
-                self, f'Period {self.t_periods[earlier[0]].id_} is still open; pay it first.'
-            ))
+            self.fail(f'Period {self.t_periods[earlier[0]].id_} is still open; pay it first.')
         created: tuple[str, ...] = ()  # small_payroll.world:369
         for e in rt.each(self, self.t_employees):  # small_payroll.world:370
             bonus: int = sum(rt.each(self, tuple([  # small_payroll.world:371
@@ -617,14 +750,23 @@ class SmallPayroll(Episode):
         self.set_fields(period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date())
         return created  # small_payroll.world:422
 
-    # small_payroll.world:425
+    @tool(  # small_payroll.world:425
+        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
+        _PARAM_payslip,
+        param(
+            'gross_cents', arg.refined(arg.INT, 0, 100000000),
+            'The correct gross pay in cents, without bonus.',
+        ),
+        param(
+            'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
+        ),
+        where='small_payroll.world:425', returns=Payslip,
+    )
     def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')
         if gross_cents == payslip.gross_cents:  # small_payroll.world:433
-            raise ToolError(rt.built(
-                self, f'Payslip {payslip.id_} already has a gross of {gross_cents} cents.'
-            ))
+            self.fail(f'Payslip {payslip.id_} already has a gross of {gross_cents} cents.')
         tax: int = self.fn_tax_for(  # small_payroll.world:434
             self.t_employees[payslip.employee], rt.bounded(gross_cents + payslip.bonus_cents)
         )
@@ -644,206 +786,7 @@ class SmallPayroll(Episode):
         return payslip  # small_payroll.world:440
 
 
-_PARAM_employee = param(
-    'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-    'The employee id (E and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-)
-_PARAM_period = param(
-    'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
-    'The period id, the year and month as YYYY-MM.',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
-)
-_PARAM_payslip = param(
-    'payslip', arg.row('payslips'), 'The payslip id (PS and four digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown payslip {key}.'),
-)
-_PARAM_timesheet = param(
-    'timesheet', arg.row('timesheets'), 'The timesheet id (TS and three digits).',
-    not_found=lambda ep, key: rt.built(ep, f'Unknown timesheet {key}.'),
-)
-
-
-SmallPayroll.TOOLS = tools(
-    tool(
-        SmallPayroll.tool_sign_in, 'Sign in to payroll. Only managers may sign in.',
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            'Your employee id (E and three digits).',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
-        where='small_payroll.world:192', returns=Employee,
-    ),
-    tool(
-        SmallPayroll.tool_get_employee,
-        "Show an employee's pay details, tax code and withholding rate, and their payslips "
-        "(period, hours, gross, bonus, tax, net and any correction).",
-        _PARAM_employee, read_only=True, where='small_payroll.world:202',
-        returns=js.closed({
-            'employee': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.STRING,
-            'pay_type': js.members(PayType), 'annual_salary_cents': js.INTEGER,
-            'hourly_rate_cents': js.INTEGER, 'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'rate_percent': js.INTEGER, 'active': js.BOOLEAN, 'payslips': js.array(Payslip),
-        }),
-        shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
-    ),
-    tool(
-        SmallPayroll.tool_list_timesheets,
-        'List the timesheets of a period with their employee, hours, status and approver, '
-        'optionally of one status.',
-        _PARAM_period,
-        param(
-            'status', arg.optional(arg.enum_of(TimesheetStatus)),
-            'Only timesheets with this status: draft, approved or paid.',
-        ),
-        read_only=True, where='small_payroll.world:220', returns=js.array(Timesheet),
-        shows=('list', ('row', 'timesheets')),
-    ),
-    tool(
-        SmallPayroll.tool_get_payslip,
-        'Show one payslip: gross, bonus, tax, net, hours and any correction.', _PARAM_payslip,
-        read_only=True, where='small_payroll.world:229', returns=Payslip,
-    ),
-    tool(
-        SmallPayroll.tool_find_employees,
-        'Find employees whose name contains the text, with their employee id, role, pay type, '
-        'salary or hourly rate, tax code and whether active.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the employee's name; case does not matter.",
-        ),
-        read_only=True, where='small_payroll.world:237', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    ),
-    tool(
-        SmallPayroll.tool_list_employees,
-        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax '
-        'code and whether active.',
-        param(
-            'pay_type', arg.optional(arg.enum_of(PayType)),
-            'Only salaried or only hourly employees; all when omitted.',
-        ),
-        param('active_only', arg.BOOL, 'Only active employees.', default=lambda ep: False),
-        read_only=True, where='small_payroll.world:246', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    ),
-    tool(
-        SmallPayroll.tool_list_tax_codes,
-        'List the tax codes with their description and flat withholding rate in percent.',
-        read_only=True, where='small_payroll.world:255', returns=js.array(TaxCode),
-        shows=('list', ('row', 'tax_codes')),
-    ),
-    tool(
-        SmallPayroll.tool_list_periods,
-        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
-        'dates, status and the date they were paid.',
-        param(
-            'status', arg.optional(arg.enum_of(PeriodStatus)),
-            'Only open or only paid periods; all when omitted.',
-        ),
-        read_only=True, where='small_payroll.world:261', returns=js.array(PayPeriod),
-        shows=('list', ('row', 'periods')),
-    ),
-    tool(
-        SmallPayroll.tool_get_timesheet,
-        'Show one timesheet: its employee, period, hours, status and who approved it.',
-        _PARAM_timesheet, read_only=True, where='small_payroll.world:269', returns=Timesheet,
-    ),
-    tool(
-        SmallPayroll.tool_list_bonuses,
-        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
-        param(
-            'period',
-            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
-            'Only bonuses paid in this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
-        ),
-        param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            "Only this employee's bonuses (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
-        read_only=True, where='small_payroll.world:277', returns=js.array(Bonus),
-        shows=('list', ('row', 'bonuses')),
-    ),
-    tool(
-        SmallPayroll.tool_list_payslips,
-        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
-        'and any correction.',
-        param(
-            'period',
-            arg.optional(arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$'))),
-            'Only payslips of this period (YYYY-MM); all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
-        ),
-        param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            "Only this employee's payslips (E and three digits); all when omitted.",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
-        read_only=True, where='small_payroll.world:286', returns=js.array(Payslip),
-        shows=('list', ('row', 'payslips')),
-    ),
-    tool(
-        SmallPayroll.tool_record_hours,
-        "Add hours to an hourly employee's draft timesheet for an open period, creating the "
-        "timesheet if there is none.",
-        param(
-            'employee', arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$')),
-            "The hourly employee's id (E and three digits).",
-            not_found=lambda ep, key: rt.built(ep, f'Unknown employee {key}.'),
-        ),
-        _PARAM_period,
-        param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
-        where='small_payroll.world:295', returns=Timesheet,
-    ),
-    tool(
-        SmallPayroll.tool_approve_timesheet,
-        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
-        'pays it.',
-        _PARAM_timesheet, where='small_payroll.world:318', returns=Timesheet,
-    ),
-    tool(
-        SmallPayroll.tool_issue_bonus,
-        "Issue a bonus to an active employee in an open period; it is paid with that period's "
-        "payroll.",
-        _PARAM_employee,
-        param(
-            'period', arg.row('periods', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}$')),
-            'The open period it is paid in, as YYYY-MM.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown period {key}.'),
-        ),
-        param(
-            'amount_cents', arg.refined(arg.INT, 1, 10000000),
-            'The bonus in cents, e.g. 25000 for 250.00.',
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
-        where='small_payroll.world:333', returns=Bonus,
-    ),
-    tool(
-        SmallPayroll.tool_run_payroll,
-        'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
-        'salary;\nevery hourly employee with an approved timesheet gets its hours at their rate '
-        '(draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. '
-        'Earlier\nperiods must be paid first. Returns the new payslips.',
-        _PARAM_period, where='small_payroll.world:355', returns=js.array(js.STRING),
-    ),
-    tool(
-        SmallPayroll.tool_correct_payslip,
-        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
-        _PARAM_payslip,
-        param(
-            'gross_cents', arg.refined(arg.INT, 0, 100000000),
-            'The correct gross pay in cents, without bonus.',
-        ),
-        param(
-            'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
-        ),
-        where='small_payroll.world:425', returns=Payslip,
-    ),
-)
+SmallPayroll.TOOLS = tools(SmallPayroll)
 
 
 # small_payroll.world:596
@@ -1049,7 +992,7 @@ def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:
 def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
     ep: SmallPayroll, replies: tuple[str, ...]
 ) -> bool:
-    return '2412' in rt.read(ep, rt.built(ep, rt.replace(
+    return '2412' in rt.read(ep, ep.built(rt.replace(
         rt.read(ep, replies[-1] if replies else ''), ',', ''
     )))
 

@@ -201,6 +201,41 @@ class SubscriptionInfo(Record):
     scheduled_box: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
+_RESULT_Box = js.closed({
+    'id': js.STRING, 'subscription': js.STRING, 'ship_date': js.STRING,
+    'status': js.members(BoxStatus), 'plan': js.scalar('str', pattern='^[A-Z]{2,6}-(M|Q)$'),
+    'add_ons': js.array(AddOnLine, max_items=5),
+    'tracking': js.nullable(js.scalar('str', pattern='^TRK[0-9]{8}$')),
+    'shipped_at': js.nullable(js.STRING),
+})
+_RESULT_SubscriptionInfo = js.closed({
+    'subscription': Subscription, 'scheduled_box': js.nullable(_RESULT_Box)
+})
+_ROW_agents = arg.row(
+    'agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'No agent with id {key}.'),
+)
+_ROW_subscribers = arg.row(
+    'subscribers', not_found=lambda ep, key: ep.built(f'No subscriber with id {key}.')
+)
+_ROW_plans = arg.row(
+    'plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'),
+    not_found=lambda ep, key: ep.built(f'No plan with code {key}.'),
+)
+_ROW_add_ons = arg.row(
+    'add_ons', arg.refined(arg.TEXT, pattern='^AD-[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'No add-on with SKU {key}.'),
+)
+_ROW_subscriptions = arg.row(
+    'subscriptions', not_found=lambda ep, key: ep.built(f'No subscription with id {key}.')
+)
+_ROW_boxes = arg.row('boxes', not_found=lambda ep, key: ep.built(f'No box with id {key}.'))
+_ROW_charges = arg.row('charges', not_found=lambda ep, key: ep.built(f'No charge with id {key}.'))
+_PARAM_subscription_id = param(
+    'subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0001.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -472,94 +507,200 @@ class SubscriptionBoxDesk(Episode):
             return True  # subscription_box_desk.world:198
         return (a if a is not None else rt.absent()).active  # subscription_box_desk.world:200
 
-    def tool_sign_in(self, agent_id: Agent) -> Agent:  # subscription_box_desk.world:243
+    @tool(  # subscription_box_desk.world:243
+        'Sign in as a support agent. Every tool that changes state acts as the signed-in agent.',
+        param(
+            'agent_id', _ROW_agents,
+            'Your agent id, e.g. AG01 (find_agents finds it by name or email).',
+        ),
+        where='subscription_box_desk.world:243', returns=Agent,
+    )
+    def tool_sign_in(self, agent_id: Agent) -> Agent:
         if not agent_id.active:  # subscription_box_desk.world:248
-            raise ToolError(rt.built(self, f'Agent {agent_id.id_} is inactive.'))
+            self.fail(f'Agent {agent_id.id_} is inactive.')
         self.set_state('current_agent', agent_id.id_)  # subscription_box_desk.world:249
         return agent_id  # subscription_box_desk.world:250
 
-    def tool_get_agent(self, agent_id: Agent) -> Agent:  # subscription_box_desk.world:253
+    @tool(  # subscription_box_desk.world:253
+        'Show an agent: name, email, role and whether active.',
+        param('agent_id', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
+        where='subscription_box_desk.world:253', returns=Agent,
+    )
+    def tool_get_agent(self, agent_id: Agent) -> Agent:
         return agent_id  # subscription_box_desk.world:258
 
-    # subscription_box_desk.world:261
+    @tool(  # subscription_box_desk.world:261
+        'Find agents by part of the name or email and/or by role, with their ids and roles.',
+        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
+        param('role', arg.optional(arg.enum_of(AgentRole)), 'Only this role: support or lead.'),
+        read_only=True, where='subscription_box_desk.world:261', returns=js.array(Agent),
+        shows=('list', ('row', 'agents')),
+    )
     def tool_find_agents(self, query: str | None, role: AgentRole | None) -> tuple[str, ...]:
         # subscription_box_desk.world:267
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # subscription_box_desk.world:268
             _a5.id_ for _a5 in rt.each(self, self.t_agents)
-            if (rt.read(self, q) in rt.read(self, rt.built(self, _a5.name.lower()))
-            or rt.read(self, q) in rt.read(self, rt.built(self, _a5.email.lower())))
+            if (rt.read(self, q) in rt.read(self, self.built(_a5.name.lower()))
+            or rt.read(self, q) in rt.read(self, self.built(_a5.email.lower())))
             and (role is None or _a5.role == role)
         ])
 
-    # subscription_box_desk.world:273
+    @tool(  # subscription_box_desk.world:273
+        'Show a subscriber: name, email, phone, address, card on file and join day.',
+        param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C001.'), read_only=True,
+        where='subscription_box_desk.world:273', returns=Subscriber,
+    )
     def tool_get_subscriber(self, subscriber_id: Subscriber) -> Subscriber:
         return subscriber_id  # subscription_box_desk.world:278
 
-    # subscription_box_desk.world:281
+    @tool(  # subscription_box_desk.world:281
+        'Find subscribers by exact email and/or part of the name, with their ids and contact '
+        'details.',
+        param('email', arg.optional(arg.TEXT), "The subscriber's exact email."),
+        param(
+            'name', arg.optional(arg.TEXT), "Part of the subscriber's name; case does not matter."
+        ),
+        read_only=True, where='subscription_box_desk.world:281', returns=js.array(Subscriber),
+        shows=('list', ('row', 'subscribers')),
+    )
     def tool_find_subscribers(self, email: str | None, name: str | None) -> tuple[str, ...]:
         if not (email is not None or name is not None):  # subscription_box_desk.world:287
             raise ToolError('Give an email or a name.')
         # subscription_box_desk.world:288
-        q: str = rt.built(self, (name if name is not None else '').lower())
-        wanted: str = rt.built(  # subscription_box_desk.world:289
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        q: str = self.built((name if name is not None else '').lower())
+        # subscription_box_desk.world:289
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # subscription_box_desk.world:290
             _s6.id_ for _s6 in rt.each(self, self.t_subscribers)
-            if (email is None or rt.built(self, _s6.email.lower()) == wanted)
-            and rt.read(self, q) in rt.read(self, rt.built(self, _s6.name.lower()))
+            if (email is None or self.built(_s6.email.lower()) == wanted)
+            and rt.read(self, q) in rt.read(self, self.built(_s6.name.lower()))
         ])
 
-    def tool_get_plan(self, code: Plan) -> Plan:  # subscription_box_desk.world:295
+    @tool(  # subscription_box_desk.world:295
+        'Show a plan: name, billing cycle, price per box, items per box and whether it is '
+        'available.',
+        param('code', _ROW_plans, 'The plan code, e.g. SNACK-M.'), read_only=True,
+        where='subscription_box_desk.world:295', returns=Plan,
+    )
+    def tool_get_plan(self, code: Plan) -> Plan:
         return code  # subscription_box_desk.world:298
 
-    # subscription_box_desk.world:301
+    @tool(  # subscription_box_desk.world:301
+        'List plans with their codes, cycles and prices.',
+        param(
+            'cycle', arg.optional(arg.enum_of(BillingCycle)),
+            'Only monthly or only quarterly plans.',
+        ),
+        param(
+            'available_only', arg.BOOL, 'Only plans open to new subscriptions and switches.',
+            default=True,
+        ),
+        read_only=True, where='subscription_box_desk.world:301', returns=js.array(Plan),
+        shows=('list', ('row', 'plans')),
+    )
     def tool_list_plans(self, cycle: BillingCycle | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # subscription_box_desk.world:307
             _p7.code for _p7 in rt.each(self, self.t_plans)
             if (cycle is None or _p7.cycle == cycle) and (not available_only or _p7.available)
         ])
 
-    def tool_get_add_on(self, sku: AddOn) -> AddOn:  # subscription_box_desk.world:310
+    @tool(  # subscription_box_desk.world:310
+        'Show an add-on: name, price, stock and whether it is active.',
+        param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-001.'), read_only=True,
+        where='subscription_box_desk.world:310', returns=AddOn,
+    )
+    def tool_get_add_on(self, sku: AddOn) -> AddOn:
         return sku  # subscription_box_desk.world:315
 
-    # subscription_box_desk.world:318
+    @tool(  # subscription_box_desk.world:318
+        'List add-ons by part of the name, with their SKUs, prices and stock.',
+        param('query', arg.optional(arg.TEXT), "Part of the add-on's name; case does not matter."),
+        param('in_stock_only', arg.BOOL, 'Only active add-ons with stock.', default=False),
+        read_only=True, where='subscription_box_desk.world:318', returns=js.array(AddOn),
+        shows=('list', ('row', 'add_ons')),
+    )
     def tool_list_add_ons(self, query: str | None, in_stock_only: bool) -> tuple[str, ...]:
         # subscription_box_desk.world:324
-        q: str = rt.built(self, (query if query is not None else '').lower())
+        q: str = self.built((query if query is not None else '').lower())
         return tuple([  # subscription_box_desk.world:325
             _a8.sku for _a8 in rt.each(self, self.t_add_ons)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _a8.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_a8.name.lower()))
             and (not in_stock_only or _a8.active and _a8.stock > 0)
         ])
 
-    # subscription_box_desk.world:330
+    @tool(  # subscription_box_desk.world:330
+        'Show a subscription (subscriber, plan, status, next ship date, pause and cancel days, '
+        'boxes shipped) with its scheduled box.',
+        _PARAM_subscription_id, read_only=True, where='subscription_box_desk.world:330',
+        returns=_RESULT_SubscriptionInfo, shows=(
+            'record', (
+                ('subscription', 'subscription', ('row', 'subscriptions')),
+                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+            ),
+        ),
+    )
     def tool_get_subscription(self, subscription_id: Subscription) -> SubscriptionInfo:
         return SubscriptionInfo(  # subscription_box_desk.world:335
             subscription_id.id_, rt.key_of(self.fn_scheduled_box(subscription_id))
         )
 
-    def tool_find_subscriptions(  # subscription_box_desk.world:341
-        self,
-        subscriber_id: Subscriber | None,
-        email: str | None,
-        status: SubscriptionStatus | None,
-        plan: Plan | None,
+    @tool(  # subscription_box_desk.world:341
+        'List subscriptions of a subscriber (by id or email), optionally by status or plan, with '
+        'their plans, statuses and next ship dates.',
+        param(
+            'subscriber_id', arg.optional(arg.row('subscribers')),
+            'Only subscriptions of this subscriber id, e.g. C001.',
+        ),
+        param(
+            'email', arg.optional(arg.TEXT),
+            'Only subscriptions of the subscriber with this exact email.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(SubscriptionStatus)),
+            'Only subscriptions with this status.',
+        ),
+        param(
+            'plan',
+            arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))),
+            'Only subscriptions to this plan code.',
+        ),
+        read_only=True, where='subscription_box_desk.world:341', returns=js.array(Subscription),
+        shows=('list', ('row', 'subscriptions')),
+    )
+    def tool_find_subscriptions(
+        self, subscriber_id: Subscriber | None, email: str | None,
+        status: SubscriptionStatus | None, plan: Plan | None,
     ) -> tuple[str, ...]:
-        wanted: str = rt.built(  # subscription_box_desk.world:349
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
+        # subscription_box_desk.world:349
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
         return tuple([  # subscription_box_desk.world:350
             _s9.id_ for _s9 in rt.each(self, self.t_subscriptions)
             if (subscriber_id is None or _s9.subscriber == subscriber_id.id_)
             and (email is None
-            or rt.built(self, self.t_subscribers[_s9.subscriber].email.lower()) == wanted)
+            or self.built(self.t_subscribers[_s9.subscriber].email.lower()) == wanted)
             and (status is None or _s9.status == status)
             and (plan is None or _s9.plan == plan.code)
         ])
 
-    def tool_subscribe(  # subscription_box_desk.world:353
+    @tool(  # subscription_box_desk.world:353
+        'Subscribe a subscriber to an available plan; the first box is scheduled for the given '
+        'day.',
+        param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C005.'),
+        param('plan', _ROW_plans, 'The plan code, e.g. SNACK-M.'),
+        param(
+            'first_ship_date', arg.optional(arg.DATE),
+            'The day the first box ships, today or later; leave out for today.',
+        ),
+        where='subscription_box_desk.world:353', returns=_RESULT_SubscriptionInfo,
+        shows=(
+            'record', (
+                ('subscription', 'subscription', ('row', 'subscriptions')),
+                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+            ),
+        ),
+    )
+    def tool_subscribe(
         self, subscriber_id: Subscriber, plan: Plan, first_ship_date: dt.date | None
     ) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:360
@@ -567,12 +708,11 @@ class SubscriptionBoxDesk(Episode):
         # subscription_box_desk.world:362
         first: dt.date = first_ship_date if first_ship_date is not None else today
         if not plan.available:  # subscription_box_desk.world:363
-            raise ToolError(rt.built(self, f'Plan {plan.code} is not available.'))
+            self.fail(f'Plan {plan.code} is not available.')
         if self.fn_live_on_plan(subscriber_id, plan):  # subscription_box_desk.world:364
-            raise ToolError(rt.built(
-                self,
-                f'Subscriber {subscriber_id.id_} already has a live subscription to {plan.code}.',
-            ))
+            self.fail(
+                f'Subscriber {subscriber_id.id_} already has a live subscription to {plan.code}.'
+            )
         if first < today:  # subscription_box_desk.world:365
             raise ToolError(f'The first ship date {first} is in the past.')
         sub: Subscription = Subscription(  # subscription_box_desk.world:366
@@ -589,7 +729,18 @@ class SubscriptionBoxDesk(Episode):
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:374
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:375
 
-    def tool_pause_subscription(  # subscription_box_desk.world:378
+    @tool(  # subscription_box_desk.world:378
+        'Pause an active subscription until a day; its scheduled box is voided and its add-ons '
+        'go back to stock. A paused subscription ships nothing.',
+        _PARAM_subscription_id,
+        param(
+            'until', arg.optional(arg.DATE),
+            'The day the pause ends, after today and within max_pause_days; leave out for 30 '
+            'days from today.',
+        ),
+        where='subscription_box_desk.world:378', returns=Subscription,
+    )
+    def tool_pause_subscription(
         self, subscription_id: Subscription, until: dt.date | None
     ) -> Subscription:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:384
@@ -598,9 +749,7 @@ class SubscriptionBoxDesk(Episode):
         # subscription_box_desk.world:387
         end: dt.date = until if until is not None else today + dt.timedelta(days=30)
         if sub.status != _E18_SubscriptionStatus_active:  # subscription_box_desk.world:388
-            raise ToolError(rt.built(
-                self, f'Only active subscriptions can be paused; {sub.id_} is {sub.status}.'
-            ))
+            self.fail(f'Only active subscriptions can be paused; {sub.id_} is {sub.status}.')
         if end <= today:  # subscription_box_desk.world:389
             raise ToolError('The pause must end after today.')
         # subscription_box_desk.world:390
@@ -610,12 +759,9 @@ class SubscriptionBoxDesk(Episode):
         if box is not None:  # subscription_box_desk.world:392
             for l in rt.each(self, box.add_ons):  # subscription_box_desk.world:393
                 self.set_field(  # subscription_box_desk.world:394
-                    self.t_add_ons[self.t_add_ons[l.add_on].sku], 'stock',
-                    v.check_range(
-                        rt.bounded(
-                            self.t_add_ons[self.t_add_ons[l.add_on].sku].stock + l.quantity
-                        ),
-                        'AddOn.stock', 0, None,
+                    self.t_add_ons[l.add_on], 'stock', v.check_range(
+                        rt.bounded(self.t_add_ons[l.add_on].stock + l.quantity), 'AddOn.stock', 0,
+                        None,
                     ),
                 )
             # subscription_box_desk.world:396
@@ -626,16 +772,30 @@ class SubscriptionBoxDesk(Episode):
         )
         return sub  # subscription_box_desk.world:401
 
-    def tool_resume_subscription(  # subscription_box_desk.world:404
+    @tool(  # subscription_box_desk.world:404
+        'Resume a paused subscription; its next box is scheduled.',
+        param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0003.'),
+        param(
+            'next_ship_date', arg.optional(arg.DATE),
+            'The day the next box ships, today or later; leave out for the end of the pause (or '
+            'today if that has passed).',
+        ),
+        where='subscription_box_desk.world:404', returns=_RESULT_SubscriptionInfo,
+        shows=(
+            'record', (
+                ('subscription', 'subscription', ('row', 'subscriptions')),
+                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+            ),
+        ),
+    )
+    def tool_resume_subscription(
         self, subscription_id: Subscription, next_ship_date: dt.date | None
     ) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:410
         sub: Subscription = subscription_id  # subscription_box_desk.world:411
         today: dt.date = self.clock.date()  # subscription_box_desk.world:412
         if sub.status != _E18_SubscriptionStatus_paused:  # subscription_box_desk.world:413
-            raise ToolError(rt.built(
-                self, f'Only paused subscriptions can be resumed; {sub.id_} is {sub.status}.'
-            ))
+            self.fail(f'Only paused subscriptions can be resumed; {sub.id_} is {sub.status}.')
         # subscription_box_desk.world:414
         fallback: dt.date = sub.paused_until if sub.paused_until is not None else today
         if fallback < today:  # subscription_box_desk.world:415
@@ -656,31 +816,36 @@ class SubscriptionBoxDesk(Episode):
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:424
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:425
 
-    # subscription_box_desk.world:428
+    @tool(  # subscription_box_desk.world:428
+        'Skip the next box of an active subscription: it is marked skipped and never charged, '
+        'its add-ons go back to stock, and the following box is scheduled one cycle later.',
+        _PARAM_subscription_id, where='subscription_box_desk.world:428',
+        returns=_RESULT_SubscriptionInfo, shows=(
+            'record', (
+                ('subscription', 'subscription', ('row', 'subscriptions')),
+                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+            ),
+        ),
+    )
     def tool_skip_next_box(self, subscription_id: Subscription) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:433
         sub: Subscription = subscription_id  # subscription_box_desk.world:434
         today: dt.date = self.clock.date()  # subscription_box_desk.world:435
         if sub.status != _E18_SubscriptionStatus_active:  # subscription_box_desk.world:436
-            raise ToolError(rt.built(
-                self, f'Only active subscriptions have a next box; {sub.id_} is {sub.status}.'
-            ))
+            self.fail(f'Only active subscriptions have a next box; {sub.id_} is {sub.status}.')
         box: Box | None = self.fn_scheduled_box(sub)  # subscription_box_desk.world:437
         if box is None:  # subscription_box_desk.world:438
-            raise ToolError(rt.built(self, f'Subscription {sub.id_} has no scheduled box.'))
+            self.fail(f'Subscription {sub.id_} has no scheduled box.')
         # subscription_box_desk.world:439
         if box.ship_date - today <= dt.timedelta(days=self.state.skip_cutoff_days):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Too late to skip: box {box.id_} ships on {box.ship_date}, within '
                 f'{self.state.skip_cutoff_days} days.',
-            ))
+            )
         for l in rt.each(self, box.add_ons):  # subscription_box_desk.world:440
             self.set_field(  # subscription_box_desk.world:441
-                self.t_add_ons[self.t_add_ons[l.add_on].sku], 'stock',
-                v.check_range(
-                    rt.bounded(self.t_add_ons[self.t_add_ons[l.add_on].sku].stock + l.quantity),
-                    'AddOn.stock', 0, None,
+                self.t_add_ons[l.add_on], 'stock', v.check_range(
+                    rt.bounded(self.t_add_ons[l.add_on].stock + l.quantity), 'AddOn.stock', 0, None
                 ),
             )
         # subscription_box_desk.world:443
@@ -696,48 +861,72 @@ class SubscriptionBoxDesk(Episode):
         self.set_field(sub, 'next_ship_date', following)  # subscription_box_desk.world:447
         return SubscriptionInfo(sub.id_, next_box.id_)  # subscription_box_desk.world:448
 
-    # subscription_box_desk.world:451
+    @tool(  # subscription_box_desk.world:451
+        'Switch an active subscription to another available plan; the scheduled box is remade '
+        'for the new plan on the same day, add-ons kept.',
+        _PARAM_subscription_id,
+        param('new_plan', _ROW_plans, 'The code of the plan to switch to, e.g. SNACK-Q.'),
+        where='subscription_box_desk.world:451', returns=_RESULT_SubscriptionInfo,
+        shows=(
+            'record', (
+                ('subscription', 'subscription', ('row', 'subscriptions')),
+                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+            ),
+        ),
+    )
     def tool_switch_plan(self, subscription_id: Subscription, new_plan: Plan) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:457
         sub: Subscription = subscription_id  # subscription_box_desk.world:458
         today: dt.date = self.clock.date()  # subscription_box_desk.world:459
         if sub.status != _E18_SubscriptionStatus_active:  # subscription_box_desk.world:460
-            raise ToolError(rt.built(
-                self, f'Only active subscriptions can switch plans; {sub.id_} is {sub.status}.'
-            ))
+            self.fail(f'Only active subscriptions can switch plans; {sub.id_} is {sub.status}.')
         if not new_plan.available:  # subscription_box_desk.world:461
-            raise ToolError(rt.built(self, f'Plan {new_plan.code} is not available.'))
+            self.fail(f'Plan {new_plan.code} is not available.')
         if new_plan.code == sub.plan:  # subscription_box_desk.world:462
-            raise ToolError(rt.built(
-                self, f'Subscription {sub.id_} is already on {new_plan.code}.'
-            ))
+            self.fail(f'Subscription {sub.id_} is already on {new_plan.code}.')
         # subscription_box_desk.world:463
         if self.fn_live_on_plan(self.t_subscribers[sub.subscriber], new_plan):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Subscriber {self.t_subscribers[sub.subscriber].id_} already has a live '
                 f'subscription to {new_plan.code}.',
-            ))
+            )
         box: Box | None = self.fn_scheduled_box(sub)  # subscription_box_desk.world:464
         if box is None:  # subscription_box_desk.world:465
-            raise ToolError(rt.built(self, f'Subscription {sub.id_} has no scheduled box.'))
+            self.fail(f'Subscription {sub.id_} has no scheduled box.')
         # subscription_box_desk.world:466
         if box.ship_date - today <= dt.timedelta(days=self.state.skip_cutoff_days):
-            raise ToolError(rt.built(
-                self, f'Too late to change box {box.id_}: it ships on {box.ship_date}.'
-            ))
+            self.fail(f'Too late to change box {box.id_}: it ships on {box.ship_date}.')
         self.set_field(sub, 'plan', new_plan.code)  # subscription_box_desk.world:467
         # subscription_box_desk.world:468
         self.set_field(self.t_boxes[box.id_], 'plan', new_plan.code)
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:469
 
-    def tool_get_box(self, box_id: Box) -> Box:  # subscription_box_desk.world:474
+    @tool(  # subscription_box_desk.world:474
+        'Show a box: subscription, ship day, status, plan, add-on lines, tracking number and '
+        'ship time.',
+        param('box_id', _ROW_boxes, 'The box id, e.g. BX0003.'), read_only=True,
+        where='subscription_box_desk.world:474', returns=_RESULT_Box,
+    )
+    def tool_get_box(self, box_id: Box) -> Box:
         return box_id  # subscription_box_desk.world:477
 
-    def tool_list_boxes(  # subscription_box_desk.world:480
-        self,
-        subscription_id: Subscription | None,
-        ship_date: dt.date | None,
+    @tool(  # subscription_box_desk.world:480
+        'List the boxes of a subscription, or the boxes shipping on a day, optionally by status, '
+        'with their ship days, plans, add-ons and statuses.',
+        param(
+            'subscription_id', arg.optional(arg.row('subscriptions')),
+            'Only boxes of this subscription id, e.g. S0001.',
+        ),
+        param(
+            'ship_date', arg.optional(arg.DATE),
+            'Only boxes shipping on this day, e.g. 2025-04-15.',
+        ),
+        param('status', arg.optional(arg.enum_of(BoxStatus)), 'Only boxes with this status.'),
+        read_only=True, where='subscription_box_desk.world:480', returns=js.array(_RESULT_Box),
+        shows=('list', ('row', 'boxes')),
+    )
+    def tool_list_boxes(
+        self, subscription_id: Subscription | None, ship_date: dt.date | None,
         status: BoxStatus | None,
     ) -> tuple[str, ...]:
         # subscription_box_desk.world:487
@@ -753,34 +942,34 @@ class SubscriptionBoxDesk(Episode):
             key=lambda _x10: _x10.ship_date,
         )
 
-    # subscription_box_desk.world:491
+    @tool(  # subscription_box_desk.world:491
+        'Add an add-on to the next (scheduled) box of an active subscription at its current '
+        'price; the stock is reserved at once.',
+        _PARAM_subscription_id, param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-002.'),
+        param('quantity', arg.refined(arg.INT, 1, 5), 'How many to add.', default=1),
+        where='subscription_box_desk.world:491', returns=_RESULT_Box,
+    )
     def tool_add_add_on(self, subscription_id: Subscription, sku: AddOn, quantity: int) -> Box:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:498
         sub: Subscription = subscription_id  # subscription_box_desk.world:499
         today: dt.date = self.clock.date()  # subscription_box_desk.world:500
         if sub.status != _E18_SubscriptionStatus_active:  # subscription_box_desk.world:501
-            raise ToolError(rt.built(
-                self, f'Only active subscriptions have a next box; {sub.id_} is {sub.status}.'
-            ))
+            self.fail(f'Only active subscriptions have a next box; {sub.id_} is {sub.status}.')
         box: Box | None = self.fn_scheduled_box(sub)  # subscription_box_desk.world:502
         if box is None:  # subscription_box_desk.world:503
-            raise ToolError(rt.built(self, f'Subscription {sub.id_} has no scheduled box.'))
+            self.fail(f'Subscription {sub.id_} has no scheduled box.')
         if not sku.active:  # subscription_box_desk.world:504
-            raise ToolError(rt.built(self, f'Add-on {sku.sku} is not active.'))
+            self.fail(f'Add-on {sku.sku} is not active.')
         if sku.stock < quantity:  # subscription_box_desk.world:505
-            raise ToolError(rt.built(self, f'Only {sku.stock} of add-on {sku.sku} in stock.'))
+            self.fail(f'Only {sku.stock} of add-on {sku.sku} in stock.')
         # subscription_box_desk.world:511
         if any(_l12.add_on == sku.sku for _l12 in rt.each(self, box.add_ons)):
-            raise ToolError(rt.built(self, f'Add-on {sku.sku} is already in box {box.id_}.'))
+            self.fail(f'Add-on {sku.sku} is already in box {box.id_}.')
         if len(box.add_ons) >= self.state.max_add_ons_per_box:  # subscription_box_desk.world:512
-            raise ToolError(rt.built(
-                self, f'Box {box.id_} already has {self.state.max_add_ons_per_box} add-ons.'
-            ))
+            self.fail(f'Box {box.id_} already has {self.state.max_add_ons_per_box} add-ons.')
         # subscription_box_desk.world:513
         if box.ship_date - today <= dt.timedelta(days=self.state.skip_cutoff_days):
-            raise ToolError(rt.built(
-                self, f'Too late to change box {box.id_}: it ships on {box.ship_date}.'
-            ))
+            self.fail(f'Too late to change box {box.id_}: it ships on {box.ship_date}.')
         self.set_field(  # subscription_box_desk.world:514
             self.t_boxes[box.id_], 'add_ons', v.check_length(
                 rt.each(
@@ -799,17 +988,22 @@ class SubscriptionBoxDesk(Episode):
         )
         return self.t_boxes[box.id_]  # subscription_box_desk.world:516
 
-    def tool_ship_box(self, box_id: Box) -> Charge:  # subscription_box_desk.world:519
+    @tool(  # subscription_box_desk.world:519
+        "Ship a scheduled box that is due (ship day today or earlier) and charge its price plus "
+        "add-ons to the subscriber's card; the next box is scheduled one cycle later. Only leads "
+        "ship boxes.",
+        param('box_id', _ROW_boxes, 'The id of a scheduled box that is due, e.g. BX0006.'),
+        where='subscription_box_desk.world:519', returns=Charge,
+    )
+    def tool_ship_box(self, box_id: Box) -> Charge:
         me: Agent = self.fn_actor()  # subscription_box_desk.world:524
         box: Box = box_id  # subscription_box_desk.world:525
         if me.role != _E9_AgentRole_lead:  # subscription_box_desk.world:526
             raise ToolError('Only leads ship boxes.')
         if box.status != _E9_BoxStatus_scheduled:  # subscription_box_desk.world:527
-            raise ToolError(rt.built(
-                self, f'Only scheduled boxes can ship; {box.id_} is {box.status}.'
-            ))
+            self.fail(f'Only scheduled boxes can ship; {box.id_} is {box.status}.')
         if box.ship_date > self.clock.date():  # subscription_box_desk.world:528
-            raise ToolError(rt.built(self, f'Box {box.id_} is not due until {box.ship_date}.'))
+            self.fail(f'Box {box.id_} is not due until {box.ship_date}.')
         # subscription_box_desk.world:529
         sub: Subscription = self.t_subscriptions[box.subscription]
         amount: float = self.fn_box_amount(box)  # subscription_box_desk.world:530
@@ -851,22 +1045,24 @@ class SubscriptionBoxDesk(Episode):
         self.set_field(self.t_subscriptions[sub.id_], 'next_ship_date', following)
         return charge  # subscription_box_desk.world:545
 
-    # subscription_box_desk.world:548
+    @tool(  # subscription_box_desk.world:548
+        'Cancel an active or paused subscription; a scheduled box is voided and its add-ons go '
+        'back to stock.',
+        param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0002.'),
+        where='subscription_box_desk.world:548', returns=Subscription,
+    )
     def tool_cancel_subscription(self, subscription_id: Subscription) -> Subscription:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:553
         sub: Subscription = subscription_id  # subscription_box_desk.world:554
         if sub.status == _E18_SubscriptionStatus_cancelled:  # subscription_box_desk.world:555
-            raise ToolError(rt.built(self, f'Subscription {sub.id_} is already cancelled.'))
+            self.fail(f'Subscription {sub.id_} is already cancelled.')
         box: Box | None = self.fn_scheduled_box(sub)  # subscription_box_desk.world:556
         if box is not None:  # subscription_box_desk.world:557
             for l in rt.each(self, box.add_ons):  # subscription_box_desk.world:558
                 self.set_field(  # subscription_box_desk.world:559
-                    self.t_add_ons[self.t_add_ons[l.add_on].sku], 'stock',
-                    v.check_range(
-                        rt.bounded(
-                            self.t_add_ons[self.t_add_ons[l.add_on].sku].stock + l.quantity
-                        ),
-                        'AddOn.stock', 0, None,
+                    self.t_add_ons[l.add_on], 'stock', v.check_range(
+                        rt.bounded(self.t_add_ons[l.add_on].stock + l.quantity), 'AddOn.stock', 0,
+                        None,
                     ),
                 )
             # subscription_box_desk.world:561
@@ -877,328 +1073,15 @@ class SubscriptionBoxDesk(Episode):
         )
         return sub  # subscription_box_desk.world:567
 
-    def tool_get_charge(self, charge_id: Charge) -> Charge:  # subscription_box_desk.world:570
+    @tool(  # subscription_box_desk.world:570
+        'Show a charge: box, subscriber, amount, card, status and time.',
+        param('charge_id', _ROW_charges, 'The charge id, e.g. CH0001.'), read_only=True,
+        where='subscription_box_desk.world:570', returns=Charge,
+    )
+    def tool_get_charge(self, charge_id: Charge) -> Charge:
         return charge_id  # subscription_box_desk.world:575
 
-    def tool_list_charges(  # subscription_box_desk.world:578
-        self, subscriber_id: Subscriber | None, email: str | None, since: dt.date | None
-    ) -> tuple[str, ...]:
-        if not (subscriber_id is not None or email is not None):  # subscription_box_desk.world:585
-            raise ToolError('Give a subscriber or an email.')
-        wanted: str = rt.built(  # subscription_box_desk.world:586
-            self, rt.built(self, (email if email is not None else '').strip()).lower()
-        )
-        return tuple([  # subscription_box_desk.world:587
-            _c13.id_ for _c13 in rt.each(self, self.t_charges)
-            if (subscriber_id is None or _c13.subscriber == subscriber_id.id_)
-            and (email is None
-            or rt.built(self, self.t_subscribers[_c13.subscriber].email.lower()) == wanted)
-            and (since is None or _c13.charged_at.date() >= since)
-        ])
-
-
-_RESULT_Box = js.closed({
-    'id': js.STRING, 'subscription': js.STRING, 'ship_date': js.STRING,
-    'status': js.members(BoxStatus), 'plan': js.scalar('str', pattern='^[A-Z]{2,6}-(M|Q)$'),
-    'add_ons': js.array(AddOnLine, max_items=5),
-    'tracking': js.nullable(js.scalar('str', pattern='^TRK[0-9]{8}$')),
-    'shipped_at': js.nullable(js.STRING),
-})
-_RESULT_SubscriptionInfo = js.closed({
-    'subscription': Subscription, 'scheduled_box': js.nullable(_RESULT_Box)
-})
-_PARAM_subscription_id = param(
-    'subscription_id', arg.row('subscriptions'), 'The subscription id, e.g. S0001.',
-    not_found=lambda ep, key: rt.built(ep, f'No subscription with id {key}.'),
-)
-
-
-SubscriptionBoxDesk.TOOLS = tools(
-    tool(
-        SubscriptionBoxDesk.tool_sign_in,
-        'Sign in as a support agent. Every tool that changes state acts as the signed-in agent.',
-        param(
-            'agent_id', arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-            'Your agent id, e.g. AG01 (find_agents finds it by name or email).',
-            not_found=lambda ep, key: rt.built(ep, f'No agent with id {key}.'),
-        ),
-        where='subscription_box_desk.world:243', returns=Agent,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_agent, 'Show an agent: name, email, role and whether active.',
-        param(
-            'agent_id', arg.row('agents', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$')),
-            'The agent id, e.g. AG01.',
-            not_found=lambda ep, key: rt.built(ep, f'No agent with id {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:253', returns=Agent,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_find_agents,
-        'Find agents by part of the name or email and/or by role, with their ids and roles.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(AgentRole)), 'Only this role: support or lead.'),
-        read_only=True, where='subscription_box_desk.world:261', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_subscriber,
-        'Show a subscriber: name, email, phone, address, card on file and join day.',
-        param(
-            'subscriber_id', arg.row('subscribers'), 'The subscriber id, e.g. C001.',
-            not_found=lambda ep, key: rt.built(ep, f'No subscriber with id {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:273', returns=Subscriber,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_find_subscribers,
-        'Find subscribers by exact email and/or part of the name, with their ids and contact '
-        'details.',
-        param('email', arg.optional(arg.TEXT), "The subscriber's exact email."),
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the subscriber's name; case does not matter."
-        ),
-        read_only=True, where='subscription_box_desk.world:281', returns=js.array(Subscriber),
-        shows=('list', ('row', 'subscribers')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_plan,
-        'Show a plan: name, billing cycle, price per box, items per box and whether it is '
-        'available.',
-        param(
-            'code', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$')),
-            'The plan code, e.g. SNACK-M.',
-            not_found=lambda ep, key: rt.built(ep, f'No plan with code {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:295', returns=Plan,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_list_plans, 'List plans with their codes, cycles and prices.',
-        param(
-            'cycle', arg.optional(arg.enum_of(BillingCycle)),
-            'Only monthly or only quarterly plans.',
-        ),
-        param(
-            'available_only', arg.BOOL, 'Only plans open to new subscriptions and switches.',
-            default=lambda ep: True,
-        ),
-        read_only=True, where='subscription_box_desk.world:301', returns=js.array(Plan),
-        shows=('list', ('row', 'plans')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_add_on,
-        'Show an add-on: name, price, stock and whether it is active.',
-        param(
-            'sku', arg.row('add_ons', arg.refined(arg.TEXT, pattern='^AD-[0-9]{3}$')),
-            'The add-on SKU, e.g. AD-001.',
-            not_found=lambda ep, key: rt.built(ep, f'No add-on with SKU {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:310', returns=AddOn,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_list_add_ons,
-        'List add-ons by part of the name, with their SKUs, prices and stock.',
-        param('query', arg.optional(arg.TEXT), "Part of the add-on's name; case does not matter."),
-        param(
-            'in_stock_only', arg.BOOL, 'Only active add-ons with stock.', default=lambda ep: False
-        ),
-        read_only=True, where='subscription_box_desk.world:318', returns=js.array(AddOn),
-        shows=('list', ('row', 'add_ons')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_subscription,
-        'Show a subscription (subscriber, plan, status, next ship date, pause and cancel days, '
-        'boxes shipped) with its scheduled box.',
-        _PARAM_subscription_id, read_only=True, where='subscription_box_desk.world:330',
-        returns=_RESULT_SubscriptionInfo, shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_find_subscriptions,
-        'List subscriptions of a subscriber (by id or email), optionally by status or plan, with '
-        'their plans, statuses and next ship dates.',
-        param(
-            'subscriber_id', arg.optional(arg.row('subscribers')),
-            'Only subscriptions of this subscriber id, e.g. C001.',
-        ),
-        param(
-            'email', arg.optional(arg.TEXT),
-            'Only subscriptions of the subscriber with this exact email.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(SubscriptionStatus)),
-            'Only subscriptions with this status.',
-        ),
-        param(
-            'plan',
-            arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))),
-            'Only subscriptions to this plan code.',
-        ),
-        read_only=True, where='subscription_box_desk.world:341', returns=js.array(Subscription),
-        shows=('list', ('row', 'subscriptions')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_subscribe,
-        'Subscribe a subscriber to an available plan; the first box is scheduled for the given '
-        'day.',
-        param(
-            'subscriber_id', arg.row('subscribers'), 'The subscriber id, e.g. C005.',
-            not_found=lambda ep, key: rt.built(ep, f'No subscriber with id {key}.'),
-        ),
-        param(
-            'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$')),
-            'The plan code, e.g. SNACK-M.',
-            not_found=lambda ep, key: rt.built(ep, f'No plan with code {key}.'),
-        ),
-        param(
-            'first_ship_date', arg.optional(arg.DATE),
-            'The day the first box ships, today or later; leave out for today.',
-        ),
-        where='subscription_box_desk.world:353', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_pause_subscription,
-        'Pause an active subscription until a day; its scheduled box is voided and its add-ons '
-        'go back to stock. A paused subscription ships nothing.',
-        _PARAM_subscription_id,
-        param(
-            'until', arg.optional(arg.DATE),
-            'The day the pause ends, after today and within max_pause_days; leave out for 30 '
-            'days from today.',
-        ),
-        where='subscription_box_desk.world:378', returns=Subscription,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_resume_subscription,
-        'Resume a paused subscription; its next box is scheduled.',
-        param(
-            'subscription_id', arg.row('subscriptions'), 'The subscription id, e.g. S0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No subscription with id {key}.'),
-        ),
-        param(
-            'next_ship_date', arg.optional(arg.DATE),
-            'The day the next box ships, today or later; leave out for the end of the pause (or '
-            'today if that has passed).',
-        ),
-        where='subscription_box_desk.world:404', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_skip_next_box,
-        'Skip the next box of an active subscription: it is marked skipped and never charged, '
-        'its add-ons go back to stock, and the following box is scheduled one cycle later.',
-        _PARAM_subscription_id, where='subscription_box_desk.world:428',
-        returns=_RESULT_SubscriptionInfo, shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_switch_plan,
-        'Switch an active subscription to another available plan; the scheduled box is remade '
-        'for the new plan on the same day, add-ons kept.',
-        _PARAM_subscription_id,
-        param(
-            'new_plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$')),
-            'The code of the plan to switch to, e.g. SNACK-Q.',
-            not_found=lambda ep, key: rt.built(ep, f'No plan with code {key}.'),
-        ),
-        where='subscription_box_desk.world:451', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_box,
-        'Show a box: subscription, ship day, status, plan, add-on lines, tracking number and '
-        'ship time.',
-        param(
-            'box_id', arg.row('boxes'), 'The box id, e.g. BX0003.',
-            not_found=lambda ep, key: rt.built(ep, f'No box with id {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:474', returns=_RESULT_Box,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_list_boxes,
-        'List the boxes of a subscription, or the boxes shipping on a day, optionally by status, '
-        'with their ship days, plans, add-ons and statuses.',
-        param(
-            'subscription_id', arg.optional(arg.row('subscriptions')),
-            'Only boxes of this subscription id, e.g. S0001.',
-        ),
-        param(
-            'ship_date', arg.optional(arg.DATE),
-            'Only boxes shipping on this day, e.g. 2025-04-15.',
-        ),
-        param('status', arg.optional(arg.enum_of(BoxStatus)), 'Only boxes with this status.'),
-        read_only=True, where='subscription_box_desk.world:480', returns=js.array(_RESULT_Box),
-        shows=('list', ('row', 'boxes')),
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_add_add_on,
-        'Add an add-on to the next (scheduled) box of an active subscription at its current '
-        'price; the stock is reserved at once.',
-        _PARAM_subscription_id,
-        param(
-            'sku', arg.row('add_ons', arg.refined(arg.TEXT, pattern='^AD-[0-9]{3}$')),
-            'The add-on SKU, e.g. AD-002.',
-            not_found=lambda ep, key: rt.built(ep, f'No add-on with SKU {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 5), 'How many to add.', default=lambda ep: 1),
-        where='subscription_box_desk.world:491', returns=_RESULT_Box,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_ship_box,
-        "Ship a scheduled box that is due (ship day today or earlier) and charge its price plus "
-        "add-ons to the subscriber's card; the next box is scheduled one cycle later. Only leads "
-        "ship boxes.",
-        param(
-            'box_id', arg.row('boxes'), 'The id of a scheduled box that is due, e.g. BX0006.',
-            not_found=lambda ep, key: rt.built(ep, f'No box with id {key}.'),
-        ),
-        where='subscription_box_desk.world:519', returns=Charge,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_cancel_subscription,
-        'Cancel an active or paused subscription; a scheduled box is voided and its add-ons go '
-        'back to stock.',
-        param(
-            'subscription_id', arg.row('subscriptions'), 'The subscription id, e.g. S0002.',
-            not_found=lambda ep, key: rt.built(ep, f'No subscription with id {key}.'),
-        ),
-        where='subscription_box_desk.world:548', returns=Subscription,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_get_charge,
-        'Show a charge: box, subscriber, amount, card, status and time.',
-        param(
-            'charge_id', arg.row('charges'), 'The charge id, e.g. CH0001.',
-            not_found=lambda ep, key: rt.built(ep, f'No charge with id {key}.'),
-        ),
-        read_only=True, where='subscription_box_desk.world:570', returns=Charge,
-    ),
-    tool(
-        SubscriptionBoxDesk.tool_list_charges,
+    @tool(  # subscription_box_desk.world:578
         'List the charges of a subscriber (by id or email), optionally since a day, with their '
         'boxes, amounts and statuses.',
         param(
@@ -1212,8 +1095,24 @@ SubscriptionBoxDesk.TOOLS = tools(
         param('since', arg.optional(arg.DATE), 'Only charges on or after this day.'),
         read_only=True, where='subscription_box_desk.world:578', returns=js.array(Charge),
         shows=('list', ('row', 'charges')),
-    ),
-)
+    )
+    def tool_list_charges(
+        self, subscriber_id: Subscriber | None, email: str | None, since: dt.date | None
+    ) -> tuple[str, ...]:
+        if not (subscriber_id is not None or email is not None):  # subscription_box_desk.world:585
+            raise ToolError('Give a subscriber or an email.')
+        # subscription_box_desk.world:586
+        wanted: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        return tuple([  # subscription_box_desk.world:587
+            _c13.id_ for _c13 in rt.each(self, self.t_charges)
+            if (subscriber_id is None or _c13.subscriber == subscriber_id.id_)
+            and (email is None
+            or self.built(self.t_subscribers[_c13.subscriber].email.lower()) == wanted)
+            and (since is None or _c13.charged_at.date() >= since)
+        ])
+
+
+SubscriptionBoxDesk.TOOLS = tools(SubscriptionBoxDesk)
 
 
 # subscription_box_desk.world:949

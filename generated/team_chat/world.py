@@ -111,6 +111,28 @@ class ChannelView(Record):
 _C_MAX_PINS: int = 3  # team_chat.world:90
 
 
+_ROW_users = arg.row(
+    'users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'User {key} not found.'),
+)
+_ROW_channels = arg.row(
+    'channels', not_found=lambda ep, key: ep.built(f'Channel {key} not found.')
+)
+_ROW_messages = arg.row(
+    'messages', not_found=lambda ep, key: ep.built(f'Message {key} not found.')
+)
+_PARAM_user = param(
+    'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
+)
+_PARAM_channel = param(
+    'channel', _ROW_channels, 'The channel id (CH and three digits), as list_channels shows it.'
+)
+_PARAM_message = param(
+    'message', _ROW_messages,
+    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -251,18 +273,31 @@ class TeamChat(Episode):
             if _m2.channel == channel.id_ and _m2.pinned
         ])
 
-    def tool_sign_in(self, user: User) -> User:  # team_chat.world:133
+    @tool(  # team_chat.world:133
+        'Sign in as a user; every other tool acts as this user.', _PARAM_user,
+        where='team_chat.world:133', returns=User,
+    )
+    def tool_sign_in(self, user: User) -> User:
         if user.deactivated:  # team_chat.world:138
-            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
+            self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         self.set_state('current_user', user.id_)  # team_chat.world:139
         return user  # team_chat.world:140
 
-    # team_chat.world:143
+    @tool(  # team_chat.world:143
+        'Create a channel owned by the signed-in user, who becomes its first member.',
+        param(
+            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
+        ),
+        param('visibility', arg.enum_of(Visibility), 'public or private.'),
+        param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
+        where='team_chat.world:143', returns=Channel,
+    )
     def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
         if any(_c3.name == name for _c3 in rt.each(self, self.t_channels)):  # team_chat.world:151
-            raise ToolError(rt.built(self, f'A channel named {name} already exists.'))
+            self.fail(f'A channel named {name} already exists.')
         channel: Channel = Channel(  # team_chat.world:152
             id_=self.next_id('channel_ids', 'CH{:03d}'),
             name=v.check_pattern(name, 'Channel.name', '^[a-z0-9][a-z0-9-]{0,29}$'),
@@ -278,24 +313,31 @@ class TeamChat(Episode):
         )
         return channel  # team_chat.world:155
 
-    # team_chat.world:158
+    @tool(  # team_chat.world:158
+        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
+        'invite to a private one.',
+        _PARAM_channel,
+        param(
+            'user', _ROW_users,
+            'The id of the user to add (U and three digits), as search_users shows it.',
+        ),
+        where='team_chat.world:158', returns=Membership,
+    )
     def tool_invite_member(self, channel: Channel, user: User) -> Membership:
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
         # team_chat.world:165
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(self, f'You are not a member of #{channel.name}.'))
+            self.fail(f'You are not a member of #{channel.name}.')
         if not (  # team_chat.world:166
             channel.visibility == _E10_Visibility_public
             or channel.owner == self.state.current_user
         ):
-            raise ToolError(rt.built(
-                self, f'Only the owner can invite to the private channel #{channel.name}.'
-            ))
+            self.fail(f'Only the owner can invite to the private channel #{channel.name}.')
         if user.deactivated:  # team_chat.world:167
-            raise ToolError(rt.built(self, f'User {user.id_} ({user.name}) is deactivated.'))
+            self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         if self.fn_is_member(channel, user):  # team_chat.world:168
-            raise ToolError(rt.built(self, f'{user.name} is already a member of #{channel.name}.'))
+            self.fail(f'{user.name} is already a member of #{channel.name}.')
         membership: Membership = Membership(  # team_chat.world:169
             id_=self.next_id('membership_ids', 'M{:03d}'), channel=channel.id_, user=user.id_,
             invited_by=self.state.current_user, joined_at=self.clock,
@@ -303,14 +345,21 @@ class TeamChat(Episode):
         self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
-    # team_chat.world:174
+    @tool(  # team_chat.world:174
+        'Remove a member from a channel; only the channel owner can. Their earlier messages '
+        'stay. Returns the remaining members.',
+        _PARAM_channel,
+        param(
+            'user', _ROW_users,
+            'The id of the member to remove (U and three digits), as list_members shows it.',
+        ),
+        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
+    )
     def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
         if channel.owner != self.state.current_user:  # team_chat.world:181
-            raise ToolError(rt.built(
-                self, f'Only the owner of #{channel.name} can remove members.'
-            ))
+            self.fail(f'Only the owner of #{channel.name} can remove members.')
         if user.id_ == channel.owner:  # team_chat.world:182
             raise ToolError('The owner cannot be removed from their channel.')
         found: tuple[str, ...] = tuple([  # team_chat.world:183
@@ -318,18 +367,23 @@ class TeamChat(Episode):
             if _m4.channel == channel.id_ and _m4.user == user.id_
         ])
         if len(found) <= 0:  # team_chat.world:184
-            raise ToolError(rt.built(self, f'{user.name} is not a member of #{channel.name}.'))
+            self.fail(f'{user.name} is not a member of #{channel.name}.')
         self.delete(self.t_memberships, found[0])  # team_chat.world:185
         return tuple([  # team_chat.world:186
             _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.id_
         ])
 
-    def tool_post_message(self, channel: Channel, body: str) -> Message:  # team_chat.world:189
+    @tool(  # team_chat.world:189
+        'Post a message in a channel the signed-in user belongs to.', _PARAM_channel,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
+        where='team_chat.world:189', returns=Message,
+    )
+    def tool_post_message(self, channel: Channel, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
         # team_chat.world:196
         if not self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(self, f'Only members can post in #{channel.name}.'))
+            self.fail(f'Only members can post in #{channel.name}.')
         message: Message = Message(  # team_chat.world:197
             id_=self.next_id('message_ids', 'MSG{:03d}'), channel=channel.id_,
             author=self.state.current_user, body=v.check_length(body, 'Message.body', 0, 2000),
@@ -338,77 +392,90 @@ class TeamChat(Episode):
         self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
 
-    def tool_edit_message(self, message: Message, body: str) -> Message:  # team_chat.world:202
+    @tool(  # team_chat.world:202
+        "Replace the text of one of the signed-in user's own messages.", _PARAM_message,
+        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
+        where='team_chat.world:202', returns=Message,
+    )
+    def tool_edit_message(self, message: Message, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:208
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:209
             raise ToolError('You can only edit your own messages.')
         if message.deleted:  # team_chat.world:210
-            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
+            self.fail(f'Message {message.id_} is deleted.')
         if not self.fn_is_member(  # team_chat.world:211
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'You are no longer a member of #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'You are no longer a member of #{self.t_channels[message.channel].name}.')
         self.set_fields(  # team_chat.world:212
             message, ('body', 'edited_at'), v.check_length(body, 'Message.body', 0, 2000),
             self.clock,
         )
         return message  # team_chat.world:214
 
-    def tool_delete_message(self, message: Message) -> Message:  # team_chat.world:217
+    @tool(  # team_chat.world:217
+        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
+        _PARAM_message, where='team_chat.world:217', returns=Message,
+    )
+    def tool_delete_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:222
             raise ToolError('Not signed in.')
         if message.author != self.state.current_user:  # team_chat.world:223
             raise ToolError('You can only delete your own messages.')
         if message.deleted:  # team_chat.world:224
-            raise ToolError(rt.built(self, f'Message {message.id_} is already deleted.'))
+            self.fail(f'Message {message.id_} is already deleted.')
         self.set_fields(  # team_chat.world:225
             message, ('deleted', 'body', 'pinned', 'pinned_by'), True,
             v.check_length('', 'Message.body', 0, 2000), False, None,
         )
         return message  # team_chat.world:229
 
-    def tool_pin_message(self, message: Message) -> Message:  # team_chat.world:232
+    @tool(  # team_chat.world:232
+        'Pin a message in its channel; a channel holds at most 3 pinned messages.', _PARAM_message,
+        where='team_chat.world:232', returns=Message,
+    )
+    def tool_pin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:237
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:238
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'Only members can pin in #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'Only members can pin in #{self.t_channels[message.channel].name}.')
         if message.deleted:  # team_chat.world:239
-            raise ToolError(rt.built(self, f'Message {message.id_} is deleted.'))
+            self.fail(f'Message {message.id_} is deleted.')
         if message.pinned:  # team_chat.world:240
-            raise ToolError(rt.built(self, f'Message {message.id_} is already pinned.'))
+            self.fail(f'Message {message.id_} is already pinned.')
         # team_chat.world:241
         if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
                 'messages; unpin one first.',
-            ))
+            )
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
 
-    def tool_unpin_message(self, message: Message) -> Message:  # team_chat.world:247
+    # team_chat.world:247
+    @tool('Unpin a pinned message.', _PARAM_message, where='team_chat.world:247', returns=Message)
+    def tool_unpin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:252
             raise ToolError('Not signed in.')
         if not self.fn_is_member(  # team_chat.world:253
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self, f'Only members can unpin in #{self.t_channels[message.channel].name}.'
-            ))
+            self.fail(f'Only members can unpin in #{self.t_channels[message.channel].name}.')
         if not message.pinned:  # team_chat.world:254
-            raise ToolError(rt.built(self, f'Message {message.id_} is not pinned.'))
+            self.fail(f'Message {message.id_} is not pinned.')
         self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
-    def tool_list_channels(self) -> tuple[ChannelSummary, ...]:  # team_chat.world:260
+    @tool(  # team_chat.world:260
+        'List the public channels and the private channels the signed-in user belongs to, with '
+        'member counts.',
+        read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary),
+    )
+    def tool_list_channels(self) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:264
@@ -422,16 +489,31 @@ class TeamChat(Episode):
             if _c6.visibility == _E10_Visibility_public or self.fn_is_member(_c6, me)
         ])
 
-    def tool_get_channel_messages(self, channel: Channel) -> ChannelView:  # team_chat.world:268
+    @tool(  # team_chat.world:268
+        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
+        'channels are visible to members only.',
+        _PARAM_channel, read_only=True, where='team_chat.world:268',
+        returns=js.closed({
+            'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
+            'messages': js.array(Message),
+        }),
+        shows=(
+            'record', (
+                ('channel', 'channel', ('row', 'channels')),
+                ('members', 'members', ('list', ('row', 'users'))),
+                ('pinned', 'pinned', ('list', ('row', 'messages'))),
+                ('messages', 'messages', ('list', ('row', 'messages'))),
+            ),
+        ),
+    )
+    def tool_get_channel_messages(self, channel: Channel) -> ChannelView:
         if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
         if not (  # team_chat.world:274
             channel.visibility == _E10_Visibility_public
             or self.fn_is_member(channel, self.t_users[rt.present(self.state.current_user)])
         ):
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         posted: tuple[str, ...] = rt.sorted_keys(  # team_chat.world:275
             rt.each(self, [
                 _m9 for _m9 in rt.each(self, self.t_messages) if _m9.channel == channel.id_
@@ -450,28 +532,50 @@ class TeamChat(Episode):
             posted,
         )
 
-    def tool_get_current_user(self) -> User | None:  # team_chat.world:284
+    @tool(  # team_chat.world:284
+        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
+        read_only=True, where='team_chat.world:284', returns=js.nullable(User),
+    )
+    def tool_get_current_user(self) -> User | None:
         return self.t_users.ref(self.state.current_user)  # team_chat.world:287
 
-    def tool_search_users(self, query: str) -> tuple[str, ...]:  # team_chat.world:290
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:295
+    @tool(  # team_chat.world:290
+        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
+        param(
+            'query', arg.TEXT,
+            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
+            'everyone.',
+            default='',
+        ),
+        read_only=True, where='team_chat.world:290', returns=js.array(User),
+        shows=('list', ('row', 'users')),
+    )
+    def tool_search_users(self, query: str) -> tuple[str, ...]:
+        wanted: str = self.built(query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
             _u12.id_ for _u12 in rt.each(self, self.t_users)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _u12.name.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_u12.name.lower()))
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
 
-    def tool_get_user(self, user: User) -> User:  # team_chat.world:299
+    @tool(  # team_chat.world:299
+        "Read a user's name, handle and whether they are deactivated.", _PARAM_user,
+        read_only=True, where='team_chat.world:299', returns=User,
+    )
+    def tool_get_user(self, user: User) -> User:
         return user  # team_chat.world:304
 
-    def tool_get_channel(self, channel: Channel) -> ChannelSummary:  # team_chat.world:307
+    @tool(  # team_chat.world:307
+        "Read a channel's name, visibility, owner, topic and member count, and whether the "
+        "signed-in user is a member. Private channels are visible to members only.",
+        _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary,
+    )
+    def tool_get_channel(self, channel: Channel) -> ChannelSummary:
         if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:313
         if not self.fn_can_read(channel, me):  # team_chat.world:314
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         return ChannelSummary(  # team_chat.world:315
             channel.id_, channel.name, channel.visibility, channel.owner, channel.topic,
             len([
@@ -480,12 +584,19 @@ class TeamChat(Episode):
             self.fn_is_member(channel, me),
         )
 
-    # team_chat.world:326
+    @tool(  # team_chat.world:326
+        'Find the channels the signed-in user can see (public ones and private ones they belong '
+        'to) by name or topic, with owner, topic and member count.',
+        param(
+            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
+        ),
+        read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary),
+    )
     def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
         me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:332
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:333
+        wanted: str = self.built(query.lower())  # team_chat.world:333
         return tuple([  # team_chat.world:334
             ChannelSummary(
                 _c14.id_, _c14.name, _c14.visibility, _c14.owner, _c14.topic,
@@ -496,17 +607,21 @@ class TeamChat(Episode):
             )
             for _c14 in rt.each(self, self.t_channels)
             if self.fn_can_read(_c14, me) and (rt.read(self, wanted) in rt.read(self, _c14.name)
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c14.topic.lower())))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c14.topic.lower())))
         ])
 
-    def tool_list_members(self, channel: Channel) -> tuple[str, ...]:  # team_chat.world:337
+    @tool(  # team_chat.world:337
+        "List a channel's memberships, oldest first: each member's user id, who invited them and "
+        "when they joined. Private channels are visible to members only.",
+        _PARAM_channel, read_only=True, where='team_chat.world:337', returns=js.array(Membership),
+        shows=('list', ('row', 'memberships')),
+    )
+    def tool_list_members(self, channel: Channel) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
         # team_chat.world:343
         if not self.fn_can_read(channel, self.t_users[rt.present(self.state.current_user)]):
-            raise ToolError(rt.built(
-                self, f'#{channel.name} is private and only visible to its members.'
-            ))
+            self.fail(f'#{channel.name} is private and only visible to its members.')
         return rt.sorted_keys(  # team_chat.world:344
             rt.each(self, [
                 _m17 for _m17 in rt.each(self, self.t_memberships) if _m17.channel == channel.id_
@@ -514,205 +629,31 @@ class TeamChat(Episode):
             key=lambda _m16: _m16.joined_at,
         )
 
-    def tool_get_message(self, message: Message) -> Message:  # team_chat.world:347
+    @tool(  # team_chat.world:347
+        'Read one message: its channel, author, text, when it was posted or edited, and whether '
+        'it is deleted or pinned (and by whom).',
+        _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message,
+    )
+    def tool_get_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'#{self.t_channels[message.channel].name} is private and only visible to its '
                 'members.',
-            ))
+            )
         return message  # team_chat.world:354
 
-    def tool_search_messages(  # team_chat.world:357
-        self, query: str, channel: Channel | None, author: User | None
-    ) -> tuple[str, ...]:
-        if self.state.current_user is None:  # team_chat.world:364
-            raise ToolError('Not signed in.')
-        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
-        wanted: str = rt.built(self, query.lower())  # team_chat.world:366
-        found: tuple[str, ...] = tuple([  # team_chat.world:367
-            _m18.id_ for _m18 in rt.each(self, self.t_messages)
-            if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
-            and rt.read(self, wanted) in rt.read(self, rt.built(self, _m18.body.lower()))
-            and (channel is None or _m18.channel == channel.id_)
-            and (author is None or _m18.author == author.id_)
-        ])
-        return rt.sorted_keys(  # team_chat.world:368
-            rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
-        )
-
-
-_PARAM_user = param(
-    'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
-    "The user's id (U and three digits), as search_users shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
-)
-_PARAM_channel = param(
-    'channel', arg.row('channels'),
-    'The channel id (CH and three digits), as list_channels shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Channel {key} not found.'),
-)
-_PARAM_message = param(
-    'message', arg.row('messages'),
-    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Message {key} not found.'),
-)
-
-
-TeamChat.TOOLS = tools(
-    tool(
-        TeamChat.tool_sign_in, 'Sign in as a user; every other tool acts as this user.',
-        _PARAM_user, where='team_chat.world:133', returns=User,
-    ),
-    tool(
-        TeamChat.tool_create_channel,
-        'Create a channel owned by the signed-in user, who becomes its first member.',
-        param(
-            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
-        ),
-        param('visibility', arg.enum_of(Visibility), 'public or private.'),
-        param(
-            'topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.',
-            default=lambda ep: '',
-        ),
-        where='team_chat.world:143', returns=Channel,
-    ),
-    tool(
-        TeamChat.tool_invite_member,
-        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
-        'invite to a private one.',
-        _PARAM_channel,
-        param(
-            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
-            'The id of the user to add (U and three digits), as search_users shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
-        ),
-        where='team_chat.world:158', returns=Membership,
-    ),
-    tool(
-        TeamChat.tool_remove_member,
-        'Remove a member from a channel; only the channel owner can. Their earlier messages '
-        'stay. Returns the remaining members.',
-        _PARAM_channel,
-        param(
-            'user', arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$')),
-            'The id of the member to remove (U and three digits), as list_members shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'User {key} not found.'),
-        ),
-        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
-    ),
-    tool(
-        TeamChat.tool_post_message, 'Post a message in a channel the signed-in user belongs to.',
-        _PARAM_channel, param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
-        where='team_chat.world:189', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_edit_message,
-        "Replace the text of one of the signed-in user's own messages.", _PARAM_message,
-        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
-        where='team_chat.world:202', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_delete_message,
-        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
-        _PARAM_message, where='team_chat.world:217', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_pin_message,
-        'Pin a message in its channel; a channel holds at most 3 pinned messages.', _PARAM_message,
-        where='team_chat.world:232', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_unpin_message, 'Unpin a pinned message.', _PARAM_message,
-        where='team_chat.world:247', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_list_channels,
-        'List the public channels and the private channels the signed-in user belongs to, with '
-        'member counts.',
-        read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary),
-    ),
-    tool(
-        TeamChat.tool_get_channel_messages,
-        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
-        'channels are visible to members only.',
-        _PARAM_channel, read_only=True, where='team_chat.world:268',
-        returns=js.closed({
-            'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
-            'messages': js.array(Message),
-        }),
-        shows=(
-            'record', (
-                ('channel', 'channel', ('row', 'channels')),
-                ('members', 'members', ('list', ('row', 'users'))),
-                ('pinned', 'pinned', ('list', ('row', 'messages'))),
-                ('messages', 'messages', ('list', ('row', 'messages'))),
-            ),
-        ),
-    ),
-    tool(
-        TeamChat.tool_get_current_user,
-        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
-        read_only=True, where='team_chat.world:284', returns=js.nullable(User),
-    ),
-    tool(
-        TeamChat.tool_search_users,
-        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
-        param(
-            'query', arg.TEXT,
-            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
-            'everyone.',
-            default=lambda ep: '',
-        ),
-        read_only=True, where='team_chat.world:290', returns=js.array(User),
-        shows=('list', ('row', 'users')),
-    ),
-    tool(
-        TeamChat.tool_get_user, "Read a user's name, handle and whether they are deactivated.",
-        _PARAM_user, read_only=True, where='team_chat.world:299', returns=User,
-    ),
-    tool(
-        TeamChat.tool_get_channel,
-        "Read a channel's name, visibility, owner, topic and member count, and whether the "
-        "signed-in user is a member. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary,
-    ),
-    tool(
-        TeamChat.tool_search_channels,
-        'Find the channels the signed-in user can see (public ones and private ones they belong '
-        'to) by name or topic, with owner, topic and member count.',
-        param(
-            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
-        ),
-        read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary),
-    ),
-    tool(
-        TeamChat.tool_list_members,
-        "List a channel's memberships, oldest first: each member's user id, who invited them and "
-        "when they joined. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:337', returns=js.array(Membership),
-        shows=('list', ('row', 'memberships')),
-    ),
-    tool(
-        TeamChat.tool_get_message,
-        'Read one message: its channel, author, text, when it was posted or edited, and whether '
-        'it is deleted or pinned (and by whom).',
-        _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message,
-    ),
-    tool(
-        TeamChat.tool_search_messages,
+    @tool(  # team_chat.world:357
         'Search the messages the signed-in user can read (deleted ones excluded), oldest first, '
         'with channel, author, text, posting time and pin.',
         param(
             'query', arg.TEXT,
             'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
             'message.',
-            default=lambda ep: '',
+            default='',
         ),
         param(
             'channel', arg.optional(arg.row('channels')),
@@ -724,8 +665,27 @@ TeamChat.TOOLS = tools(
         ),
         read_only=True, where='team_chat.world:357', returns=js.array(Message),
         shows=('list', ('row', 'messages')),
-    ),
-)
+    )
+    def tool_search_messages(
+        self, query: str, channel: Channel | None, author: User | None
+    ) -> tuple[str, ...]:
+        if self.state.current_user is None:  # team_chat.world:364
+            raise ToolError('Not signed in.')
+        me: User = self.t_users[rt.present(self.state.current_user)]  # team_chat.world:365
+        wanted: str = self.built(query.lower())  # team_chat.world:366
+        found: tuple[str, ...] = tuple([  # team_chat.world:367
+            _m18.id_ for _m18 in rt.each(self, self.t_messages)
+            if not _m18.deleted and self.fn_can_read(self.t_channels[_m18.channel], me)
+            and rt.read(self, wanted) in rt.read(self, self.built(_m18.body.lower()))
+            and (channel is None or _m18.channel == channel.id_)
+            and (author is None or _m18.author == author.id_)
+        ])
+        return rt.sorted_keys(  # team_chat.world:368
+            rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
+        )
+
+
+TeamChat.TOOLS = tools(TeamChat)
 
 
 def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502

@@ -221,6 +221,17 @@ class LadderEntry(Record):
     last_match: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
+_PARAM_member = param(
+    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+    'The member id, e.g. M003.',
+)
+_PARAM_day = param('day', arg.DATE, 'The day, e.g. 2025-06-17.')
+_PARAM_coach = param(
+    'coach', arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$')),
+    'The coach id, e.g. CO01.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -440,9 +451,8 @@ class TennisClub(Episode):
 
     def fn_start_of(self, day: dt.date, hour: int) -> dt.datetime:  # tennis_club.world:145
         'When a booking hour starts.'
-        return rt.strptime(  # tennis_club.world:146
-            rt.read(self, rt.built(self, f'{day.isoformat()} {hour}')), '%Y-%m-%d %H'
-        )
+        # tennis_club.world:146
+        return rt.strptime(rt.read(self, self.built(f'{day.isoformat()} {hour}')), '%Y-%m-%d %H')
 
     # tennis_club.world:149
     def fn_court_taken(self, court: Court, day: dt.date, hour: int) -> bool:
@@ -470,26 +480,24 @@ class TennisClub(Episode):
     def fn_slot_problem(self, member: Member, court: Court, day: dt.date, hour: int) -> str | None:
         'Why a member cannot book a court hour, or none.'
         if not member.active:  # tennis_club.world:168
-            # tennis_club.world:169
-            return rt.built(self, f'Member {member.member_id} is inactive.')
+            return self.built(f'Member {member.member_id} is inactive.')  # tennis_club.world:169
         if not court.in_service:  # tennis_club.world:171
             # tennis_club.world:172
-            return rt.built(self, f'Court {court.court_id} is out of service.')
+            return self.built(f'Court {court.court_id} is out of service.')
         if self.fn_start_of(day, hour) <= self.clock:  # tennis_club.world:174
             return 'The hour is in the past.'  # tennis_club.world:175
         if self.fn_court_taken(court, day, hour):  # tennis_club.world:177
             # tennis_club.world:178
-            return rt.built(self, f'Court {court.court_id} is taken at {hour}:00 on {day}.')
+            return self.built(f'Court {court.court_id} is taken at {hour}:00 on {day}.')
         # tennis_club.world:180
         if self.fn_hours_booked(member, day) >= self.state.max_hours_per_day:
-            return rt.built(  # tennis_club.world:181
-                self,
+            return self.built(  # tennis_club.world:181
                 f'Member {member.member_id} already has {self.state.max_hours_per_day} bookings '
                 f'on {day}.',
             )
         if hour >= 18 and not court.has_lights:  # tennis_club.world:183
             # tennis_club.world:184
-            return rt.built(self, f'Court {court.court_id} has no lights for {hour}:00.')
+            return self.built(f'Court {court.court_id} has no lights for {hour}:00.')
         if not self.fn_off_peak_ok(member, day, hour):  # tennis_club.world:186
             return 'Off-peak members book weekdays before 17:00.'  # tennis_club.world:187
         return None  # tennis_club.world:189
@@ -526,24 +534,55 @@ class TennisClub(Episode):
         "A member's ladder rank, 0 when unranked."
         return m.ladder_rank if m.ladder_rank is not None else 0  # tennis_club.world:211
 
-    def tool_get_member(self, member: Member) -> Member:  # tennis_club.world:248
+    @tool(  # tennis_club.world:248
+        'Show a member: name, email, phone, membership, ladder rank, whether active and join '
+        'date.',
+        _PARAM_member, read_only=True, where='tennis_club.world:248', returns=Member,
+    )
+    def tool_get_member(self, member: Member) -> Member:
         return member  # tennis_club.world:251
 
-    def tool_find_members(  # tennis_club.world:254
+    @tool(  # tennis_club.world:254
+        'Find members by part of the name, email or phone, with their details.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number.'), read_only=True,
+        where='tennis_club.world:254', returns=js.array(Member),
+        shows=('list', ('row', 'members')),
+    )
+    def tool_find_members(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         # tennis_club.world:261
-        q: str = rt.built(self, (name_contains if name_contains is not None else '').lower())
+        q: str = self.built((name_contains if name_contains is not None else '').lower())
         return tuple([  # tennis_club.world:262
             _m7.member_id for _m7 in rt.each(self, self.t_members)
-            if rt.read(self, q) in rt.read(self, rt.built(self, _m7.name.lower()))
+            if rt.read(self, q) in rt.read(self, self.built(_m7.name.lower()))
             and (email is None or _m7.email == email) and (phone is None or _m7.phone == phone)
         ])
 
-    def tool_get_court(self, court: Court) -> Court:  # tennis_club.world:265
+    @tool(  # tennis_club.world:265
+        'Show a court: name, surface, lights, indoor and whether in service.',
+        param(
+            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+            'The court id, e.g. CT1.',
+        ),
+        read_only=True, where='tennis_club.world:265', returns=Court,
+    )
+    def tool_get_court(self, court: Court) -> Court:
         return court  # tennis_club.world:268
 
-    def tool_court_availability(  # tennis_club.world:271
+    @tool(  # tennis_club.world:271
+        'The free start hours (7 to 21) of each in-service court on a day, optionally of one '
+        'surface or with lights.',
+        _PARAM_day,
+        param('surface', arg.optional(arg.enum_of(Surface)), 'Only courts with this surface.'),
+        param('lights_only', arg.BOOL, 'Only courts with lights.', default=False), read_only=True,
+        where='tennis_club.world:271',
+        returns=js.array(js.closed({'court': Court, 'free_hours': js.array(js.INTEGER)})),
+        shows=('list', ('record', (('court', 'court', ('row', 'courts')),))),
+    )
+    def tool_court_availability(
         self, day: dt.date, surface: Surface | None, lights_only: bool
     ) -> tuple[CourtHours, ...]:
         return tuple([  # tennis_club.world:278
@@ -557,21 +596,50 @@ class TennisClub(Episode):
             and (surface is None or _c8.surface == surface) and (not lights_only or _c8.has_lights)
         ])
 
-    def tool_get_coach(self, coach: Coach) -> Coach:  # tennis_club.world:283
+    @tool(  # tennis_club.world:283
+        'Show a coach: name, email, hourly rate, working days and whether active.', _PARAM_coach,
+        read_only=True, where='tennis_club.world:283', returns=Coach,
+    )
+    def tool_get_coach(self, coach: Coach) -> Coach:
         return coach  # tennis_club.world:286
 
-    def tool_list_coaches(self, day: dt.date | None) -> tuple[str, ...]:  # tennis_club.world:289
+    @tool(  # tennis_club.world:289
+        'List active coaches with their rates and working days, optionally those working on a '
+        'day.',
+        param('day', arg.optional(arg.DATE), 'Only coaches working on this day.'), read_only=True,
+        where='tennis_club.world:289', returns=js.array(Coach), shows=('list', ('row', 'coaches')),
+    )
+    def tool_list_coaches(self, day: dt.date | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:292
             _c10.coach_id for _c10 in rt.each(self, self.t_coaches)
-            if _c10.active
-            and (day is None or (day if day is not None else self.clock.date()).weekday()
-            in rt.each(self, _c10.working_days))
+            if _c10.active and (day is None or day.weekday() in rt.each(self, _c10.working_days))
         ])
 
-    def tool_get_lesson(self, lesson: Lesson) -> Lesson:  # tennis_club.world:295
+    @tool(  # tennis_club.world:295
+        'Show a lesson: booking, coach, member, focus, status and price.',
+        param('lesson', arg.row('lessons'), 'The lesson id, e.g. LS001.'), read_only=True,
+        where='tennis_club.world:295', returns=Lesson,
+    )
+    def tool_get_lesson(self, lesson: Lesson) -> Lesson:
         return lesson  # tennis_club.world:298
 
-    def tool_list_lessons(  # tennis_club.world:301
+    @tool(  # tennis_club.world:301
+        'List lessons of a member or a coach, optionally on a day, with their details.',
+        param(
+            'member',
+            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+            'Only lessons of this member (id, e.g. M004).',
+        ),
+        param(
+            'coach',
+            arg.optional(arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$'))),
+            'Only lessons of this coach (id, e.g. CO01).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only lessons on this day.'), read_only=True,
+        where='tennis_club.world:301', returns=js.array(Lesson),
+        shows=('list', ('row', 'lessons')),
+    )
+    def tool_list_lessons(
         self, member: Member | None, coach: Coach | None, day: dt.date | None
     ) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:308
@@ -581,21 +649,36 @@ class TennisClub(Episode):
             and (day is None or self.t_bookings[_l11.booking].day == day)
         ])
 
-    def tool_book_lesson(  # tennis_club.world:311
+    @tool(  # tennis_club.world:311
+        'Book a lesson with a working, free coach on a free court hour; the lesson fee (and '
+        'light fee from 18:00) is charged.',
+        param(
+            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The member id, e.g. M005.',
+        ),
+        _PARAM_coach,
+        param(
+            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+            'A free court, e.g. CT2.',
+        ),
+        param('day', arg.DATE, 'The day, e.g. 2025-06-18.'),
+        param('hour', arg.refined(arg.INT, 7, 21), 'The start hour.'),
+        param('focus', arg.refined(arg.TEXT, 1, 100), 'What the lesson works on, e.g. backhand.'),
+        where='tennis_club.world:311', returns=Lesson,
+    )
+    def tool_book_lesson(
         self, member: Member, coach: Coach, court: Court, day: dt.date, hour: int, focus: str
     ) -> Lesson:
         if not coach.active:  # tennis_club.world:321
-            raise ToolError(rt.built(self, f'Coach {coach.coach_id} is inactive.'))
+            self.fail(f'Coach {coach.coach_id} is inactive.')
         if day.weekday() not in rt.each(self, coach.working_days):  # tennis_club.world:322
-            raise ToolError(rt.built(self, f'Coach {coach.coach_id} does not work on {day}.'))
+            self.fail(f'Coach {coach.coach_id} does not work on {day}.')
         if self.fn_coach_busy(coach, day, hour):  # tennis_club.world:323
-            raise ToolError(rt.built(
-                self, f'Coach {coach.coach_id} has another lesson at {hour}:00 on {day}.'
-            ))
+            self.fail(f'Coach {coach.coach_id} has another lesson at {hour}:00 on {day}.')
         # tennis_club.world:324
         problem: str | None = self.fn_slot_problem(member, court, day, hour)
         if problem is not None:  # tennis_club.world:325
-            raise ToolError(rt.built(self, f'{problem}'))  # tennis_club.world:326
+            self.fail(f'{problem}')  # tennis_club.world:326
         booking: Booking = Booking(  # tennis_club.world:328
             booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.court_id,
             member=member.member_id, day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
@@ -631,14 +714,34 @@ class TennisClub(Episode):
             )
         return lesson  # tennis_club.world:363
 
-    def tool_get_booking(self, booking: Booking) -> Booking:  # tennis_club.world:368
+    @tool(  # tennis_club.world:368
+        'Show a booking: court, member, day, hour, kind, guests, status and when it was made.',
+        param('booking', arg.row('bookings'), 'The booking id, e.g. BK0001.'), read_only=True,
+        where='tennis_club.world:368', returns=Booking,
+    )
+    def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # tennis_club.world:371
 
-    def tool_find_bookings(  # tennis_club.world:374
-        self,
-        member: Member | None,
-        court: Court | None,
-        day: dt.date | None,
+    @tool(  # tennis_club.world:374
+        'Find bookings by member, court, day or status, with their details.',
+        param(
+            'member',
+            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+            'Only bookings of this member (id, e.g. M001).',
+        ),
+        param(
+            'court', arg.optional(arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$'))),
+            'Only bookings of this court.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
+        ),
+        read_only=True, where='tennis_club.world:374', returns=js.array(Booking),
+        shows=('list', ('row', 'bookings')),
+    )
+    def tool_find_bookings(
+        self, member: Member | None, court: Court | None, day: dt.date | None,
         status: BookingStatus | None,
     ) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:382
@@ -648,13 +751,34 @@ class TennisClub(Episode):
             and (day is None or _b12.day == day) and (status is None or _b12.status == status)
         ])
 
-    def tool_book_court(  # tennis_club.world:385
+    @tool(  # tennis_club.world:385
+        'Book a court for an hour; guest fees and the light fee (from 18:00) are charged to the '
+        'member.',
+        param(
+            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The member id, e.g. M002.',
+        ),
+        param(
+            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+            'The court id, e.g. CT3.',
+        ),
+        _PARAM_day,
+        param(
+            'hour', arg.refined(arg.INT, 7, 21), 'The start hour; from 18 the court needs lights.'
+        ),
+        param(
+            'guests', arg.refined(arg.INT, 0, 3),
+            'Non-members playing; each is charged the guest fee.', default=0,
+        ),
+        where='tennis_club.world:385', returns=Booking,
+    )
+    def tool_book_court(
         self, member: Member, court: Court, day: dt.date, hour: int, guests: int
     ) -> Booking:
         # tennis_club.world:394
         problem: str | None = self.fn_slot_problem(member, court, day, hour)
         if problem is not None:  # tennis_club.world:395
-            raise ToolError(rt.built(self, f'{problem}'))  # tennis_club.world:396
+            self.fail(f'{problem}')  # tennis_club.world:396
         booking: Booking = Booking(  # tennis_club.world:398
             booking_id=self.next_id('booking_ids', 'BK{:04d}'), court=court.court_id,
             member=member.member_id, day=day, hour=v.check_range(hour, 'Booking.hour', 7, 21),
@@ -684,12 +808,18 @@ class TennisClub(Episode):
             )
         return booking  # tennis_club.world:425
 
-    def tool_cancel_booking(self, booking: Booking) -> Booking:  # tennis_club.world:428
+    @tool(  # tennis_club.world:428
+        "Cancel a booking (and its lesson) before its hour; with at least 12 hours' notice its "
+        "unpaid charges are waived.",
+        param('booking', arg.row('bookings'), 'The id of a booked booking, e.g. BK0007.'),
+        where='tennis_club.world:428', returns=Booking,
+    )
+    def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # tennis_club.world:431
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is already cancelled.'))
+            self.fail(f'Booking {booking.booking_id} is already cancelled.')
         start: dt.datetime = self.fn_start_of(booking.day, booking.hour)  # tennis_club.world:432
         if self.clock >= start:  # tennis_club.world:433
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} has already started.'))
+            self.fail(f'Booking {booking.booking_id} has already started.')
         self.set_field(booking, 'status', _E13_BookingStatus_cancelled)  # tennis_club.world:434
         for l in rt.each(self, self.t_lessons):  # tennis_club.world:435
             # tennis_club.world:436
@@ -704,16 +834,20 @@ class TennisClub(Episode):
                     self.set_field(self.t_charges[c.charge_id], 'status', _E12_ChargeStatus_waived)
         return booking  # tennis_club.world:447
 
-    def tool_add_guests(self, booking: Booking, guests: int) -> Booking:  # tennis_club.world:450
+    @tool(  # tennis_club.world:450
+        'Add guests to a booked play booking; the guest fee charge grows.',
+        param('booking', arg.row('bookings'), 'The id of a booked play booking, e.g. BK0002.'),
+        param('guests', arg.refined(arg.INT, 1, 3), 'How many more guests.'),
+        where='tennis_club.world:450', returns=Booking,
+    )
+    def tool_add_guests(self, booking: Booking, guests: int) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # tennis_club.world:456
-            raise ToolError(rt.built(self, f'Booking {booking.booking_id} is cancelled.'))
+            self.fail(f'Booking {booking.booking_id} is cancelled.')
         if booking.kind != _E11_BookingKind_play:  # tennis_club.world:457
             raise ToolError('Lessons take no guests.')
         total: int = rt.bounded(booking.guests + guests)  # tennis_club.world:458
         if total > 3:  # tennis_club.world:459
-            raise ToolError(rt.built(
-                self, f'At most three guests in all; {booking.booking_id} has {booking.guests}.'
-            ))
+            self.fail(f'At most three guests in all; {booking.booking_id} has {booking.guests}.')
         existing: tuple[str, ...] = tuple([  # tennis_club.world:460
             _c13.charge_id for _c13 in rt.each(self, self.t_charges)
             if _c13.booking == booking.booking_id and _c13.kind == _E10_ChargeKind_guest_fee
@@ -726,7 +860,7 @@ class TennisClub(Episode):
         self.set_field(booking, 'guests', v.check_range(total, 'Booking.guests', 0, 3))
         if len(existing) > 0:  # tennis_club.world:463
             self.set_field(  # tennis_club.world:464
-                self.t_charges[self.t_charges[existing[0]].charge_id], 'amount',
+                self.t_charges[existing[0]], 'amount',
                 v.check_range(total * self.state.guest_fee, 'Charge.amount', 0.01, None),
             )
         else:
@@ -742,7 +876,16 @@ class TennisClub(Episode):
             )
         return booking  # tennis_club.world:474
 
-    def tool_ladder(self, top: int) -> tuple[LadderEntry, ...]:  # tennis_club.world:479
+    @tool(  # tennis_club.world:479
+        'The singles ladder in order: rank, member and the id of their last match.',
+        param('top', arg.refined(arg.INT, 1, 200), 'How many places to show.', default=20),
+        read_only=True, where='tennis_club.world:479',
+        returns=js.array(js.closed({
+            'rank': js.INTEGER, 'member': Member, 'last_match': js.nullable(js.STRING)
+        })),
+        shows=('list', ('record', (('member', 'member', ('row', 'members')),))),
+    )
+    def tool_ladder(self, top: int) -> tuple[LadderEntry, ...]:
         ranked: tuple[str, ...] = rt.sorted_keys(  # tennis_club.world:482
             rt.each(self, [
                 _m15 for _m15 in rt.each(self, self.t_members) if _m15.ladder_rank is not None
@@ -754,13 +897,19 @@ class TennisClub(Episode):
             for _m16 in rt.rows(self.t_members, rt.each(self, ranked[:top:]))
         ])
 
-    def tool_join_ladder(self, member: Member) -> Member:  # tennis_club.world:486
+    @tool(  # tennis_club.world:486
+        'Put an active member at the bottom of the ladder.',
+        param(
+            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The id of an active member not on the ladder, e.g. M006.',
+        ),
+        where='tennis_club.world:486', returns=Member,
+    )
+    def tool_join_ladder(self, member: Member) -> Member:
         if not member.active:  # tennis_club.world:491
-            raise ToolError(rt.built(self, f'Member {member.member_id} is inactive.'))
+            self.fail(f'Member {member.member_id} is inactive.')
         if member.ladder_rank is not None:  # tennis_club.world:492
-            raise ToolError(rt.built(
-                self, f'Member {member.member_id} is already ranked {self.fn_rank_of(member)}.'
-            ))
+            self.fail(f'Member {member.member_id} is already ranked {self.fn_rank_of(member)}.')
         self.set_field(  # tennis_club.world:493
             member, 'ladder_rank', rt.if_present(
                 self.fn_ranked_count() + 1,
@@ -769,10 +918,25 @@ class TennisClub(Episode):
         )
         return member  # tennis_club.world:494
 
-    def tool_get_match(self, match_id: LadderMatch) -> LadderMatch:  # tennis_club.world:497
+    @tool(  # tennis_club.world:497
+        'Show a ladder match: players, date, score, winner and ranks before.',
+        param('match_id', arg.row('matches'), 'The match id, e.g. LM001.'), read_only=True,
+        where='tennis_club.world:497', returns=LadderMatch,
+    )
+    def tool_get_match(self, match_id: LadderMatch) -> LadderMatch:
         return match_id  # tennis_club.world:500
 
-    # tennis_club.world:503
+    @tool(  # tennis_club.world:503
+        'List ladder matches of a member or played on a day, with scores and winners.',
+        param(
+            'member',
+            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+            'Only matches this member played (id, e.g. M003).',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only matches played on this day.'), read_only=True,
+        where='tennis_club.world:503', returns=js.array(LadderMatch),
+        shows=('list', ('row', 'matches')),
+    )
     def tool_list_matches(self, member: Member | None, day: dt.date | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:509
             _x17.match_id for _x17 in rt.each(self, self.t_matches)
@@ -781,26 +945,43 @@ class TennisClub(Episode):
             and (day is None or _x17.played_on == day)
         ])
 
-    def tool_report_match_result(  # tennis_club.world:512
-        self,
-        challenger: Member,
-        opponent: Member,
-        winner: Member,
-        score_: str,
+    @tool(  # tennis_club.world:512
+        "Record a ladder match; if the challenger wins they take the opponent's rank and "
+        "everyone from there down to the challenger's old place moves down one.",
+        param(
+            'challenger', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The lower-ranked player (id, e.g. M003).',
+        ),
+        param(
+            'opponent', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The player ranked above, at most 3 places (id, e.g. M002).',
+        ),
+        param(
+            'winner', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+            'The id of the player who won.',
+        ),
+        param(
+            'score', arg.refined(arg.TEXT, pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'),
+            'The score, e.g. 6-4 7-5.',
+        ),
+        param('played_on', arg.optional(arg.DATE), 'The day played; leave out for today.'),
+        where='tennis_club.world:512', returns=LadderMatch,
+    )
+    def tool_report_match_result(
+        self, challenger: Member, opponent: Member, winner: Member, score_: str,
         played_on: dt.date | None,
     ) -> LadderMatch:
         cr: int | None = challenger.ladder_rank  # tennis_club.world:521
         orank: int | None = opponent.ladder_rank  # tennis_club.world:522
         if cr is None:  # tennis_club.world:523
-            raise ToolError(rt.built(self, f'{challenger.member_id} is not on the ladder.'))
+            self.fail(f'{challenger.member_id} is not on the ladder.')
         if orank is None:  # tennis_club.world:524
-            raise ToolError(rt.built(self, f'{opponent.member_id} is not on the ladder.'))
+            self.fail(f'{opponent.member_id} is not on the ladder.')
         if orank >= cr:  # tennis_club.world:525
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{opponent.member_id} (rank {orank}) is not ranked above {challenger.member_id} '
                 f'(rank {cr}).',
-            ))
+            )
         if rt.bounded(cr - orank) > self.state.max_challenge_gap:  # tennis_club.world:526
             raise ToolError(
                 f'A challenge reaches at most {self.state.max_challenge_gap} places up.'
@@ -808,7 +989,7 @@ class TennisClub(Episode):
         if not (  # tennis_club.world:527
             winner.member_id == challenger.member_id or winner.member_id == opponent.member_id
         ):
-            raise ToolError(rt.built(self, f'{winner.member_id} did not play this match.'))
+            self.fail(f'{winner.member_id} did not play this match.')
         # tennis_club.world:528
         day: dt.date = played_on if played_on is not None else self.clock.date()
         if day > self.clock.date():  # tennis_club.world:529
@@ -840,282 +1021,54 @@ class TennisClub(Episode):
             )
         return result  # tennis_club.world:548
 
-    def tool_get_charge(self, charge: Charge) -> Charge:  # tennis_club.world:553
+    @tool(  # tennis_club.world:553
+        'Show a charge: member, booking, kind, amount, status and date.',
+        param('charge', arg.row('charges'), 'The charge id, e.g. CH0001.'), read_only=True,
+        where='tennis_club.world:553', returns=Charge,
+    )
+    def tool_get_charge(self, charge: Charge) -> Charge:
         return charge  # tennis_club.world:556
 
-    # tennis_club.world:559
+    @tool(  # tennis_club.world:559
+        "List a member's charges with kinds, amounts and status.", _PARAM_member,
+        param('status', arg.optional(arg.enum_of(ChargeStatus)), 'Only charges with this status.'),
+        read_only=True, where='tennis_club.world:559', returns=js.array(Charge),
+        shows=('list', ('row', 'charges')),
+    )
     def tool_list_charges(self, member: Member, status: ChargeStatus | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:565
             _c18.charge_id for _c18 in rt.each(self, self.t_charges)
             if _c18.member == member.member_id and (status is None or _c18.status == status)
         ])
 
-    def tool_pay_charge(self, charge: Charge) -> Charge:  # tennis_club.world:568
+    @tool(  # tennis_club.world:568
+        'Mark an unpaid charge paid.',
+        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0002.'),
+        where='tennis_club.world:568', returns=Charge,
+    )
+    def tool_pay_charge(self, charge: Charge) -> Charge:
         if charge.status != _E12_ChargeStatus_unpaid:  # tennis_club.world:571
-            raise ToolError(rt.built(
-                self, f'Charge {charge.charge_id} is {charge.status}, not unpaid.'
-            ))
+            self.fail(f'Charge {charge.charge_id} is {charge.status}, not unpaid.')
         self.set_field(charge, 'status', _E12_ChargeStatus_paid)  # tennis_club.world:572
         return charge  # tennis_club.world:573
 
-    def tool_waive_charge(self, charge: Charge, reason: str) -> Charge:  # tennis_club.world:576
+    @tool(  # tennis_club.world:576
+        'Waive an unpaid charge with a reason.',
+        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0006.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is waived.'),
+        where='tennis_club.world:576', returns=Charge,
+    )
+    def tool_waive_charge(self, charge: Charge, reason: str) -> Charge:
         if charge.status != _E12_ChargeStatus_unpaid:  # tennis_club.world:582
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Charge {charge.charge_id} is {charge.status}, not unpaid; cannot waive it ('
                 f'{reason}).',
-            ))
+            )
         self.set_field(charge, 'status', _E12_ChargeStatus_waived)  # tennis_club.world:583
         return charge  # tennis_club.world:584
 
 
-_PARAM_member = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-    'The member id, e.g. M003.',
-)
-_PARAM_day = param('day', arg.DATE, 'The day, e.g. 2025-06-17.')
-_PARAM_coach = param(
-    'coach', arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$')),
-    'The coach id, e.g. CO01.',
-)
-
-
-TennisClub.TOOLS = tools(
-    tool(
-        TennisClub.tool_get_member,
-        'Show a member: name, email, phone, membership, ladder rank, whether active and join '
-        'date.',
-        _PARAM_member, read_only=True, where='tennis_club.world:248', returns=Member,
-    ),
-    tool(
-        TennisClub.tool_find_members,
-        'Find members by part of the name, email or phone, with their details.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number.'), read_only=True,
-        where='tennis_club.world:254', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    ),
-    tool(
-        TennisClub.tool_get_court,
-        'Show a court: name, surface, lights, indoor and whether in service.',
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'The court id, e.g. CT1.',
-        ),
-        read_only=True, where='tennis_club.world:265', returns=Court,
-    ),
-    tool(
-        TennisClub.tool_court_availability,
-        'The free start hours (7 to 21) of each in-service court on a day, optionally of one '
-        'surface or with lights.',
-        _PARAM_day,
-        param('surface', arg.optional(arg.enum_of(Surface)), 'Only courts with this surface.'),
-        param('lights_only', arg.BOOL, 'Only courts with lights.', default=lambda ep: False),
-        read_only=True, where='tennis_club.world:271',
-        returns=js.array(js.closed({'court': Court, 'free_hours': js.array(js.INTEGER)})),
-        shows=('list', ('record', (('court', 'court', ('row', 'courts')),))),
-    ),
-    tool(
-        TennisClub.tool_get_coach,
-        'Show a coach: name, email, hourly rate, working days and whether active.', _PARAM_coach,
-        read_only=True, where='tennis_club.world:283', returns=Coach,
-    ),
-    tool(
-        TennisClub.tool_list_coaches,
-        'List active coaches with their rates and working days, optionally those working on a '
-        'day.',
-        param('day', arg.optional(arg.DATE), 'Only coaches working on this day.'), read_only=True,
-        where='tennis_club.world:289', returns=js.array(Coach), shows=('list', ('row', 'coaches')),
-    ),
-    tool(
-        TennisClub.tool_get_lesson,
-        'Show a lesson: booking, coach, member, focus, status and price.',
-        param('lesson', arg.row('lessons'), 'The lesson id, e.g. LS001.'), read_only=True,
-        where='tennis_club.world:295', returns=Lesson,
-    ),
-    tool(
-        TennisClub.tool_list_lessons,
-        'List lessons of a member or a coach, optionally on a day, with their details.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only lessons of this member (id, e.g. M004).',
-        ),
-        param(
-            'coach',
-            arg.optional(arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$'))),
-            'Only lessons of this coach (id, e.g. CO01).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only lessons on this day.'), read_only=True,
-        where='tennis_club.world:301', returns=js.array(Lesson),
-        shows=('list', ('row', 'lessons')),
-    ),
-    tool(
-        TennisClub.tool_book_lesson,
-        'Book a lesson with a working, free coach on a free court hour; the lesson fee (and '
-        'light fee from 18:00) is charged.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The member id, e.g. M005.',
-        ),
-        _PARAM_coach,
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'A free court, e.g. CT2.',
-        ),
-        param('day', arg.DATE, 'The day, e.g. 2025-06-18.'),
-        param('hour', arg.refined(arg.INT, 7, 21), 'The start hour.'),
-        param('focus', arg.refined(arg.TEXT, 1, 100), 'What the lesson works on, e.g. backhand.'),
-        where='tennis_club.world:311', returns=Lesson,
-    ),
-    tool(
-        TennisClub.tool_get_booking,
-        'Show a booking: court, member, day, hour, kind, guests, status and when it was made.',
-        param('booking', arg.row('bookings'), 'The booking id, e.g. BK0001.'), read_only=True,
-        where='tennis_club.world:368', returns=Booking,
-    ),
-    tool(
-        TennisClub.tool_find_bookings,
-        'Find bookings by member, court, day or status, with their details.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only bookings of this member (id, e.g. M001).',
-        ),
-        param(
-            'court', arg.optional(arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$'))),
-            'Only bookings of this court.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='tennis_club.world:374', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    ),
-    tool(
-        TennisClub.tool_book_court,
-        'Book a court for an hour; guest fees and the light fee (from 18:00) are charged to the '
-        'member.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The member id, e.g. M002.',
-        ),
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'The court id, e.g. CT3.',
-        ),
-        _PARAM_day,
-        param(
-            'hour', arg.refined(arg.INT, 7, 21), 'The start hour; from 18 the court needs lights.'
-        ),
-        param(
-            'guests', arg.refined(arg.INT, 0, 3),
-            'Non-members playing; each is charged the guest fee.', default=lambda ep: 0,
-        ),
-        where='tennis_club.world:385', returns=Booking,
-    ),
-    tool(
-        TennisClub.tool_cancel_booking,
-        "Cancel a booking (and its lesson) before its hour; with at least 12 hours' notice its "
-        "unpaid charges are waived.",
-        param('booking', arg.row('bookings'), 'The id of a booked booking, e.g. BK0007.'),
-        where='tennis_club.world:428', returns=Booking,
-    ),
-    tool(
-        TennisClub.tool_add_guests,
-        'Add guests to a booked play booking; the guest fee charge grows.',
-        param('booking', arg.row('bookings'), 'The id of a booked play booking, e.g. BK0002.'),
-        param('guests', arg.refined(arg.INT, 1, 3), 'How many more guests.'),
-        where='tennis_club.world:450', returns=Booking,
-    ),
-    tool(
-        TennisClub.tool_ladder,
-        'The singles ladder in order: rank, member and the id of their last match.',
-        param(
-            'top', arg.refined(arg.INT, 1, 200), 'How many places to show.', default=lambda ep: 20
-        ),
-        read_only=True, where='tennis_club.world:479',
-        returns=js.array(js.closed({
-            'rank': js.INTEGER, 'member': Member, 'last_match': js.nullable(js.STRING)
-        })),
-        shows=('list', ('record', (('member', 'member', ('row', 'members')),))),
-    ),
-    tool(
-        TennisClub.tool_join_ladder, 'Put an active member at the bottom of the ladder.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The id of an active member not on the ladder, e.g. M006.',
-        ),
-        where='tennis_club.world:486', returns=Member,
-    ),
-    tool(
-        TennisClub.tool_get_match,
-        'Show a ladder match: players, date, score, winner and ranks before.',
-        param('match_id', arg.row('matches'), 'The match id, e.g. LM001.'), read_only=True,
-        where='tennis_club.world:497', returns=LadderMatch,
-    ),
-    tool(
-        TennisClub.tool_list_matches,
-        'List ladder matches of a member or played on a day, with scores and winners.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only matches this member played (id, e.g. M003).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only matches played on this day.'), read_only=True,
-        where='tennis_club.world:503', returns=js.array(LadderMatch),
-        shows=('list', ('row', 'matches')),
-    ),
-    tool(
-        TennisClub.tool_report_match_result,
-        "Record a ladder match; if the challenger wins they take the opponent's rank and "
-        "everyone from there down to the challenger's old place moves down one.",
-        param(
-            'challenger', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The lower-ranked player (id, e.g. M003).',
-        ),
-        param(
-            'opponent', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The player ranked above, at most 3 places (id, e.g. M002).',
-        ),
-        param(
-            'winner', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The id of the player who won.',
-        ),
-        param(
-            'score', arg.refined(arg.TEXT, pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'),
-            'The score, e.g. 6-4 7-5.',
-        ),
-        param('played_on', arg.optional(arg.DATE), 'The day played; leave out for today.'),
-        where='tennis_club.world:512', returns=LadderMatch,
-    ),
-    tool(
-        TennisClub.tool_get_charge,
-        'Show a charge: member, booking, kind, amount, status and date.',
-        param('charge', arg.row('charges'), 'The charge id, e.g. CH0001.'), read_only=True,
-        where='tennis_club.world:553', returns=Charge,
-    ),
-    tool(
-        TennisClub.tool_list_charges, "List a member's charges with kinds, amounts and status.",
-        _PARAM_member,
-        param('status', arg.optional(arg.enum_of(ChargeStatus)), 'Only charges with this status.'),
-        read_only=True, where='tennis_club.world:559', returns=js.array(Charge),
-        shows=('list', ('row', 'charges')),
-    ),
-    tool(
-        TennisClub.tool_pay_charge, 'Mark an unpaid charge paid.',
-        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0002.'),
-        where='tennis_club.world:568', returns=Charge,
-    ),
-    tool(
-        TennisClub.tool_waive_charge, 'Waive an unpaid charge with a reason.',
-        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0006.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is waived.'),
-        where='tennis_club.world:576', returns=Charge,
-    ),
-)
+TennisClub.TOOLS = tools(TennisClub)
 
 
 # tennis_club.world:1006

@@ -89,8 +89,7 @@ class TicketAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            # python_errors.world:12
-            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
+            return self.built(f'unhashable type: \'{rt.text(kind)}\'')  # python_errors.world:12
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -117,7 +116,20 @@ class TicketAPI(Episode):
                 return position  # ticket_api.world:72
         return None  # ticket_api.world:75
 
-    # ticket_api.world:80
+    @tool(  # ticket_api.world:80
+        'Create a ticket in the system and queue it.',
+        param('title', arg.TEXT, 'Title of the ticket.'),
+        param(
+            'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
+            default='',
+        ),
+        param(
+            'priority', arg.INT,
+            'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
+            default=1,
+        ),
+        where='ticket_api.world:80', returns=js.mapping({}),
+    )
     def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
@@ -133,63 +145,80 @@ class TicketAPI(Episode):
         )
         return ticket  # ticket_api.world:99
 
-    def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:  # ticket_api.world:105
+    @tool(  # ticket_api.world:105
+        'Get a specific ticket by its ID.',
+        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'), read_only=True,
+        where='ticket_api.world:105', returns=js.mapping({}),
+    )
+    def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if position is None:  # ticket_api.world:109
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
-    def tool_close_ticket(self, ticket_id: Any) -> Status:  # ticket_api.world:113
+    @tool(  # ticket_api.world:113
+        'Close a ticket.', param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
+        where='ticket_api.world:113', returns=Status,
+    )
+    def tool_close_ticket(self, ticket_id: Any) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if position is None:  # ticket_api.world:115
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:116
         if 'status' not in ticket:  # ticket_api.world:117
             raise ToolError("'status'")
         if ticket['status'] == 'Closed':  # ticket_api.world:118
-            raise ToolError(rt.built(
-                self, f'Ticket with ID {rt.text(ticket_id)} is already closed.'
-            ))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} is already closed.')
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         # ticket_api.world:121
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
         # ticket_api.world:122
-        return Status(rt.built(self, f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
 
-    # ticket_api.world:125
+    @tool(  # ticket_api.world:125
+        'Resolve a ticket with a resolution.',
+        param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
+        param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
+        where='ticket_api.world:125', returns=Status,
+    )
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:133
         if 'status' not in ticket:  # ticket_api.world:134
             raise ToolError("'status'")
         if ticket['status'] == 'Resolved':  # ticket_api.world:135
-            raise ToolError(rt.built(
-                self, f'Ticket with ID {rt.text(ticket_id)} is already resolved.'
-            ))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} is already resolved.')
         ticket = {**ticket, 'status': 'Resolved'}  # ticket_api.world:136
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         # ticket_api.world:138
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        return Status(rt.built(  # ticket_api.world:139
-            self, f'Ticket {rt.text(ticket_id)} has been resolved successfully.'
-        ))
+        # ticket_api.world:139
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been resolved successfully.'))
 
-    # ticket_api.world:142
+    @tool(  # ticket_api.world:142
+        'Modify the details of an existing ticket.',
+        param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
+        param(
+            'updates', arg.map_of(arg.TEXT, arg.JSON),
+            'Dictionary containing the fields to be updated: title (str), description (str),\n'
+            'status (str) and priority (int), each optional.',
+        ),
+        where='ticket_api.world:142', returns=Status,
+    )
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
-            raise ToolError(rt.built(self, f'Ticket with ID {rt.text(ticket_id)} not found.'))
+            self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         invalid: tuple[str, ...] = tuple([  # ticket_api.world:160
             _name1 for _name1 in rt.each(self, tuple(rt.each(self, updates).keys()))
             if _name1 not in rt.each(self, _C_EDITABLE)
         ])
         if len(invalid) != 0:  # ticket_api.world:161
             raise ToolError(rt.python_grown(
-                self, 'Invalid fields for update: ' + rt.built(self, rt.join(
-                    ', ', rt.each(self, invalid)
-                )),
+                self,
+                'Invalid fields for update: ' + self.built(rt.join(', ', rt.each(self, invalid))),
             ))
         ticket: dict[str, Any] = self.state.ticket_queue[position]  # ticket_api.world:162
         for name in rt.each(self, updates):  # ticket_api.world:163
@@ -197,26 +226,44 @@ class TicketAPI(Episode):
                 ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
         # ticket_api.world:168
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        return Status(rt.built(  # ticket_api.world:169
-            self, f'Ticket {rt.text(ticket_id)} has been updated successfully.'
-        ))
+        # ticket_api.world:169
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been updated successfully.'))
 
-    def tool_ticket_login(self, username: str, password: str) -> Success:  # ticket_api.world:172
+    @tool(  # ticket_api.world:172
+        'Authenticate a user for ticket system.',
+        param('username', arg.TEXT, 'Username of the user.'),
+        param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
+        returns=Success,
+    )
+    def tool_ticket_login(self, username: str, password: str) -> Success:
         if not self.fn_truthy(username) or not self.fn_truthy(password):  # ticket_api.world:179
             return Success(False)  # ticket_api.world:180
         self.set_state('current_user', username)  # ticket_api.world:182
         return Success(True)  # ticket_api.world:183
 
-    def tool_ticket_get_login_status(self) -> LoginStatus:  # ticket_api.world:186
+    @tool(  # ticket_api.world:186
+        'Get the login status of the currently authenticated user.', read_only=True,
+        where='ticket_api.world:186', returns=LoginStatus,
+    )
+    def tool_ticket_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.fn_logged_in())  # ticket_api.world:189
 
-    def tool_logout(self) -> Success:  # ticket_api.world:192
+    # ticket_api.world:192
+    @tool('Log out the current user.', where='ticket_api.world:192', returns=Success)
+    def tool_logout(self) -> Success:
         if not self.fn_logged_in():  # ticket_api.world:193
             return Success(False)  # ticket_api.world:194
         self.set_state('current_user', None)  # ticket_api.world:196
         return Success(True)  # ticket_api.world:197
 
-    # ticket_api.world:200
+    @tool(  # ticket_api.world:200
+        'Get all tickets created by the current user, optionally filtered by status.',
+        param(
+            'status', arg.optional(arg.TEXT),
+            'Status to filter tickets by. If None, return all tickets.',
+        ),
+        read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})),
+    )
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:
         if not self.fn_logged_in():  # ticket_api.world:207
             # ticket_api.world:208
@@ -235,81 +282,12 @@ class TicketAPI(Episode):
                 raise ToolError("'status'")
             kind: str = rt.python_type(_ticket3['status'])  # ticket_api.world:221
             if kind != 'str':  # ticket_api.world:222
-                raise ToolError(rt.built(
-                    self, f'\'{rt.text(kind)}\' object has no attribute \'lower\''
-                ))
+                self.fail(f'\'{rt.text(kind)}\' object has no attribute \'lower\'')
         return tuple([  # ticket_api.world:224
             _ticket4 for _ticket4 in rt.each(self, mine)
-            if rt.built(self, rt.built(self, rt.text(_ticket4['status'])).lower()) == rt.built(
-                self, (status if status is not None else rt.absent()).lower()
-            )
+            if self.built(self.built(rt.text(_ticket4['status'])).lower())
+            == self.built((status if status is not None else rt.absent()).lower())
         ])
 
 
-TicketAPI.TOOLS = tools(
-    tool(
-        TicketAPI.tool_create_ticket, 'Create a ticket in the system and queue it.',
-        param('title', arg.TEXT, 'Title of the ticket.'),
-        param(
-            'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
-            default=lambda ep: '',
-        ),
-        param(
-            'priority', arg.INT,
-            'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
-            default=lambda ep: 1,
-        ),
-        where='ticket_api.world:80', returns=js.mapping({}),
-    ),
-    tool(
-        TicketAPI.tool_get_ticket, 'Get a specific ticket by its ID.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'), read_only=True,
-        where='ticket_api.world:105', returns=js.mapping({}),
-    ),
-    tool(
-        TicketAPI.tool_close_ticket, 'Close a ticket.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
-        where='ticket_api.world:113', returns=Status,
-    ),
-    tool(
-        TicketAPI.tool_resolve_ticket, 'Resolve a ticket with a resolution.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
-        param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
-        where='ticket_api.world:125', returns=Status,
-    ),
-    tool(
-        TicketAPI.tool_edit_ticket, 'Modify the details of an existing ticket.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
-        param(
-            'updates', arg.map_of(arg.TEXT, arg.JSON),
-            'Dictionary containing the fields to be updated: title (str), description (str),\n'
-            'status (str) and priority (int), each optional.',
-        ),
-        where='ticket_api.world:142', returns=Status,
-    ),
-    tool(
-        TicketAPI.tool_ticket_login, 'Authenticate a user for ticket system.',
-        param('username', arg.TEXT, 'Username of the user.'),
-        param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
-        returns=Success,
-    ),
-    tool(
-        TicketAPI.tool_ticket_get_login_status,
-        'Get the login status of the currently authenticated user.', read_only=True,
-        where='ticket_api.world:186', returns=LoginStatus,
-    ),
-    tool(
-        TicketAPI.tool_logout, 'Log out the current user.', where='ticket_api.world:192',
-        returns=Success,
-    ),
-    tool(
-        TicketAPI.tool_get_user_tickets,
-        'Get all tickets created by the current user, optionally filtered by status.',
-        param(
-            'status', arg.optional(arg.TEXT),
-            'Status to filter tickets by. If None, return all tickets.',
-        ),
-        read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})),
-    ),
-    arguments='dynamic', python_class='TicketAPI',
-)
+TicketAPI.TOOLS = tools(TicketAPI, arguments='dynamic', python_class='TicketAPI')

@@ -162,12 +162,9 @@ class TradingBot(Episode):
     def fn_timestamp(self, drawn: int) -> str:  # trading_bot.world:230
         ('A transaction time: BFCL draws randint(start, end) over the day from CURRENT_TIME as '
          'epoch seconds.')
-        return rt.built(  # trading_bot.world:237
-            self,
-            (rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(
-                '%Y-%m-%d %H:%M:%S',
-            ),
-        )
+        return self.built((rt.parse_datetime('2024-09-01T10:30:00') + dt.timedelta(seconds=drawn - 1725186600)).strftime(  # trading_bot.world:237
+            '%Y-%m-%d %H:%M:%S',
+        ))
 
     def fn_price_of(self, stock: dict[str, Any] | None) -> Any:  # trading_bot.world:241
         "stock.get('price', 0) of self.stocks.get(symbol, {})"
@@ -181,31 +178,52 @@ class TradingBot(Episode):
         # trading_bot.world:247
         return abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
 
-    def tool_get_current_time(self) -> CurrentTime:  # trading_bot.world:252
+    @tool(  # trading_bot.world:252
+        'Get the current time.', read_only=True, where='trading_bot.world:252', returns=CurrentTime
+    )
+    def tool_get_current_time(self) -> CurrentTime:
         # trading_bot.world:253
         return CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))
 
-    def tool_get_symbol_by_name(self, name: str) -> Symbol:  # trading_bot.world:256
+    @tool(  # trading_bot.world:256
+        'Get the symbol of a stock by company name.',
+        param('name', arg.TEXT, 'Name of the company.'), read_only=True,
+        where='trading_bot.world:256', returns=Symbol,
+    )
+    def tool_get_symbol_by_name(self, name: str) -> Symbol:
         # trading_bot.world:259
         return Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))
 
-    def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:  # trading_bot.world:262
+    @tool(  # trading_bot.world:262
+        'Get the details of a stock.',
+        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
+        where='trading_bot.world:262', returns=js.mapping({}),
+    )
+    def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:
         if symbol not in self.state.stocks:  # trading_bot.world:265
-            raise ToolError(rt.built(self, f'Stock with symbol \'{rt.text(symbol)}\' not found.'))
+            self.fail(f'Stock with symbol \'{rt.text(symbol)}\' not found.')
         return self.state.stocks[symbol]  # trading_bot.world:266
 
-    def tool_get_order_details(self, order_id: int) -> Any:  # trading_bot.world:269
+    @tool(  # trading_bot.world:269
+        'Get the details of an order.', param('order_id', arg.INT, 'ID of the order.'),
+        read_only=True, where='trading_bot.world:269', returns={},
+    )
+    def tool_get_order_details(self, order_id: int) -> Any:
         if order_id not in self.state.orders:  # trading_bot.world:271
             raise ToolError(rt.python_grown(
                 self,
                 f'Order with ID {rt.text(order_id)} not found.Here is the list of orders_id: '
-                + rt.built(self, rt.python_repr(rt.each(
+                + self.built(rt.python_repr(rt.each(
                     self, tuple(rt.each(self, self.state.orders).keys())
                 ))),
             ))
         return self.state.orders[order_id]  # trading_bot.world:272
 
-    def tool_cancel_order(self, order_id: int) -> Cancelled:  # trading_bot.world:275
+    @tool(  # trading_bot.world:275
+        'Cancel an order.', param('order_id', arg.INT, 'ID of the order to cancel.'),
+        where='trading_bot.world:275', returns=Cancelled,
+    )
+    def tool_cancel_order(self, order_id: int) -> Cancelled:
         if order_id not in self.state.orders:  # trading_bot.world:276
             raise ToolError(f'Order with ID {rt.text(order_id)} not found.')
         order: Any = self.state.orders[order_id]  # trading_bot.world:277
@@ -219,15 +237,21 @@ class TradingBot(Episode):
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
-    # trading_bot.world:285
+    @tool(  # trading_bot.world:285
+        'Place an order.', param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
+        param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
+        param('price', arg.FLOAT, 'Price at which to place the order.'),
+        param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
+        returns=Placed,
+    )
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
         if symbol not in self.state.stocks:  # trading_bot.world:294
-            raise ToolError(rt.built(self, f'Invalid stock symbol: {rt.text(symbol)}'))
+            self.fail(f'Invalid stock symbol: {rt.text(symbol)}')
         if price <= 0 or amount <= 0:  # trading_bot.world:295
             raise ToolError('Price and amount must be positive values.')
-        if rt.built(self, order_type.lower()) == 'buy':  # trading_bot.world:296
+        if self.built(order_type.lower()) == 'buy':  # trading_bot.world:296
             total_cost: float = rt.python_times(price, amount)  # trading_bot.world:297
             # trading_bot.world:298
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)
@@ -248,7 +272,12 @@ class TradingBot(Episode):
         )
         return Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
-    def tool_withdraw_funds(self, amount: int | float) -> Balance:  # trading_bot.world:324
+    @tool(  # trading_bot.world:324
+        'Withdraw funds from the account balance.',
+        param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
+        where='trading_bot.world:324', returns=Balance,
+    )
+    def tool_withdraw_funds(self, amount: int | float) -> Balance:
         if not self.state.authenticated:  # trading_bot.world:327
             raise ToolError('User not authenticated. Please log in to make a transaction.')
         if self.state.market_status != 'Open':  # trading_bot.world:328
@@ -276,27 +305,46 @@ class TradingBot(Episode):
         # trading_bot.world:339
         return Balance('Withdrawal successful', self.state.account_info['balance'])
 
-    def tool_get_account_info(self) -> dict[str, Any]:  # trading_bot.world:342
+    @tool(  # trading_bot.world:342
+        'Get account information.', read_only=True, where='trading_bot.world:342',
+        returns=js.mapping({}),
+    )
+    def tool_get_account_info(self) -> dict[str, Any]:
         if not self.state.authenticated:  # trading_bot.world:343
             raise ToolError('User not authenticated. Please log in to view account information.')
         return self.state.account_info  # trading_bot.world:344
 
-    def tool_trading_login(self, username: str, password: str) -> Status:  # trading_bot.world:347
+    @tool(  # trading_bot.world:347
+        'Handle user login.', param('username', arg.TEXT, 'Username for authentication.'),
+        param('password', arg.TEXT, 'Password for authentication.'), where='trading_bot.world:347',
+        returns=Status,
+    )
+    def tool_trading_login(self, username: str, password: str) -> Status:
         if self.state.authenticated:  # trading_bot.world:354
             return Status('Already logged in')  # trading_bot.world:355
         self.set_state('authenticated', True)  # trading_bot.world:357
         return Status('Logged in successfully')  # trading_bot.world:358
 
-    def tool_trading_get_login_status(self) -> LoginStatus:  # trading_bot.world:361
+    @tool(  # trading_bot.world:361
+        'Get the login status.', read_only=True, where='trading_bot.world:361', returns=LoginStatus
+    )
+    def tool_trading_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
-    def tool_trading_logout(self) -> Status:  # trading_bot.world:365
+    # trading_bot.world:365
+    @tool('Handle user logout for trading system.', where='trading_bot.world:365', returns=Status)
+    def tool_trading_logout(self) -> Status:
         if not self.state.authenticated:  # trading_bot.world:366
             return Status('No user is currently logged in')  # trading_bot.world:367
         self.set_state('authenticated', False)  # trading_bot.world:369
         return Status('Logged out successfully')  # trading_bot.world:370
 
-    def tool_fund_account(self, amount: int | float) -> Balance:  # trading_bot.world:373
+    @tool(  # trading_bot.world:373
+        'Fund the account with the specified amount.',
+        param('amount', arg.NUMBER, 'Amount to fund the account with.'),
+        where='trading_bot.world:373', returns=Balance,
+    )
+    def tool_fund_account(self, amount: int | float) -> Balance:
         if not self.state.authenticated:  # trading_bot.world:376
             raise ToolError('User not authenticated. Please log in to fund the account.')
         if amount <= 0:  # trading_bot.world:377
@@ -319,31 +367,51 @@ class TradingBot(Episode):
         # trading_bot.world:386
         return Balance('Account funded successfully', self.state.account_info['balance'])
 
-    def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:  # trading_bot.world:389
+    @tool(  # trading_bot.world:389
+        'Remove a stock from the watchlist.',
+        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'), where='trading_bot.world:389',
+        returns=Status,
+    )
+    def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
         if symbol not in rt.each(self, self.state.watch_list):  # trading_bot.world:393
-            raise ToolError(rt.built(self, f'Stock {rt.text(symbol)} not found in watchlist.'))
+            self.fail(f'Stock {rt.text(symbol)} not found in watchlist.')
         # trading_bot.world:394
         self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
-        return Status(rt.built(  # trading_bot.world:395
-            self, f'Stock {rt.text(symbol)} removed from watchlist successfully.'
-        ))
+        # trading_bot.world:395
+        return Status(self.built(f'Stock {rt.text(symbol)} removed from watchlist successfully.'))
 
-    def tool_get_watchlist(self) -> Any:  # trading_bot.world:398
+    # trading_bot.world:398
+    @tool('Get the watchlist.', read_only=True, where='trading_bot.world:398', returns={})
+    def tool_get_watchlist(self) -> Any:
         if not self.state.authenticated:  # trading_bot.world:401
             # trading_bot.world:402
             return ['Error: User not authenticated. Please log in to view the watchlist.']
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
-    def tool_get_order_history(self) -> Any:  # trading_bot.world:407
+    @tool(  # trading_bot.world:407
+        'Get the stock order ID history.', read_only=True, where='trading_bot.world:407',
+        returns={},
+    )
+    def tool_get_order_history(self) -> Any:
         if not self.state.authenticated:  # trading_bot.world:409
             # trading_bot.world:410
             return [{'error': 'User not authenticated. Please log in to view order history.'}]
         # trading_bot.world:412
         return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}
 
-    # trading_bot.world:415
+    @tool(  # trading_bot.world:415
+        'Get the transaction history within a specified date range.',
+        param(
+            'start_date', arg.optional(arg.TEXT),
+            "Start date for the history (format: 'YYYY-MM-DD').",
+        ),
+        param(
+            'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
+        ),
+        read_only=True, where='trading_bot.world:415', returns={},
+    )
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:
         if not self.state.authenticated:  # trading_bot.world:421
             return [  # trading_bot.world:422
@@ -360,17 +428,28 @@ class TradingBot(Episode):
             if 'timestamp' not in transaction:  # trading_bot.world:435
                 raise ToolError("'timestamp'")
             stamp: dt.datetime = rt.strptime(  # trading_bot.world:436
-                rt.read(self, rt.built(self, rt.text(transaction['timestamp']))),
-                '%Y-%m-%d %H:%M:%S',
+                rt.read(self, self.built(rt.text(transaction['timestamp']))), '%Y-%m-%d %H:%M:%S'
             )
             if start <= stamp and stamp <= end:  # trading_bot.world:437
                 found = rt.each(self, found) + (transaction,)  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441
 
-    def tool_get_available_stocks(self, sector: str) -> StockList:  # trading_bot.world:444
+    @tool(  # trading_bot.world:444
+        'Get a list of stock symbols in the given sector.',
+        param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
+        read_only=True, where='trading_bot.world:444', returns=StockList,
+    )
+    def tool_get_available_stocks(self, sector: str) -> StockList:
         return StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
-    def tool_filter_stocks_by_price(  # trading_bot.world:452
+    @tool(  # trading_bot.world:452
+        'Filter stocks based on a price range.',
+        param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
+        param('min_price', arg.FLOAT, 'Minimum stock price.'),
+        param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
+        where='trading_bot.world:452', returns=FilteredStocks,
+    )
+    def tool_filter_stocks_by_price(
         self, stocks: tuple[str, ...], min_price: float, max_price: float
     ) -> FilteredStocks:
         return FilteredStocks(tuple([  # trading_bot.world:460
@@ -381,13 +460,23 @@ class TradingBot(Episode):
             <= max_price
         ]))
 
-    def tool_add_to_watchlist(self, stock: str) -> Watchlist:  # trading_bot.world:465
+    @tool(  # trading_bot.world:465
+        'Add a stock to the watchlist.',
+        param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
+        where='trading_bot.world:465', returns=Watchlist,
+    )
+    def tool_add_to_watchlist(self, stock: str) -> Watchlist:
         # trading_bot.world:469
         if stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks:
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
-    # trading_bot.world:475
+    @tool(  # trading_bot.world:475
+        'Notify if there is a significant price change in the stocks.',
+        param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
+        param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
+        read_only=True, where='trading_bot.world:475', returns=Notification,
+    )
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
             _symbol2 for _symbol2 in rt.each(self, stocks)
@@ -397,122 +486,11 @@ class TradingBot(Episode):
         ])
         if len(changed) > 0:  # trading_bot.world:482
             return Notification(rt.python_grown(  # trading_bot.world:483
-                self, 'Stocks ' + rt.built(self, rt.join(', ', rt.each(self, changed)))
+                self, 'Stocks ' + self.built(rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
         # trading_bot.world:487
         return Notification('No significant price changes in the selected stocks.')
 
 
-TradingBot.TOOLS = tools(
-    tool(
-        TradingBot.tool_get_current_time, 'Get the current time.', read_only=True,
-        where='trading_bot.world:252', returns=CurrentTime,
-    ),
-    tool(
-        TradingBot.tool_get_symbol_by_name, 'Get the symbol of a stock by company name.',
-        param('name', arg.TEXT, 'Name of the company.'), read_only=True,
-        where='trading_bot.world:256', returns=Symbol,
-    ),
-    tool(
-        TradingBot.tool_get_stock_info, 'Get the details of a stock.',
-        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
-        where='trading_bot.world:262', returns=js.mapping({}),
-    ),
-    tool(
-        TradingBot.tool_get_order_details, 'Get the details of an order.',
-        param('order_id', arg.INT, 'ID of the order.'), read_only=True,
-        where='trading_bot.world:269', returns={},
-    ),
-    tool(
-        TradingBot.tool_cancel_order, 'Cancel an order.',
-        param('order_id', arg.INT, 'ID of the order to cancel.'), where='trading_bot.world:275',
-        returns=Cancelled,
-    ),
-    tool(
-        TradingBot.tool_place_order, 'Place an order.',
-        param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
-        param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
-        param('price', arg.FLOAT, 'Price at which to place the order.'),
-        param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
-        returns=Placed,
-    ),
-    tool(
-        TradingBot.tool_withdraw_funds, 'Withdraw funds from the account balance.',
-        param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
-        where='trading_bot.world:324', returns=Balance,
-    ),
-    tool(
-        TradingBot.tool_get_account_info, 'Get account information.', read_only=True,
-        where='trading_bot.world:342', returns=js.mapping({}),
-    ),
-    tool(
-        TradingBot.tool_trading_login, 'Handle user login.',
-        param('username', arg.TEXT, 'Username for authentication.'),
-        param('password', arg.TEXT, 'Password for authentication.'), where='trading_bot.world:347',
-        returns=Status,
-    ),
-    tool(
-        TradingBot.tool_trading_get_login_status, 'Get the login status.', read_only=True,
-        where='trading_bot.world:361', returns=LoginStatus,
-    ),
-    tool(
-        TradingBot.tool_trading_logout, 'Handle user logout for trading system.',
-        where='trading_bot.world:365', returns=Status,
-    ),
-    tool(
-        TradingBot.tool_fund_account, 'Fund the account with the specified amount.',
-        param('amount', arg.NUMBER, 'Amount to fund the account with.'),
-        where='trading_bot.world:373', returns=Balance,
-    ),
-    tool(
-        TradingBot.tool_remove_stock_from_watchlist, 'Remove a stock from the watchlist.',
-        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'), where='trading_bot.world:389',
-        returns=Status,
-    ),
-    tool(
-        TradingBot.tool_get_watchlist, 'Get the watchlist.', read_only=True,
-        where='trading_bot.world:398', returns={},
-    ),
-    tool(
-        TradingBot.tool_get_order_history, 'Get the stock order ID history.', read_only=True,
-        where='trading_bot.world:407', returns={},
-    ),
-    tool(
-        TradingBot.tool_get_transaction_history,
-        'Get the transaction history within a specified date range.',
-        param(
-            'start_date', arg.optional(arg.TEXT),
-            "Start date for the history (format: 'YYYY-MM-DD').",
-        ),
-        param(
-            'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
-        ),
-        read_only=True, where='trading_bot.world:415', returns={},
-    ),
-    tool(
-        TradingBot.tool_get_available_stocks, 'Get a list of stock symbols in the given sector.',
-        param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
-        read_only=True, where='trading_bot.world:444', returns=StockList,
-    ),
-    tool(
-        TradingBot.tool_filter_stocks_by_price, 'Filter stocks based on a price range.',
-        param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
-        param('min_price', arg.FLOAT, 'Minimum stock price.'),
-        param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
-        where='trading_bot.world:452', returns=FilteredStocks,
-    ),
-    tool(
-        TradingBot.tool_add_to_watchlist, 'Add a stock to the watchlist.',
-        param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
-        where='trading_bot.world:465', returns=Watchlist,
-    ),
-    tool(
-        TradingBot.tool_notify_price_change,
-        'Notify if there is a significant price change in the stocks.',
-        param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
-        param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
-        read_only=True, where='trading_bot.world:475', returns=Notification,
-    ),
-    arguments='dynamic', python_class='TradingBot',
-)
+TradingBot.TOOLS = tools(TradingBot, arguments='dynamic', python_class='TradingBot')

@@ -168,6 +168,12 @@ _C_CREDIT_CARD_EXTENSION: dict[str, dict[str, Any]] = {'1234567812345678': {'car
 _C_BOOKING_RECORD_EXTENSION: dict[str, dict[str, Any]] = {'booking_901': {'card_id': '1234567812345678', 'travel_date': '2024-05-21', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'economy', 'travel_cost': 400.0, 'transaction_id': 'trans_001'}, 'booking_902': {'card_id': '2345678923456789', 'travel_date': '2024-06-15', 'travel_from': 'LAX', 'travel_to': 'ORD', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_002'}, 'booking_903': {'card_id': '3456789034567890', 'travel_date': '2024-07-01', 'travel_from': 'BOS', 'travel_to': 'RMS', 'travel_class': 'first', 'travel_cost': 1500.0, 'transaction_id': 'trans_003'}, 'booking_904': {'card_id': '4567890145678901', 'travel_date': '2024-08-21', 'travel_from': 'SFO', 'travel_to': 'ORD', 'travel_class': 'economy', 'travel_cost': 380.0, 'transaction_id': 'trans_004'}, 'booking_997': {'card_id': '9978997699789976', 'travel_date': '2024-03-15', 'travel_from': 'MPC', 'travel_to': 'WLB', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_097'}, 'booking_998': {'card_id': '9989997799899989', 'travel_date': '2024-02-11', 'travel_from': 'SHD', 'travel_to': 'SVP', 'travel_class': 'economy', 'travel_cost': 450.0, 'transaction_id': 'trans_098'}, 'booking_999': {'card_id': '9999997899999999', 'travel_date': '2024-01-23', 'travel_from': 'RMS', 'travel_to': 'SBK', 'travel_class': 'first', 'travel_cost': 2200.0, 'transaction_id': 'trans_099'}, 'booking_900': {'card_id': '1000000790000000', 'travel_date': '2024-12-05', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'business', 'travel_cost': 1300.0, 'transaction_id': 'trans_100'}, 'booking_401': {'card_id': '1234567812345678', 'travel_date': '2024-05-21', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'economy', 'travel_cost': 400.0, 'transaction_id': 'trans_401'}, 'booking_402': {'card_id': '2345678923456789', 'travel_date': '2024-06-15', 'travel_from': 'LAX', 'travel_to': 'ORD', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_002'}, 'booking_403': {'card_id': '3456789034567890', 'travel_date': '2024-07-01', 'travel_from': 'BOS', 'travel_to': 'RMS', 'travel_class': 'first', 'travel_cost': 1500.0, 'transaction_id': 'trans_403'}, 'booking_404': {'card_id': '4567890145678901', 'travel_date': '2024-08-21', 'travel_from': 'SFO', 'travel_to': 'ORD', 'travel_class': 'economy', 'travel_cost': 380.0, 'transaction_id': 'trans_404'}, 'booking_497': {'card_id': '9978997699789976', 'travel_date': '2024-03-15', 'travel_from': 'MPC', 'travel_to': 'WLB', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_497'}, 'booking_498': {'card_id': '9989997799899989', 'travel_date': '2024-02-11', 'travel_from': 'SHD', 'travel_to': 'SVP', 'travel_class': 'economy', 'travel_cost': 450.0, 'transaction_id': 'trans_498'}, 'booking_499': {'card_id': '9999997899999999', 'travel_date': '2024-01-23', 'travel_from': 'RMS', 'travel_to': 'SBK', 'travel_class': 'first', 'travel_cost': 2200.0, 'transaction_id': 'trans_499'}, 'booking_400': {'card_id': '1000000790000000', 'travel_date': '2024-12-05', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'business', 'travel_cost': 1300.0, 'transaction_id': 'trans_400'}}  # travel_api.world:514
 
 
+_PARAM_access_token = param(
+    'access_token', arg.TEXT, 'The access token obtained from the authenticate'
+)
+_PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -237,8 +243,7 @@ class TravelAPI(Episode):
         "Python's TypeError for a list or a dict used as a dict key; none for any other value."
         kind: str = rt.python_type(value)  # python_errors.world:10
         if kind == 'list' or kind == 'dict':  # python_errors.world:11
-            # python_errors.world:12
-            return rt.built(self, f'unhashable type: \'{rt.text(kind)}\'')
+            return self.built(f'unhashable type: \'{rt.text(kind)}\'')  # python_errors.world:12
         return None  # python_errors.world:14
 
     def fn_truthy(self, value: Any) -> bool:  # python_errors.world:17
@@ -253,7 +258,7 @@ class TravelAPI(Episode):
     def fn_key_of(self, entry: dict[str, Any], key_: str) -> Any:  # travel_api.world:698
         "entry[key], failing as Python's KeyError does."
         if key_ not in entry:  # travel_api.world:701
-            raise ToolError(rt.built(self, rt.python_repr(key_)))
+            self.fail(rt.python_repr(key_))
         return entry[key_]  # travel_api.world:702
 
     def fn_cost_lookup(  # travel_api.world:707
@@ -266,7 +271,7 @@ class TravelAPI(Episode):
         if unhashable_part is not None:  # travel_api.world:717
             raise ToolError(unhashable_part)  # travel_api.world:718
         # travel_api.world:720
-        route: str = rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}')
+        route: str = self.built(f'{rt.text(travel_from)}|{rt.text(travel_to)}')
         if route not in _C_BASE_COSTS:  # travel_api.world:721
             raise ToolError('No available route for the given airports.')
         factor: int = 0  # travel_api.world:722
@@ -281,14 +286,13 @@ class TravelAPI(Episode):
             raise ToolError('Invalid travel class. Options are: economy, business, first.')
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
-            char: str = rt.built(self, travel_date[i:i + 1:])  # travel_api.world:736
+            char: str = self.built(travel_date[i:i + 1:])  # travel_api.world:736
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
-                    raise ToolError(rt.built(
-                        self,
+                    self.fail(
                         'invalid literal for int() with base 10: '
-                        f'{rt.text(rt.built(self, rt.python_repr(char)))}',
-                    ))
+                        f'{rt.text(self.built(rt.python_repr(char)))}',
+                    )
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
@@ -299,7 +303,7 @@ class TravelAPI(Episode):
             for key_ in rt.each(self, _C_BASE_COSTS):  # travel_api.world:746
                 costs = {  # travel_api.world:747
                     **rt.each(self, costs),
-                    rt.built(self, f'{rt.text(key_)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
+                    self.built(f'{rt.text(key_)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                         'cost': rt.to_float(rt.python_times(
                             rt.python_times(_C_BASE_COSTS[key_], factor), multiplier
                         )),
@@ -308,7 +312,7 @@ class TravelAPI(Episode):
         else:
             costs = {  # travel_api.world:752
                 **rt.each(self, costs),
-                rt.built(self, f'{rt.text(route)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
+                self.built(f'{rt.text(route)}|{rt.text(travel_class)}|{rt.text(travel_date)}'): {
                     'cost': rt.to_float(rt.python_times(
                         rt.python_times(_C_BASE_COSTS[route], factor), multiplier
                     )),
@@ -322,14 +326,30 @@ class TravelAPI(Episode):
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
         return Insurance(None, False, error)  # travel_api.world:764
 
-    def tool_authenticate_travel(  # travel_api.world:769
-        self,
-        client_id: str,
-        client_secret: str,
-        refresh_token: str,
-        grant_type: str,
-        user_first_name: str,
-        user_last_name: str,
+    @tool(  # travel_api.world:769
+        'Authenticate the user with the travel API',
+        param(
+            'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
+        ),
+        param(
+            'client_secret', arg.TEXT,
+            'The client applications client_secret supplied by App Management',
+        ),
+        param(
+            'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
+        ),
+        param(
+            'grant_type', arg.TEXT,
+            'The grant type of the authentication request. Here are the options: read_write, '
+            'read, write',
+        ),
+        param('user_first_name', arg.TEXT, 'The first name of the user'),
+        param('user_last_name', arg.TEXT, 'The last name of the user'),
+        where='travel_api.world:769', returns=Token,
+    )
+    def tool_authenticate_travel(
+        self, client_id: str, client_secret: str, refresh_token: str, grant_type: str,
+        user_first_name: str, user_last_name: str,
     ) -> Token:
         token: str = rt.text(self.random_source().randint(100000, 999999))  # travel_api.world:780
         self.set_state('token_expires_in', 2)  # travel_api.world:781
@@ -340,24 +360,53 @@ class TravelAPI(Episode):
         self.set_state('user_last_name', user_last_name)  # travel_api.world:786
         return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
-    def tool_travel_get_login_status(self) -> LoginStatus:  # travel_api.world:790
+    @tool(  # travel_api.world:790
+        'Get the status of the login', read_only=True, where='travel_api.world:790',
+        returns=LoginStatus,
+    )
+    def tool_travel_get_login_status(self) -> LoginStatus:
         return LoginStatus(  # travel_api.world:791
             not (
                 self.state.token_expires_in is None or rt.present(self.state.token_expires_in) == 0
             ),
         )
 
-    def tool_get_budget_fiscal_year(  # travel_api.world:794
+    @tool(  # travel_api.world:794
+        'Get the budget fiscal year',
+        param(
+            'lastModifiedAfter', arg.optional(arg.TEXT),
+            '[Optional] Use this field if you only want Fiscal Years that were changed after the '
+            'supplied date. The supplied date will be interpreted in the UTC time zone. If '
+            'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
+            'regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of '
+            'YYYY-MM-DDTHH:MM:SS.',
+        ),
+        param(
+            'includeRemoved', arg.optional(arg.TEXT),
+            '[Optional] If true, the service will return all Fiscal Years, including those that '
+            'were previously removed. If not supplied, this field defaults to false.',
+        ),
+        read_only=True, where='travel_api.world:794', returns=FiscalYear,
+    )
+    def tool_get_budget_fiscal_year(
         self, lastModifiedAfter: str | None, includeRemoved: str | None
     ) -> FiscalYear:
         return FiscalYear('2018')  # travel_api.world:801
 
-    def tool_register_credit_card(  # travel_api.world:804
-        self,
-        access_token: str,
-        card_number: str,
-        expiration_date: str,
-        cardholder_name: str,
+    @tool(  # travel_api.world:804
+        'Register a credit card',
+        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
+        param('card_number', arg.TEXT, 'The credit card number'),
+        param(
+            'expiration_date', arg.TEXT,
+            'The expiration date of the credit card in the format MM/YYYY',
+        ),
+        param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
+        param('card_verification_number', arg.INT, 'The card verification number'),
+        where='travel_api.world:804', returns=CardId,
+    )
+    def tool_register_credit_card(
+        self, access_token: str, card_number: str, expiration_date: str, cardholder_name: str,
         card_verification_number: int,
     ) -> CardId:
         if self.state.token_expires_in is None:  # travel_api.world:816
@@ -382,7 +431,18 @@ class TravelAPI(Episode):
         )
         return CardId(card_id)  # travel_api.world:829
 
-    def tool_get_flight_cost(  # travel_api.world:832
+    @tool(  # travel_api.world:832
+        'Get the list of cost of a flight in USD based on location, date, and class',
+        param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
+        param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
+        param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
+        param(
+            'travel_class', arg.TEXT,
+            'The class of the travel. Options are: economy, business, first.',
+        ),
+        where='travel_api.world:832', returns=CostList,
+    )
+    def tool_get_flight_cost(
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
     ) -> CostList:
         self.set_state(  # travel_api.world:841
@@ -395,7 +455,11 @@ class TravelAPI(Episode):
             )
         ]))
 
-    # travel_api.world:845
+    @tool(  # travel_api.world:845
+        'Get the balance of a credit card', _PARAM_access_token,
+        param('card_id', arg.TEXT, 'The ID of the credit card'), read_only=True,
+        where='travel_api.world:845', returns=CardBalance,
+    )
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
@@ -403,22 +467,27 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         if card_id not in self.state.credit_card_list:  # travel_api.world:854
             raise ToolError(rt.python_grown(
-                self, "Card not registered. Here are a list of card_id's: " + rt.built(
-                    self, rt.python_repr(rt.each(
-                        self, tuple(rt.each(self, self.state.credit_card_list).keys())
-                    )),
-                ),
+                self, "Card not registered. Here are a list of card_id's: "
+                + self.built(rt.python_repr(rt.each(
+                    self, tuple(rt.each(self, self.state.credit_card_list).keys())
+                ))),
             ))
         # travel_api.world:855
         return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))
 
-    def tool_book_flight(  # travel_api.world:858
-        self,
-        access_token: str,
-        card_id: str,
-        travel_date: str,
-        travel_from: str,
-        travel_to: str,
+    @tool(  # travel_api.world:858
+        'Book a flight given the travel information. From and To should be the airport codes in '
+        'the IATA format.',
+        _PARAM_access_token,
+        param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
+        param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
+        param('travel_from', arg.TEXT, 'The location the travel is from'),
+        param('travel_to', arg.TEXT, 'The location the travel is to'),
+        param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
+        returns=Booking,
+    )
+    def tool_book_flight(
+        self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str,
         travel_class: str,
     ) -> Booking:
         if self.state.token_expires_in == 0:  # travel_api.world:868
@@ -432,12 +501,12 @@ class TravelAPI(Episode):
         if 'balance' not in (card if card is not None else rt.absent()):  # travel_api.world:878
             return self.fn_booking_refused('Balance not found')  # travel_api.world:879
         if travel_from not in rt.each(self, _C_AIRPORTS):  # travel_api.world:881
-            return self.fn_booking_refused(rt.built(  # travel_api.world:882
-                self, f'Invalid departure airport code: {rt.text(travel_from)}'
+            return self.fn_booking_refused(self.built(  # travel_api.world:882
+                f'Invalid departure airport code: {rt.text(travel_from)}'
             ))
         if travel_to not in rt.each(self, _C_AIRPORTS):  # travel_api.world:884
-            return self.fn_booking_refused(rt.built(  # travel_api.world:885
-                self, f'Invalid destination airport code: {rt.text(travel_to)}'
+            return self.fn_booking_refused(self.built(  # travel_api.world:885
+                f'Invalid destination airport code: {rt.text(travel_to)}'
             ))
         # travel_api.world:887
         if rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None:
@@ -449,7 +518,7 @@ class TravelAPI(Episode):
                 "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
             )
         # travel_api.world:898
-        if rt.built(self, f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
+        if self.built(f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
             # travel_api.world:899
             return self.fn_booking_refused('No available route for the given airports.')
         self.set_state(  # travel_api.world:901
@@ -457,8 +526,7 @@ class TravelAPI(Episode):
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
         )
         # travel_api.world:903
-        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(rt.built(
-            self,
+        entry: dict[str, float] | None = self.state.flight_cost_lookup.get(self.built(
             f'{rt.text(travel_from)}|{rt.text(travel_to)}|{rt.text(travel_class)}|'
             f'{rt.text(travel_date)}',
         ))
@@ -501,7 +569,13 @@ class TravelAPI(Episode):
             self.state.booking_record if self.state.long_context else {}, None,
         )
 
-    def tool_retrieve_invoice(  # travel_api.world:937
+    @tool(  # travel_api.world:937
+        'Retrieve the invoice for a booking.', _PARAM_access_token,
+        param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
+        param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
+        read_only=True, where='travel_api.world:937', returns=InvoiceResult,
+    )
+    def tool_retrieve_invoice(
         self, access_token: str, booking_id: str | None, insurance_id: str | None
     ) -> InvoiceResult:
         if self.state.token_expires_in == 0:  # travel_api.world:944
@@ -521,7 +595,11 @@ class TravelAPI(Episode):
             self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id'),
         ))
 
-    # travel_api.world:966
+    @tool(  # travel_api.world:966
+        'Retrieve all booking history for the user.',
+        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
+        read_only=True, where='travel_api.world:966', returns=BookingHistory,
+    )
     def tool_get_booking_history(self, access_token: str) -> BookingHistory:
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
@@ -529,10 +607,17 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
-    def tool_list_all_airports(self) -> tuple[str, ...]:  # travel_api.world:976
+    @tool(  # travel_api.world:976
+        'List all available airports', read_only=True, where='travel_api.world:976',
+        returns=js.array(js.STRING),
+    )
+    def tool_list_all_airports(self) -> tuple[str, ...]:
         return _C_AIRPORTS  # travel_api.world:977
 
-    # travel_api.world:980
+    @tool(  # travel_api.world:980
+        'Cancel a booking', _PARAM_access_token, _PARAM_booking_id, where='travel_api.world:980',
+        returns=Cancellation,
+    )
     def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
@@ -548,15 +633,15 @@ class TravelAPI(Episode):
             raise ToolError(refused)  # travel_api.world:1001
         if not (  # travel_api.world:1003
             rt.python_type(card_id) == 'str'
-            and rt.built(self, rt.text(card_id)) in self.state.credit_card_list
+            and self.built(rt.text(card_id)) in self.state.credit_card_list
         ):
-            raise ToolError(rt.built(self, rt.python_repr(rt.each(self, card_id))))
+            self.fail(rt.python_repr(rt.each(self, card_id)))
         # travel_api.world:1004
-        card: dict[str, Any] = self.state.credit_card_list[rt.built(self, rt.text(card_id))]
+        card: dict[str, Any] = self.state.credit_card_list[self.built(rt.text(card_id))]
         self.set_state(  # travel_api.world:1005
             'credit_card_list', {
-                **self.state.credit_card_list, rt.built(self, rt.text(card_id)): {
-                    **self.state.credit_card_list[rt.built(self, rt.text(card_id))],
+                **self.state.credit_card_list, self.built(rt.text(card_id)): {
+                    **self.state.credit_card_list[self.built(rt.text(card_id))],
                     'balance': rt.bounded_number(
                         rt.to_number(rt.read(self, self.fn_key_of(card, 'balance')))
                         + rt.to_number(rt.read(self, travel_cost)),
@@ -568,7 +653,20 @@ class TravelAPI(Episode):
         self.set_state('booking_record', rt.without_key(self.state.booking_record, booking_id))
         return Cancellation(True, None)  # travel_api.world:1007
 
-    def tool_compute_exchange_rate(  # travel_api.world:1010
+    @tool(  # travel_api.world:1010
+        'Compute the exchange rate between two currencies',
+        param(
+            'base_currency', arg.TEXT,
+            'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
+        ),
+        param(
+            'target_currency', arg.TEXT,
+            'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
+        ),
+        param('value', arg.NUMBER, 'The value to convert'), read_only=True,
+        where='travel_api.world:1010', returns=ExchangedValue,
+    )
+    def tool_compute_exchange_rate(
         self, base_currency: str, target_currency: str, value: int | float
     ) -> ExchangedValue:
         if base_currency == 'USD' and target_currency in _C_USD_RATES:  # travel_api.world:1019
@@ -581,15 +679,24 @@ class TravelAPI(Episode):
         # travel_api.world:1026
         raise ToolError('No available exchange rate for the given currencies.')
 
-    def tool_verify_traveler_information(  # travel_api.world:1029
+    @tool(  # travel_api.world:1029
+        'Verify the traveler information',
+        param('first_name', arg.TEXT, 'The first name of the traveler'),
+        param('last_name', arg.TEXT, 'The last name of the traveler'),
+        param(
+            'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
+        ),
+        param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
+        where='travel_api.world:1029', returns=Verification,
+    )
+    def tool_verify_traveler_information(
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
         # travel_api.world:1037
         if self.state.user_first_name != first_name or self.state.user_last_name != last_name:
             return Verification(  # travel_api.world:1039
                 False, rt.python_grown(
-                    self, 'Cannot book flight information for another user.' + rt.built(
-                        self,
+                    self, 'Cannot book flight information for another user.' + self.built(
                         f'Expected {rt.text(self.state.user_first_name)} '
                         f'{rt.text(self.state.user_last_name)}, got {rt.text(first_name)} '
                         f'{rt.text(last_name)}',
@@ -616,7 +723,15 @@ class TravelAPI(Episode):
             return Verification(False, 'Passport must be issued by the United States.')
         return Verification(True, None)  # travel_api.world:1068
 
-    # travel_api.world:1071
+    @tool(  # travel_api.world:1071
+        'Set the budget limit for the user',
+        param(
+            'access_token', arg.TEXT,
+            'The access token obtained from the authentication process or initial configuration.',
+        ),
+        param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
+        where='travel_api.world:1071', returns=BudgetLimit,
+    )
     def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
@@ -625,17 +740,30 @@ class TravelAPI(Episode):
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return BudgetLimit(budget_limit)  # travel_api.world:1081
 
-    # travel_api.world:1084
+    @tool(  # travel_api.world:1084
+        'Get the nearest airport to the given location',
+        param(
+            'location', arg.TEXT,
+            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
+            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
+            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
+            'Boston, Beijing, Hong Kong, Rome, Tokyo',
+        ),
+        read_only=True, where='travel_api.world:1084', returns=NearestAirport,
+    )
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:
         # travel_api.world:1089
         return NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))
 
-    def tool_purchase_insurance(  # travel_api.world:1092
-        self,
-        access_token: str,
-        insurance_type: str,
-        booking_id: str,
-        insurance_cost: int | float,
+    @tool(  # travel_api.world:1092
+        'Purchase insurance', _PARAM_access_token,
+        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
+        param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
+        param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
+        where='travel_api.world:1092', returns=Insurance,
+    )
+    def tool_purchase_insurance(
+        self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float,
         card_id: str,
     ) -> Insurance:
         if self.state.token_expires_in == 0:  # travel_api.world:1101
@@ -665,7 +793,12 @@ class TravelAPI(Episode):
         # travel_api.world:1121
         return Insurance(rt.text(self.random_source().randint(100000000, 999999999)), True, None)
 
-    # travel_api.world:1124
+    @tool(  # travel_api.world:1124
+        'Contact travel booking customer support, get immediate support on an issue with an '
+        'online call.',
+        _PARAM_booking_id, param('message', arg.TEXT, 'The message to send to customer support'),
+        read_only=True, where='travel_api.world:1124', returns=SupportMessage,
+    )
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
@@ -674,7 +807,11 @@ class TravelAPI(Episode):
             'will get back to you shortly.',
         )
 
-    def tool_get_all_credit_cards(self) -> CreditCards:  # travel_api.world:1136
+    @tool(  # travel_api.world:1136
+        'Get all registered credit cards', read_only=True, where='travel_api.world:1136',
+        returns=CreditCards,
+    )
+    def tool_get_all_credit_cards(self) -> CreditCards:
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 
     def on_load(self) -> None:  # travel_api.world:678
@@ -698,177 +835,4 @@ class TravelAPI(Episode):
                     )
 
 
-_PARAM_access_token = param(
-    'access_token', arg.TEXT, 'The access token obtained from the authenticate'
-)
-_PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
-
-
-TravelAPI.TOOLS = tools(
-    tool(
-        TravelAPI.tool_authenticate_travel, 'Authenticate the user with the travel API',
-        param(
-            'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
-        ),
-        param(
-            'client_secret', arg.TEXT,
-            'The client applications client_secret supplied by App Management',
-        ),
-        param(
-            'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
-        ),
-        param(
-            'grant_type', arg.TEXT,
-            'The grant type of the authentication request. Here are the options: read_write, '
-            'read, write',
-        ),
-        param('user_first_name', arg.TEXT, 'The first name of the user'),
-        param('user_last_name', arg.TEXT, 'The last name of the user'),
-        where='travel_api.world:769', returns=Token,
-    ),
-    tool(
-        TravelAPI.tool_travel_get_login_status, 'Get the status of the login', read_only=True,
-        where='travel_api.world:790', returns=LoginStatus,
-    ),
-    tool(
-        TravelAPI.tool_get_budget_fiscal_year, 'Get the budget fiscal year',
-        param(
-            'lastModifiedAfter', arg.optional(arg.TEXT),
-            '[Optional] Use this field if you only want Fiscal Years that were changed after the '
-            'supplied date. The supplied date will be interpreted in the UTC time zone. If '
-            'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
-            'regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of '
-            'YYYY-MM-DDTHH:MM:SS.',
-        ),
-        param(
-            'includeRemoved', arg.optional(arg.TEXT),
-            '[Optional] If true, the service will return all Fiscal Years, including those that '
-            'were previously removed. If not supplied, this field defaults to false.',
-        ),
-        read_only=True, where='travel_api.world:794', returns=FiscalYear,
-    ),
-    tool(
-        TravelAPI.tool_register_credit_card, 'Register a credit card',
-        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
-        param('card_number', arg.TEXT, 'The credit card number'),
-        param(
-            'expiration_date', arg.TEXT,
-            'The expiration date of the credit card in the format MM/YYYY',
-        ),
-        param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
-        param('card_verification_number', arg.INT, 'The card verification number'),
-        where='travel_api.world:804', returns=CardId,
-    ),
-    tool(
-        TravelAPI.tool_get_flight_cost,
-        'Get the list of cost of a flight in USD based on location, date, and class',
-        param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
-        param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
-        param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
-        param(
-            'travel_class', arg.TEXT,
-            'The class of the travel. Options are: economy, business, first.',
-        ),
-        where='travel_api.world:832', returns=CostList,
-    ),
-    tool(
-        TravelAPI.tool_get_credit_card_balance, 'Get the balance of a credit card',
-        _PARAM_access_token, param('card_id', arg.TEXT, 'The ID of the credit card'),
-        read_only=True, where='travel_api.world:845', returns=CardBalance,
-    ),
-    tool(
-        TravelAPI.tool_book_flight,
-        'Book a flight given the travel information. From and To should be the airport codes in '
-        'the IATA format.',
-        _PARAM_access_token,
-        param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
-        param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
-        param('travel_from', arg.TEXT, 'The location the travel is from'),
-        param('travel_to', arg.TEXT, 'The location the travel is to'),
-        param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
-        returns=Booking,
-    ),
-    tool(
-        TravelAPI.tool_retrieve_invoice, 'Retrieve the invoice for a booking.',
-        _PARAM_access_token,
-        param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
-        param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
-        read_only=True, where='travel_api.world:937', returns=InvoiceResult,
-    ),
-    tool(
-        TravelAPI.tool_get_booking_history, 'Retrieve all booking history for the user.',
-        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
-        read_only=True, where='travel_api.world:966', returns=BookingHistory,
-    ),
-    tool(
-        TravelAPI.tool_list_all_airports, 'List all available airports', read_only=True,
-        where='travel_api.world:976', returns=js.array(js.STRING),
-    ),
-    tool(
-        TravelAPI.tool_cancel_booking, 'Cancel a booking', _PARAM_access_token, _PARAM_booking_id,
-        where='travel_api.world:980', returns=Cancellation,
-    ),
-    tool(
-        TravelAPI.tool_compute_exchange_rate, 'Compute the exchange rate between two currencies',
-        param(
-            'base_currency', arg.TEXT,
-            'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
-        ),
-        param(
-            'target_currency', arg.TEXT,
-            'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
-        ),
-        param('value', arg.NUMBER, 'The value to convert'), read_only=True,
-        where='travel_api.world:1010', returns=ExchangedValue,
-    ),
-    tool(
-        TravelAPI.tool_verify_traveler_information, 'Verify the traveler information',
-        param('first_name', arg.TEXT, 'The first name of the traveler'),
-        param('last_name', arg.TEXT, 'The last name of the traveler'),
-        param(
-            'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
-        ),
-        param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
-        where='travel_api.world:1029', returns=Verification,
-    ),
-    tool(
-        TravelAPI.tool_set_budget_limit, 'Set the budget limit for the user',
-        param(
-            'access_token', arg.TEXT,
-            'The access token obtained from the authentication process or initial configuration.',
-        ),
-        param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
-        where='travel_api.world:1071', returns=BudgetLimit,
-    ),
-    tool(
-        TravelAPI.tool_get_nearest_airport_by_city,
-        'Get the nearest airport to the given location',
-        param(
-            'location', arg.TEXT,
-            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
-            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
-            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
-            'Boston, Beijing, Hong Kong, Rome, Tokyo',
-        ),
-        read_only=True, where='travel_api.world:1084', returns=NearestAirport,
-    ),
-    tool(
-        TravelAPI.tool_purchase_insurance, 'Purchase insurance', _PARAM_access_token,
-        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
-        param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
-        param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
-        where='travel_api.world:1092', returns=Insurance,
-    ),
-    tool(
-        TravelAPI.tool_contact_customer_support,
-        'Contact travel booking customer support, get immediate support on an issue with an '
-        'online call.',
-        _PARAM_booking_id, param('message', arg.TEXT, 'The message to send to customer support'),
-        read_only=True, where='travel_api.world:1124', returns=SupportMessage,
-    ),
-    tool(
-        TravelAPI.tool_get_all_credit_cards, 'Get all registered credit cards', read_only=True,
-        where='travel_api.world:1136', returns=CreditCards,
-    ),
-    arguments='dynamic', python_class='TravelAPI',
-)
+TravelAPI.TOOLS = tools(TravelAPI, arguments='dynamic', python_class='TravelAPI')

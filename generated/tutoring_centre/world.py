@@ -187,6 +187,33 @@ class PackageInfo(Record):
     free_hours: float = field(sh.FLOAT)
 
 
+_RESULT_Tutor = js.closed({
+    'tutor_id': js.scalar('str', pattern='^T[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
+    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+    'subjects': js.array(js.members(Subject), unique=True),
+    'availability': js.array(Availability, max_items=14), 'hourly_rate': js.scalar('float', 0.0),
+    'active': js.BOOLEAN,
+})
+_RESULT_PackageInfo = js.closed({
+    'package': Package, 'reserved_hours': js.NUMBER, 'free_hours': js.NUMBER
+})
+_PARAM_student = param('student', arg.row('students'), 'The student id, e.g. ST001.')
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_tutor = param(
+    'tutor', arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
+    'The tutor id, e.g. T01.',
+)
+_PARAM_subject = param('subject', arg.enum_of(Subject), 'The subject.')
+_PARAM_starts_at = param('starts_at', arg.DATETIME, 'The start, e.g. 2025-10-08T10:00:00.')
+_PARAM_minutes = param(
+    'minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=60
+)
+_PARAM_session = param('session', arg.row('sessions'), 'The session id, e.g. S0006.')
+_PARAM_session_ = param('session', arg.row('sessions'), 'The session id, e.g. S0005.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -456,39 +483,62 @@ class TutoringCentre(Episode):
             return 0.0  # tutoring_centre.world:446
         return left  # tutoring_centre.world:448
 
-    def tool_get_student(self, student: Student) -> Student:  # tutoring_centre.world:217
+    @tool(  # tutoring_centre.world:217
+        'Show a student by id: name, email, guardian phone, grade, birth date and joining day.',
+        _PARAM_student, read_only=True, where='tutoring_centre.world:217', returns=Student,
+    )
+    def tool_get_student(self, student: Student) -> Student:
         return student  # tutoring_centre.world:220
 
-    def tool_find_students(  # tutoring_centre.world:223
+    @tool(  # tutoring_centre.world:223
+        'Find students by part of the name, email or grade; with nothing given, list all.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param('grade', arg.optional(arg.INT), 'Only students of this school year.'),
+        read_only=True, where='tutoring_centre.world:223', returns=js.array(Student),
+        shows=('list', ('row', 'students')),
+    )
+    def tool_find_students(
         self, name_contains: str | None, email: str | None, grade: int | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # tutoring_centre.world:230
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # tutoring_centre.world:231
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # tutoring_centre.world:230
+        ))
+        # tutoring_centre.world:231
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # tutoring_centre.world:232
         for s in rt.each(self, self.t_students):  # tutoring_centre.world:233
             # tutoring_centre.world:234
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, s.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(s.name.lower()))):
                 continue  # tutoring_centre.world:235
-            if e != '' and rt.built(self, s.email.lower()) != e:  # tutoring_centre.world:237
+            if e != '' and self.built(s.email.lower()) != e:  # tutoring_centre.world:237
                 continue  # tutoring_centre.world:238
             if grade is not None and s.grade != grade:  # tutoring_centre.world:240
                 continue  # tutoring_centre.world:241
             result = rt.each(self, result) + (s.student_id,)  # tutoring_centre.world:243
         return result  # tutoring_centre.world:245
 
-    def tool_register_student(  # tutoring_centre.world:248
+    @tool(  # tutoring_centre.world:248
+        'Register a new student.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The student's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The student's email.",
+        ),
+        param(
+            'guardian_phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+            "A guardian's phone, e.g. +447700900206.",
+        ),
+        param('grade', arg.refined(arg.INT, 1, 13), 'The school year.'),
+        param('date_of_birth', arg.DATE, 'The birth date.'), where='tutoring_centre.world:248',
+        returns=Student,
+    )
+    def tool_register_student(
         self, name: str, email: str, guardian_phone: str, grade: int, date_of_birth: dt.date
     ) -> Student:
         if any(  # tutoring_centre.world:257
-            rt.built(self, _s6.email.lower()) == rt.built(self, email.lower())
+            self.built(_s6.email.lower()) == self.built(email.lower())
             for _s6 in rt.each(self, self.t_students)
         ):
-            raise ToolError(rt.built(self, f'A student with email {email} already exists.'))
+            self.fail(f'A student with email {email} already exists.')
         if date_of_birth > self.clock.date():  # tutoring_centre.world:258
             raise ToolError('Date of birth is in the future.')
         student: Student = Student(  # tutoring_centre.world:259
@@ -504,22 +554,32 @@ class TutoringCentre(Episode):
         self.insert(self.t_students, student)  # tutoring_centre.world:267
         return student  # tutoring_centre.world:268
 
-    def tool_get_tutor(self, tutor: Tutor) -> Tutor:  # tutoring_centre.world:273
+    @tool(  # tutoring_centre.world:273
+        'Show a tutor by id: subjects, weekly availability, hourly rate and whether active.',
+        _PARAM_tutor, read_only=True, where='tutoring_centre.world:273', returns=_RESULT_Tutor,
+    )
+    def tool_get_tutor(self, tutor: Tutor) -> Tutor:
         return tutor  # tutoring_centre.world:276
 
-    def tool_find_tutors(  # tutoring_centre.world:279
+    @tool(  # tutoring_centre.world:279
+        'Find active tutors by part of the name or a subject they teach.', _PARAM_name_contains,
+        param(
+            'subject', arg.optional(arg.enum_of(Subject)), 'Only tutors who teach this subject.'
+        ),
+        read_only=True, where='tutoring_centre.world:279', returns=js.array(_RESULT_Tutor),
+        shows=('list', ('row', 'tutors')),
+    )
+    def tool_find_tutors(
         self, name_contains: str | None, subject: Subject | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # tutoring_centre.world:285
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # tutoring_centre.world:285
+        ))
         result: tuple[str, ...] = ()  # tutoring_centre.world:286
         for t in rt.each(self, self.t_tutors):  # tutoring_centre.world:287
             if not t.active:  # tutoring_centre.world:288
                 continue  # tutoring_centre.world:289
             # tutoring_centre.world:291
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, t.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(t.name.lower()))):
                 continue  # tutoring_centre.world:292
             # tutoring_centre.world:294
             if subject is not None and not (subject in rt.each(self, t.subjects)):
@@ -527,7 +587,14 @@ class TutoringCentre(Episode):
             result = rt.each(self, result) + (t.tutor_id,)  # tutoring_centre.world:297
         return result  # tutoring_centre.world:299
 
-    def tool_find_available_tutors(  # tutoring_centre.world:302
+    @tool(  # tutoring_centre.world:302
+        'Active tutors who teach a subject and are free for a time: inside their weekly '
+        'availability and with no other session.',
+        _PARAM_subject, _PARAM_starts_at, _PARAM_minutes, read_only=True,
+        where='tutoring_centre.world:302', returns=js.array(_RESULT_Tutor),
+        shows=('list', ('row', 'tutors')),
+    )
+    def tool_find_available_tutors(
         self, subject: Subject, starts_at: dt.datetime, minutes: int
     ) -> tuple[str, ...]:
         return tuple([  # tutoring_centre.world:309
@@ -537,10 +604,23 @@ class TutoringCentre(Episode):
             and not self.fn_tutor_busy(_t7, starts_at, minutes, '')
         ])
 
-    def tool_get_package(self, package: Package) -> PackageInfo:  # tutoring_centre.world:314
+    @tool(  # tutoring_centre.world:314
+        'Show a package by id with its hours left, hours reserved by booked sessions and free '
+        'hours.',
+        param('package', arg.row('packages'), 'The package id, e.g. PK001.'), read_only=True,
+        where='tutoring_centre.world:314', returns=_RESULT_PackageInfo,
+        shows=('record', (('package', 'package', ('row', 'packages')),)),
+    )
+    def tool_get_package(self, package: Package) -> PackageInfo:
         return self.fn_package_info(package)  # tutoring_centre.world:317
 
-    def tool_list_packages(  # tutoring_centre.world:320
+    @tool(  # tutoring_centre.world:320
+        "List a student's packages with their free hours, optionally by status.", _PARAM_student,
+        param('status', arg.optional(arg.enum_of(PackageStatus)), 'Only packages in this status.'),
+        read_only=True, where='tutoring_centre.world:320', returns=js.array(_RESULT_PackageInfo),
+        shows=('list', ('record', (('package', 'package', ('row', 'packages')),))),
+    )
+    def tool_list_packages(
         self, student: Student, status: PackageStatus | None
     ) -> tuple[PackageInfo, ...]:
         return tuple([  # tutoring_centre.world:326
@@ -548,7 +628,16 @@ class TutoringCentre(Episode):
             if _p8.student == student.student_id and (status is None or _p8.status == status)
         ])
 
-    # tutoring_centre.world:329
+    @tool(  # tutoring_centre.world:329
+        'Buy a package of prepaid hours for a student; it costs the hours times the price per '
+        'hour and is valid for 180 days.',
+        param('student', arg.row('students'), 'The student id, e.g. ST005.'),
+        param(
+            'size', arg.enum_of(PackageSize),
+            'starter (5 hours), standard (10 hours) or intensive (20 hours).',
+        ),
+        where='tutoring_centre.world:329', returns=Package,
+    )
     def tool_buy_package(self, student: Student, size: PackageSize) -> Package:
         size_name: str = f'{size}'  # tutoring_centre.world:335
         # tutoring_centre.world:336
@@ -569,14 +658,29 @@ class TutoringCentre(Episode):
         self.insert(self.t_packages, package)  # tutoring_centre.world:346
         return package  # tutoring_centre.world:347
 
-    def tool_get_session(self, session: Session) -> Session:  # tutoring_centre.world:352
+    @tool(  # tutoring_centre.world:352
+        'Show a session by id: student, tutor, subject, start, length, mode, status, package and '
+        'hours charged.',
+        param('session', arg.row('sessions'), 'The session id, e.g. S0001.'), read_only=True,
+        where='tutoring_centre.world:352', returns=Session,
+    )
+    def tool_get_session(self, session: Session) -> Session:
         return session  # tutoring_centre.world:355
 
-    def tool_find_sessions(  # tutoring_centre.world:358
-        self,
-        student: Student | None,
-        tutor: Tutor | None,
-        day: dt.date | None,
+    @tool(  # tutoring_centre.world:358
+        'Find sessions by student, tutor, day or status.',
+        param('student', arg.optional(arg.row('students')), 'Only sessions of this student id.'),
+        param(
+            'tutor', arg.optional(arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
+            'Only sessions with this tutor id.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only sessions starting on this day.'),
+        param('status', arg.optional(arg.enum_of(SessionStatus)), 'Only sessions in this status.'),
+        read_only=True, where='tutoring_centre.world:358', returns=js.array(Session),
+        shows=('list', ('row', 'sessions')),
+    )
+    def tool_find_sessions(
+        self, student: Student | None, tutor: Tutor | None, day: dt.date | None,
         status: SessionStatus | None,
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # tutoring_centre.world:366
@@ -593,30 +697,34 @@ class TutoringCentre(Episode):
             result = rt.each(self, result) + (s.session_id,)  # tutoring_centre.world:380
         return result  # tutoring_centre.world:382
 
-    def tool_book_session(  # tutoring_centre.world:385
-        self,
-        student: Student,
-        tutor: Tutor,
-        subject: Subject,
-        starts_at: dt.datetime,
-        minutes: int,
-        mode: Mode,
-        package: Package | None,
+    @tool(  # tutoring_centre.world:385
+        "Book a session with a tutor who teaches the subject and is available; its hours are "
+        "reserved in one of the student's packages.",
+        _PARAM_student, _PARAM_tutor, _PARAM_subject, _PARAM_starts_at, _PARAM_minutes,
+        param('mode', arg.enum_of(Mode), 'in_person or online.', default=_E4_Mode_in_person),
+        param(
+            'package', arg.optional(arg.row('packages')),
+            "The student's package to pay from; leave out for the active package expiring first "
+            "with enough free hours.",
+        ),
+        where='tutoring_centre.world:385', returns=Session,
+    )
+    def tool_book_session(
+        self, student: Student, tutor: Tutor, subject: Subject, starts_at: dt.datetime,
+        minutes: int, mode: Mode, package: Package | None,
     ) -> Session:
         if not tutor.active:  # tutoring_centre.world:396
-            raise ToolError(rt.built(self, f'Tutor {tutor.tutor_id} is inactive.'))
+            self.fail(f'Tutor {tutor.tutor_id} is inactive.')
         if subject not in rt.each(self, tutor.subjects):  # tutoring_centre.world:397
-            raise ToolError(rt.built(self, f'{tutor.name} does not teach {subject}.'))
+            self.fail(f'{tutor.name} does not teach {subject}.')
         if starts_at <= self.clock:  # tutoring_centre.world:398
             raise ToolError('The start is in the past.')
         if not self.fn_in_availability(tutor, starts_at, minutes):  # tutoring_centre.world:399
-            raise ToolError(rt.built(self, f'The time is outside {tutor.name}\'s availability.'))
+            self.fail(f'The time is outside {tutor.name}\'s availability.')
         if self.fn_tutor_busy(tutor, starts_at, minutes, ''):  # tutoring_centre.world:400
-            raise ToolError(rt.built(self, f'{tutor.name} has another session then.'))
+            self.fail(f'{tutor.name} has another session then.')
         if self.fn_student_busy(student, starts_at, minutes, ''):  # tutoring_centre.world:401
-            raise ToolError(rt.built(
-                self, f'Student {student.student_id} has another session then.'
-            ))
+            self.fail(f'Student {student.student_id} has another session then.')
         needed: float = minutes / 60  # tutoring_centre.world:402
         chosen: Package | None = package  # tutoring_centre.world:403
         if chosen is None:  # tutoring_centre.world:404
@@ -631,32 +739,27 @@ class TutoringCentre(Episode):
                 key=lambda _p9: _p9.expires_on,
             )
             if len(options) <= 0:  # tutoring_centre.world:406
-                raise ToolError(rt.built(
-                    self,
+                self.fail(
                     f'Student {student.student_id} has no active package with {needed} free '
                     'hours for that day.',
-                ))
+                )
             chosen = self.t_packages[options[0]]  # tutoring_centre.world:407
         if chosen is None:  # tutoring_centre.world:409
             raise ToolError('No package.')
         if chosen.student != student.student_id:  # tutoring_centre.world:410
-            raise ToolError(rt.built(
-                self, f'Package {chosen.package_id} belongs to another student.'
-            ))
+            self.fail(f'Package {chosen.package_id} belongs to another student.')
         if not (  # tutoring_centre.world:411
             chosen.status == _E13_PackageStatus_active and chosen.expires_on >= starts_at.date()
         ):
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Package {chosen.package_id} is {chosen.status} or expires on '
                 f'{chosen.expires_on}, before the session.',
-            ))
+            )
         if not (self.fn_free_hours(chosen) >= needed - 0.0001):  # tutoring_centre.world:412
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Package {chosen.package_id} has only {self.fn_free_hours(chosen)} free hours; '
                 f'the session needs {needed}.',
-            ))
+            )
         session: Session = Session(  # tutoring_centre.world:413
             session_id=self.next_id('session_ids', 'S{:04d}'), student=student.student_id,
             tutor=tutor.tutor_id, subject=subject, starts_at=starts_at,
@@ -666,46 +769,48 @@ class TutoringCentre(Episode):
         self.insert(self.t_sessions, session)  # tutoring_centre.world:422
         return session  # tutoring_centre.world:423
 
-    # tutoring_centre.world:426
+    @tool(  # tutoring_centre.world:426
+        'Move a booked session to another time with the same tutor.', _PARAM_session,
+        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-10-09T15:00:00.'),
+        where='tutoring_centre.world:426', returns=Session,
+    )
     def tool_reschedule_session(self, session: Session, starts_at: dt.datetime) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:432
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Session {session.session_id} is {session.status}: only booked sessions can be '
                 'rescheduled.',
-            ))
+            )
         if starts_at <= self.clock:  # tutoring_centre.world:433
             raise ToolError('The start is in the past.')
         # tutoring_centre.world:434
         if not self.fn_in_availability(self.t_tutors[session.tutor], starts_at, session.minutes):
-            raise ToolError(rt.built(
-                self, f'The time is outside {self.t_tutors[session.tutor].name}\'s availability.'
-            ))
+            self.fail(f'The time is outside {self.t_tutors[session.tutor].name}\'s availability.')
         if self.fn_tutor_busy(  # tutoring_centre.world:435
             self.t_tutors[session.tutor], starts_at, session.minutes, session.session_id
         ):
-            raise ToolError(rt.built(
-                self, f'{self.t_tutors[session.tutor].name} has another session then.'
-            ))
+            self.fail(f'{self.t_tutors[session.tutor].name} has another session then.')
         if self.fn_student_busy(  # tutoring_centre.world:436
             self.t_students[session.student], starts_at, session.minutes, session.session_id
         ):
-            raise ToolError(rt.built(
-                self,
-                f'Student {self.t_students[session.student].student_id} has another session then.',
-            ))
+            self.fail(
+                f'Student {self.t_students[session.student].student_id} has another session then.'
+            )
         self.set_field(session, 'starts_at', starts_at)  # tutoring_centre.world:437
         return session  # tutoring_centre.world:438
 
-    def tool_cancel_session(self, session: Session) -> Session:  # tutoring_centre.world:451
+    @tool(  # tutoring_centre.world:451
+        'Cancel a booked session that has not started; cancelling less than 24 hours before the '
+        'start charges its hours.',
+        _PARAM_session, where='tutoring_centre.world:451', returns=Session,
+    )
+    def tool_cancel_session(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:454
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Session {session.session_id} is {session.status}: only booked sessions can be '
                 'cancelled.',
-            ))
+            )
         if session.starts_at <= self.clock:  # tutoring_centre.world:455
-            raise ToolError(rt.built(self, f'Session {session.session_id} has already started.'))
+            self.fail(f'Session {session.session_id} has already started.')
         # tutoring_centre.world:456
         self.set_field(session, 'status', _E13_SessionStatus_cancelled)
         # tutoring_centre.world:457
@@ -726,15 +831,19 @@ class TutoringCentre(Episode):
             )
         return session  # tutoring_centre.world:467
 
-    def tool_mark_attended(self, session: Session) -> Session:  # tutoring_centre.world:470
+    @tool(  # tutoring_centre.world:470
+        'Mark a booked session that has started as attended and deduct its hours from the '
+        'package.',
+        _PARAM_session_, where='tutoring_centre.world:470', returns=Session,
+    )
+    def tool_mark_attended(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:473
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Session {session.session_id} is {session.status}: only booked sessions can be '
                 'marked attended.',
-            ))
+            )
         if session.starts_at > self.clock:  # tutoring_centre.world:474
-            raise ToolError(rt.built(self, f'Session {session.session_id} has not started yet.'))
+            self.fail(f'Session {session.session_id} has not started yet.')
         h: float = self.fn_session_hours(session)  # tutoring_centre.world:475
         p: Package = self.t_packages[session.package]  # tutoring_centre.world:476
         left: float = self.fn_deducted(p, h)  # tutoring_centre.world:477
@@ -751,15 +860,18 @@ class TutoringCentre(Episode):
         )
         return session  # tutoring_centre.world:484
 
-    def tool_mark_no_show(self, session: Session) -> Session:  # tutoring_centre.world:487
+    @tool(  # tutoring_centre.world:487
+        'Mark a booked session whose student did not come as a no-show; its hours are charged.',
+        _PARAM_session_, where='tutoring_centre.world:487', returns=Session,
+    )
+    def tool_mark_no_show(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:490
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Session {session.session_id} is {session.status}: only booked sessions can be '
                 'marked no-show.',
-            ))
+            )
         if session.starts_at > self.clock:  # tutoring_centre.world:491
-            raise ToolError(rt.built(self, f'Session {session.session_id} has not started yet.'))
+            self.fail(f'Session {session.session_id} has not started yet.')
         h: float = self.fn_session_hours(session)  # tutoring_centre.world:492
         p: Package = self.t_packages[session.package]  # tutoring_centre.world:493
         left: float = self.fn_deducted(p, h)  # tutoring_centre.world:494
@@ -776,10 +888,25 @@ class TutoringCentre(Episode):
         )
         return session  # tutoring_centre.world:501
 
-    def tool_get_note(self, note: ProgressNote) -> ProgressNote:  # tutoring_centre.world:506
+    @tool(  # tutoring_centre.world:506
+        'Show a progress note by id: session, student and tutor ids, time, understanding, '
+        'summary and homework.',
+        param('note', arg.row('notes'), 'The note id, e.g. N0001.'), read_only=True,
+        where='tutoring_centre.world:506', returns=ProgressNote,
+    )
+    def tool_get_note(self, note: ProgressNote) -> ProgressNote:
         return note  # tutoring_centre.world:509
 
-    # tutoring_centre.world:512
+    @tool(  # tutoring_centre.world:512
+        "List a student's progress notes, newest first, optionally of one subject.",
+        _PARAM_student,
+        param(
+            'subject', arg.optional(arg.enum_of(Subject)),
+            'Only notes of sessions in this subject.',
+        ),
+        read_only=True, where='tutoring_centre.world:512', returns=js.array(ProgressNote),
+        shows=('list', ('row', 'notes')),
+    )
     def tool_list_notes(self, student: Student, subject: Subject | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # tutoring_centre.world:518
             rt.each(self, [
@@ -790,16 +917,25 @@ class TutoringCentre(Episode):
             key=lambda _n11: _n11.written_at, reverse=True,
         )
 
-    def tool_write_progress_note(  # tutoring_centre.world:521
+    @tool(  # tutoring_centre.world:521
+        "Write the tutor's progress note for an attended session.",
+        param('session', arg.row('sessions'), 'The id of the attended session, e.g. S0005.'),
+        param(
+            'understanding', arg.refined(arg.INT, 1, 5),
+            'How well the student follows the topic, 1 to 5.',
+        ),
+        param('summary', arg.refined(arg.TEXT, 1, 500), 'What was covered and how it went.'),
+        param('homework', arg.refined(arg.TEXT, None, 300), 'Homework set, if any.', default=''),
+        where='tutoring_centre.world:521', returns=ProgressNote,
+    )
+    def tool_write_progress_note(
         self, session: Session, understanding: int, summary: str, homework: str
     ) -> ProgressNote:
         if session.status != _E13_SessionStatus_attended:  # tutoring_centre.world:529
-            raise ToolError(rt.built(
-                self, f'Session {session.session_id} is {session.status}, not attended.'
-            ))
+            self.fail(f'Session {session.session_id} is {session.status}, not attended.')
         # tutoring_centre.world:530
         if any(_n13.session == session.session_id for _n13 in rt.each(self, self.t_notes)):
-            raise ToolError(rt.built(self, f'Session {session.session_id} already has a note.'))
+            self.fail(f'Session {session.session_id} already has a note.')
         note: ProgressNote = ProgressNote(  # tutoring_centre.world:531
             note_id=self.next_id('note_ids', 'N{:04d}'), session=session.session_id,
             student=session.student, tutor=session.tutor, written_at=self.clock,
@@ -811,202 +947,7 @@ class TutoringCentre(Episode):
         return note  # tutoring_centre.world:540
 
 
-_RESULT_Tutor = js.closed({
-    'tutor_id': js.scalar('str', pattern='^T[0-9]{2}$'), 'name': js.scalar('str', 1, 80),
-    'email': js.scalar('str', pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-    'subjects': js.array(js.members(Subject), unique=True),
-    'availability': js.array(Availability, max_items=14), 'hourly_rate': js.scalar('float', 0.0),
-    'active': js.BOOLEAN,
-})
-_RESULT_PackageInfo = js.closed({
-    'package': Package, 'reserved_hours': js.NUMBER, 'free_hours': js.NUMBER
-})
-_PARAM_student = param('student', arg.row('students'), 'The student id, e.g. ST001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_tutor = param(
-    'tutor', arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
-    'The tutor id, e.g. T01.',
-)
-_PARAM_subject = param('subject', arg.enum_of(Subject), 'The subject.')
-_PARAM_starts_at = param('starts_at', arg.DATETIME, 'The start, e.g. 2025-10-08T10:00:00.')
-_PARAM_minutes = param(
-    'minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=lambda ep: 60
-)
-_PARAM_session = param('session', arg.row('sessions'), 'The session id, e.g. S0006.')
-_PARAM_session_ = param('session', arg.row('sessions'), 'The session id, e.g. S0005.')
-
-
-TutoringCentre.TOOLS = tools(
-    tool(
-        TutoringCentre.tool_get_student,
-        'Show a student by id: name, email, guardian phone, grade, birth date and joining day.',
-        _PARAM_student, read_only=True, where='tutoring_centre.world:217', returns=Student,
-    ),
-    tool(
-        TutoringCentre.tool_find_students,
-        'Find students by part of the name, email or grade; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('grade', arg.optional(arg.INT), 'Only students of this school year.'),
-        read_only=True, where='tutoring_centre.world:223', returns=js.array(Student),
-        shows=('list', ('row', 'students')),
-    ),
-    tool(
-        TutoringCentre.tool_register_student, 'Register a new student.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The student's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The student's email.",
-        ),
-        param(
-            'guardian_phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "A guardian's phone, e.g. +447700900206.",
-        ),
-        param('grade', arg.refined(arg.INT, 1, 13), 'The school year.'),
-        param('date_of_birth', arg.DATE, 'The birth date.'), where='tutoring_centre.world:248',
-        returns=Student,
-    ),
-    tool(
-        TutoringCentre.tool_get_tutor,
-        'Show a tutor by id: subjects, weekly availability, hourly rate and whether active.',
-        _PARAM_tutor, read_only=True, where='tutoring_centre.world:273', returns=_RESULT_Tutor,
-    ),
-    tool(
-        TutoringCentre.tool_find_tutors,
-        'Find active tutors by part of the name or a subject they teach.', _PARAM_name_contains,
-        param(
-            'subject', arg.optional(arg.enum_of(Subject)), 'Only tutors who teach this subject.'
-        ),
-        read_only=True, where='tutoring_centre.world:279', returns=js.array(_RESULT_Tutor),
-        shows=('list', ('row', 'tutors')),
-    ),
-    tool(
-        TutoringCentre.tool_find_available_tutors,
-        'Active tutors who teach a subject and are free for a time: inside their weekly '
-        'availability and with no other session.',
-        _PARAM_subject, _PARAM_starts_at, _PARAM_minutes, read_only=True,
-        where='tutoring_centre.world:302', returns=js.array(_RESULT_Tutor),
-        shows=('list', ('row', 'tutors')),
-    ),
-    tool(
-        TutoringCentre.tool_get_package,
-        'Show a package by id with its hours left, hours reserved by booked sessions and free '
-        'hours.',
-        param('package', arg.row('packages'), 'The package id, e.g. PK001.'), read_only=True,
-        where='tutoring_centre.world:314', returns=_RESULT_PackageInfo,
-        shows=('record', (('package', 'package', ('row', 'packages')),)),
-    ),
-    tool(
-        TutoringCentre.tool_list_packages,
-        "List a student's packages with their free hours, optionally by status.", _PARAM_student,
-        param('status', arg.optional(arg.enum_of(PackageStatus)), 'Only packages in this status.'),
-        read_only=True, where='tutoring_centre.world:320', returns=js.array(_RESULT_PackageInfo),
-        shows=('list', ('record', (('package', 'package', ('row', 'packages')),))),
-    ),
-    tool(
-        TutoringCentre.tool_buy_package,
-        'Buy a package of prepaid hours for a student; it costs the hours times the price per '
-        'hour and is valid for 180 days.',
-        param('student', arg.row('students'), 'The student id, e.g. ST005.'),
-        param(
-            'size', arg.enum_of(PackageSize),
-            'starter (5 hours), standard (10 hours) or intensive (20 hours).',
-        ),
-        where='tutoring_centre.world:329', returns=Package,
-    ),
-    tool(
-        TutoringCentre.tool_get_session,
-        'Show a session by id: student, tutor, subject, start, length, mode, status, package and '
-        'hours charged.',
-        param('session', arg.row('sessions'), 'The session id, e.g. S0001.'), read_only=True,
-        where='tutoring_centre.world:352', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_find_sessions, 'Find sessions by student, tutor, day or status.',
-        param('student', arg.optional(arg.row('students')), 'Only sessions of this student id.'),
-        param(
-            'tutor', arg.optional(arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
-            'Only sessions with this tutor id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only sessions starting on this day.'),
-        param('status', arg.optional(arg.enum_of(SessionStatus)), 'Only sessions in this status.'),
-        read_only=True, where='tutoring_centre.world:358', returns=js.array(Session),
-        shows=('list', ('row', 'sessions')),
-    ),
-    tool(
-        TutoringCentre.tool_book_session,
-        "Book a session with a tutor who teaches the subject and is available; its hours are "
-        "reserved in one of the student's packages.",
-        _PARAM_student, _PARAM_tutor, _PARAM_subject, _PARAM_starts_at, _PARAM_minutes,
-        param(
-            'mode', arg.enum_of(Mode), 'in_person or online.',
-            default=lambda ep: _E4_Mode_in_person,
-        ),
-        param(
-            'package', arg.optional(arg.row('packages')),
-            "The student's package to pay from; leave out for the active package expiring first "
-            "with enough free hours.",
-        ),
-        where='tutoring_centre.world:385', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_reschedule_session,
-        'Move a booked session to another time with the same tutor.', _PARAM_session,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-10-09T15:00:00.'),
-        where='tutoring_centre.world:426', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_cancel_session,
-        'Cancel a booked session that has not started; cancelling less than 24 hours before the '
-        'start charges its hours.',
-        _PARAM_session, where='tutoring_centre.world:451', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_mark_attended,
-        'Mark a booked session that has started as attended and deduct its hours from the '
-        'package.',
-        _PARAM_session_, where='tutoring_centre.world:470', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_mark_no_show,
-        'Mark a booked session whose student did not come as a no-show; its hours are charged.',
-        _PARAM_session_, where='tutoring_centre.world:487', returns=Session,
-    ),
-    tool(
-        TutoringCentre.tool_get_note,
-        'Show a progress note by id: session, student and tutor ids, time, understanding, '
-        'summary and homework.',
-        param('note', arg.row('notes'), 'The note id, e.g. N0001.'), read_only=True,
-        where='tutoring_centre.world:506', returns=ProgressNote,
-    ),
-    tool(
-        TutoringCentre.tool_list_notes,
-        "List a student's progress notes, newest first, optionally of one subject.",
-        _PARAM_student,
-        param(
-            'subject', arg.optional(arg.enum_of(Subject)),
-            'Only notes of sessions in this subject.',
-        ),
-        read_only=True, where='tutoring_centre.world:512', returns=js.array(ProgressNote),
-        shows=('list', ('row', 'notes')),
-    ),
-    tool(
-        TutoringCentre.tool_write_progress_note,
-        "Write the tutor's progress note for an attended session.",
-        param('session', arg.row('sessions'), 'The id of the attended session, e.g. S0005.'),
-        param(
-            'understanding', arg.refined(arg.INT, 1, 5),
-            'How well the student follows the topic, 1 to 5.',
-        ),
-        param('summary', arg.refined(arg.TEXT, 1, 500), 'What was covered and how it went.'),
-        param(
-            'homework', arg.refined(arg.TEXT, None, 300), 'Homework set, if any.',
-            default=lambda ep: '',
-        ),
-        where='tutoring_centre.world:521', returns=ProgressNote,
-    ),
-)
+TutoringCentre.TOOLS = tools(TutoringCentre)
 
 
 # tutoring_centre.world:903

@@ -183,6 +183,57 @@ _C_MAX_CREDITS: int = 18  # university_registrar.world:114
 _GET_code = rt.getter('code', str)
 
 
+_RESULT_Section = js.closed({
+    'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
+    'instructor': js.scalar('str', 1, 80), 'meetings': js.array(Meeting, min_items=1, max_items=5),
+    'capacity': js.scalar('int', 1, 300), 'starts_on': js.STRING, 'ends_on': js.STRING,
+    'drop_deadline': js.STRING,
+})
+_RESULT_SectionInfo = js.closed({
+    'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
+    'waitlisted': js.INTEGER,
+})
+_ROW_courses = arg.row(
+    'courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Course {key} not found.'),
+)
+_ROW_students = arg.row(
+    'students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$'),
+    not_found=lambda ep, key: ep.built(f'Student {key} not found.'),
+)
+_ROW_sections = arg.row(
+    'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
+    not_found=lambda ep, key: ep.built(f'Section {key} not found.'),
+)
+_ROW_enrolments = arg.row(
+    'enrolments', not_found=lambda ep, key: ep.built(f'Enrolment {key} not found.')
+)
+_ROW_waitlist = arg.row(
+    'waitlist', not_found=lambda ep, key: ep.built(f'Waitlist entry {key} not found.')
+)
+_PARAM_course = param(
+    'course', _ROW_courses,
+    'The course code (two to four capital letters and three digits), as search_courses shows it.',
+)
+_PARAM_term = param(
+    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
+    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
+)
+_PARAM_student = param(
+    'student', _ROW_students, 'The student id (S and five digits), as search_students shows it.'
+)
+_PARAM_section = param(
+    'section', _ROW_sections,
+    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
+)
+_PARAM_enrolment = param(
+    'enrolment', _ROW_enrolments,
+    'The enrolment id (EN and four digits), as get_student_record shows it.',
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -436,34 +487,32 @@ class UniversityRegistrar(Episode):
         'Why the student cannot take a seat in the section, or an empty text when they can.'
         if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
             # university_registrar.world:161
-            return rt.built(self, f'Student {student.id_} ({student.name}) is suspended.')
+            return self.built(f'Student {student.id_} ({student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:163
             # university_registrar.world:164
-            return rt.built(self, f'Section {section.id_} has already ended.')
+            return self.built(f'Section {section.id_} has already ended.')
         if any(  # university_registrar.world:166
             _e8.student == student.id_ and self.t_sections[_e8.section].course == section.course
             and self.t_sections[_e8.section].term == section.term and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
-            return rt.built(  # university_registrar.world:167
-                self,
+            return self.built(  # university_registrar.world:167
                 f'{student.name} is already enrolled in or has completed '
                 f'{self.t_courses[section.course].code} in {section.term}.',
             )
         # university_registrar.world:169
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
-            codes: str = rt.built(self, rt.join(  # university_registrar.world:171
+            codes: str = self.built(rt.join(  # university_registrar.world:171
                 ', ', rt.each(self, tuple(map(_GET_code, rt.rows(
                     self.t_courses, rt.each(self, missing)
                 )))),
             ))
             # university_registrar.world:172
-            return rt.built(self, f'Prerequisite not passed: {codes}.')
+            return self.built(f'Prerequisite not passed: {codes}.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
-            return rt.built(  # university_registrar.world:175
-                self,
-                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.',
+            return self.built(  # university_registrar.world:175
+                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.'
             )
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
             self.t_sections[_e10.section].id_ for _e10 in rt.each(self, self.t_enrolments)
@@ -473,20 +522,25 @@ class UniversityRegistrar(Episode):
         ])
         if len(clashes) > 0:  # university_registrar.world:178
             # university_registrar.world:179
-            ids: str = rt.built(self, rt.join(', ', rt.each(self, clashes)))
-            return rt.built(self, f'Time clash with {ids}.')  # university_registrar.world:180
+            ids: str = self.built(rt.join(', ', rt.each(self, clashes)))
+            return self.built(f'Time clash with {ids}.')  # university_registrar.world:180
         credits_: int = rt.bounded(  # university_registrar.world:182
             self.fn_term_credits(student, section.term) + self.t_courses[section.course].credits_
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
-            return rt.built(  # university_registrar.world:184
-                self,
+            return self.built(  # university_registrar.world:184
                 f'This would bring {student.name} to {credits_} credits in {section.term}; the '
                 f'maximum is {_C_MAX_CREDITS}.',
             )
         return ''  # university_registrar.world:186
 
-    # university_registrar.world:223
+    @tool(  # university_registrar.world:223
+        'List the sections of a course with instructor, meetings, seats taken, capacity and '
+        'waitlist length.',
+        _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    )
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
         return tuple([  # university_registrar.world:229
             SectionInfo(
@@ -496,7 +550,24 @@ class UniversityRegistrar(Episode):
             if _s11.course == course.code and (term is None or _s11.term == term)
         ])
 
-    # university_registrar.world:232
+    @tool(  # university_registrar.world:232
+        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
+        "(course, term, instructor, meetings) and their credit load per term.",
+        _PARAM_student, read_only=True, where='university_registrar.world:232',
+        returns=js.closed({
+            'student': Student, 'enrolments': js.array(Enrolment),
+            'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
+            'credits_by_term': js.mapping(js.INTEGER),
+        }),
+        shows=(
+            'record', (
+                ('student', 'student', ('row', 'students')),
+                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
+                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
+                ('sections', 'sections', ('list', ('row', 'sections'))),
+            ),
+        ),
+    )
     def tool_get_student_record(self, student: Student) -> StudentRecord:
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.id_ for _e12 in rt.each(self, self.t_enrolments) if _e12.student == student.id_
@@ -529,57 +600,116 @@ class UniversityRegistrar(Episode):
             credits_,
         )
 
-    # university_registrar.world:254
+    @tool(  # university_registrar.world:254
+        'Find students by name or program, with their ids, names, programs and status (active or '
+        'suspended).',
+        param(
+            'name', arg.TEXT,
+            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
+            'student.',
+            default='',
+        ),
+        param(
+            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
+            default='',
+        ),
+        read_only=True, where='university_registrar.world:254', returns=js.array(Student),
+        shows=('list', ('row', 'students')),
+    )
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
-        wanted: str = rt.built(self, name.lower())  # university_registrar.world:260
-        wanted_program: str = rt.built(self, program.lower())  # university_registrar.world:261
+        wanted: str = self.built(name.lower())  # university_registrar.world:260
+        wanted_program: str = self.built(program.lower())  # university_registrar.world:261
         return tuple([  # university_registrar.world:262
             _s17.id_ for _s17 in rt.each(self, self.t_students)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _s17.name.lower()))
-            and rt.read(self, wanted_program) in rt.read(self, rt.built(self, _s17.program.lower(
-                
-            )))
+            if rt.read(self, wanted) in rt.read(self, self.built(_s17.name.lower()))
+            and rt.read(self, wanted_program) in rt.read(self, self.built(_s17.program.lower()))
         ])
 
-    def tool_search_courses(self, title: str) -> tuple[str, ...]:  # university_registrar.world:265
-        wanted: str = rt.built(self, title.lower())  # university_registrar.world:270
+    @tool(  # university_registrar.world:265
+        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
+        'prerequisites (course codes).',
+        param(
+            'title', arg.TEXT,
+            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
+            'the whole catalogue.',
+            default='',
+        ),
+        read_only=True, where='university_registrar.world:265', returns=js.array(Course),
+        shows=('list', ('row', 'courses')),
+    )
+    def tool_search_courses(self, title: str) -> tuple[str, ...]:
+        wanted: str = self.built(title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
             _c18.code for _c18 in rt.each(self, self.t_courses)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.title.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _c18.code.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_c18.title.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_c18.code.lower()))
         ])
 
-    def tool_get_course(self, course: Course) -> Course:  # university_registrar.world:274
+    @tool(  # university_registrar.world:274
+        'Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
+        read_only=True, where='university_registrar.world:274', returns=Course,
+    )
+    def tool_get_course(self, course: Course) -> Course:
         return course  # university_registrar.world:279
 
-    def tool_get_section(self, section: Section) -> SectionInfo:  # university_registrar.world:282
+    @tool(  # university_registrar.world:282
+        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
+        'seats taken, capacity and waitlist length.',
+        _PARAM_section, read_only=True, where='university_registrar.world:282',
+        returns=_RESULT_SectionInfo,
+        shows=('record', (('section', 'section', ('row', 'sections')),)),
+    )
+    def tool_get_section(self, section: Section) -> SectionInfo:
         return SectionInfo(  # university_registrar.world:287
             section.id_, self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
         )
 
-    def tool_search_sections(  # university_registrar.world:295
+    @tool(  # university_registrar.world:295
+        'Find sections of any course by term, instructor or meeting day, with course, '
+        'instructor, meetings, seats taken, capacity and waitlist length.',
+        _PARAM_term,
+        param(
+            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
+            default='',
+        ),
+        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
+        read_only=True, where='university_registrar.world:295',
+        returns=js.array(_RESULT_SectionInfo),
+        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
+    )
+    def tool_search_sections(
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
-        wanted: str = rt.built(self, instructor.lower())  # university_registrar.world:302
+        wanted: str = self.built(instructor.lower())  # university_registrar.world:302
         return tuple([  # university_registrar.world:303
             SectionInfo(
                 _s19.id_, self.fn_seats_taken(_s19), _s19.capacity, self.fn_waiting_count(_s19)
             )
             for _s19 in rt.each(self, self.t_sections)
             if (term is None or _s19.term == term)
-            and rt.read(self, wanted) in rt.read(self, rt.built(self, _s19.instructor.lower()))
+            and rt.read(self, wanted) in rt.read(self, self.built(_s19.instructor.lower()))
             and (day is None or any(
                 _m20.day == (day if day is not None else rt.absent())
                 for _m20 in rt.each(self, _s19.meetings)
             ))
         ])
 
-    # university_registrar.world:306
+    @tool(  # university_registrar.world:306
+        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
+        _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
+        returns=Enrolment,
+    )
     def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:
         return enrolment  # university_registrar.world:311
 
-    # university_registrar.world:314
+    @tool(  # university_registrar.world:314
+        "List a section's enrolments (its class roster) with each student, status and grade.",
+        _PARAM_section,
+        param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
+        read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
+        shows=('list', ('row', 'enrolments')),
+    )
     def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         return tuple([  # university_registrar.world:320
             _e21.id_ for _e21 in rt.each(self, self.t_enrolments)
@@ -587,7 +717,12 @@ class UniversityRegistrar(Episode):
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
 
-    # university_registrar.world:323
+    @tool(  # university_registrar.world:323
+        "List a section's waitlist in queue order, first in line first, with each entry's "
+        "student and when they joined.",
+        _PARAM_section, read_only=True, where='university_registrar.world:323',
+        returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')),
+    )
     def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(self, [
@@ -596,7 +731,13 @@ class UniversityRegistrar(Episode):
             key=lambda _w22: _w22.joined_at,
         )
 
-    # university_registrar.world:333
+    @tool(  # university_registrar.world:333
+        "Enrol a student in a section. The section must have a free seat, the student must have "
+        "passed\nthe course's prerequisites, must not already take the course this term, must "
+        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
+        "section is removed.",
+        _PARAM_student, _PARAM_section, where='university_registrar.world:333', returns=Enrolment,
+    )
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
@@ -613,62 +754,64 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
-    # university_registrar.world:355
+    @tool(  # university_registrar.world:355
+        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
+        _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment,
+    )
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be dropped.',
-            ))
+            )
         # university_registrar.world:361
         if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
                 f'{self.t_sections[enrolment.section].drop_deadline}.',
-            ))
+            )
         self.set_fields(  # university_registrar.world:362
             enrolment, ('status', 'dropped_at'), _E15_EnrolmentStatus_dropped, self.clock
         )
         return enrolment  # university_registrar.world:364
 
-    # university_registrar.world:369
+    @tool(  # university_registrar.world:369
+        'Put a student on the waitlist of a full section; returns their place in the queue.',
+        _PARAM_student,
+        param(
+            'section', _ROW_sections,
+            "The id of a full section (the course code, a dash and the section's code), as "
+            "find_sections shows it.",
+        ),
+        where='university_registrar.world:369', returns=WaitlistPosition,
+    )
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
-            raise ToolError(rt.built(
-                self, f'Student {student.id_} ({student.name}) is suspended.'
-            ))
+            self.fail(f'Student {student.id_} ({student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:376
-            raise ToolError(rt.built(self, f'Section {section.id_} has already ended.'))
+            self.fail(f'Section {section.id_} has already ended.')
         if self.fn_seats_taken(section) < section.capacity:  # university_registrar.world:377
-            raise ToolError(rt.built(
-                self, f'Section {section.id_} still has free seats; enrol instead.'
-            ))
+            self.fail(f'Section {section.id_} still has free seats; enrol instead.')
         # university_registrar.world:378
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
-        codes: str = rt.built(self, rt.join(  # university_registrar.world:379
+        codes: str = self.built(rt.join(  # university_registrar.world:379
             ', ',
             rt.each(self, tuple(map(_GET_code, rt.rows(self.t_courses, rt.each(self, missing))))),
         ))
         if len(missing) != 0:  # university_registrar.world:380
-            raise ToolError(rt.built(self, f'Prerequisite not passed: {codes}.'))
+            self.fail(f'Prerequisite not passed: {codes}.')
         if any(  # university_registrar.world:381
             _e25.student == student.id_ and _e25.section == section.id_ and self.fn_holds_seat(
                 _e25
             )
             for _e25 in rt.each(self, self.t_enrolments)
         ):
-            raise ToolError(rt.built(
-                self, f'{student.name} is already enrolled in {section.id_}.'
-            ))
+            self.fail(f'{student.name} is already enrolled in {section.id_}.')
         if any(  # university_registrar.world:382
             _w26.student == student.id_ and _w26.section == section.id_
             for _w26 in rt.each(self, self.t_waitlist)
         ):
-            raise ToolError(rt.built(
-                self, f'{student.name} is already on the waitlist of {section.id_}.'
-            ))
+            self.fail(f'{student.name} is already on the waitlist of {section.id_}.')
         entry: WaitlistEntry = WaitlistEntry(  # university_registrar.world:383
             id_=self.next_id('waitlist_ids', 'W{:03d}'), student=student.id_, section=section.id_,
             joined_at=self.clock,
@@ -677,12 +820,24 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:385
         return WaitlistPosition(entry.id_, self.fn_waiting_count(section))
 
-    # university_registrar.world:388
+    @tool(  # university_registrar.world:388
+        'Take a student off a waitlist.',
+        param(
+            'entry', _ROW_waitlist,
+            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
+            'shows it.',
+        ),
+        where='university_registrar.world:388', returns=WaitlistEntry,
+    )
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:
         self.delete(self.t_waitlist, entry.id_)  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
-    # university_registrar.world:397
+    @tool(  # university_registrar.world:397
+        "Enrol the first student on a section's waitlist now that a seat is free (the same "
+        "checks as enrol); their entry is removed.",
+        _PARAM_section, where='university_registrar.world:397', returns=Enrolment,
+    )
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(self, [
@@ -691,18 +846,17 @@ class UniversityRegistrar(Episode):
             key=lambda _w27: _w27.joined_at,
         )
         if len(queue) <= 0:  # university_registrar.world:403
-            raise ToolError(rt.built(self, f'The waitlist of {section.id_} is empty.'))
+            self.fail(f'The waitlist of {section.id_} is empty.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:404
-            raise ToolError(rt.built(self, f'Section {section.id_} is still full.'))
+            self.fail(f'Section {section.id_} is still full.')
         first: WaitlistEntry = self.t_waitlist[queue[0]]  # university_registrar.world:405
         # university_registrar.world:406
         problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'The first student on the waitlist, {self.t_students[first.student].name}, '
                 f'cannot enrol: {problem}',
-            ))
+            )
         self.delete(self.t_waitlist, first.id_)  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
             id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student,
@@ -712,225 +866,30 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
-    # university_registrar.world:416
+    @tool(  # university_registrar.world:416
+        'Record the final grade of an enrolment once its section has ended; the enrolment is '
+        'then completed.',
+        _PARAM_enrolment, param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
+        where='university_registrar.world:416', returns=Enrolment,
+    )
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
                 'be graded.',
-            ))
+            )
         # university_registrar.world:423
         if self.clock.date() < self.t_sections[enrolment.section].ends_on:
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Section {self.t_sections[enrolment.section].id_} ends on '
                 f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
-            ))
+            )
         # university_registrar.world:424
         self.set_fields(enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed)
         return enrolment  # university_registrar.world:426
 
 
-_RESULT_Section = js.closed({
-    'id': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$'),
-    'course': js.scalar('str', pattern='^[A-Z]{2,4}[0-9]{3}$'),
-    'term': js.scalar('str', pattern='^20[0-9]{2}-(spring|fall)$'),
-    'instructor': js.scalar('str', 1, 80), 'meetings': js.array(Meeting, min_items=1, max_items=5),
-    'capacity': js.scalar('int', 1, 300), 'starts_on': js.STRING, 'ends_on': js.STRING,
-    'drop_deadline': js.STRING,
-})
-_RESULT_SectionInfo = js.closed({
-    'section': _RESULT_Section, 'seats_taken': js.INTEGER, 'capacity': js.INTEGER,
-    'waitlisted': js.INTEGER,
-})
-_PARAM_course = param(
-    'course', arg.row('courses', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}$')),
-    'The course code (two to four capital letters and three digits), as search_courses shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Course {key} not found.'),
-)
-_PARAM_term = param(
-    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
-    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
-)
-_PARAM_student = param(
-    'student', arg.row('students', arg.refined(arg.TEXT, pattern='^S[0-9]{5}$')),
-    'The student id (S and five digits), as search_students shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Student {key} not found.'),
-)
-_PARAM_section = param(
-    'section',
-    arg.row('sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')),
-    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
-    not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
-)
-_PARAM_enrolment = param(
-    'enrolment', arg.row('enrolments'),
-    'The enrolment id (EN and four digits), as get_student_record shows it.',
-    not_found=lambda ep, key: rt.built(ep, f'Enrolment {key} not found.'),
-)
-
-
-UniversityRegistrar.TOOLS = tools(
-    tool(
-        UniversityRegistrar.tool_find_sections,
-        'List the sections of a course with instructor, meetings, seats taken, capacity and '
-        'waitlist length.',
-        _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_student_record,
-        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
-        "(course, term, instructor, meetings) and their credit load per term.",
-        _PARAM_student, read_only=True, where='university_registrar.world:232',
-        returns=js.closed({
-            'student': Student, 'enrolments': js.array(Enrolment),
-            'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
-            'credits_by_term': js.mapping(js.INTEGER),
-        }),
-        shows=(
-            'record', (
-                ('student', 'student', ('row', 'students')),
-                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
-                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
-                ('sections', 'sections', ('list', ('row', 'sections'))),
-            ),
-        ),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_students,
-        'Find students by name or program, with their ids, names, programs and status (active or '
-        'suspended).',
-        param(
-            'name', arg.TEXT,
-            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
-            'student.',
-            default=lambda ep: '',
-        ),
-        param(
-            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
-            default=lambda ep: '',
-        ),
-        read_only=True, where='university_registrar.world:254', returns=js.array(Student),
-        shows=('list', ('row', 'students')),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_courses,
-        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
-        'prerequisites (course codes).',
-        param(
-            'title', arg.TEXT,
-            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
-            'the whole catalogue.',
-            default=lambda ep: '',
-        ),
-        read_only=True, where='university_registrar.world:265', returns=js.array(Course),
-        shows=('list', ('row', 'courses')),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_course,
-        'Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
-        read_only=True, where='university_registrar.world:274', returns=Course,
-    ),
-    tool(
-        UniversityRegistrar.tool_get_section,
-        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
-        'seats taken, capacity and waitlist length.',
-        _PARAM_section, read_only=True, where='university_registrar.world:282',
-        returns=_RESULT_SectionInfo,
-        shows=('record', (('section', 'section', ('row', 'sections')),)),
-    ),
-    tool(
-        UniversityRegistrar.tool_search_sections,
-        'Find sections of any course by term, instructor or meeting day, with course, '
-        'instructor, meetings, seats taken, capacity and waitlist length.',
-        _PARAM_term,
-        param(
-            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
-            default=lambda ep: '',
-        ),
-        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
-        read_only=True, where='university_registrar.world:295',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    ),
-    tool(
-        UniversityRegistrar.tool_get_enrolment,
-        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
-        _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
-        returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_list_roster,
-        "List a section's enrolments (its class roster) with each student, status and grade.",
-        _PARAM_section,
-        param(
-            'include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=lambda ep: False
-        ),
-        read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
-        shows=('list', ('row', 'enrolments')),
-    ),
-    tool(
-        UniversityRegistrar.tool_list_waitlist,
-        "List a section's waitlist in queue order, first in line first, with each entry's "
-        "student and when they joined.",
-        _PARAM_section, read_only=True, where='university_registrar.world:323',
-        returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')),
-    ),
-    tool(
-        UniversityRegistrar.tool_enrol,
-        "Enrol a student in a section. The section must have a free seat, the student must have "
-        "passed\nthe course's prerequisites, must not already take the course this term, must "
-        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
-        "section is removed.",
-        _PARAM_student, _PARAM_section, where='university_registrar.world:333', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_drop_enrolment,
-        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
-        _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_join_waitlist,
-        'Put a student on the waitlist of a full section; returns their place in the queue.',
-        _PARAM_student,
-        param(
-            'section',
-            arg.row(
-                'sections', arg.refined(arg.TEXT, pattern='^[A-Z]{2,4}[0-9]{3}-[A-Z0-9]{2,4}$')
-            ),
-            "The id of a full section (the course code, a dash and the section's code), as "
-            "find_sections shows it.",
-            not_found=lambda ep, key: rt.built(ep, f'Section {key} not found.'),
-        ),
-        where='university_registrar.world:369', returns=WaitlistPosition,
-    ),
-    tool(
-        UniversityRegistrar.tool_leave_waitlist, 'Take a student off a waitlist.',
-        param(
-            'entry', arg.row('waitlist'),
-            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
-            'shows it.',
-            not_found=lambda ep, key: rt.built(ep, f'Waitlist entry {key} not found.'),
-        ),
-        where='university_registrar.world:388', returns=WaitlistEntry,
-    ),
-    tool(
-        UniversityRegistrar.tool_enrol_from_waitlist,
-        "Enrol the first student on a section's waitlist now that a seat is free (the same "
-        "checks as enrol); their entry is removed.",
-        _PARAM_section, where='university_registrar.world:397', returns=Enrolment,
-    ),
-    tool(
-        UniversityRegistrar.tool_record_grade,
-        'Record the final grade of an enrolment once its section has ended; the enrolment is '
-        'then completed.',
-        _PARAM_enrolment, param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
-        where='university_registrar.world:416', returns=Enrolment,
-    ),
-)
+UniversityRegistrar.TOOLS = tools(UniversityRegistrar)
 
 
 # university_registrar.world:660

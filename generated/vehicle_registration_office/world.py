@@ -256,6 +256,23 @@ class PlateInfo(Record):
 _GET_fine_id = rt.getter('fine_id', str)
 
 
+_RESULT_Address = js.closed({
+    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
+    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
+})
+_RESULT_VehicleInfo = js.closed({
+    'vehicle': Vehicle, 'active_plate': js.nullable(Plate),
+    'registration': js.nullable(Registration), 'unpaid_fines': js.array(Fine),
+})
+_RESULT_PlateInfo = js.closed({'plate': Plate, 'vehicle': Vehicle})
+_PARAM_method = param('method', arg.enum_of(PaymentMethod), 'cash, card or check.')
+_PARAM_vehicle = param(
+    'vehicle', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
+    'The VIN.',
+)
+_PARAM_fine = param('fine', arg.row('fines'), 'The fine id, e.g. F0001.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -414,7 +431,7 @@ class VehicleRegistrationOffice(Episode):
         if not all(  # vehicle_registration_office.world:288
             len([
                 _p212 for _p212 in rt.each(self, self.t_owners)
-                if rt.built(self, _p212.email.lower()) == rt.built(self, _o211.email.lower())
+                if self.built(_p212.email.lower()) == self.built(_o211.email.lower())
             ])
             == 1
             for _o211 in rt.each(self, self.t_owners)
@@ -588,38 +605,47 @@ class VehicleRegistrationOffice(Episode):
     # vehicle_registration_office.world:255
     def fn_fine_ids_text(self, fs: tuple[str, ...]) -> str:
         'The ids of fines, comma separated.'
-        return rt.built(self, rt.join(  # vehicle_registration_office.world:256
+        return self.built(rt.join(  # vehicle_registration_office.world:256
             ', ', rt.each(self, tuple(map(_GET_fine_id, rt.rows(self.t_fines, rt.each(self, fs)))))
         ))
 
-    def tool_get_owner(self, owner: Owner) -> Owner:  # vehicle_registration_office.world:299
+    @tool(  # vehicle_registration_office.world:299
+        'Show an owner by id: name, birth date, email, phone, address and license number.',
+        param('owner', arg.row('owners'), 'The owner id, e.g. O0001.'), read_only=True,
+        where='vehicle_registration_office.world:299', returns=Owner,
+    )
+    def tool_get_owner(self, owner: Owner) -> Owner:
         return owner  # vehicle_registration_office.world:302
 
-    def tool_find_owners(  # vehicle_registration_office.world:305
-        self,
-        name_contains: str | None,
-        email: str | None,
-        license_number: str | None,
+    @tool(  # vehicle_registration_office.world:305
+        'Find owners by part of the name, email, license number or birth date; with nothing '
+        'given, list all.',
+        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param(
+            'license_number', arg.optional(arg.TEXT), "The driver's license number, e.g. D1234567."
+        ),
+        param('date_of_birth', arg.optional(arg.DATE), 'The birth date.'), read_only=True,
+        where='vehicle_registration_office.world:305', returns=js.array(Owner),
+        shows=('list', ('row', 'owners')),
+    )
+    def tool_find_owners(
+        self, name_contains: str | None, email: str | None, license_number: str | None,
         date_of_birth: dt.date | None,
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # vehicle_registration_office.world:313
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # vehicle_registration_office.world:314
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
-        lic: str = rt.built(  # vehicle_registration_office.world:315
-            self,
-            rt.built(self, (license_number if license_number is not None else '').strip()).upper(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # vehicle_registration_office.world:313
+        ))
+        # vehicle_registration_office.world:314
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        lic: str = self.built(self.built((license_number if license_number is not None else '').strip()).upper(  # vehicle_registration_office.world:315
+        ))
         result: tuple[str, ...] = ()  # vehicle_registration_office.world:316
         for o in rt.each(self, self.t_owners):  # vehicle_registration_office.world:317
             # vehicle_registration_office.world:318
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, o.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(o.name.lower()))):
                 continue  # vehicle_registration_office.world:319
             # vehicle_registration_office.world:321
-            if e != '' and rt.built(self, o.email.lower()) != e:
+            if e != '' and self.built(o.email.lower()) != e:
                 continue  # vehicle_registration_office.world:322
             if lic != '' and o.license_number != lic:  # vehicle_registration_office.world:324
                 continue  # vehicle_registration_office.world:325
@@ -629,25 +655,36 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (o.owner_id,)  # vehicle_registration_office.world:330
         return result  # vehicle_registration_office.world:332
 
-    def tool_create_owner(  # vehicle_registration_office.world:335
-        self,
-        name: str,
-        date_of_birth: dt.date,
-        email: str,
-        phone: str,
-        address: Address,
+    @tool(  # vehicle_registration_office.world:335
+        'Add a new owner.', param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
+        param('date_of_birth', arg.DATE, 'The birth date.'),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The owner's email.",
+        ),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+            'The phone number, e.g. +1 217 555 0106.',
+        ),
+        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
+        param(
+            'license_number', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{7}$'),
+            "The driver's license number, e.g. D6789012.",
+        ),
+        where='vehicle_registration_office.world:335', returns=Owner,
+    )
+    def tool_create_owner(
+        self, name: str, date_of_birth: dt.date, email: str, phone: str, address: Address,
         license_number: str,
     ) -> Owner:
         if any(  # vehicle_registration_office.world:345
-            rt.built(self, _o8.email.lower()) == rt.built(self, email.lower())
+            self.built(_o8.email.lower()) == self.built(email.lower())
             for _o8 in rt.each(self, self.t_owners)
         ):
-            raise ToolError(rt.built(self, f'An owner with email {email} already exists.'))
+            self.fail(f'An owner with email {email} already exists.')
         # vehicle_registration_office.world:346
         if any(_o9.license_number == license_number for _o9 in rt.each(self, self.t_owners)):
-            raise ToolError(rt.built(
-                self, f'An owner with license number {license_number} already exists.'
-            ))
+            self.fail(f'An owner with license number {license_number} already exists.')
         # vehicle_registration_office.world:347
         if self.fn_age_on(date_of_birth, self.clock.date()) < 16:
             raise ToolError('The owner must be at least 16 years old.')
@@ -664,35 +701,52 @@ class VehicleRegistrationOffice(Episode):
         self.insert(self.t_owners, created)  # vehicle_registration_office.world:357
         return created  # vehicle_registration_office.world:358
 
-    # vehicle_registration_office.world:363
+    @tool(  # vehicle_registration_office.world:363
+        'Show a vehicle by VIN with its active plate, active registration and unpaid fines.',
+        param(
+            'vin', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
+            'The VIN, 17 characters.',
+        ),
+        read_only=True, where='vehicle_registration_office.world:363', returns=_RESULT_VehicleInfo,
+        shows=(
+            'record', (
+                ('vehicle', 'vehicle', ('row', 'vehicles')),
+                ('active_plate', 'active_plate', ('row', 'plates')),
+                ('registration', 'registration', ('row', 'registrations')),
+                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
+            ),
+        ),
+    )
     def tool_get_vehicle(self, vin: Vehicle) -> VehicleInfo:
         return self.fn_vehicle_info(vin)  # vehicle_registration_office.world:366
 
-    def tool_find_vehicles(  # vehicle_registration_office.world:369
-        self,
-        owner: Owner | None,
-        make: str | None,
-        model: str | None,
+    @tool(  # vehicle_registration_office.world:369
+        'Find vehicles by owner, make, model or class.',
+        param('owner', arg.optional(arg.row('owners')), 'Only vehicles of this owner id.'),
+        param('make', arg.optional(arg.TEXT), 'The make, any case, e.g. Honda.'),
+        param('model', arg.optional(arg.TEXT), 'Part of the model, any case.'),
+        param('vehicle_class', arg.optional(arg.enum_of(VehicleClass)), 'Only this class.'),
+        read_only=True, where='vehicle_registration_office.world:369', returns=js.array(Vehicle),
+        shows=('list', ('row', 'vehicles')),
+    )
+    def tool_find_vehicles(
+        self, owner: Owner | None, make: str | None, model: str | None,
         vehicle_class: VehicleClass | None,
     ) -> tuple[str, ...]:
-        mk: str = (  # vehicle_registration_office.world:377
-            rt.built(self, rt.built(self, (make if make is not None else '').strip()).lower())
-        )
-        md: str = rt.built(  # vehicle_registration_office.world:378
-            self, rt.built(self, (model if model is not None else '').strip()).lower()
-        )
+        # vehicle_registration_office.world:377
+        mk: str = self.built(self.built((make if make is not None else '').strip()).lower())
+        # vehicle_registration_office.world:378
+        md: str = self.built(self.built((model if model is not None else '').strip()).lower())
         result: tuple[str, ...] = ()  # vehicle_registration_office.world:379
         for v_ in rt.each(self, self.t_vehicles):  # vehicle_registration_office.world:380
             # vehicle_registration_office.world:381
             if owner is not None and v_.owner != owner.owner_id:
                 continue  # vehicle_registration_office.world:382
             # vehicle_registration_office.world:384
-            if mk != '' and rt.built(self, v_.make.lower()) != mk:
+            if mk != '' and self.built(v_.make.lower()) != mk:
                 continue  # vehicle_registration_office.world:385
-            if (  # vehicle_registration_office.world:387
-                md != ''
-                and not (rt.read(self, md) in rt.read(self, rt.built(self, v_.model.lower())))
-            ):
+            # vehicle_registration_office.world:387
+            if md != '' and not (rt.read(self, md) in rt.read(self, self.built(v_.model.lower()))):
                 continue  # vehicle_registration_office.world:388
             # vehicle_registration_office.world:390
             if vehicle_class is not None and v_.vehicle_class != vehicle_class:
@@ -700,12 +754,36 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (v_.vin,)  # vehicle_registration_office.world:393
         return result  # vehicle_registration_office.world:395
 
-    # vehicle_registration_office.world:398
+    @tool(  # vehicle_registration_office.world:398
+        'Show a plate by number with its vehicle.',
+        param(
+            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
+            'The plate number, e.g. 7ABC123.',
+        ),
+        read_only=True, where='vehicle_registration_office.world:398', returns=_RESULT_PlateInfo,
+        shows=(
+            'record',
+            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
+        ),
+    )
     def tool_get_plate(self, plate_number: Plate) -> PlateInfo:
         # vehicle_registration_office.world:401
         return PlateInfo(plate_number.plate_number, plate_number.vehicle)
 
-    def tool_list_plates(  # vehicle_registration_office.world:404
+    @tool(  # vehicle_registration_office.world:404
+        'List the plates of a vehicle, or all plates with a status.',
+        param(
+            'vehicle',
+            arg.optional(arg.row(
+                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+            )),
+            'Only plates of this VIN.',
+        ),
+        param('status', arg.optional(arg.enum_of(PlateStatus)), 'Only plates with this status.'),
+        read_only=True, where='vehicle_registration_office.world:404', returns=js.array(Plate),
+        shows=('list', ('row', 'plates')),
+    )
+    def tool_list_plates(
         self, vehicle: Vehicle | None, status: PlateStatus | None
     ) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:410
@@ -714,19 +792,35 @@ class VehicleRegistrationOffice(Episode):
             and (status is None or _p10.status == status)
         ])
 
-    def tool_register_vehicle(  # vehicle_registration_office.world:413
-        self,
-        vin: str,
-        make: str,
-        model: str,
-        year: int,
-        color: str,
-        vehicle_class: VehicleClass,
-        owner: Owner,
-        method: PaymentMethod,
+    @tool(  # vehicle_registration_office.world:413
+        'Register a vehicle new to the office: it gets a standard plate and a first registration '
+        'for a year, and the owner pays the registration fee of its class.',
+        param(
+            'vin', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'),
+            'The VIN, 17 characters without I, O or Q.',
+        ),
+        param('make', arg.refined(arg.TEXT, 1, 40), 'The make, e.g. Toyota.'),
+        param('model', arg.refined(arg.TEXT, 1, 40), 'The model, e.g. Corolla.'),
+        param('year', arg.refined(arg.INT, 1900, 2100), 'The model year.'),
+        param('color', arg.refined(arg.TEXT, 1, 30), 'The color.'),
+        param('vehicle_class', arg.enum_of(VehicleClass), 'car, motorcycle or truck.'),
+        param('owner', arg.row('owners'), 'The owner id, e.g. O0005.'), _PARAM_method,
+        where='vehicle_registration_office.world:413', returns=_RESULT_VehicleInfo,
+        shows=(
+            'record', (
+                ('vehicle', 'vehicle', ('row', 'vehicles')),
+                ('active_plate', 'active_plate', ('row', 'plates')),
+                ('registration', 'registration', ('row', 'registrations')),
+                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
+            ),
+        ),
+    )
+    def tool_register_vehicle(
+        self, vin: str, make: str, model: str, year: int, color: str, vehicle_class: VehicleClass,
+        owner: Owner, method: PaymentMethod,
     ) -> VehicleInfo:
         if vin in self.t_vehicles:  # vehicle_registration_office.world:425
-            raise ToolError(rt.built(self, f'A vehicle with VIN {vin} is already registered.'))
+            self.fail(f'A vehicle with VIN {vin} is already registered.')
         if year > self.clock.year + 1:  # vehicle_registration_office.world:426
             raise ToolError(f'Model year {year} is more than one year ahead.')
         # vehicle_registration_office.world:427
@@ -736,7 +830,7 @@ class VehicleRegistrationOffice(Episode):
         # vehicle_registration_office.world:429
         plate_no: str = self.next_id('plate_serials', '9{:06d}')
         if plate_no in self.t_plates:  # vehicle_registration_office.world:430
-            raise ToolError(rt.built(self, f'Plate {plate_no} already exists.'))
+            self.fail(f'Plate {plate_no} already exists.')
         vehicle: Vehicle = Vehicle(  # vehicle_registration_office.world:431
             vin=v.check_pattern(vin, 'Vehicle.vin', '^[A-HJ-NPR-Z0-9]{17}$'),
             make=v.check_length(make, 'Vehicle.make', 1, 40),
@@ -774,12 +868,22 @@ class VehicleRegistrationOffice(Episode):
             self.set_state('inspected_vins', rt.without(self.state.inspected_vins, vin))
         return self.fn_vehicle_info(vehicle)  # vehicle_registration_office.world:461
 
-    # vehicle_registration_office.world:464
+    @tool(  # vehicle_registration_office.world:464
+        "Replace a vehicle's lost plate with a new standard plate; the owner pays the "
+        "replacement fee.",
+        param(
+            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
+            "The lost plate's number, e.g. 7ABC123.",
+        ),
+        _PARAM_method, where='vehicle_registration_office.world:464', returns=_RESULT_PlateInfo,
+        shows=(
+            'record',
+            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
+        ),
+    )
     def tool_replace_lost_plate(self, plate_number: Plate, method: PaymentMethod) -> PlateInfo:
         if plate_number.status != _E11_PlateStatus_active:  # vehicle_registration_office.world:470
-            raise ToolError(rt.built(
-                self, f'Plate {plate_number.plate_number} is {plate_number.status}, not active.'
-            ))
+            self.fail(f'Plate {plate_number.plate_number} is {plate_number.status}, not active.')
         # vehicle_registration_office.world:471
         vehicle: Vehicle = self.t_vehicles[plate_number.vehicle]
         # vehicle_registration_office.world:472
@@ -789,7 +893,7 @@ class VehicleRegistrationOffice(Episode):
         # vehicle_registration_office.world:474
         plate_no: str = self.next_id('plate_serials', '9{:06d}')
         if plate_no in self.t_plates:  # vehicle_registration_office.world:475
-            raise ToolError(rt.built(self, f'Plate {plate_no} already exists.'))
+            self.fail(f'Plate {plate_no} already exists.')
         self.set_fields(  # vehicle_registration_office.world:476
             plate_number, ('status', 'reported_lost_on'), _E11_PlateStatus_lost, self.clock.date()
         )
@@ -809,11 +913,34 @@ class VehicleRegistrationOffice(Episode):
         )
         return PlateInfo(fresh.plate_number, vehicle.vin)  # vehicle_registration_office.world:487
 
-    # vehicle_registration_office.world:492
+    @tool(  # vehicle_registration_office.world:492
+        'Show a registration by id: VIN, owner id, first day, expiry, status and payment id.',
+        param('registration', arg.row('registrations'), 'The registration id, e.g. RG00001.'),
+        read_only=True, where='vehicle_registration_office.world:492', returns=Registration,
+    )
     def tool_get_registration(self, registration: Registration) -> Registration:
         return registration  # vehicle_registration_office.world:497
 
-    def tool_list_registrations(  # vehicle_registration_office.world:500
+    @tool(  # vehicle_registration_office.world:500
+        'List registrations of a vehicle or an owner, or the active ones expiring by a day.',
+        param(
+            'vehicle',
+            arg.optional(arg.row(
+                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+            )),
+            'Only registrations of this VIN.',
+        ),
+        param(
+            'owner', arg.optional(arg.row('owners')), 'Only registrations issued to this owner id.'
+        ),
+        param(
+            'expiring_by', arg.optional(arg.DATE),
+            'Only active registrations expiring on or before this day.',
+        ),
+        read_only=True, where='vehicle_registration_office.world:500',
+        returns=js.array(Registration), shows=('list', ('row', 'registrations')),
+    )
+    def tool_list_registrations(
         self, vehicle: Vehicle | None, owner: Owner | None, expiring_by: dt.date | None
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vehicle_registration_office.world:507
@@ -833,18 +960,24 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (r.registration_id,)
         return result  # vehicle_registration_office.world:520
 
-    # vehicle_registration_office.world:523
+    @tool(  # vehicle_registration_office.world:523
+        "Renew a vehicle's registration for another year from the later of today and the old "
+        "expiry; the owner pays the renewal fee of its class. Renewal opens 90 days before "
+        "expiry and is blocked by unpaid fines.",
+        _PARAM_vehicle, _PARAM_method, where='vehicle_registration_office.world:523',
+        returns=Registration,
+    )
     def tool_renew_registration(self, vehicle: Vehicle, method: PaymentMethod) -> Registration:
         # vehicle_registration_office.world:529
         blocking: tuple[str, ...] = self.fn_unpaid_fines(vehicle)
         if len(blocking) != 0:  # vehicle_registration_office.world:530
-            raise ToolError(rt.built(
-                self, f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
-            ))
+            self.fail(
+                f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
+            )
         # vehicle_registration_office.world:531
         current: Registration | None = self.fn_active_registration(vehicle)
         if current is None:  # vehicle_registration_office.world:532
-            raise ToolError(rt.built(self, f'Vehicle {vehicle.vin} has no active registration.'))
+            self.fail(f'Vehicle {vehicle.vin} has no active registration.')
         # vehicle_registration_office.world:533
         if self.clock.date() < current.expires_on - self.state.renewal_window:
             raise ToolError(
@@ -876,10 +1009,28 @@ class VehicleRegistrationOffice(Episode):
         self.insert(self.t_registrations, renewed)  # vehicle_registration_office.world:553
         return renewed  # vehicle_registration_office.world:554
 
-    def tool_get_fee(self, fee: Fee) -> Fee:  # vehicle_registration_office.world:559
+    @tool(  # vehicle_registration_office.world:559
+        'Show a fee of the schedule by code: service, vehicle class, amount and whether active.',
+        param(
+            'fee', arg.row('fees', arg.refined(arg.TEXT, pattern='^[A-Z0-9_]{3,20}$')),
+            'The fee code, e.g. RENEW_CAR.',
+        ),
+        read_only=True, where='vehicle_registration_office.world:559', returns=Fee,
+    )
+    def tool_get_fee(self, fee: Fee) -> Fee:
         return fee  # vehicle_registration_office.world:562
 
-    def tool_list_fees(  # vehicle_registration_office.world:565
+    @tool(  # vehicle_registration_office.world:565
+        'List the fee schedule, optionally for a service or a vehicle class.',
+        param('service', arg.optional(arg.enum_of(Service)), 'Only fees of this service.'),
+        param(
+            'vehicle_class', arg.optional(arg.enum_of(VehicleClass)),
+            'Only fees that apply to this class.',
+        ),
+        read_only=True, where='vehicle_registration_office.world:565', returns=js.array(Fee),
+        shows=('list', ('row', 'fees')),
+    )
+    def tool_list_fees(
         self, service: Service | None, vehicle_class: VehicleClass | None
     ) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:571
@@ -890,11 +1041,29 @@ class VehicleRegistrationOffice(Episode):
             == (vehicle_class if vehicle_class is not None else rt.absent()))
         ])
 
-    # vehicle_registration_office.world:574
+    @tool(  # vehicle_registration_office.world:574
+        'Show a payment by id: owner id, VIN, fee code or fine id, amount, method and time.',
+        param('payment', arg.row('payments'), 'The payment id, e.g. P00001.'), read_only=True,
+        where='vehicle_registration_office.world:574', returns=Payment,
+    )
     def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # vehicle_registration_office.world:577
 
-    def tool_list_payments(  # vehicle_registration_office.world:580
+    @tool(  # vehicle_registration_office.world:580
+        'List the payments of an owner or a vehicle, optionally on a day.',
+        param('owner', arg.optional(arg.row('owners')), 'Only payments by this owner id.'),
+        param(
+            'vehicle',
+            arg.optional(arg.row(
+                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+            )),
+            'Only payments for this VIN.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only payments on this day.'), read_only=True,
+        where='vehicle_registration_office.world:580', returns=js.array(Payment),
+        shows=('list', ('row', 'payments')),
+    )
+    def tool_list_payments(
         self, owner: Owner | None, vehicle: Vehicle | None, day: dt.date | None
     ) -> tuple[str, ...]:
         if not (owner is not None or vehicle is not None):  # vehicle_registration_office.world:587
@@ -906,11 +1075,30 @@ class VehicleRegistrationOffice(Episode):
             and (day is None or _p12.paid_at.date() == day)
         ])
 
-    # vehicle_registration_office.world:593
+    @tool(  # vehicle_registration_office.world:593
+        'Show a title transfer by id: VIN, previous and new owner ids, day, sale price, odometer '
+        'and payment id.',
+        param('transfer', arg.row('transfers'), 'The transfer id, e.g. TT0001.'), read_only=True,
+        where='vehicle_registration_office.world:593', returns=TitleTransfer,
+    )
     def tool_get_transfer(self, transfer: TitleTransfer) -> TitleTransfer:
         return transfer  # vehicle_registration_office.world:596
 
-    # vehicle_registration_office.world:599
+    @tool(  # vehicle_registration_office.world:599
+        'List the title transfers of a vehicle or involving an owner.',
+        param(
+            'vehicle',
+            arg.optional(arg.row(
+                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+            )),
+            'Only transfers of this VIN.',
+        ),
+        param(
+            'owner', arg.optional(arg.row('owners')), 'Only transfers from or to this owner id.'
+        ),
+        read_only=True, where='vehicle_registration_office.world:599',
+        returns=js.array(TitleTransfer), shows=('list', ('row', 'transfers')),
+    )
     def tool_list_transfers(self, vehicle: Vehicle | None, owner: Owner | None) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:605
             _t13.transfer_id for _t13 in rt.each(self, self.t_transfers)
@@ -919,24 +1107,29 @@ class VehicleRegistrationOffice(Episode):
             or _t13.to_owner == (owner if owner is not None else rt.absent()).owner_id)
         ])
 
-    def tool_transfer_ownership(  # vehicle_registration_office.world:608
-        self,
-        vehicle: Vehicle,
-        new_owner: Owner,
-        sale_price: float,
-        odometer_miles: int,
+    @tool(  # vehicle_registration_office.world:608
+        "Transfer a vehicle's title to another owner, who pays the transfer fee. Unpaid fines "
+        "block it.",
+        _PARAM_vehicle, param('new_owner', arg.row('owners'), "The new owner's id, e.g. O0005."),
+        param('sale_price', arg.refined(arg.FLOAT, 0.0), 'The sale price in USD.'),
+        param(
+            'odometer_miles', arg.refined(arg.INT, 0, 2000000), 'The odometer reading in miles.'
+        ),
+        param('method', arg.enum_of(PaymentMethod), 'How the new owner pays the transfer fee.'),
+        where='vehicle_registration_office.world:608', returns=TitleTransfer,
+    )
+    def tool_transfer_ownership(
+        self, vehicle: Vehicle, new_owner: Owner, sale_price: float, odometer_miles: int,
         method: PaymentMethod,
     ) -> TitleTransfer:
         if new_owner.owner_id == vehicle.owner:  # vehicle_registration_office.world:617
-            raise ToolError(rt.built(
-                self, f'Owner {new_owner.owner_id} already owns vehicle {vehicle.vin}.'
-            ))
+            self.fail(f'Owner {new_owner.owner_id} already owns vehicle {vehicle.vin}.')
         # vehicle_registration_office.world:618
         blocking: tuple[str, ...] = self.fn_unpaid_fines(vehicle)
         if len(blocking) != 0:  # vehicle_registration_office.world:619
-            raise ToolError(rt.built(
-                self, f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
-            ))
+            self.fail(
+                f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
+            )
         # vehicle_registration_office.world:620
         history: tuple[str, ...] = self.fn_transfers_of(vehicle)
         if len(history) > 0:  # vehicle_registration_office.world:621
@@ -973,311 +1166,14 @@ class VehicleRegistrationOffice(Episode):
         self.set_field(vehicle, 'owner', new_owner.owner_id)
         return transfer  # vehicle_registration_office.world:646
 
-    def tool_get_fine(self, fine: Fine) -> Fine:  # vehicle_registration_office.world:651
-        return fine  # vehicle_registration_office.world:654
-
-    def tool_list_fines(  # vehicle_registration_office.world:657
-        self, vehicle: Vehicle | None, owner: Owner | None, status: FineStatus | None
-    ) -> tuple[str, ...]:
-        return tuple([  # vehicle_registration_office.world:664
-            _f14.fine_id for _f14 in rt.each(self, self.t_fines)
-            if (vehicle is None or _f14.vehicle == vehicle.vin)
-            and (owner is None or _f14.owner == owner.owner_id)
-            and (status is None or _f14.status == status)
-        ])
-
-    # vehicle_registration_office.world:667
-    def tool_record_fine(self, vehicle: Vehicle, amount: float, reason: str) -> Fine:
-        fine: Fine = Fine(  # vehicle_registration_office.world:674
-            fine_id=self.next_id('fine_ids', 'F{:04d}'), vehicle=vehicle.vin, owner=vehicle.owner,
-            amount=v.check_range(amount, 'Fine.amount', 1.0, 10000.0),
-            reason=v.check_length(reason, 'Fine.reason', 1, 200), issued_on=self.clock.date(),
-            status=_E10_FineStatus_unpaid, paid_on=None,
-        )
-        self.insert(self.t_fines, fine)  # vehicle_registration_office.world:681
-        return fine  # vehicle_registration_office.world:682
-
-    # vehicle_registration_office.world:685
-    def tool_pay_fine(self, fine: Fine, method: PaymentMethod) -> Fine:
-        if fine.status != _E10_FineStatus_unpaid:  # vehicle_registration_office.world:691
-            raise ToolError(rt.built(self, f'Fine {fine.fine_id} is {fine.status}, not unpaid.'))
-        self.insert(  # vehicle_registration_office.world:692
-            self.t_payments, Payment(
-                payment_id=self.next_id('payment_ids', 'P{:05d}'),
-                owner=self.t_vehicles[fine.vehicle].owner, vehicle=fine.vehicle, fee=None,
-                fine=fine.fine_id, amount=v.check_range(fine.amount, 'Payment.amount', 0.0, None),
-                method=method, paid_at=self.clock,
-            ),
-        )
-        # vehicle_registration_office.world:699
-        self.set_fields(fine, ('status', 'paid_on'), _E10_FineStatus_paid, self.clock.date())
-        return fine  # vehicle_registration_office.world:701
-
-
-_RESULT_Address = js.closed({
-    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
-    'zip': js.scalar('str', pattern='^[0-9]{5}$'),
-})
-_RESULT_VehicleInfo = js.closed({
-    'vehicle': Vehicle, 'active_plate': js.nullable(Plate),
-    'registration': js.nullable(Registration), 'unpaid_fines': js.array(Fine),
-})
-_RESULT_PlateInfo = js.closed({'plate': Plate, 'vehicle': Vehicle})
-_PARAM_method = param('method', arg.enum_of(PaymentMethod), 'cash, card or check.')
-_PARAM_vehicle = param(
-    'vehicle', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
-    'The VIN.',
-)
-_PARAM_fine = param('fine', arg.row('fines'), 'The fine id, e.g. F0001.')
-
-
-VehicleRegistrationOffice.TOOLS = tools(
-    tool(
-        VehicleRegistrationOffice.tool_get_owner,
-        'Show an owner by id: name, birth date, email, phone, address and license number.',
-        param('owner', arg.row('owners'), 'The owner id, e.g. O0001.'), read_only=True,
-        where='vehicle_registration_office.world:299', returns=Owner,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_find_owners,
-        'Find owners by part of the name, email, license number or birth date; with nothing '
-        'given, list all.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param(
-            'license_number', arg.optional(arg.TEXT), "The driver's license number, e.g. D1234567."
-        ),
-        param('date_of_birth', arg.optional(arg.DATE), 'The birth date.'), read_only=True,
-        where='vehicle_registration_office.world:305', returns=js.array(Owner),
-        shows=('list', ('row', 'owners')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_create_owner, 'Add a new owner.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
-        param('date_of_birth', arg.DATE, 'The birth date.'),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The owner's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The phone number, e.g. +1 217 555 0106.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
-        param(
-            'license_number', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{7}$'),
-            "The driver's license number, e.g. D6789012.",
-        ),
-        where='vehicle_registration_office.world:335', returns=Owner,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_vehicle,
-        'Show a vehicle by VIN with its active plate, active registration and unpaid fines.',
-        param(
-            'vin', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
-            'The VIN, 17 characters.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:363', returns=_RESULT_VehicleInfo,
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('active_plate', 'active_plate', ('row', 'plates')),
-                ('registration', 'registration', ('row', 'registrations')),
-                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
-            ),
-        ),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_find_vehicles,
-        'Find vehicles by owner, make, model or class.',
-        param('owner', arg.optional(arg.row('owners')), 'Only vehicles of this owner id.'),
-        param('make', arg.optional(arg.TEXT), 'The make, any case, e.g. Honda.'),
-        param('model', arg.optional(arg.TEXT), 'Part of the model, any case.'),
-        param('vehicle_class', arg.optional(arg.enum_of(VehicleClass)), 'Only this class.'),
-        read_only=True, where='vehicle_registration_office.world:369', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_plate, 'Show a plate by number with its vehicle.',
-        param(
-            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
-            'The plate number, e.g. 7ABC123.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:398', returns=_RESULT_PlateInfo,
-        shows=(
-            'record',
-            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
-        ),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_plates,
-        'List the plates of a vehicle, or all plates with a status.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only plates of this VIN.',
-        ),
-        param('status', arg.optional(arg.enum_of(PlateStatus)), 'Only plates with this status.'),
-        read_only=True, where='vehicle_registration_office.world:404', returns=js.array(Plate),
-        shows=('list', ('row', 'plates')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_register_vehicle,
-        'Register a vehicle new to the office: it gets a standard plate and a first registration '
-        'for a year, and the owner pays the registration fee of its class.',
-        param(
-            'vin', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'),
-            'The VIN, 17 characters without I, O or Q.',
-        ),
-        param('make', arg.refined(arg.TEXT, 1, 40), 'The make, e.g. Toyota.'),
-        param('model', arg.refined(arg.TEXT, 1, 40), 'The model, e.g. Corolla.'),
-        param('year', arg.refined(arg.INT, 1900, 2100), 'The model year.'),
-        param('color', arg.refined(arg.TEXT, 1, 30), 'The color.'),
-        param('vehicle_class', arg.enum_of(VehicleClass), 'car, motorcycle or truck.'),
-        param('owner', arg.row('owners'), 'The owner id, e.g. O0005.'), _PARAM_method,
-        where='vehicle_registration_office.world:413', returns=_RESULT_VehicleInfo,
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('active_plate', 'active_plate', ('row', 'plates')),
-                ('registration', 'registration', ('row', 'registrations')),
-                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
-            ),
-        ),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_replace_lost_plate,
-        "Replace a vehicle's lost plate with a new standard plate; the owner pays the "
-        "replacement fee.",
-        param(
-            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
-            "The lost plate's number, e.g. 7ABC123.",
-        ),
-        _PARAM_method, where='vehicle_registration_office.world:464', returns=_RESULT_PlateInfo,
-        shows=(
-            'record',
-            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
-        ),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_registration,
-        'Show a registration by id: VIN, owner id, first day, expiry, status and payment id.',
-        param('registration', arg.row('registrations'), 'The registration id, e.g. RG00001.'),
-        read_only=True, where='vehicle_registration_office.world:492', returns=Registration,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_registrations,
-        'List registrations of a vehicle or an owner, or the active ones expiring by a day.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only registrations of this VIN.',
-        ),
-        param(
-            'owner', arg.optional(arg.row('owners')), 'Only registrations issued to this owner id.'
-        ),
-        param(
-            'expiring_by', arg.optional(arg.DATE),
-            'Only active registrations expiring on or before this day.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:500',
-        returns=js.array(Registration), shows=('list', ('row', 'registrations')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_renew_registration,
-        "Renew a vehicle's registration for another year from the later of today and the old "
-        "expiry; the owner pays the renewal fee of its class. Renewal opens 90 days before "
-        "expiry and is blocked by unpaid fines.",
-        _PARAM_vehicle, _PARAM_method, where='vehicle_registration_office.world:523',
-        returns=Registration,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_fee,
-        'Show a fee of the schedule by code: service, vehicle class, amount and whether active.',
-        param(
-            'fee', arg.row('fees', arg.refined(arg.TEXT, pattern='^[A-Z0-9_]{3,20}$')),
-            'The fee code, e.g. RENEW_CAR.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:559', returns=Fee,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_fees,
-        'List the fee schedule, optionally for a service or a vehicle class.',
-        param('service', arg.optional(arg.enum_of(Service)), 'Only fees of this service.'),
-        param(
-            'vehicle_class', arg.optional(arg.enum_of(VehicleClass)),
-            'Only fees that apply to this class.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:565', returns=js.array(Fee),
-        shows=('list', ('row', 'fees')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_payment,
-        'Show a payment by id: owner id, VIN, fee code or fine id, amount, method and time.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. P00001.'), read_only=True,
-        where='vehicle_registration_office.world:574', returns=Payment,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_payments,
-        'List the payments of an owner or a vehicle, optionally on a day.',
-        param('owner', arg.optional(arg.row('owners')), 'Only payments by this owner id.'),
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only payments for this VIN.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only payments on this day.'), read_only=True,
-        where='vehicle_registration_office.world:580', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_transfer,
-        'Show a title transfer by id: VIN, previous and new owner ids, day, sale price, odometer '
-        'and payment id.',
-        param('transfer', arg.row('transfers'), 'The transfer id, e.g. TT0001.'), read_only=True,
-        where='vehicle_registration_office.world:593', returns=TitleTransfer,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_transfers,
-        'List the title transfers of a vehicle or involving an owner.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only transfers of this VIN.',
-        ),
-        param(
-            'owner', arg.optional(arg.row('owners')), 'Only transfers from or to this owner id.'
-        ),
-        read_only=True, where='vehicle_registration_office.world:599',
-        returns=js.array(TitleTransfer), shows=('list', ('row', 'transfers')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_transfer_ownership,
-        "Transfer a vehicle's title to another owner, who pays the transfer fee. Unpaid fines "
-        "block it.",
-        _PARAM_vehicle, param('new_owner', arg.row('owners'), "The new owner's id, e.g. O0005."),
-        param('sale_price', arg.refined(arg.FLOAT, 0.0), 'The sale price in USD.'),
-        param(
-            'odometer_miles', arg.refined(arg.INT, 0, 2000000), 'The odometer reading in miles.'
-        ),
-        param('method', arg.enum_of(PaymentMethod), 'How the new owner pays the transfer fee.'),
-        where='vehicle_registration_office.world:608', returns=TitleTransfer,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_get_fine,
+    @tool(  # vehicle_registration_office.world:651
         'Show a fine by id: VIN, owner id, amount, reason, day, status and payment day.',
         _PARAM_fine, read_only=True, where='vehicle_registration_office.world:651', returns=Fine,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_list_fines,
+    )
+    def tool_get_fine(self, fine: Fine) -> Fine:
+        return fine  # vehicle_registration_office.world:654
+
+    @tool(  # vehicle_registration_office.world:657
         'List the fines of a vehicle or an owner, optionally by status.',
         param(
             'vehicle',
@@ -1292,22 +1188,56 @@ VehicleRegistrationOffice.TOOLS = tools(
         param('status', arg.optional(arg.enum_of(FineStatus)), 'Only fines with this status.'),
         read_only=True, where='vehicle_registration_office.world:657', returns=js.array(Fine),
         shows=('list', ('row', 'fines')),
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_record_fine,
+    )
+    def tool_list_fines(
+        self, vehicle: Vehicle | None, owner: Owner | None, status: FineStatus | None
+    ) -> tuple[str, ...]:
+        return tuple([  # vehicle_registration_office.world:664
+            _f14.fine_id for _f14 in rt.each(self, self.t_fines)
+            if (vehicle is None or _f14.vehicle == vehicle.vin)
+            and (owner is None or _f14.owner == owner.owner_id)
+            and (status is None or _f14.status == status)
+        ])
+
+    @tool(  # vehicle_registration_office.world:667
         'Record an unpaid fine against a vehicle and its current owner; it blocks renewal and '
         'transfer until paid.',
         _PARAM_vehicle,
         param('amount', arg.refined(arg.FLOAT, 1.0, 10000.0), 'The amount in USD.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'What the fine is for.'),
         where='vehicle_registration_office.world:667', returns=Fine,
-    ),
-    tool(
-        VehicleRegistrationOffice.tool_pay_fine,
+    )
+    def tool_record_fine(self, vehicle: Vehicle, amount: float, reason: str) -> Fine:
+        fine: Fine = Fine(  # vehicle_registration_office.world:674
+            fine_id=self.next_id('fine_ids', 'F{:04d}'), vehicle=vehicle.vin, owner=vehicle.owner,
+            amount=v.check_range(amount, 'Fine.amount', 1.0, 10000.0),
+            reason=v.check_length(reason, 'Fine.reason', 1, 200), issued_on=self.clock.date(),
+            status=_E10_FineStatus_unpaid, paid_on=None,
+        )
+        self.insert(self.t_fines, fine)  # vehicle_registration_office.world:681
+        return fine  # vehicle_registration_office.world:682
+
+    @tool(  # vehicle_registration_office.world:685
         "Take payment of an unpaid fine from the vehicle's current owner.", _PARAM_fine,
         _PARAM_method, where='vehicle_registration_office.world:685', returns=Fine,
-    ),
-)
+    )
+    def tool_pay_fine(self, fine: Fine, method: PaymentMethod) -> Fine:
+        if fine.status != _E10_FineStatus_unpaid:  # vehicle_registration_office.world:691
+            self.fail(f'Fine {fine.fine_id} is {fine.status}, not unpaid.')
+        self.insert(  # vehicle_registration_office.world:692
+            self.t_payments, Payment(
+                payment_id=self.next_id('payment_ids', 'P{:05d}'),
+                owner=self.t_vehicles[fine.vehicle].owner, vehicle=fine.vehicle, fee=None,
+                fine=fine.fine_id, amount=v.check_range(fine.amount, 'Payment.amount', 0.0, None),
+                method=method, paid_at=self.clock,
+            ),
+        )
+        # vehicle_registration_office.world:699
+        self.set_fields(fine, ('status', 'paid_on'), _E10_FineStatus_paid, self.clock.date())
+        return fine  # vehicle_registration_office.world:701
+
+
+VehicleRegistrationOffice.TOOLS = tools(VehicleRegistrationOffice)
 
 
 # vehicle_registration_office.world:1153

@@ -260,6 +260,29 @@ _GET_amount = rt.getter('amount', float)
 _GET_price = rt.getter('price', float)
 
 
+_RESULT_Address = js.closed({
+    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
+    'postcode': js.scalar('str', 1, 12),
+})
+_RESULT_Treatment = js.closed({
+    'description': js.scalar('str', 1, 120), 'price': js.scalar('float', 0.0)
+})
+_RESULT_Visit = js.closed({
+    'visit_id': js.STRING, 'appointment': js.STRING, 'pet': js.STRING,
+    'vet': js.scalar('str', pattern='^V[0-9]{2}$'), 'visit_date': js.STRING,
+    'weight_kg': js.scalar('float', 0.01, 200.0), 'diagnosis': js.scalar('str', 1, 200),
+    'treatments': js.array(Treatment, min_items=1, max_items=10),
+})
+_PARAM_owner = param('owner', arg.row('owners'), 'The owner id, e.g. O001.')
+_PARAM_name_contains = param(
+    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
+)
+_PARAM_pet = param('pet', arg.row('pets'), 'The pet id, e.g. PET001.')
+_PARAM_vet = param(
+    'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')), 'The vet id, e.g. V01.'
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -502,42 +525,63 @@ class VetClinicDesk(Episode):
         # vet_clinic_desk.world:193
         return 0.0 + sum(rt.each(self, tuple(map(_GET_amount, rt.each(self, invoice.payments)))))
 
-    def tool_get_owner(self, owner: Owner) -> Owner:  # vet_clinic_desk.world:236
+    @tool(  # vet_clinic_desk.world:236
+        'Show an owner by id: name, email, phone, address and registration day.', _PARAM_owner,
+        read_only=True, where='vet_clinic_desk.world:236', returns=Owner,
+    )
+    def tool_get_owner(self, owner: Owner) -> Owner:
         return owner  # vet_clinic_desk.world:239
 
-    def tool_find_owners(  # vet_clinic_desk.world:242
+    @tool(  # vet_clinic_desk.world:242
+        'Find owners by part of the name, email or phone; with nothing given, list all owners.',
+        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+        read_only=True, where='vet_clinic_desk.world:242', returns=js.array(Owner),
+        shows=('list', ('row', 'owners')),
+    )
+    def tool_find_owners(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # vet_clinic_desk.world:249
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
-        e: str = (  # vet_clinic_desk.world:250
-            rt.built(self, rt.built(self, (email if email is not None else '').strip()).lower())
-        )
-        ph: str = rt.built(self, rt.replace(  # vet_clinic_desk.world:251
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # vet_clinic_desk.world:249
+        ))
+        # vet_clinic_desk.world:250
+        e: str = self.built(self.built((email if email is not None else '').strip()).lower())
+        ph: str = self.built(rt.replace(  # vet_clinic_desk.world:251
             rt.read(self, phone if phone is not None else ''), ' ', ''
         ))
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:252
         for o in rt.each(self, self.t_owners):  # vet_clinic_desk.world:253
             # vet_clinic_desk.world:254
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, o.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(o.name.lower()))):
                 continue  # vet_clinic_desk.world:255
-            if e != '' and rt.built(self, o.email.lower()) != e:  # vet_clinic_desk.world:257
+            if e != '' and self.built(o.email.lower()) != e:  # vet_clinic_desk.world:257
                 continue  # vet_clinic_desk.world:258
             # vet_clinic_desk.world:260
-            if ph != '' and rt.built(self, rt.replace(rt.read(self, o.phone), ' ', '')) != ph:
+            if ph != '' and self.built(rt.replace(rt.read(self, o.phone), ' ', '')) != ph:
                 continue  # vet_clinic_desk.world:261
             result = rt.each(self, result) + (o.owner_id,)  # vet_clinic_desk.world:263
         return result  # vet_clinic_desk.world:265
 
-    # vet_clinic_desk.world:268
+    @tool(  # vet_clinic_desk.world:268
+        'Register a new pet owner.',
+        param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
+        param(
+            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+            "The owner's email.",
+        ),
+        param(
+            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+            'The phone number, e.g. +44 7700 900105.',
+        ),
+        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
+        where='vet_clinic_desk.world:268', returns=Owner,
+    )
     def tool_register_owner(self, name: str, email: str, phone: str, address: Address) -> Owner:
         if any(  # vet_clinic_desk.world:276
-            rt.built(self, _o2.email.lower()) == rt.built(self, email.lower())
+            self.built(_o2.email.lower()) == self.built(email.lower())
             for _o2 in rt.each(self, self.t_owners)
         ):
-            raise ToolError(rt.built(self, f'An owner with email {email} already exists.'))
+            self.fail(f'An owner with email {email} already exists.')
         created: Owner = Owner(  # vet_clinic_desk.world:277
             owner_id=self.next_id('owner_ids', 'O{:03d}'),
             name=v.check_length(name, 'Owner.name', 1, 80),
@@ -548,7 +592,23 @@ class VetClinicDesk(Episode):
         self.insert(self.t_owners, created)  # vet_clinic_desk.world:284
         return created  # vet_clinic_desk.world:285
 
-    def tool_update_owner_contact(  # vet_clinic_desk.world:288
+    @tool(  # vet_clinic_desk.world:288
+        "Change an owner's email, phone or address.", _PARAM_owner,
+        param(
+            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+            'The new email; leave out to keep it.',
+        ),
+        param(
+            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
+            'The new phone; leave out to keep it.',
+        ),
+        param(
+            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+            'The new address; leave out to keep it.',
+        ),
+        where='vet_clinic_desk.world:288', returns=Owner,
+    )
+    def tool_update_owner_contact(
         self, owner: Owner, email: str | None, phone: str | None, address: Address | None
     ) -> Owner:
         # vet_clinic_desk.world:296
@@ -556,12 +616,11 @@ class VetClinicDesk(Episode):
             raise ToolError('Nothing to change: give an email, a phone or an address.')
         if email is not None:  # vet_clinic_desk.world:297
             if any(  # vet_clinic_desk.world:298
-                _o3.owner_id != owner.owner_id and rt.built(self, _o3.email.lower()) == rt.built(
-                    self, (email if email is not None else rt.absent()).lower()
-                )
+                _o3.owner_id != owner.owner_id and self.built(_o3.email.lower())
+                == self.built((email if email is not None else rt.absent()).lower())
                 for _o3 in rt.each(self, self.t_owners)
             ):
-                raise ToolError(rt.built(self, f'An owner with email {email} already exists.'))
+                self.fail(f'An owner with email {email} already exists.')
             self.set_field(  # vet_clinic_desk.world:299
                 owner, 'email',
                 v.check_pattern(email, 'Owner.email', '^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
@@ -574,20 +633,30 @@ class VetClinicDesk(Episode):
             self.set_field(owner, 'address', address)  # vet_clinic_desk.world:305
         return owner  # vet_clinic_desk.world:307
 
-    def tool_get_pet(self, pet: Pet) -> Pet:  # vet_clinic_desk.world:312
+    @tool(  # vet_clinic_desk.world:312
+        'Show a pet by id: name, species, breed, birth date, weight, owner id and status.',
+        _PARAM_pet, read_only=True, where='vet_clinic_desk.world:312', returns=Pet,
+    )
+    def tool_get_pet(self, pet: Pet) -> Pet:
         return pet  # vet_clinic_desk.world:315
 
-    def tool_find_pets(  # vet_clinic_desk.world:318
+    @tool(  # vet_clinic_desk.world:318
+        'Find pets by part of the name, by owner or by species.',
+        param('name_contains', arg.optional(arg.TEXT), "Part of the pet's name, any case."),
+        param('owner', arg.optional(arg.row('owners')), 'Only pets of this owner id.'),
+        param('species', arg.optional(arg.enum_of(Species)), 'Only pets of this species.'),
+        read_only=True, where='vet_clinic_desk.world:318', returns=js.array(Pet),
+        shows=('list', ('row', 'pets')),
+    )
+    def tool_find_pets(
         self, name_contains: str | None, owner: Owner | None, species: Species | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # vet_clinic_desk.world:325
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # vet_clinic_desk.world:325
+        ))
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:326
         for p in rt.each(self, self.t_pets):  # vet_clinic_desk.world:327
             # vet_clinic_desk.world:328
-            if n != '' and not (rt.read(self, n) in rt.read(self, rt.built(self, p.name.lower()))):
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(p.name.lower()))):
                 continue  # vet_clinic_desk.world:329
             if owner is not None and p.owner != owner.owner_id:  # vet_clinic_desk.world:331
                 continue  # vet_clinic_desk.world:332
@@ -596,25 +665,27 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (p.pet_id,)  # vet_clinic_desk.world:337
         return result  # vet_clinic_desk.world:339
 
-    def tool_register_pet(  # vet_clinic_desk.world:342
-        self,
-        owner: Owner,
-        name: str,
-        species: Species,
-        date_of_birth: dt.date,
-        weight_kg: float,
+    @tool(  # vet_clinic_desk.world:342
+        'Register a pet for an owner.', _PARAM_owner,
+        param('name', arg.refined(arg.TEXT, 1, 40), "The pet's name."),
+        param('species', arg.enum_of(Species), 'The species.'),
+        param('date_of_birth', arg.DATE, 'The birth date, e.g. 2023-05-01.'),
+        param('weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0), 'The weight in kg.'),
+        param('breed', arg.refined(arg.TEXT, None, 60), 'The breed, if known.', default=''),
+        where='vet_clinic_desk.world:342', returns=Pet,
+    )
+    def tool_register_pet(
+        self, owner: Owner, name: str, species: Species, date_of_birth: dt.date, weight_kg: float,
         breed: str,
     ) -> Pet:
         if date_of_birth > self.clock.date():  # vet_clinic_desk.world:352
             raise ToolError('Date of birth cannot be in the future.')
         if any(  # vet_clinic_desk.world:353
             _p4.owner == owner.owner_id and _p4.status == _E9_PetStatus_active
-            and rt.built(self, _p4.name.lower()) == rt.built(self, name.lower())
+            and self.built(_p4.name.lower()) == self.built(name.lower())
             for _p4 in rt.each(self, self.t_pets)
         ):
-            raise ToolError(rt.built(
-                self, f'Owner {owner.owner_id} already has an active pet named {name}.'
-            ))
+            self.fail(f'Owner {owner.owner_id} already has an active pet named {name}.')
         created: Pet = Pet(  # vet_clinic_desk.world:354
             pet_id=self.next_id('pet_ids', 'PET{:03d}'),
             name=v.check_length(name, 'Pet.name', 1, 40), species=species,
@@ -625,22 +696,31 @@ class VetClinicDesk(Episode):
         self.insert(self.t_pets, created)  # vet_clinic_desk.world:362
         return created  # vet_clinic_desk.world:363
 
-    def tool_get_vet(self, vet: Vet) -> Vet:  # vet_clinic_desk.world:368
+    @tool(  # vet_clinic_desk.world:368
+        'Show a vet by id: name, email, specialty, the species they treat and whether they are '
+        'active.',
+        _PARAM_vet, read_only=True, where='vet_clinic_desk.world:368', returns=Vet,
+    )
+    def tool_get_vet(self, vet: Vet) -> Vet:
         return vet  # vet_clinic_desk.world:371
 
-    def tool_find_vets(  # vet_clinic_desk.world:374
+    @tool(  # vet_clinic_desk.world:374
+        'Find vets by part of the name, by specialty or by a species they treat.',
+        _PARAM_name_contains,
+        param('specialty', arg.optional(arg.enum_of(Specialty)), 'Only vets of this specialty.'),
+        param('species', arg.optional(arg.enum_of(Species)), 'Only vets who treat this species.'),
+        read_only=True, where='vet_clinic_desk.world:374', returns=js.array(Vet),
+        shows=('list', ('row', 'vets')),
+    )
+    def tool_find_vets(
         self, name_contains: str | None, specialty: Specialty | None, species: Species | None
     ) -> tuple[str, ...]:
-        n: str = rt.built(  # vet_clinic_desk.world:381
-            self,
-            rt.built(self, (name_contains if name_contains is not None else '').strip()).lower(),
-        )
+        n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # vet_clinic_desk.world:381
+        ))
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:382
         for v_ in rt.each(self, self.t_vets):  # vet_clinic_desk.world:383
-            if (  # vet_clinic_desk.world:384
-                n != ''
-                and not (rt.read(self, n) in rt.read(self, rt.built(self, v_.name.lower())))
-            ):
+            # vet_clinic_desk.world:384
+            if n != '' and not (rt.read(self, n) in rt.read(self, self.built(v_.name.lower()))):
                 continue  # vet_clinic_desk.world:385
             if specialty is not None and v_.specialty != specialty:  # vet_clinic_desk.world:387
                 continue  # vet_clinic_desk.world:388
@@ -650,15 +730,31 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.vet_id,)  # vet_clinic_desk.world:393
         return result  # vet_clinic_desk.world:395
 
-    # vet_clinic_desk.world:400
+    @tool(  # vet_clinic_desk.world:400
+        'Show an appointment by id: pet id, vet id, start, length, reason and status.',
+        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0001.'),
+        read_only=True, where='vet_clinic_desk.world:400', returns=Appointment,
+    )
     def tool_get_appointment(self, appointment: Appointment) -> Appointment:
         return appointment  # vet_clinic_desk.world:403
 
-    def tool_list_appointments(  # vet_clinic_desk.world:406
-        self,
-        pet: Pet | None,
-        vet: Vet | None,
-        day: dt.date | None,
+    @tool(  # vet_clinic_desk.world:406
+        'List appointments by pet, vet, day or status.',
+        param('pet', arg.optional(arg.row('pets')), 'Only appointments of this pet id.'),
+        param(
+            'vet', arg.optional(arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+            'Only appointments with this vet id.',
+        ),
+        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
+        param(
+            'status', arg.optional(arg.enum_of(AppointmentStatus)),
+            'Only appointments in this status.',
+        ),
+        read_only=True, where='vet_clinic_desk.world:406', returns=js.array(Appointment),
+        shows=('list', ('row', 'appointments')),
+    )
+    def tool_list_appointments(
+        self, pet: Pet | None, vet: Vet | None, day: dt.date | None,
         status: AppointmentStatus | None,
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:414
@@ -674,15 +770,26 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (a.appointment_id,)  # vet_clinic_desk.world:428
         return result  # vet_clinic_desk.world:430
 
-    def tool_book_appointment(  # vet_clinic_desk.world:433
+    @tool(  # vet_clinic_desk.world:433
+        'Book a pet with a vet, within opening hours (8:00 to 18:00), when both are free.',
+        _PARAM_pet, _PARAM_vet,
+        param('starts_at', arg.DATETIME, 'The start, e.g. 2025-03-12T10:00:00.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the pet comes.'),
+        param(
+            'minutes', arg.refined(arg.INT, 15, 120), 'The length of the slot in minutes.',
+            default=30,
+        ),
+        where='vet_clinic_desk.world:433', returns=Appointment,
+    )
+    def tool_book_appointment(
         self, pet: Pet, vet: Vet, starts_at: dt.datetime, reason: str, minutes: int
     ) -> Appointment:
         if pet.status != _E9_PetStatus_active:  # vet_clinic_desk.world:442
-            raise ToolError(rt.built(self, f'Pet {pet.pet_id} is {pet.status}, not active.'))
+            self.fail(f'Pet {pet.pet_id} is {pet.status}, not active.')
         if not vet.active:  # vet_clinic_desk.world:443
-            raise ToolError(rt.built(self, f'Vet {vet.vet_id} is not active.'))
+            self.fail(f'Vet {vet.vet_id} is not active.')
         if pet.species not in rt.each(self, vet.species_treated):  # vet_clinic_desk.world:444
-            raise ToolError(rt.built(self, f'{vet.name} does not treat {pet.species}s.'))
+            self.fail(f'{vet.name} does not treat {pet.species}s.')
         if starts_at <= self.clock:  # vet_clinic_desk.world:445
             raise ToolError('Appointment must start in the future.')
         # vet_clinic_desk.world:446
@@ -702,17 +809,13 @@ class VetClinicDesk(Episode):
             and self.fn_slots_clash(_a5.starts_at, self.fn_ends_at(_a5), starts_at, ends)
             for _a5 in rt.each(self, self.t_appointments)
         ):
-            raise ToolError(rt.built(
-                self, f'Vet {vet.vet_id} already has an appointment at that time.'
-            ))
+            self.fail(f'Vet {vet.vet_id} already has an appointment at that time.')
         if any(  # vet_clinic_desk.world:450
             _a6.pet == pet.pet_id and _a6.status != _E17_AppointmentStatus_cancelled
             and self.fn_slots_clash(_a6.starts_at, self.fn_ends_at(_a6), starts_at, ends)
             for _a6 in rt.each(self, self.t_appointments)
         ):
-            raise ToolError(rt.built(
-                self, f'Pet {pet.pet_id} already has an appointment at that time.'
-            ))
+            self.fail(f'Pet {pet.pet_id} already has an appointment at that time.')
         created: Appointment = Appointment(  # vet_clinic_desk.world:451
             appointment_id=self.next_id('appointment_ids', 'A{:04d}'), pet=pet.pet_id,
             vet=vet.vet_id, starts_at=starts_at,
@@ -723,18 +826,20 @@ class VetClinicDesk(Episode):
         self.insert(self.t_appointments, created)  # vet_clinic_desk.world:458
         return created  # vet_clinic_desk.world:459
 
-    # vet_clinic_desk.world:462
+    @tool(  # vet_clinic_desk.world:462
+        'Cancel a booked appointment that has not started yet.',
+        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0007.'),
+        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+        where='vet_clinic_desk.world:462', returns=Appointment,
+    )
     def tool_cancel_appointment(self, appointment: Appointment, reason: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # vet_clinic_desk.world:468
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is {appointment.status}: only booked '
                 'appointments can be cancelled.',
-            ))
+            )
         if appointment.starts_at <= self.clock:  # vet_clinic_desk.world:469
-            raise ToolError(rt.built(
-                self, f'Appointment {appointment.appointment_id} has already started.'
-            ))
+            self.fail(f'Appointment {appointment.appointment_id} has already started.')
         self.set_fields(  # vet_clinic_desk.world:470
             appointment, ('status', 'cancel_reason'), _E17_AppointmentStatus_cancelled,
             rt.if_present(
@@ -743,10 +848,22 @@ class VetClinicDesk(Episode):
         )
         return appointment  # vet_clinic_desk.world:472
 
-    def tool_get_visit(self, visit: Visit) -> Visit:  # vet_clinic_desk.world:477
+    @tool(  # vet_clinic_desk.world:477
+        'Show a visit by id: appointment, pet and vet ids, date, weight, diagnosis and '
+        'treatments with prices.',
+        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0001.'), read_only=True,
+        where='vet_clinic_desk.world:477', returns=_RESULT_Visit,
+    )
+    def tool_get_visit(self, visit: Visit) -> Visit:
         return visit  # vet_clinic_desk.world:480
 
-    # vet_clinic_desk.world:483
+    @tool(  # vet_clinic_desk.world:483
+        'List the visits of a pet, or the visits on a day.',
+        param('pet', arg.optional(arg.row('pets')), 'Only visits of this pet id.'),
+        param('visit_date', arg.optional(arg.DATE), 'Only visits on this day.'), read_only=True,
+        where='vet_clinic_desk.world:483', returns=js.array(_RESULT_Visit),
+        shows=('list', ('row', 'visits')),
+    )
     def tool_list_visits(self, pet: Pet | None, visit_date: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:489
         for v_ in rt.each(self, self.t_visits):  # vet_clinic_desk.world:490
@@ -757,27 +874,35 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.visit_id,)  # vet_clinic_desk.world:497
         return result  # vet_clinic_desk.world:499
 
-    def tool_record_visit(  # vet_clinic_desk.world:502
-        self,
-        appointment: Appointment,
-        weight_kg: float,
-        diagnosis: str,
+    @tool(  # vet_clinic_desk.world:502
+        "Record the visit of a booked appointment that has started; the appointment is completed "
+        "and the pet's weight updated.",
+        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0006.'),
+        param(
+            'weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0),
+            'The weight measured at the visit, in kg.',
+        ),
+        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis.'),
+        param(
+            'treatments',
+            arg.refined(arg.list_of(arg.record(Treatment.load, _RESULT_Treatment)), 1, 10),
+            'The treatments given, each with a description and a price.',
+        ),
+        where='vet_clinic_desk.world:502', returns=_RESULT_Visit,
+    )
+    def tool_record_visit(
+        self, appointment: Appointment, weight_kg: float, diagnosis: str,
         treatments: tuple[Treatment, ...],
     ) -> Visit:
         if appointment.status == _E17_AppointmentStatus_cancelled:  # vet_clinic_desk.world:510
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Appointment {appointment.appointment_id} is cancelled: a cancelled appointment '
                 'cannot be completed.',
-            ))
+            )
         if appointment.status == _E17_AppointmentStatus_completed:  # vet_clinic_desk.world:511
-            raise ToolError(rt.built(
-                self, f'Appointment {appointment.appointment_id} is already completed.'
-            ))
+            self.fail(f'Appointment {appointment.appointment_id} is already completed.')
         if appointment.starts_at > self.clock:  # vet_clinic_desk.world:512
-            raise ToolError(rt.built(
-                self, f'Appointment {appointment.appointment_id} has not started yet.'
-            ))
+            self.fail(f'Appointment {appointment.appointment_id} has not started yet.')
         created: Visit = Visit(  # vet_clinic_desk.world:513
             visit_id=self.next_id('visit_ids', 'VIS{:04d}'),
             appointment=appointment.appointment_id, pet=appointment.pet, vet=appointment.vet,
@@ -790,16 +915,28 @@ class VetClinicDesk(Episode):
         # vet_clinic_desk.world:523
         self.set_field(appointment, 'status', _E17_AppointmentStatus_completed)
         self.set_field(  # vet_clinic_desk.world:524
-            self.t_pets[self.t_pets[appointment.pet].pet_id], 'weight_kg',
+            self.t_pets[appointment.pet], 'weight_kg',
             v.check_range(weight_kg, 'Pet.weight_kg', 0.01, 200.0),
         )
         return created  # vet_clinic_desk.world:525
 
-    # vet_clinic_desk.world:530
+    @tool(  # vet_clinic_desk.world:530
+        'Show a vaccination by id: pet id, vaccine, day given, next due day, vet id and batch.',
+        param('vaccination', arg.row('vaccinations'), 'The vaccination id, e.g. VAC0001.'),
+        read_only=True, where='vet_clinic_desk.world:530', returns=Vaccination,
+    )
     def tool_get_vaccination(self, vaccination: Vaccination) -> Vaccination:
         return vaccination  # vet_clinic_desk.world:533
 
-    # vet_clinic_desk.world:536
+    @tool(  # vet_clinic_desk.world:536
+        "List a pet's vaccinations, or all vaccinations due again by a day.",
+        param('pet', arg.optional(arg.row('pets')), 'Only vaccinations of this pet id.'),
+        param(
+            'due_by', arg.optional(arg.DATE), 'Only vaccinations due again on or before this day.'
+        ),
+        read_only=True, where='vet_clinic_desk.world:536', returns=js.array(Vaccination),
+        shows=('list', ('row', 'vaccinations')),
+    )
     def tool_list_vaccinations(self, pet: Pet | None, due_by: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:542
         for v_ in rt.each(self, self.t_vaccinations):  # vet_clinic_desk.world:543
@@ -810,13 +947,27 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.vaccination_id,)  # vet_clinic_desk.world:550
         return result  # vet_clinic_desk.world:552
 
-    def tool_record_vaccination(  # vet_clinic_desk.world:555
+    @tool(  # vet_clinic_desk.world:555
+        'Record a vaccine given to a pet today, with its next due date.', _PARAM_pet,
+        param('vaccine', arg.enum_of(Vaccine), 'The vaccine given.'),
+        param(
+            'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+            'The id of the vet who gave it.',
+        ),
+        param(
+            'batch_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,20}$'),
+            'The batch number on the vial, e.g. RB-2290.',
+        ),
+        param('next_due', arg.DATE, 'When the next dose is due.'),
+        where='vet_clinic_desk.world:555', returns=Vaccination,
+    )
+    def tool_record_vaccination(
         self, pet: Pet, vaccine: Vaccine, vet: Vet, batch_number: str, next_due: dt.date
     ) -> Vaccination:
         if pet.status != _E9_PetStatus_active:  # vet_clinic_desk.world:564
-            raise ToolError(rt.built(self, f'Pet {pet.pet_id} is {pet.status}, not active.'))
+            self.fail(f'Pet {pet.pet_id} is {pet.status}, not active.')
         if not vet.active:  # vet_clinic_desk.world:565
-            raise ToolError(rt.built(self, f'Vet {vet.vet_id} is not active.'))
+            self.fail(f'Vet {vet.vet_id} is not active.')
         if next_due <= self.clock.date():  # vet_clinic_desk.world:566
             raise ToolError('Next due date must be after today.')
         if not self.fn_vaccine_fits(vaccine, pet.species):  # vet_clinic_desk.world:567
@@ -831,10 +982,23 @@ class VetClinicDesk(Episode):
         self.insert(self.t_vaccinations, created)  # vet_clinic_desk.world:576
         return created  # vet_clinic_desk.world:577
 
-    def tool_get_invoice(self, invoice: Invoice) -> Invoice:  # vet_clinic_desk.world:582
+    @tool(  # vet_clinic_desk.world:582
+        'Show an invoice by id: visit and owner ids, subtotal, tax, total, amount paid, status '
+        'and payments.',
+        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0001.'), read_only=True,
+        where='vet_clinic_desk.world:582', returns=Invoice,
+    )
+    def tool_get_invoice(self, invoice: Invoice) -> Invoice:
         return invoice  # vet_clinic_desk.world:585
 
-    def tool_list_invoices(  # vet_clinic_desk.world:588
+    @tool(  # vet_clinic_desk.world:588
+        'List invoices of an owner, optionally by status.',
+        param('owner', arg.optional(arg.row('owners')), 'Only invoices of this owner id.'),
+        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
+        read_only=True, where='vet_clinic_desk.world:588', returns=js.array(Invoice),
+        shows=('list', ('row', 'invoices')),
+    )
+    def tool_list_invoices(
         self, owner: Owner | None, status: InvoiceStatus | None
     ) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:594
@@ -846,10 +1010,15 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (i.invoice_id,)  # vet_clinic_desk.world:602
         return result  # vet_clinic_desk.world:604
 
-    def tool_invoice_visit(self, visit: Visit) -> Invoice:  # vet_clinic_desk.world:607
+    @tool(  # vet_clinic_desk.world:607
+        "Issue the invoice for a visit to the pet's owner: the treatments' prices plus tax.",
+        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0005.'),
+        where='vet_clinic_desk.world:607', returns=Invoice,
+    )
+    def tool_invoice_visit(self, visit: Visit) -> Invoice:
         # vet_clinic_desk.world:610
         if any(_i7.visit == visit.visit_id for _i7 in rt.each(self, self.t_invoices)):
-            raise ToolError(rt.built(self, f'Visit {visit.visit_id} is already invoiced.'))
+            self.fail(f'Visit {visit.visit_id} is already invoiced.')
         subtotal: float = round(  # vet_clinic_desk.world:611
             0.0 + sum(rt.each(self, tuple(map(_GET_price, rt.each(self, visit.treatments))))), 2
         )
@@ -867,10 +1036,16 @@ class VetClinicDesk(Episode):
         self.insert(self.t_invoices, created)  # vet_clinic_desk.world:625
         return created  # vet_clinic_desk.world:626
 
-    # vet_clinic_desk.world:629
+    @tool(  # vet_clinic_desk.world:629
+        'Take a payment toward an invoice; an invoice is never paid beyond its total.',
+        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0002.'),
+        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in GBP.'),
+        param('method', arg.enum_of(PaymentMethod), 'card, cash or bank_transfer.'),
+        where='vet_clinic_desk.world:629', returns=Invoice,
+    )
     def tool_take_payment(self, invoice: Invoice, amount: float, method: PaymentMethod) -> Invoice:
         if invoice.status == _E13_InvoiceStatus_paid:  # vet_clinic_desk.world:636
-            raise ToolError(rt.built(self, f'Invoice {invoice.invoice_id} is already paid.'))
+            self.fail(f'Invoice {invoice.invoice_id} is already paid.')
         amt: float = round(amount, 2)  # vet_clinic_desk.world:637
         due: float = round(invoice.total - invoice.amount_paid, 2)  # vet_clinic_desk.world:638
         if not (amt <= due):  # vet_clinic_desk.world:639
@@ -889,244 +1064,7 @@ class VetClinicDesk(Episode):
         return invoice  # vet_clinic_desk.world:643
 
 
-_RESULT_Address = js.closed({
-    'street': js.scalar('str', 1, 100), 'city': js.scalar('str', 1, 60),
-    'postcode': js.scalar('str', 1, 12),
-})
-_RESULT_Treatment = js.closed({
-    'description': js.scalar('str', 1, 120), 'price': js.scalar('float', 0.0)
-})
-_RESULT_Visit = js.closed({
-    'visit_id': js.STRING, 'appointment': js.STRING, 'pet': js.STRING,
-    'vet': js.scalar('str', pattern='^V[0-9]{2}$'), 'visit_date': js.STRING,
-    'weight_kg': js.scalar('float', 0.01, 200.0), 'diagnosis': js.scalar('str', 1, 200),
-    'treatments': js.array(Treatment, min_items=1, max_items=10),
-})
-_PARAM_owner = param('owner', arg.row('owners'), 'The owner id, e.g. O001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_pet = param('pet', arg.row('pets'), 'The pet id, e.g. PET001.')
-_PARAM_vet = param(
-    'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')), 'The vet id, e.g. V01.'
-)
-
-
-VetClinicDesk.TOOLS = tools(
-    tool(
-        VetClinicDesk.tool_get_owner,
-        'Show an owner by id: name, email, phone, address and registration day.', _PARAM_owner,
-        read_only=True, where='vet_clinic_desk.world:236', returns=Owner,
-    ),
-    tool(
-        VetClinicDesk.tool_find_owners,
-        'Find owners by part of the name, email or phone; with nothing given, list all owners.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='vet_clinic_desk.world:242', returns=js.array(Owner),
-        shows=('list', ('row', 'owners')),
-    ),
-    tool(
-        VetClinicDesk.tool_register_owner, 'Register a new pet owner.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The owner's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The phone number, e.g. +44 7700 900105.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
-        where='vet_clinic_desk.world:268', returns=Owner,
-    ),
-    tool(
-        VetClinicDesk.tool_update_owner_contact, "Change an owner's email, phone or address.",
-        _PARAM_owner,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
-            'The new phone; leave out to keep it.',
-        ),
-        param(
-            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            'The new address; leave out to keep it.',
-        ),
-        where='vet_clinic_desk.world:288', returns=Owner,
-    ),
-    tool(
-        VetClinicDesk.tool_get_pet,
-        'Show a pet by id: name, species, breed, birth date, weight, owner id and status.',
-        _PARAM_pet, read_only=True, where='vet_clinic_desk.world:312', returns=Pet,
-    ),
-    tool(
-        VetClinicDesk.tool_find_pets, 'Find pets by part of the name, by owner or by species.',
-        param('name_contains', arg.optional(arg.TEXT), "Part of the pet's name, any case."),
-        param('owner', arg.optional(arg.row('owners')), 'Only pets of this owner id.'),
-        param('species', arg.optional(arg.enum_of(Species)), 'Only pets of this species.'),
-        read_only=True, where='vet_clinic_desk.world:318', returns=js.array(Pet),
-        shows=('list', ('row', 'pets')),
-    ),
-    tool(
-        VetClinicDesk.tool_register_pet, 'Register a pet for an owner.', _PARAM_owner,
-        param('name', arg.refined(arg.TEXT, 1, 40), "The pet's name."),
-        param('species', arg.enum_of(Species), 'The species.'),
-        param('date_of_birth', arg.DATE, 'The birth date, e.g. 2023-05-01.'),
-        param('weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0), 'The weight in kg.'),
-        param(
-            'breed', arg.refined(arg.TEXT, None, 60), 'The breed, if known.', default=lambda ep: ''
-        ),
-        where='vet_clinic_desk.world:342', returns=Pet,
-    ),
-    tool(
-        VetClinicDesk.tool_get_vet,
-        'Show a vet by id: name, email, specialty, the species they treat and whether they are '
-        'active.',
-        _PARAM_vet, read_only=True, where='vet_clinic_desk.world:368', returns=Vet,
-    ),
-    tool(
-        VetClinicDesk.tool_find_vets,
-        'Find vets by part of the name, by specialty or by a species they treat.',
-        _PARAM_name_contains,
-        param('specialty', arg.optional(arg.enum_of(Specialty)), 'Only vets of this specialty.'),
-        param('species', arg.optional(arg.enum_of(Species)), 'Only vets who treat this species.'),
-        read_only=True, where='vet_clinic_desk.world:374', returns=js.array(Vet),
-        shows=('list', ('row', 'vets')),
-    ),
-    tool(
-        VetClinicDesk.tool_get_appointment,
-        'Show an appointment by id: pet id, vet id, start, length, reason and status.',
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0001.'),
-        read_only=True, where='vet_clinic_desk.world:400', returns=Appointment,
-    ),
-    tool(
-        VetClinicDesk.tool_list_appointments, 'List appointments by pet, vet, day or status.',
-        param('pet', arg.optional(arg.row('pets')), 'Only appointments of this pet id.'),
-        param(
-            'vet', arg.optional(arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
-            'Only appointments with this vet id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments in this status.',
-        ),
-        read_only=True, where='vet_clinic_desk.world:406', returns=js.array(Appointment),
-        shows=('list', ('row', 'appointments')),
-    ),
-    tool(
-        VetClinicDesk.tool_book_appointment,
-        'Book a pet with a vet, within opening hours (8:00 to 18:00), when both are free.',
-        _PARAM_pet, _PARAM_vet,
-        param('starts_at', arg.DATETIME, 'The start, e.g. 2025-03-12T10:00:00.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the pet comes.'),
-        param(
-            'minutes', arg.refined(arg.INT, 15, 120), 'The length of the slot in minutes.',
-            default=lambda ep: 30,
-        ),
-        where='vet_clinic_desk.world:433', returns=Appointment,
-    ),
-    tool(
-        VetClinicDesk.tool_cancel_appointment,
-        'Cancel a booked appointment that has not started yet.',
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0007.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='vet_clinic_desk.world:462', returns=Appointment,
-    ),
-    tool(
-        VetClinicDesk.tool_get_visit,
-        'Show a visit by id: appointment, pet and vet ids, date, weight, diagnosis and '
-        'treatments with prices.',
-        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0001.'), read_only=True,
-        where='vet_clinic_desk.world:477', returns=_RESULT_Visit,
-    ),
-    tool(
-        VetClinicDesk.tool_list_visits, 'List the visits of a pet, or the visits on a day.',
-        param('pet', arg.optional(arg.row('pets')), 'Only visits of this pet id.'),
-        param('visit_date', arg.optional(arg.DATE), 'Only visits on this day.'), read_only=True,
-        where='vet_clinic_desk.world:483', returns=js.array(_RESULT_Visit),
-        shows=('list', ('row', 'visits')),
-    ),
-    tool(
-        VetClinicDesk.tool_record_visit,
-        "Record the visit of a booked appointment that has started; the appointment is completed "
-        "and the pet's weight updated.",
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0006.'),
-        param(
-            'weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0),
-            'The weight measured at the visit, in kg.',
-        ),
-        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis.'),
-        param(
-            'treatments',
-            arg.refined(arg.list_of(arg.record(Treatment.load, _RESULT_Treatment)), 1, 10),
-            'The treatments given, each with a description and a price.',
-        ),
-        where='vet_clinic_desk.world:502', returns=_RESULT_Visit,
-    ),
-    tool(
-        VetClinicDesk.tool_get_vaccination,
-        'Show a vaccination by id: pet id, vaccine, day given, next due day, vet id and batch.',
-        param('vaccination', arg.row('vaccinations'), 'The vaccination id, e.g. VAC0001.'),
-        read_only=True, where='vet_clinic_desk.world:530', returns=Vaccination,
-    ),
-    tool(
-        VetClinicDesk.tool_list_vaccinations,
-        "List a pet's vaccinations, or all vaccinations due again by a day.",
-        param('pet', arg.optional(arg.row('pets')), 'Only vaccinations of this pet id.'),
-        param(
-            'due_by', arg.optional(arg.DATE), 'Only vaccinations due again on or before this day.'
-        ),
-        read_only=True, where='vet_clinic_desk.world:536', returns=js.array(Vaccination),
-        shows=('list', ('row', 'vaccinations')),
-    ),
-    tool(
-        VetClinicDesk.tool_record_vaccination,
-        'Record a vaccine given to a pet today, with its next due date.', _PARAM_pet,
-        param('vaccine', arg.enum_of(Vaccine), 'The vaccine given.'),
-        param(
-            'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The id of the vet who gave it.',
-        ),
-        param(
-            'batch_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,20}$'),
-            'The batch number on the vial, e.g. RB-2290.',
-        ),
-        param('next_due', arg.DATE, 'When the next dose is due.'),
-        where='vet_clinic_desk.world:555', returns=Vaccination,
-    ),
-    tool(
-        VetClinicDesk.tool_get_invoice,
-        'Show an invoice by id: visit and owner ids, subtotal, tax, total, amount paid, status '
-        'and payments.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0001.'), read_only=True,
-        where='vet_clinic_desk.world:582', returns=Invoice,
-    ),
-    tool(
-        VetClinicDesk.tool_list_invoices, 'List invoices of an owner, optionally by status.',
-        param('owner', arg.optional(arg.row('owners')), 'Only invoices of this owner id.'),
-        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
-        read_only=True, where='vet_clinic_desk.world:588', returns=js.array(Invoice),
-        shows=('list', ('row', 'invoices')),
-    ),
-    tool(
-        VetClinicDesk.tool_invoice_visit,
-        "Issue the invoice for a visit to the pet's owner: the treatments' prices plus tax.",
-        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0005.'),
-        where='vet_clinic_desk.world:607', returns=Invoice,
-    ),
-    tool(
-        VetClinicDesk.tool_take_payment,
-        'Take a payment toward an invoice; an invoice is never paid beyond its total.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0002.'),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in GBP.'),
-        param('method', arg.enum_of(PaymentMethod), 'card, cash or bank_transfer.'),
-        where='vet_clinic_desk.world:629', returns=Invoice,
-    ),
-)
+VetClinicDesk.TOOLS = tools(VetClinicDesk)
 
 
 # vet_clinic_desk.world:1010

@@ -153,6 +153,23 @@ class ReorderFlag(Record):
 _GET_id_ = rt.getter('id_', str)
 
 
+_ROW_clerks = arg.row(
+    'clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown clerk {key}.'),
+)
+_ROW_items = arg.row(
+    'items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown item {key}.'),
+)
+_ROW_bins = arg.row(
+    'bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Unknown bin {key}.'),
+)
+_ROW_movements = arg.row(
+    'movements', not_found=lambda ep, key: ep.built(f'Unknown movement {key}.')
+)
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -319,18 +336,46 @@ class WarehouseInventoryDesk(Episode):
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
 
-    def tool_sign_in(self, clerk: Clerk) -> Clerk:  # warehouse_inventory_desk.world:168
+    @tool(  # warehouse_inventory_desk.world:168
+        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
+        param('clerk', _ROW_clerks, 'The clerk id, e.g. C001.'),
+        where='warehouse_inventory_desk.world:168', returns=Clerk,
+    )
+    def tool_sign_in(self, clerk: Clerk) -> Clerk:
         self.set_state('current_clerk', clerk.id_)  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
-    def tool_get_item_stock(self, item: Item) -> ItemStock:  # warehouse_inventory_desk.world:175
+    @tool(  # warehouse_inventory_desk.world:175
+        'Show an item with its quantity in each bin and its total on hand.',
+        param('item', _ROW_items, 'The item SKU, e.g. BOL-1001.'), read_only=True,
+        where='warehouse_inventory_desk.world:175',
+        returns=js.closed({
+            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
+            'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
+            'levels': js.array(StockLevel),
+        }),
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
+    )
+    def tool_get_item_stock(self, item: Item) -> ItemStock:
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
             item.sku, item.name, item.reorder_level, total, total < item.reorder_level,
             tuple([_s3.id_ for _s3 in rt.each(self, self.t_stock) if _s3.item == item.sku]),
         )
 
-    def tool_get_bin(self, bin_: Bin) -> BinReport:  # warehouse_inventory_desk.world:191
+    @tool(  # warehouse_inventory_desk.world:191
+        "Show a bin's contents (each item's stock row with its quantity), used units and free "
+        "capacity.",
+        param('bin', _ROW_bins, 'The bin code, e.g. A01-01.'), read_only=True,
+        where='warehouse_inventory_desk.world:191',
+        returns=js.closed({
+            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
+            'capacity': js.INTEGER, 'used': js.INTEGER, 'free': js.INTEGER, 'blocked': js.BOOLEAN,
+            'levels': js.array(StockLevel),
+        }),
+        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
+    )
+    def tool_get_bin(self, bin_: Bin) -> BinReport:
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
             bin_.code, bin_.zone, bin_.capacity, used, rt.bounded(bin_.capacity - used),
@@ -338,16 +383,39 @@ class WarehouseInventoryDesk(Episode):
             tuple([_s4.id_ for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.code]),
         )
 
-    def tool_find_items(self, text: str) -> tuple[str, ...]:  # warehouse_inventory_desk.world:206
+    @tool(  # warehouse_inventory_desk.world:206
+        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and '
+        'whether active.',
+        param(
+            'text', arg.refined(arg.TEXT, 1, 80),
+            "Part of the item's name or SKU, e.g. washer; case does not matter.",
+        ),
+        read_only=True, where='warehouse_inventory_desk.world:206', returns=js.array(Item),
+        shows=('list', ('row', 'items')),
+    )
+    def tool_find_items(self, text: str) -> tuple[str, ...]:
         # warehouse_inventory_desk.world:211
-        wanted: str = rt.built(self, rt.built(self, text.strip()).lower())
+        wanted: str = self.built(self.built(text.strip()).lower())
         return tuple([  # warehouse_inventory_desk.world:212
             _i5.sku for _i5 in rt.each(self, self.t_items)
-            if rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.name.lower()))
-            or rt.read(self, wanted) in rt.read(self, rt.built(self, _i5.sku.lower()))
+            if rt.read(self, wanted) in rt.read(self, self.built(_i5.name.lower()))
+            or rt.read(self, wanted) in rt.read(self, self.built(_i5.sku.lower()))
         ])
 
-    # warehouse_inventory_desk.world:215
+    @tool(  # warehouse_inventory_desk.world:215
+        'List bins with their zone, capacity and whether blocked, optionally of one zone or '
+        'holding one item.',
+        param(
+            'zone', arg.optional(arg.enum_of(Zone)),
+            'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
+        ),
+        param(
+            'item', arg.optional(_ROW_items),
+            'Only bins that hold stock of this SKU; all when omitted.',
+        ),
+        read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(Bin),
+        shows=('list', ('row', 'bins')),
+    )
     def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.code for _b6 in rt.each(self, self.t_bins)
@@ -359,30 +427,50 @@ class WarehouseInventoryDesk(Episode):
             ))
         ])
 
-    def tool_list_clerks(self) -> tuple[str, ...]:  # warehouse_inventory_desk.world:224
+    @tool(  # warehouse_inventory_desk.world:224
+        'List the clerks with their ids, names and roles.', read_only=True,
+        where='warehouse_inventory_desk.world:224', returns=js.array(Clerk),
+        shows=('list', ('row', 'clerks')),
+    )
+    def tool_list_clerks(self) -> tuple[str, ...]:
         # warehouse_inventory_desk.world:225
         return tuple(map(_GET_id_, rt.each(self, self.t_clerks)))
 
-    # warehouse_inventory_desk.world:228
+    @tool(  # warehouse_inventory_desk.world:228
+        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
+        param('movement', _ROW_movements, 'The movement id, e.g. M00001.'), read_only=True,
+        where='warehouse_inventory_desk.world:228', returns=Movement,
+    )
     def tool_get_movement(self, movement: Movement) -> Movement:
         return movement  # warehouse_inventory_desk.world:233
 
-    def tool_receive_delivery(  # warehouse_inventory_desk.world:236
+    @tool(  # warehouse_inventory_desk.world:236
+        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
+        'whole delivery.',
+        param('item', _ROW_items, 'The SKU delivered, e.g. NUT-2001.'),
+        param('bin', _ROW_bins, 'The bin the delivery is put into, e.g. R00-01.'),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
+        param(
+            'delivery_note', arg.refined(arg.TEXT, 1, 40),
+            'The delivery note number, e.g. DN-8812.',
+        ),
+        where='warehouse_inventory_desk.world:236', returns=StockLevel,
+    )
+    def tool_receive_delivery(
         self, item: Item, bin_: Bin, quantity: int, delivery_note: str
     ) -> StockLevel:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:244
             raise ToolError('Not signed in. Call sign_in first.')
         if not item.active:  # warehouse_inventory_desk.world:245
-            raise ToolError(rt.built(self, f'Item {item.sku} is inactive and cannot be received.'))
+            self.fail(f'Item {item.sku} is inactive and cannot be received.')
         if bin_.blocked:  # warehouse_inventory_desk.world:246
-            raise ToolError(rt.built(self, f'Bin {bin_.code} is blocked and accepts no stock.'))
+            self.fail(f'Bin {bin_.code} is blocked and accepts no stock.')
         # warehouse_inventory_desk.world:247
         free: int = rt.bounded(bin_.capacity - self.fn_bin_used(bin_))
         if quantity > free:  # warehouse_inventory_desk.world:248
-            raise ToolError(rt.built(
-                self,
-                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.',
-            ))
+            self.fail(
+                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.'
+            )
         # warehouse_inventory_desk.world:249
         level: StockLevel | None = self.fn_find_stock(item, bin_)
         id_: str = ''  # warehouse_inventory_desk.world:250
@@ -412,7 +500,18 @@ class WarehouseInventoryDesk(Episode):
         )
         return self.t_stock[id_]  # warehouse_inventory_desk.world:267
 
-    def tool_pick_stock(  # warehouse_inventory_desk.world:270
+    @tool(  # warehouse_inventory_desk.world:270
+        'Pick units of an item from a bin for a customer order.',
+        param('item', _ROW_items, 'The SKU to pick, e.g. BOL-1001.'),
+        param('bin', _ROW_bins, 'The bin to pick from, e.g. A01-01.'),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
+        param(
+            'order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
+            'The customer order, e.g. SO-10452.',
+        ),
+        where='warehouse_inventory_desk.world:270', returns=StockLevel,
+    )
+    def tool_pick_stock(
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:278
@@ -420,13 +519,12 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:279
         level: StockLevel | None = self.fn_find_stock(item, bin_)
         if level is None:  # warehouse_inventory_desk.world:280
-            raise ToolError(rt.built(self, f'Item {item.sku} is not stocked in bin {bin_.code}.'))
+            self.fail(f'Item {item.sku} is not stocked in bin {bin_.code}.')
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
                 'requested.',
-            ))
+            )
         self.set_field(  # warehouse_inventory_desk.world:282
             self.t_stock[level.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0,
@@ -443,7 +541,16 @@ class WarehouseInventoryDesk(Episode):
         )
         return self.t_stock[level.id_]  # warehouse_inventory_desk.world:291
 
-    def tool_move_stock(  # warehouse_inventory_desk.world:294
+    @tool(  # warehouse_inventory_desk.world:294
+        'Transfer units of an item from one bin to another. Returns the source and destination '
+        'stock rows.',
+        param('item', _ROW_items, 'The SKU to move, e.g. BOL-1001.'),
+        param('from_bin', _ROW_bins, 'The source bin, e.g. B02-01.'),
+        param('to_bin', _ROW_bins, 'The destination bin, e.g. A01-01.'),
+        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
+        where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING),
+    )
+    def tool_move_stock(
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
     ) -> tuple[str, ...]:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:302
@@ -451,25 +558,20 @@ class WarehouseInventoryDesk(Episode):
         if from_bin.code == to_bin.code:  # warehouse_inventory_desk.world:303
             raise ToolError('Source and destination bins are the same.')
         if to_bin.blocked:  # warehouse_inventory_desk.world:304
-            raise ToolError(rt.built(self, f'Bin {to_bin.code} is blocked and accepts no stock.'))
+            self.fail(f'Bin {to_bin.code} is blocked and accepts no stock.')
         # warehouse_inventory_desk.world:305
         source: StockLevel | None = self.fn_find_stock(item, from_bin)
         if source is None:  # warehouse_inventory_desk.world:306
-            raise ToolError(rt.built(
-                self, f'Item {item.sku} is not stocked in bin {from_bin.code}.'
-            ))
+            self.fail(f'Item {item.sku} is not stocked in bin {from_bin.code}.')
         if source.quantity < quantity:  # warehouse_inventory_desk.world:307
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
                 'requested.',
-            ))
+            )
         # warehouse_inventory_desk.world:308
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
         if quantity > free:  # warehouse_inventory_desk.world:309
-            raise ToolError(rt.built(
-                self, f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.'
-            ))
+            self.fail(f'Bin {to_bin.code} has room for {free} more units; the move is {quantity}.')
         self.set_field(  # warehouse_inventory_desk.world:310
             self.t_stock[source.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[source.id_].quantity - quantity), 'StockLevel.quantity', 0,
@@ -504,7 +606,15 @@ class WarehouseInventoryDesk(Episode):
         )
         return (source.id_, target_id)  # warehouse_inventory_desk.world:329
 
-    # warehouse_inventory_desk.world:332
+    @tool(  # warehouse_inventory_desk.world:332
+        'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
+        'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
+        'count\nadjustment. Returns the difference, counted minus recorded.',
+        param('item', _ROW_items, 'The SKU counted, e.g. WSH-3001.'),
+        param('bin', _ROW_bins, 'The bin counted, e.g. A01-01.'),
+        param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
+        where='warehouse_inventory_desk.world:332', returns=js.INTEGER,
+    )
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
@@ -519,11 +629,10 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:350
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'A count of {counted} would put bin {bin_.code} over its capacity of '
                 f'{bin_.capacity} (other items hold {others}).',
-            ))
+            )
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
                 self.t_stock[level.id_], 'quantity',
@@ -560,7 +669,13 @@ class WarehouseInventoryDesk(Episode):
             )
         return difference  # warehouse_inventory_desk.world:376
 
-    # warehouse_inventory_desk.world:379
+    @tool(  # warehouse_inventory_desk.world:379
+        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+        'transfers.',
+        param('bin', _ROW_bins, 'The bin code, e.g. B02-02.'),
+        param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
+        where='warehouse_inventory_desk.world:379', returns=Bin,
+    )
     def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
@@ -570,7 +685,11 @@ class WarehouseInventoryDesk(Episode):
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388
 
-    # warehouse_inventory_desk.world:391
+    @tool(  # warehouse_inventory_desk.world:391
+        'List active items whose total on-hand quantity is below their reorder level, with the '
+        'shortfall.',
+        read_only=True, where='warehouse_inventory_desk.world:391', returns=js.array(ReorderFlag),
+    )
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
@@ -581,7 +700,13 @@ class WarehouseInventoryDesk(Episode):
             if _i9.active and self.fn_on_hand(_i9) < _i9.reorder_level
         ])
 
-    # warehouse_inventory_desk.world:397
+    @tool(  # warehouse_inventory_desk.world:397
+        'List the stock movements of an item, newest first, with kind, bins, quantity, '
+        'reference, clerk and time.',
+        param('item', _ROW_items, 'The SKU, e.g. BOL-1001.'), read_only=True,
+        where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
+        shows=('list', ('row', 'movements')),
+    )
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(self, [
@@ -591,205 +716,7 @@ class WarehouseInventoryDesk(Episode):
         )
 
 
-WarehouseInventoryDesk.TOOLS = tools(
-    tool(
-        WarehouseInventoryDesk.tool_sign_in,
-        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
-        param(
-            'clerk', arg.row('clerks', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-            'The clerk id, e.g. C001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown clerk {key}.'),
-        ),
-        where='warehouse_inventory_desk.world:168', returns=Clerk,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_get_item_stock,
-        'Show an item with its quantity in each bin and its total on hand.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The item SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:175',
-        returns=js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
-            'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
-            'levels': js.array(StockLevel),
-        }),
-        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_get_bin,
-        "Show a bin's contents (each item's stock row with its quantity), used units and free "
-        "capacity.",
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin code, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:191',
-        returns=js.closed({
-            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
-            'capacity': js.INTEGER, 'used': js.INTEGER, 'free': js.INTEGER, 'blocked': js.BOOLEAN,
-            'levels': js.array(StockLevel),
-        }),
-        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_find_items,
-        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and '
-        'whether active.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the item's name or SKU, e.g. washer; case does not matter.",
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:206', returns=js.array(Item),
-        shows=('list', ('row', 'items')),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_list_bins,
-        'List bins with their zone, capacity and whether blocked, optionally of one zone or '
-        'holding one item.',
-        param(
-            'zone', arg.optional(arg.enum_of(Zone)),
-            'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
-        ),
-        param(
-            'item',
-            arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$'))),
-            'Only bins that hold stock of this SKU; all when omitted.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(Bin),
-        shows=('list', ('row', 'bins')),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_list_clerks,
-        'List the clerks with their ids, names and roles.', read_only=True,
-        where='warehouse_inventory_desk.world:224', returns=js.array(Clerk),
-        shows=('list', ('row', 'clerks')),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_get_movement,
-        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
-        param(
-            'movement', arg.row('movements'), 'The movement id, e.g. M00001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown movement {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:228', returns=Movement,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_receive_delivery,
-        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
-        'whole delivery.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU delivered, e.g. NUT-2001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin the delivery is put into, e.g. R00-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
-        param(
-            'delivery_note', arg.refined(arg.TEXT, 1, 40),
-            'The delivery note number, e.g. DN-8812.',
-        ),
-        where='warehouse_inventory_desk.world:236', returns=StockLevel,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_pick_stock,
-        'Pick units of an item from a bin for a customer order.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU to pick, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin to pick from, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
-        param(
-            'order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
-            'The customer order, e.g. SO-10452.',
-        ),
-        where='warehouse_inventory_desk.world:270', returns=StockLevel,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_move_stock,
-        'Transfer units of an item from one bin to another. Returns the source and destination '
-        'stock rows.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU to move, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'from_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The source bin, e.g. B02-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param(
-            'to_bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The destination bin, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
-        where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_count_bin,
-        'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
-        'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
-        'count\nadjustment. Returns the difference, counted minus recorded.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU counted, e.g. WSH-3001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin counted, e.g. A01-01.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
-        where='warehouse_inventory_desk.world:332', returns=js.INTEGER,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_set_bin_blocked,
-        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
-        'transfers.',
-        param(
-            'bin', arg.row('bins', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}-[0-9]{2}$')),
-            'The bin code, e.g. B02-02.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown bin {key}.'),
-        ),
-        param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
-        where='warehouse_inventory_desk.world:379', returns=Bin,
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_list_reorder_flags,
-        'List active items whose total on-hand quantity is below their reorder level, with the '
-        'shortfall.',
-        read_only=True, where='warehouse_inventory_desk.world:391', returns=js.array(ReorderFlag),
-    ),
-    tool(
-        WarehouseInventoryDesk.tool_list_movements,
-        'List the stock movements of an item, newest first, with kind, bins, quantity, '
-        'reference, clerk and time.',
-        param(
-            'item', arg.row('items', arg.refined(arg.TEXT, pattern='^[A-Z]{3}-[0-9]{4}$')),
-            'The SKU, e.g. BOL-1001.',
-            not_found=lambda ep, key: rt.built(ep, f'Unknown item {key}.'),
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
-        shows=('list', ('row', 'movements')),
-    ),
-)
+WarehouseInventoryDesk.TOOLS = tools(WarehouseInventoryDesk)
 
 
 # warehouse_inventory_desk.world:452

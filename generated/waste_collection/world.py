@@ -279,6 +279,34 @@ class HouseholdInfo(Record):
     bins: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
+_ROW_routes = arg.row(
+    'routes', arg.refined(arg.TEXT, pattern='^RT-[A-Z]{3}$'),
+    not_found=lambda ep, key: ep.built(f'Route {key} not found.'),
+)
+_ROW_crews = arg.row(
+    'crews', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$'),
+    not_found=lambda ep, key: ep.built(f'Crew {key} not found.'),
+)
+_ROW_households = arg.row(
+    'households', not_found=lambda ep, key: ep.built(f'Household {key} not found.')
+)
+_ROW_bins = arg.row('bins', not_found=lambda ep, key: ep.built(f'Bin {key} not found.'))
+_ROW_requests = arg.row(
+    'requests', not_found=lambda ep, key: ep.built(f'Request {key} not found.')
+)
+_ROW_complaints = arg.row(
+    'complaints', not_found=lambda ep, key: ep.built(f'Complaint {key} not found.')
+)
+_ROW_bin_orders = arg.row(
+    'bin_orders', not_found=lambda ep, key: ep.built(f'Order {key} not found.')
+)
+_PARAM_crew = param('crew', _ROW_crews, 'The crew id, e.g. C01.')
+_PARAM_household = param('household', _ROW_households, 'The household id, e.g. H001.')
+_PARAM_bin_ = param('bin', _ROW_bins, 'The bin id, e.g. B0001.')
+_PARAM_request = param('request', _ROW_requests, 'The request id, e.g. CR0001.')
+_PARAM_household_ = param('household', _ROW_households, 'The household id, e.g. H002.')
+
+
 class _State(StateBase):
     """The world's state other than its tables."""
 
@@ -551,7 +579,15 @@ class WasteCollection(Episode):
         # waste_collection.world:240
         return resolved_ok and (r if r is not None else rt.absent()).household == c.household
 
-    def tool_get_route(self, route: Route) -> RouteInfo:  # waste_collection.world:274
+    @tool(  # waste_collection.world:274
+        'Show a route with its weekday, zone, bulky capacity and default crew, and the bulky '
+        'pick-ups booked on its next four route days.',
+        param('route', _ROW_routes, 'The route id, e.g. RT-MON.'), read_only=True,
+        where='waste_collection.world:274',
+        returns=js.closed({'route': Route, 'next_days': js.array(DaySlot)}),
+        shows=('record', (('route', 'route', ('row', 'routes')),)),
+    )
+    def tool_get_route(self, route: Route) -> RouteInfo:
         return RouteInfo(  # waste_collection.world:279
             route.route_id, tuple([
                 self.fn_day_slot(route, _d3)
@@ -559,22 +595,41 @@ class WasteCollection(Episode):
             ]),
         )
 
-    # waste_collection.world:285
+    @tool(  # waste_collection.world:285
+        'List routes, optionally by weekday or zone.',
+        param(
+            'weekday', arg.optional(arg.refined(arg.INT, 0, 6)),
+            'Only routes collected on this weekday, 0 = Monday.',
+        ),
+        param('zone', arg.optional(arg.TEXT), 'Only routes of this zone; case does not matter.'),
+        read_only=True, where='waste_collection.world:285', returns=js.array(Route),
+        shows=('list', ('row', 'routes')),
+    )
     def tool_list_routes(self, weekday: int | None, zone: str | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:291
         for r in rt.each(self, self.t_routes):  # waste_collection.world:292
             if weekday is not None and r.weekday != weekday:  # waste_collection.world:293
                 continue  # waste_collection.world:294
             # waste_collection.world:296
-            if zone is not None and rt.built(self, r.zone.lower()) != rt.built(self, zone.lower()):
+            if zone is not None and self.built(r.zone.lower()) != self.built(zone.lower()):
                 continue  # waste_collection.world:297
             found = rt.each(self, found) + (r.route_id,)  # waste_collection.world:299
         return found  # waste_collection.world:301
 
-    def tool_get_crew(self, crew: Crew) -> Crew:  # waste_collection.world:304
+    @tool(  # waste_collection.world:304
+        'Show a crew: name, truck plate, members, shift and whether active.', _PARAM_crew,
+        read_only=True, where='waste_collection.world:304', returns=Crew,
+    )
+    def tool_get_crew(self, crew: Crew) -> Crew:
         return crew  # waste_collection.world:307
 
-    # waste_collection.world:310
+    @tool(  # waste_collection.world:310
+        'List crews, optionally only active ones or of one shift.',
+        param('active_only', arg.BOOL, 'Only active crews.', default=False),
+        param('shift', arg.optional(arg.enum_of(Shift)), 'Only crews of this shift.'),
+        read_only=True, where='waste_collection.world:310', returns=js.array(Crew),
+        shows=('list', ('row', 'crews')),
+    )
     def tool_list_crews(self, active_only: bool, shift: Shift | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:316
         for c in rt.each(self, self.t_crews):  # waste_collection.world:317
@@ -585,7 +640,18 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (c.crew_id,)  # waste_collection.world:324
         return found  # waste_collection.world:326
 
-    # waste_collection.world:331
+    @tool(  # waste_collection.world:331
+        'Show a household: account name, address, contact, route, and its bins with kinds, sizes '
+        'and statuses.',
+        _PARAM_household, read_only=True, where='waste_collection.world:331',
+        returns=js.closed({'household': Household, 'bins': js.array(Bin)}),
+        shows=(
+            'record', (
+                ('household', 'household', ('row', 'households')),
+                ('bins', 'bins', ('list', ('row', 'bins'))),
+            ),
+        ),
+    )
     def tool_get_household(self, household: Household) -> HouseholdInfo:
         return HouseholdInfo(  # waste_collection.world:336
             household.household_id, tuple([
@@ -594,19 +660,31 @@ class WasteCollection(Episode):
             ]),
         )
 
-    def tool_find_households(  # waste_collection.world:339
+    @tool(  # waste_collection.world:339
+        'Find households by part of the account name or street, postcode, email or phone.',
+        param(
+            'text', arg.optional(arg.TEXT),
+            'Part of the account name or street; case does not matter.',
+        ),
+        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+        where='waste_collection.world:339', returns=js.array(Household),
+        shows=('list', ('row', 'households')),
+    )
+    def tool_find_households(
         self, text: str | None, postcode: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:347
         for h in rt.each(self, self.t_households):  # waste_collection.world:348
             if (  # waste_collection.world:349
                 text is not None and not (
-                    rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, h.account_name.lower()
-                    ))
-                    or rt.read(self, rt.built(self, text.lower())) in rt.read(self, rt.built(
-                        self, h.address.street.lower()
-                    ))
+                    rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(h.account_name.lower())
+                    )
+                    or rt.read(self, self.built(text.lower())) in rt.read(
+                        self, self.built(h.address.street.lower())
+                    )
                 )
             ):
                 continue  # waste_collection.world:350
@@ -615,14 +693,14 @@ class WasteCollection(Episode):
                 continue  # waste_collection.world:353
             if (  # waste_collection.world:355
                 email is not None and not (
-                    rt.read(self, rt.built(self, email.lower()))
-                    in rt.read(self, rt.built(self, h.email.lower()))
+                    rt.read(self, self.built(email.lower()))
+                    in rt.read(self, self.built(h.email.lower()))
                 )
             ):
                 continue  # waste_collection.world:356
             if (  # waste_collection.world:358
                 phone is not None and not (
-                    rt.read(self, rt.built(self, rt.replace(rt.read(self, phone), ' ', '')))
+                    rt.read(self, self.built(rt.replace(rt.read(self, phone), ' ', '')))
                     in rt.read(self, h.phone)
                 )
             ):
@@ -630,14 +708,24 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (h.household_id,)  # waste_collection.world:361
         return found  # waste_collection.world:363
 
-    def tool_get_bin(self, bin_: Bin) -> Bin:  # waste_collection.world:366
+    @tool(  # waste_collection.world:366
+        'Show a bin: household id, kind, size, serial, status and delivery day.', _PARAM_bin_,
+        read_only=True, where='waste_collection.world:366', returns=Bin,
+    )
+    def tool_get_bin(self, bin_: Bin) -> Bin:
         return bin_  # waste_collection.world:369
 
-    def tool_list_bins(  # waste_collection.world:372
-        self,
-        household: Household | None,
-        kind: BinKind | None,
-        status: BinStatus | None,
+    @tool(  # waste_collection.world:372
+        "List a household's bins, optionally of one kind or status, or find a bin by its serial.",
+        param('household', arg.optional(_ROW_households), "Only this household's bins (id)."),
+        param('kind', arg.optional(arg.enum_of(BinKind)), 'Only bins of this kind.'),
+        param('status', arg.optional(arg.enum_of(BinStatus)), 'Only bins with this status.'),
+        param('serial', arg.optional(arg.TEXT), 'The chip serial, e.g. SN-100001.'),
+        read_only=True, where='waste_collection.world:372', returns=js.array(Bin),
+        shows=('list', ('row', 'bins')),
+    )
+    def tool_list_bins(
+        self, household: Household | None, kind: BinKind | None, status: BinStatus | None,
         serial: str | None,
     ) -> tuple[str, ...]:
         if not (household is not None or serial is not None):  # waste_collection.world:380
@@ -652,22 +740,40 @@ class WasteCollection(Episode):
             if status is not None and b.status != status:  # waste_collection.world:389
                 continue  # waste_collection.world:390
             # waste_collection.world:392
-            if serial is not None and b.serial != rt.built(self, serial.upper()):
+            if serial is not None and b.serial != self.built(serial.upper()):
                 continue  # waste_collection.world:393
             found = rt.each(self, found) + (b.bin_id,)  # waste_collection.world:395
         return found  # waste_collection.world:397
 
-    # waste_collection.world:402
+    @tool(  # waste_collection.world:402
+        'Show a collection request: household id, kind, bin id, day, description, status, crew '
+        'id and completion time.',
+        _PARAM_request, read_only=True, where='waste_collection.world:402',
+        returns=CollectionRequest,
+    )
     def tool_get_request(self, request: CollectionRequest) -> CollectionRequest:
         return request  # waste_collection.world:407
 
-    def tool_find_requests(  # waste_collection.world:410
-        self,
-        household: Household | None,
-        route: Route | None,
-        day: dt.date | None,
-        kind: RequestKind | None,
-        status: RequestStatus | None,
+    @tool(  # waste_collection.world:410
+        'Find collection requests by household, route, day, kind and/or status.',
+        param('household', arg.optional(_ROW_households), "Only this household's requests (id)."),
+        param(
+            'route', arg.optional(_ROW_routes), 'Only requests of households on this route (id).'
+        ),
+        param('day', arg.optional(arg.DATE), 'Only requests scheduled on this day.'),
+        param(
+            'kind', arg.optional(arg.enum_of(RequestKind)),
+            'Only bulky_item or only missed_bin requests.',
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
+        ),
+        read_only=True, where='waste_collection.world:410', returns=js.array(CollectionRequest),
+        shows=('list', ('row', 'requests')),
+    )
+    def tool_find_requests(
+        self, household: Household | None, route: Route | None, day: dt.date | None,
+        kind: RequestKind | None, status: RequestStatus | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:419
         for r in rt.each(self, self.t_requests):  # waste_collection.world:420
@@ -686,7 +792,13 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (r.request_id,)  # waste_collection.world:436
         return found  # waste_collection.world:438
 
-    # waste_collection.world:441
+    @tool(  # waste_collection.world:441
+        'The next route days of a household that still have bulky pick-up places, from the '
+        'minimum notice on.',
+        _PARAM_household,
+        param('weeks', arg.refined(arg.INT, 1, 8), 'How many weeks ahead to look.', default=4),
+        read_only=True, where='waste_collection.world:441', returns=js.array(DaySlot),
+    )
     def tool_bulky_slots(self, household: Household, weeks: int) -> tuple[DaySlot, ...]:
         route: Route = self.t_routes[household.route]  # waste_collection.world:447
         # waste_collection.world:448
@@ -697,27 +809,34 @@ class WasteCollection(Episode):
             if self.fn_day_slot(route, _d5).places_left > 0
         ])
 
-    def tool_request_bulky_pickup(  # waste_collection.world:452
+    @tool(  # waste_collection.world:452
+        "Book a bulky item pick-up on a collection day of the household's route.",
+        _PARAM_household,
+        param('day', arg.DATE, "A collection day of the household's route, e.g. 2025-09-22."),
+        param(
+            'description', arg.refined(arg.TEXT, 1, 200),
+            'What is to be picked up, e.g. old sofa and two chairs.',
+        ),
+        where='waste_collection.world:452', returns=CollectionRequest,
+    )
+    def tool_request_bulky_pickup(
         self, household: Household, day: dt.date, description: str
     ) -> CollectionRequest:
         route: Route = self.t_routes[household.route]  # waste_collection.world:459
         if not route.active:  # waste_collection.world:460
-            raise ToolError(rt.built(self, f'Route {route.route_id} is not active.'))
+            self.fail(f'Route {route.route_id} is not active.')
         if day.weekday() != route.weekday:  # waste_collection.world:461
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'{day} is not a collection day of route {route.route_id} (weekday '
                 f'{route.weekday}, 0 = Monday).',
-            ))
+            )
         if day < (self.clock + self.state.min_bulky_notice).date():  # waste_collection.world:462
             raise ToolError(
                 f'Bulky pick-ups are booked at least {self.state.min_bulky_notice.days} days '
                 'ahead.',
             )
         if self.fn_bulky_booked(route, day) >= route.bulky_capacity:  # waste_collection.world:463
-            raise ToolError(rt.built(
-                self, f'No bulky places left on route {route.route_id} on {day}.'
-            ))
+            self.fail(f'No bulky places left on route {route.route_id} on {day}.')
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:464
             request_id=self.next_id('request_ids', 'CR{:04d}'), household=household.household_id,
             kind=_E11_RequestKind_bulky_item, bin_=None, scheduled_on=day,
@@ -727,17 +846,24 @@ class WasteCollection(Episode):
         self.insert(self.t_requests, request)  # waste_collection.world:470
         return request  # waste_collection.world:471
 
-    def tool_report_missed_bin(  # waste_collection.world:474
+    @tool(  # waste_collection.world:474
+        'Report that a bin was not emptied on its collection day; a crew will come back for it.',
+        _PARAM_bin_, param('day', arg.DATE, 'The collection day it was missed, e.g. 2025-09-15.'),
+        param(
+            'description', arg.refined(arg.TEXT, 1, 200), 'What happened.',
+            default='Bin not emptied',
+        ),
+        where='waste_collection.world:474', returns=CollectionRequest,
+    )
+    def tool_report_missed_bin(
         self, bin_: Bin, day: dt.date, description: str
     ) -> CollectionRequest:
         if bin_.status != _E9_BinStatus_in_use:  # waste_collection.world:481
-            raise ToolError(rt.built(self, f'Bin {bin_.bin_id} is {bin_.status}, not in use.'))
+            self.fail(f'Bin {bin_.bin_id} is {bin_.status}, not in use.')
         # waste_collection.world:482
         route: Route = self.t_routes[self.t_households[bin_.household].route]
         if day.weekday() != route.weekday:  # waste_collection.world:483
-            raise ToolError(rt.built(
-                self, f'{day} is not a collection day of route {route.route_id}.'
-            ))
+            self.fail(f'{day} is not a collection day of route {route.route_id}.')
         if day > self.clock.date():  # waste_collection.world:484
             raise ToolError(f'{day} is in the future.')
         if self.clock.date() - day > self.state.missed_report_window:  # waste_collection.world:485
@@ -746,9 +872,7 @@ class WasteCollection(Episode):
                 'the collection day.',
             )
         if self.fn_missed_reported(bin_, day):  # waste_collection.world:486
-            raise ToolError(rt.built(
-                self, f'Bin {bin_.bin_id} was already reported missed on {day}.'
-            ))
+            self.fail(f'Bin {bin_.bin_id} was already reported missed on {day}.')
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:487
             request_id=self.next_id('request_ids', 'CR{:04d}'), household=bin_.household,
             kind=_E11_RequestKind_missed_bin, bin_=bin_.bin_id, scheduled_on=day,
@@ -758,57 +882,79 @@ class WasteCollection(Episode):
         self.insert(self.t_requests, request)  # waste_collection.world:494
         return request  # waste_collection.world:495
 
-    # waste_collection.world:498
+    @tool(  # waste_collection.world:498
+        'Assign an active crew to an open request.', _PARAM_request, _PARAM_crew,
+        where='waste_collection.world:498', returns=CollectionRequest,
+    )
     def tool_assign_crew(self, request: CollectionRequest, crew: Crew) -> CollectionRequest:
         if request.status != _E13_RequestStatus_open_:  # waste_collection.world:504
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status}, not open.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status}, not open.')
         if not crew.active:  # waste_collection.world:505
-            raise ToolError(rt.built(self, f'Crew {crew.crew_id} is inactive.'))
+            self.fail(f'Crew {crew.crew_id} is inactive.')
         # waste_collection.world:506
         self.set_fields(request, ('crew', 'status'), crew.crew_id, _E13_RequestStatus_assigned)
         return request  # waste_collection.world:508
 
-    # waste_collection.world:511
+    @tool(  # waste_collection.world:511
+        'Mark an assigned request completed, on or after its scheduled day.',
+        param('request', _ROW_requests, 'The request id, e.g. CR0006.'),
+        where='waste_collection.world:511', returns=CollectionRequest,
+    )
     def tool_complete_request(self, request: CollectionRequest) -> CollectionRequest:
         if request.status != _E13_RequestStatus_assigned:  # waste_collection.world:516
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is {request.status}, not assigned.'
-            ))
+            self.fail(f'Request {request.request_id} is {request.status}, not assigned.')
         if request.scheduled_on > self.clock.date():  # waste_collection.world:517
-            raise ToolError(rt.built(
-                self, f'Request {request.request_id} is scheduled for {request.scheduled_on}.'
-            ))
+            self.fail(f'Request {request.request_id} is scheduled for {request.scheduled_on}.')
         self.set_fields(  # waste_collection.world:518
             request, ('status', 'completed_at'), _E13_RequestStatus_completed, self.clock
         )
         return request  # waste_collection.world:520
 
-    # waste_collection.world:523
+    @tool(  # waste_collection.world:523
+        'Cancel an open or assigned request whose day has not passed; a bulky place is freed.',
+        _PARAM_request, where='waste_collection.world:523', returns=CollectionRequest,
+    )
     def tool_cancel_request(self, request: CollectionRequest) -> CollectionRequest:
         if not (  # waste_collection.world:528
             request.status == _E13_RequestStatus_open_
             or request.status == _E13_RequestStatus_assigned
         ):
-            raise ToolError(rt.built(self, f'Request {request.request_id} is {request.status}.'))
+            self.fail(f'Request {request.request_id} is {request.status}.')
         if request.scheduled_on < self.clock.date():  # waste_collection.world:529
-            raise ToolError(rt.built(
-                self,
+            self.fail(
                 f'Request {request.request_id} was scheduled for {request.scheduled_on}, which '
                 'has passed.',
-            ))
+            )
         # waste_collection.world:530
         self.set_field(request, 'status', _E13_RequestStatus_cancelled)
         return request  # waste_collection.world:531
 
-    def tool_get_complaint(self, complaint: Complaint) -> Complaint:  # waste_collection.world:536
+    @tool(  # waste_collection.world:536
+        'Show a complaint: household and request ids, category, text, status and resolution.',
+        param('complaint', _ROW_complaints, 'The complaint id, e.g. CP001.'), read_only=True,
+        where='waste_collection.world:536', returns=Complaint,
+    )
+    def tool_get_complaint(self, complaint: Complaint) -> Complaint:
         return complaint  # waste_collection.world:541
 
-    def tool_list_complaints(  # waste_collection.world:544
-        self,
-        household: Household | None,
-        status: ComplaintStatus | None,
+    @tool(  # waste_collection.world:544
+        'List complaints of a household and/or by status or category.',
+        param(
+            'household', arg.optional(_ROW_households), "Only this household's complaints (id)."
+        ),
+        param(
+            'status', arg.optional(arg.enum_of(ComplaintStatus)),
+            'Only open or only resolved complaints.',
+        ),
+        param(
+            'category', arg.optional(arg.enum_of(ComplaintCategory)),
+            'Only complaints of this category.',
+        ),
+        read_only=True, where='waste_collection.world:544', returns=js.array(Complaint),
+        shows=('list', ('row', 'complaints')),
+    )
+    def tool_list_complaints(
+        self, household: Household | None, status: ComplaintStatus | None,
         category: ComplaintCategory | None,
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:551
@@ -823,19 +969,25 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (c.complaint_id,)  # waste_collection.world:562
         return found  # waste_collection.world:564
 
-    def tool_file_complaint(  # waste_collection.world:567
-        self,
-        household: Household,
-        category: ComplaintCategory,
-        text: str,
+    @tool(  # waste_collection.world:567
+        'File a complaint for a household, optionally about one of its requests.',
+        _PARAM_household_,
+        param(
+            'category', arg.enum_of(ComplaintCategory),
+            'missed_collection, damage, staff_conduct, spillage or other.',
+        ),
+        param('text', arg.refined(arg.TEXT, 1, 500), "The complaint in the household's words."),
+        param('request', arg.optional(_ROW_requests), 'The request it is about (id), if any.'),
+        where='waste_collection.world:567', returns=Complaint,
+    )
+    def tool_file_complaint(
+        self, household: Household, category: ComplaintCategory, text: str,
         request: CollectionRequest | None,
     ) -> Complaint:
         about: CollectionRequest | None = request  # waste_collection.world:575
         if about is not None:  # waste_collection.world:576
             if about.household != household.household_id:  # waste_collection.world:577
-                raise ToolError(rt.built(
-                    self, f'Request {about.request_id} belongs to another household.'
-                ))
+                self.fail(f'Request {about.request_id} belongs to another household.')
         complaint: Complaint = Complaint(  # waste_collection.world:579
             complaint_id=self.next_id('complaint_ids', 'CP{:03d}'),
             household=household.household_id, request=rt.key_of(request), category=category,
@@ -845,22 +997,38 @@ class WasteCollection(Episode):
         self.insert(self.t_complaints, complaint)  # waste_collection.world:580
         return complaint  # waste_collection.world:581
 
-    # waste_collection.world:584
+    @tool(  # waste_collection.world:584
+        'Resolve an open complaint with a resolution.',
+        param('complaint', _ROW_complaints, 'The complaint id, e.g. CP002.'),
+        param('resolution', arg.refined(arg.TEXT, 1, 300), 'What was done about it.'),
+        where='waste_collection.world:584', returns=Complaint,
+    )
     def tool_resolve_complaint(self, complaint: Complaint, resolution: str) -> Complaint:
         if complaint.status != _E15_ComplaintStatus_open_:  # waste_collection.world:590
-            raise ToolError(rt.built(
-                self, f'Complaint {complaint.complaint_id} is already resolved.'
-            ))
+            self.fail(f'Complaint {complaint.complaint_id} is already resolved.')
         self.set_fields(  # waste_collection.world:591
             complaint, ('status', 'resolution'), _E15_ComplaintStatus_resolved,
             rt.if_present(resolution, lambda x: v.check_length(x, 'Complaint.resolution', 1, 300)),
         )
         return complaint  # waste_collection.world:593
 
-    def tool_get_bin_order(self, order: BinOrder) -> BinOrder:  # waste_collection.world:598
+    @tool(  # waste_collection.world:598
+        'Show a bin order: household id, replaced bin id, kind, size, reason, fee, status, day '
+        'ordered and new bin id.',
+        param('order', _ROW_bin_orders, 'The bin order id, e.g. BO001.'), read_only=True,
+        where='waste_collection.world:598', returns=BinOrder,
+    )
+    def tool_get_bin_order(self, order: BinOrder) -> BinOrder:
         return order  # waste_collection.world:603
 
-    def tool_list_bin_orders(  # waste_collection.world:606
+    @tool(  # waste_collection.world:606
+        'List bin orders of a household and/or by status.',
+        param('household', arg.optional(_ROW_households), "Only this household's orders (id)."),
+        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+        read_only=True, where='waste_collection.world:606', returns=js.array(BinOrder),
+        shows=('list', ('row', 'bin_orders')),
+    )
+    def tool_list_bin_orders(
         self, household: Household | None, status: OrderStatus | None
     ) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:612
@@ -873,12 +1041,24 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (o.order_id,)  # waste_collection.world:620
         return found  # waste_collection.world:622
 
-    def tool_order_replacement_bin(  # waste_collection.world:625
-        self,
-        household: Household,
-        kind: BinKind,
-        reason: OrderReason,
-        litres: int,
+    @tool(  # waste_collection.world:625
+        'Order a new bin: a replacement for a damaged or lost one, an upgrade, or a first bin '
+        'for a new resident. The fee depends on the reason.',
+        _PARAM_household_,
+        param('kind', arg.enum_of(BinKind), 'general, recycling, organic or glass.'),
+        param('reason', arg.enum_of(OrderReason), 'damaged, lost, new_resident or upgrade.'),
+        param(
+            'litres', arg.refined(arg.INT, 60, 1100),
+            'The size of the new bin in litres, e.g. 120 or 240.', default=240,
+        ),
+        param(
+            'replaces', arg.optional(_ROW_bins),
+            'The bin it replaces (id); needed for damaged or lost.',
+        ),
+        where='waste_collection.world:625', returns=BinOrder,
+    )
+    def tool_order_replacement_bin(
+        self, household: Household, kind: BinKind, reason: OrderReason, litres: int,
         replaces: Bin | None,
     ) -> BinOrder:
         old: Bin | None = replaces  # waste_collection.world:634
@@ -894,26 +1074,20 @@ class WasteCollection(Episode):
                 and _b6.status == _E9_BinStatus_in_use
                 for _b6 in rt.each(self, self.t_bins)
             ):
-                raise ToolError(rt.built(
-                    self, f'Household {household.household_id} already has a {kind} bin in use.'
-                ))
+                self.fail(f'Household {household.household_id} already has a {kind} bin in use.')
         if old is not None:  # waste_collection.world:641
             if old.household != household.household_id:  # waste_collection.world:642
-                raise ToolError(rt.built(self, f'Bin {old.bin_id} belongs to another household.'))
+                self.fail(f'Bin {old.bin_id} belongs to another household.')
             if old.kind != kind:  # waste_collection.world:643
-                raise ToolError(rt.built(
-                    self, f'Bin {old.bin_id} is a {old.kind} bin, not {kind}.'
-                ))
+                self.fail(f'Bin {old.bin_id} is a {old.kind} bin, not {kind}.')
             if old.status == _E9_BinStatus_retired:  # waste_collection.world:644
-                raise ToolError(rt.built(self, f'Bin {old.bin_id} is already retired.'))
+                self.fail(f'Bin {old.bin_id} is already retired.')
             if any(  # waste_collection.world:645
                 _o7.replaces == (old if old is not None else rt.absent()).bin_id
                 and _o7.status == _E11_OrderStatus_ordered
                 for _o7 in rt.each(self, self.t_bin_orders)
             ):
-                raise ToolError(rt.built(
-                    self, f'An open order already replaces bin {old.bin_id}.'
-                ))
+                self.fail(f'An open order already replaces bin {old.bin_id}.')
             # waste_collection.world:646
             if old.status == _E9_BinStatus_in_use and reason == _E11_OrderReason_damaged:
                 # waste_collection.world:647
@@ -935,15 +1109,22 @@ class WasteCollection(Episode):
         self.insert(self.t_bin_orders, order)  # waste_collection.world:662
         return order  # waste_collection.world:663
 
-    # waste_collection.world:666
+    @tool(  # waste_collection.world:666
+        "Deliver an ordered bin: a new bin in use is added to the household, and the bin it "
+        "replaces (or the household's bin in use of that kind) is retired.",
+        param('order', _ROW_bin_orders, 'The bin order id, e.g. BO002.'),
+        param(
+            'serial', arg.refined(arg.TEXT, pattern='^SN-[0-9]{6}$'),
+            "The new bin's chip serial, e.g. SN-200417.",
+        ),
+        where='waste_collection.world:666', returns=BinOrder,
+    )
     def tool_deliver_bin_order(self, order: BinOrder, serial: str) -> BinOrder:
         if order.status != _E11_OrderStatus_ordered:  # waste_collection.world:672
-            raise ToolError(rt.built(
-                self, f'Order {order.order_id} is {order.status}, not ordered.'
-            ))
+            self.fail(f'Order {order.order_id} is {order.status}, not ordered.')
         # waste_collection.world:673
         if any(_b8.serial == serial for _b8 in rt.each(self, self.t_bins)):
-            raise ToolError(rt.built(self, f'Serial {serial} is already used.'))
+            self.fail(f'Serial {serial} is already used.')
         old: Bin | None = self.t_bins.ref(order.replaces)  # waste_collection.world:674
         if old is not None:  # waste_collection.world:675
             # waste_collection.world:676
@@ -967,296 +1148,7 @@ class WasteCollection(Episode):
         return order  # waste_collection.world:693
 
 
-_PARAM_crew = param(
-    'crew', arg.row('crews', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-    'The crew id, e.g. C01.', not_found=lambda ep, key: rt.built(ep, f'Crew {key} not found.'),
-)
-_PARAM_household = param(
-    'household', arg.row('households'), 'The household id, e.g. H001.',
-    not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-)
-_PARAM_bin_ = param(
-    'bin', arg.row('bins'), 'The bin id, e.g. B0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Bin {key} not found.'),
-)
-_PARAM_request = param(
-    'request', arg.row('requests'), 'The request id, e.g. CR0001.',
-    not_found=lambda ep, key: rt.built(ep, f'Request {key} not found.'),
-)
-_PARAM_household_ = param(
-    'household', arg.row('households'), 'The household id, e.g. H002.',
-    not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-)
-
-
-WasteCollection.TOOLS = tools(
-    tool(
-        WasteCollection.tool_get_route,
-        'Show a route with its weekday, zone, bulky capacity and default crew, and the bulky '
-        'pick-ups booked on its next four route days.',
-        param(
-            'route', arg.row('routes', arg.refined(arg.TEXT, pattern='^RT-[A-Z]{3}$')),
-            'The route id, e.g. RT-MON.',
-            not_found=lambda ep, key: rt.built(ep, f'Route {key} not found.'),
-        ),
-        read_only=True, where='waste_collection.world:274',
-        returns=js.closed({'route': Route, 'next_days': js.array(DaySlot)}),
-        shows=('record', (('route', 'route', ('row', 'routes')),)),
-    ),
-    tool(
-        WasteCollection.tool_list_routes, 'List routes, optionally by weekday or zone.',
-        param(
-            'weekday', arg.optional(arg.refined(arg.INT, 0, 6)),
-            'Only routes collected on this weekday, 0 = Monday.',
-        ),
-        param('zone', arg.optional(arg.TEXT), 'Only routes of this zone; case does not matter.'),
-        read_only=True, where='waste_collection.world:285', returns=js.array(Route),
-        shows=('list', ('row', 'routes')),
-    ),
-    tool(
-        WasteCollection.tool_get_crew,
-        'Show a crew: name, truck plate, members, shift and whether active.', _PARAM_crew,
-        read_only=True, where='waste_collection.world:304', returns=Crew,
-    ),
-    tool(
-        WasteCollection.tool_list_crews,
-        'List crews, optionally only active ones or of one shift.',
-        param('active_only', arg.BOOL, 'Only active crews.', default=lambda ep: False),
-        param('shift', arg.optional(arg.enum_of(Shift)), 'Only crews of this shift.'),
-        read_only=True, where='waste_collection.world:310', returns=js.array(Crew),
-        shows=('list', ('row', 'crews')),
-    ),
-    tool(
-        WasteCollection.tool_get_household,
-        'Show a household: account name, address, contact, route, and its bins with kinds, sizes '
-        'and statuses.',
-        _PARAM_household, read_only=True, where='waste_collection.world:331',
-        returns=js.closed({'household': Household, 'bins': js.array(Bin)}),
-        shows=(
-            'record', (
-                ('household', 'household', ('row', 'households')),
-                ('bins', 'bins', ('list', ('row', 'bins'))),
-            ),
-        ),
-    ),
-    tool(
-        WasteCollection.tool_find_households,
-        'Find households by part of the account name or street, postcode, email or phone.',
-        param(
-            'text', arg.optional(arg.TEXT),
-            'Part of the account name or street; case does not matter.',
-        ),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='waste_collection.world:339', returns=js.array(Household),
-        shows=('list', ('row', 'households')),
-    ),
-    tool(
-        WasteCollection.tool_get_bin,
-        'Show a bin: household id, kind, size, serial, status and delivery day.', _PARAM_bin_,
-        read_only=True, where='waste_collection.world:366', returns=Bin,
-    ),
-    tool(
-        WasteCollection.tool_list_bins,
-        "List a household's bins, optionally of one kind or status, or find a bin by its serial.",
-        param(
-            'household', arg.optional(arg.row('households')), "Only this household's bins (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-        ),
-        param('kind', arg.optional(arg.enum_of(BinKind)), 'Only bins of this kind.'),
-        param('status', arg.optional(arg.enum_of(BinStatus)), 'Only bins with this status.'),
-        param('serial', arg.optional(arg.TEXT), 'The chip serial, e.g. SN-100001.'),
-        read_only=True, where='waste_collection.world:372', returns=js.array(Bin),
-        shows=('list', ('row', 'bins')),
-    ),
-    tool(
-        WasteCollection.tool_get_request,
-        'Show a collection request: household id, kind, bin id, day, description, status, crew '
-        'id and completion time.',
-        _PARAM_request, read_only=True, where='waste_collection.world:402',
-        returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_find_requests,
-        'Find collection requests by household, route, day, kind and/or status.',
-        param(
-            'household', arg.optional(arg.row('households')),
-            "Only this household's requests (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-        ),
-        param(
-            'route',
-            arg.optional(arg.row('routes', arg.refined(arg.TEXT, pattern='^RT-[A-Z]{3}$'))),
-            'Only requests of households on this route (id).',
-            not_found=lambda ep, key: rt.built(ep, f'Route {key} not found.'),
-        ),
-        param('day', arg.optional(arg.DATE), 'Only requests scheduled on this day.'),
-        param(
-            'kind', arg.optional(arg.enum_of(RequestKind)),
-            'Only bulky_item or only missed_bin requests.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
-        read_only=True, where='waste_collection.world:410', returns=js.array(CollectionRequest),
-        shows=('list', ('row', 'requests')),
-    ),
-    tool(
-        WasteCollection.tool_bulky_slots,
-        'The next route days of a household that still have bulky pick-up places, from the '
-        'minimum notice on.',
-        _PARAM_household,
-        param(
-            'weeks', arg.refined(arg.INT, 1, 8), 'How many weeks ahead to look.',
-            default=lambda ep: 4,
-        ),
-        read_only=True, where='waste_collection.world:441', returns=js.array(DaySlot),
-    ),
-    tool(
-        WasteCollection.tool_request_bulky_pickup,
-        "Book a bulky item pick-up on a collection day of the household's route.",
-        _PARAM_household,
-        param('day', arg.DATE, "A collection day of the household's route, e.g. 2025-09-22."),
-        param(
-            'description', arg.refined(arg.TEXT, 1, 200),
-            'What is to be picked up, e.g. old sofa and two chairs.',
-        ),
-        where='waste_collection.world:452', returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_report_missed_bin,
-        'Report that a bin was not emptied on its collection day; a crew will come back for it.',
-        _PARAM_bin_, param('day', arg.DATE, 'The collection day it was missed, e.g. 2025-09-15.'),
-        param(
-            'description', arg.refined(arg.TEXT, 1, 200), 'What happened.',
-            default=lambda ep: 'Bin not emptied',
-        ),
-        where='waste_collection.world:474', returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_assign_crew, 'Assign an active crew to an open request.',
-        _PARAM_request, _PARAM_crew, where='waste_collection.world:498', returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_complete_request,
-        'Mark an assigned request completed, on or after its scheduled day.',
-        param(
-            'request', arg.row('requests'), 'The request id, e.g. CR0006.',
-            not_found=lambda ep, key: rt.built(ep, f'Request {key} not found.'),
-        ),
-        where='waste_collection.world:511', returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_cancel_request,
-        'Cancel an open or assigned request whose day has not passed; a bulky place is freed.',
-        _PARAM_request, where='waste_collection.world:523', returns=CollectionRequest,
-    ),
-    tool(
-        WasteCollection.tool_get_complaint,
-        'Show a complaint: household and request ids, category, text, status and resolution.',
-        param(
-            'complaint', arg.row('complaints'), 'The complaint id, e.g. CP001.',
-            not_found=lambda ep, key: rt.built(ep, f'Complaint {key} not found.'),
-        ),
-        read_only=True, where='waste_collection.world:536', returns=Complaint,
-    ),
-    tool(
-        WasteCollection.tool_list_complaints,
-        'List complaints of a household and/or by status or category.',
-        param(
-            'household', arg.optional(arg.row('households')),
-            "Only this household's complaints (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ComplaintStatus)),
-            'Only open or only resolved complaints.',
-        ),
-        param(
-            'category', arg.optional(arg.enum_of(ComplaintCategory)),
-            'Only complaints of this category.',
-        ),
-        read_only=True, where='waste_collection.world:544', returns=js.array(Complaint),
-        shows=('list', ('row', 'complaints')),
-    ),
-    tool(
-        WasteCollection.tool_file_complaint,
-        'File a complaint for a household, optionally about one of its requests.',
-        _PARAM_household_,
-        param(
-            'category', arg.enum_of(ComplaintCategory),
-            'missed_collection, damage, staff_conduct, spillage or other.',
-        ),
-        param('text', arg.refined(arg.TEXT, 1, 500), "The complaint in the household's words."),
-        param(
-            'request', arg.optional(arg.row('requests')), 'The request it is about (id), if any.',
-            not_found=lambda ep, key: rt.built(ep, f'Request {key} not found.'),
-        ),
-        where='waste_collection.world:567', returns=Complaint,
-    ),
-    tool(
-        WasteCollection.tool_resolve_complaint, 'Resolve an open complaint with a resolution.',
-        param(
-            'complaint', arg.row('complaints'), 'The complaint id, e.g. CP002.',
-            not_found=lambda ep, key: rt.built(ep, f'Complaint {key} not found.'),
-        ),
-        param('resolution', arg.refined(arg.TEXT, 1, 300), 'What was done about it.'),
-        where='waste_collection.world:584', returns=Complaint,
-    ),
-    tool(
-        WasteCollection.tool_get_bin_order,
-        'Show a bin order: household id, replaced bin id, kind, size, reason, fee, status, day '
-        'ordered and new bin id.',
-        param(
-            'order', arg.row('bin_orders'), 'The bin order id, e.g. BO001.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        read_only=True, where='waste_collection.world:598', returns=BinOrder,
-    ),
-    tool(
-        WasteCollection.tool_list_bin_orders, 'List bin orders of a household and/or by status.',
-        param(
-            'household', arg.optional(arg.row('households')), "Only this household's orders (id).",
-            not_found=lambda ep, key: rt.built(ep, f'Household {key} not found.'),
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        read_only=True, where='waste_collection.world:606', returns=js.array(BinOrder),
-        shows=('list', ('row', 'bin_orders')),
-    ),
-    tool(
-        WasteCollection.tool_order_replacement_bin,
-        'Order a new bin: a replacement for a damaged or lost one, an upgrade, or a first bin '
-        'for a new resident. The fee depends on the reason.',
-        _PARAM_household_,
-        param('kind', arg.enum_of(BinKind), 'general, recycling, organic or glass.'),
-        param('reason', arg.enum_of(OrderReason), 'damaged, lost, new_resident or upgrade.'),
-        param(
-            'litres', arg.refined(arg.INT, 60, 1100),
-            'The size of the new bin in litres, e.g. 120 or 240.', default=lambda ep: 240,
-        ),
-        param(
-            'replaces', arg.optional(arg.row('bins')),
-            'The bin it replaces (id); needed for damaged or lost.',
-            not_found=lambda ep, key: rt.built(ep, f'Bin {key} not found.'),
-        ),
-        where='waste_collection.world:625', returns=BinOrder,
-    ),
-    tool(
-        WasteCollection.tool_deliver_bin_order,
-        "Deliver an ordered bin: a new bin in use is added to the household, and the bin it "
-        "replaces (or the household's bin in use of that kind) is retired.",
-        param(
-            'order', arg.row('bin_orders'), 'The bin order id, e.g. BO002.',
-            not_found=lambda ep, key: rt.built(ep, f'Order {key} not found.'),
-        ),
-        param(
-            'serial', arg.refined(arg.TEXT, pattern='^SN-[0-9]{6}$'),
-            "The new bin's chip serial, e.g. SN-200417.",
-        ),
-        where='waste_collection.world:666', returns=BinOrder,
-    ),
-)
+WasteCollection.TOOLS = tools(WasteCollection)
 
 
 def _check_anne_books_fridge__booked(ep: WasteCollection) -> bool:  # waste_collection.world:1110

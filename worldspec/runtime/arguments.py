@@ -3,20 +3,23 @@
 Part of the contract between generated code and the runtime (see
 :mod:`worldspec.runtime.contract`, which this module completes: it needs the episode's
 ``ToolSpec``, which needs the contract's classes). A generated world imports this module as
-``arg`` (its argument types) and declares its tools in one registry, :func:`tools`, each with
-:func:`tool`: the tool's method (whose docstring is the tool's description) and its
-parameters, each a :func:`param` saying how its argument loads::
+``arg`` (its argument types) and declares each tool by decorating its method with
+:func:`tool`: the tool's description (never the method's docstring, which ``python -OO``
+drops) and its parameters, each a :func:`param` saying how its argument loads; after the
+class, :func:`tools` makes its registry of what the methods declare::
 
-    Shop.TOOLS = tools(
-        tool(
-            Shop.tool_cancel_order,
+    class Shop(Episode):
+        @tool(
+            'Cancel a pending order.',
             param('order', arg.row('orders'), 'The order to cancel.'),
             param('reason', arg.optional(arg.enum_of(Reason)), 'Why.'),
-            param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=lambda ep: 1),
-            where='shop.world:40',
-            returns=_RESULT_Order,
-        ),
-    )
+            param('count', arg.refined(arg.INT, 1, 5), 'How many.', default=1),
+            where='shop.world:40', returns=Order,
+        )
+        def tool_cancel_order(self, order: Order, reason: Reason | None, count: int) -> Order:
+            ...
+
+    Shop.TOOLS = tools(Shop)
 
 An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
 (:data:`TEXT`, :data:`INT`, :data:`FLOAT`, :data:`NUMBER`, :data:`BOOL`, :data:`DATE`,
@@ -27,9 +30,10 @@ An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
 (the value checks of :mod:`worldspec.runtime.values`), and carries its JSON schema, made by the
 functions of :mod:`worldspec.runtime.schema` that the compiler's type tables use too.
 
-A :func:`param` may say ``default=`` (``default(ep)``, for a call that leaves the argument
-out or gives null) and ``not_found=`` (the spec's message for a value that does not fit the
-type, or for a row, a key no row has).
+A :func:`param` may say ``default=`` (the value for a call that leaves the argument out or
+gives null: a constant; ``default_from=``: a function of the episode that computes it) and
+``not_found=`` (the spec's message for a value that does not fit the type, or for a row, a key
+no row has: it may be said once by the row, ``row('orders', not_found=...)``).
 
 The world's argument rules (``config { arguments: python | dynamic }``) are
 :func:`tools`'s ``arguments``: with Python's rules an explicit null is a value and errors
@@ -44,7 +48,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from worldspec.runtime import schema as js
 from worldspec.runtime.episode import ParamSpec, ToolSpec
@@ -95,12 +99,17 @@ from worldspec.runtime.values import (
 __all__ = [
     "Loads", "TEXT", "TEXT_LIST", "INT", "FLOAT", "NUMBER", "BOOL", "DATE", "DATETIME",
     "DURATION", "JSON", "refined", "optional", "list_of", "set_of", "map_of", "enum_of",
-    "record", "row", "param", "tool", "tools", "tool_spec", "ParamDeclaration",
+    "record", "row", "param", "tool", "tools", "declaration", "tool_spec", "ParamDeclaration",
     "ToolDeclaration", "invoker", "ARGUMENT_RULES",
 ]
 
 #: ``message(episode, key) -> text``: the spec's message for a key or value that fits not
 Message = Callable[[Any, Any], "str | None"]
+
+#: a tool's method, as :func:`tool` declares it
+Method = TypeVar("Method", bound=Callable[..., Any])
+#: where :func:`tool` keeps a method's declaration: an attribute of the function
+_DECLARATION = "tool_declaration"
 
 #: ``config { arguments: ... }``: the world's argument rules
 ARGUMENT_RULES: Final = ("worldspec", "python", "dynamic")
@@ -258,14 +267,23 @@ def record(load: Callable[[Any, str, Any], Any], schema: dict[str, Any]) -> Load
     return Loads("record", schema, load)
 
 
-def row(table: str, key: Loads = TEXT, not_found: Message | None = None) -> Loads:
+def row(table: str, key: Loads = TEXT, not_found: Message | str | None = None) -> Loads:
     """An entity: the row of ``table`` whose key the agent gives (loaded as ``key`` says),
-    or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a
-    parameter's ``not_found`` is its row's)."""
+    or the failure ``not_found(ep, key)`` (by default ``<entity> <key> not found.``; a text:
+    that text whatever the key; a parameter's ``not_found`` is its row's)."""
     def load(value: Any, path: str, ep: Any) -> Any:
         return found.lookup(ep, key.load(value, path, ep))
-    found = Loads("row", key.schema, load, table=table, key=key, not_found=not_found)
+    found = Loads("row", key.schema, load, table=table, key=key,
+                  not_found=_message(not_found))
     return found
+
+
+def _message(not_found: Message | str | None) -> Message | None:
+    """A not-found message as a function of the episode and the key (a text: that text)."""
+    if isinstance(not_found, str):
+        text = not_found
+        return lambda ep, key: text
+    return not_found
 
 
 def _row_of(how: Loads) -> Loads | None:
@@ -287,18 +305,31 @@ class ParamDeclaration:
     not_found: Message | None = None
 
 
-def param(name: str, how: Loads, doc: str = "", *, default: Callable[[Any], Any] | None = None,
-          not_found: Message | None = None) -> ParamDeclaration:
+def param(name: str, how: Loads, doc: str = "", *, default: Any = None,
+          default_from: Callable[[Any], Any] | None = None,
+          not_found: Message | str | None = None) -> ParamDeclaration:
     """A tool's parameter: its name, how its argument loads (an optional type: a call may
-    leave it out), its description; ``default(ep)`` for a call that leaves it out;
-    ``not_found(ep, value)`` the spec's message for a value that does not fit its type (for
-    a row, for a key no row has)."""
+    leave it out), its description; for a call that leaves it out, ``default`` (a constant:
+    a number, a text, a bool, an enum member; None is no default) or ``default_from(ep)``
+    (computed by the episode, or a null default); ``not_found(ep, value)`` the spec's message
+    for a value that does not fit its type (for a row, for a key no row has; a text: that
+    text whatever the value)."""
+    if default is not None:
+        if default_from is not None:
+            raise TypeError(f"parameter {name!r}: say default= or default_from=, not both")
+        default_from = _constant(default)
     found = _row_of(how)
     if not_found is not None and found is not None:
         assert found.key is not None
         made = row(found.table or "", found.key, not_found)
         how, not_found = (made if how is found else optional(made)), None
-    return ParamDeclaration(name, how, doc, default, how.kind == "optional", not_found)
+    return ParamDeclaration(name, how, doc, default_from, how.kind == "optional",
+                            _message(not_found))
+
+
+def _constant(value: Any) -> Callable[[Any], Any]:
+    """``default_from`` for a constant default: the value, whatever the episode."""
+    return lambda ep: value
 
 
 @value_class(frozen=True)
@@ -318,34 +349,47 @@ class ToolDeclaration:
     given: bool = False
 
 
-def tool(method: Callable[..., Any], doc: str, /, *params: ParamDeclaration,
-         read_only: bool = False, name: str | None = None, where: str = "",
-         returns: js.SchemaOf | None = None, checks: bool | None = None,
-         shows: tuple[Any, ...] | None = None, export: Callable[[Any], Any] | None = None,
-         given: bool = False) -> ToolDeclaration:
-    """A tool: its method (``method(episode, *arguments)``, named ``tool_<name>``: ``name``
-    where the tool's name is no Python name), its description ``doc`` (the registry's text,
-    never the method's docstring, which ``python -OO`` drops) and its parameters;
-    ``read_only`` where it changes nothing; ``returns`` the JSON schema of its result (a
-    record's or a row's class: the schema :func:`~worldspec.runtime.schema.result_of` builds);
-    ``export`` the function writing a result as JSON where the result's class cannot (a
-    union, whose tag only the declared type knows); ``given``: the method also takes the
-    names of the arguments the call gave."""
-    if name is None:
-        name = method.__name__.removeprefix("tool_")
-    return ToolDeclaration(method, name, tuple(params), read_only, doc, where,
-                           None if returns is None else js.schema_of(returns), checks, shows,
-                           export, given)
+def tool(doc: str, /, *params: ParamDeclaration, read_only: bool = False,
+         name: str | None = None, where: str = "", returns: js.SchemaOf | None = None,
+         checks: bool | None = None, shows: tuple[Any, ...] | None = None,
+         export: Callable[[Any], Any] | None = None,
+         given: bool = False) -> Callable[[Method], Method]:
+    """Declares the method it decorates (``method(episode, *arguments)``, named
+    ``tool_<name>``: ``name`` where the tool's name is no Python name) a tool: its
+    description ``doc`` (the registry's text, never the method's docstring, which ``python
+    -OO`` drops) and its parameters; ``read_only`` where it changes nothing; ``returns`` the
+    JSON schema of its result (a record's or a row's class: the schema
+    :func:`~worldspec.runtime.schema.result_of` builds); ``export`` the function writing a
+    result as JSON where the result's class cannot (a union, whose tag only the declared type
+    knows); ``given``: the method also takes the names of the arguments the call gave. The
+    method is left as it is; :func:`tools` collects the declarations of a world's class."""
+    schema = None if returns is None else js.schema_of(returns)
+
+    def declare(method: Method) -> Method:
+        declared = ToolDeclaration(method, name or method.__name__.removeprefix("tool_"),
+                                   params, read_only, doc, where, schema, checks, shows,
+                                   export, given)
+        vars(method)[_DECLARATION] = declared
+        return method
+    return declare
 
 
-def tools(*declared: ToolDeclaration, arguments: str = "worldspec",
+def declaration(method: Any) -> ToolDeclaration | None:
+    """The tool declaration :func:`tool` made of ``method``, or None for any other value."""
+    found = getattr(method, "__dict__", {}).get(_DECLARATION)
+    return found if isinstance(found, ToolDeclaration) else None
+
+
+def tools(world: type, *, arguments: str = "worldspec",
           python_class: str = "") -> dict[str, ToolSpec]:
-    """A world's tool registry: its tools by name, in declaration order, each with its
-    invoker built (``arguments``: the world's argument rules; ``python_class``: with
-    Python's, the class its errors name)."""
+    """A world's tool registry: the tools its class ``world`` declares (its methods
+    decorated with :func:`tool`), by name, in the class's order, each with its invoker built
+    (``arguments``: the world's argument rules; ``python_class``: with Python's, the class
+    its errors name)."""
     if arguments not in ARGUMENT_RULES:
         raise ValueError(f"unknown argument rules {arguments!r}: use one of "
                          f"{', '.join(ARGUMENT_RULES)}")
+    declared = [d for d in map(declaration, vars(world).values()) if d is not None]
     return {decl.name: tool_spec(decl, arguments, python_class) for decl in declared}
 
 

@@ -22,7 +22,7 @@ import random
 import types
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import compress
-from typing import Any, ClassVar, Generic, Self, TypeVar, dataclass_transform
+from typing import Any, ClassVar, Generic, NoReturn, Self, TypeVar, dataclass_transform
 
 from worldspec.runtime import budget
 from worldspec.runtime.contract import (
@@ -1427,6 +1427,17 @@ class Episode:
         self._steps = left
         if left < 0:
             budget.out_of_steps()
+
+    #: ``self.built(text)``: a string the call built, checked and charged to the text budget
+    #: (:func:`budget.built` itself: the generated code's one way to charge a built string)
+    built = budget.built
+
+    def fail(self, message: str) -> NoReturn:
+        """The spec's ``fail message`` (or ``require ... else message``) where the message is a
+        string the call builds: charged to the text budget as :func:`budget.built` charges
+        every built string, then raised as the call's :class:`ToolError`. A message that
+        cannot be long (a constant) is raised as it is: ``raise ToolError('...')``."""
+        raise ToolError(budget.built(self, message))
 
     def random_source(self) -> random.Random:
         """The episode's RNG for a draw; the first draw of a call saves its state, so that
