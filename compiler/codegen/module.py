@@ -26,6 +26,7 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     CONTRACT_IMPORTS,
     OPTIONAL_IMPORTS,
+    PACKAGE_TEXT,
     TASK_REGISTRY,
     UNION_CLASS,
     const_name,
@@ -76,6 +77,8 @@ from worldspec.runtime.tasks import CHECK_PREFIX, PARAMETERS
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = "0.1.0"
+#: the file of a generated package that holds the world's policy
+_POLICY_FILE = "policy.md"
 _INDENT = "    "
 #: the longest line the generator aims at (a longer literal stays whole)
 _LINE = 99
@@ -631,11 +634,32 @@ class WorldGenerator:
         """The module's ``from worldspec.runtime.X import ...`` lines: the contract's names
         (``names.CONTRACT_IMPORTS``), with those for unions and tasks where the world has
         them, in the order of their modules."""
-        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks)}
-        lines = [*CONTRACT_IMPORTS, *(line for need, line in OPTIONAL_IMPORTS.items()
-                                      if needed[need])]
+        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks),
+                  "policy": self._policy_file()}
+        optional: dict[str, list[str]] = {}  # one line per module: tasks and policy share one
+        for need, (module, names) in OPTIONAL_IMPORTS.items():
+            if needed[need]:
+                optional.setdefault(module, []).extend(names)
+        lines = [*CONTRACT_IMPORTS, *((module, tuple(sorted(names, key=str.lower)))
+                                      for module, names in optional.items())]
         return [f"from {module} import {', '.join(names)}"
                 for module, names in sorted(lines, key=lambda line: line[0])]
+
+    def _policy_file(self) -> bool:
+        """Whether the world's policy is a file of its package, ``policy.md`` (read on first
+        use, as tau2-bench keeps its own beside its code): every policy but one holding a
+        ``\\r`` (the runtime reads the file's line ends as ``\\n``), which stays a literal."""
+        return bool(self.world.policy) and "\r" not in self.world.policy
+
+    def policy_declaration(self) -> str:
+        """``POLICY``'s declaration in the class body: the file of the package that holds it,
+        or its literal (see :meth:`_policy_file`); ``""`` without a policy."""
+        if self._policy_file():
+            self.data_files[_POLICY_FILE] = self.world.policy
+            return f"POLICY = {PACKAGE_TEXT}(__name__, {json.dumps(_POLICY_FILE)})"
+        if self.world.policy:
+            return f"POLICY: ClassVar[str] = {text_literal(self.world.policy, _INDENT)}"
+        return ""
 
     def render(self) -> str:
         w = self.world
@@ -700,7 +724,7 @@ class WorldGenerator:
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
             reward=repr(w.config.reward) if w.config.reward != DEFAULT_REWARD else "",
             dynamic=w.config.arguments == "dynamic",
-            policy=text_literal(w.policy, _INDENT) if w.policy else "",
+            policy=self.policy_declaration(),
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
             table_entries=self.table_entries(),

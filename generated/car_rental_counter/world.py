@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
@@ -207,10 +207,7 @@ class CarRentalCounter(Episode):
     CLOCK: ClassVar[str] = "2026-07-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Reserve, hand over and take back cars only for the customer in front of you, for the '
-        'dates and branch they ask for; tell them the price before you reserve.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "branches": "Branch", "cars": "Car", "customers": "Customer", "rentals": "Rental",
     }

@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus",
@@ -179,10 +179,7 @@ class ClinicRecords(Episode):
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and '
-        'prescribe only from a visit the signed-in doctor held.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "doctors": "Doctor", "drugs": "Drug", "patients": "Patient", "visits": "Visit",
         "prescriptions": "Prescription",

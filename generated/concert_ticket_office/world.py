@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView",
@@ -287,10 +287,7 @@ class ConcertTicketOffice(Episode):
     CLOCK: ClassVar[str] = "2026-04-18T18:00:00"
     TICK: ClassVar[int] = 10
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act for the customer you are talking to. Hold or buy only the seats they ask for, and '
-        'confirm the total before paying.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "venues": "Venue", "sections": "Section", "events": "Event", "customers": "Customer",
         "orders": "Order", "tickets": "Ticket",

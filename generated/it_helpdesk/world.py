@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus",
@@ -195,10 +195,7 @@ class ITHelpdesk(Episode):
     CLOCK: ClassVar[str] = "2026-04-14T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in agent. Assign tickets only to agents with the skill for their '
-        'category, and resolve only tickets assigned to you.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "employees": "Employee", "agents": "Agent", "tickets": "Ticket", "comments": "Comment",
     }

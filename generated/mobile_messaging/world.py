@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
@@ -219,22 +219,7 @@ class MobileMessaging(Episode):
     CLOCK: ClassVar[str] = "2024-03-01T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 11
-    POLICY: ClassVar[str] = (
-        'You act on behalf of the user who signs in, and only for them.\n'
-        '- Sign in with the phone number and password the user gives you; never guess a '
-        'password.\n'
-        '- Find people and conversations by what the user tells you (a name, a phone number), '
-        'and\n'
-        'look their ids up with the tools: never make an id up.\n'
-        '- Send exactly the text the user asks you to send, to the person or group they name; '
-        'ask\n'
-        'when the recipient or the wording is unclear.\n'
-        '- Reading a conversation does not mark it as read: mark messages read only when the '
-        'user\n'
-        'has seen them or asks you to.\n'
-        '- Delete messages, remove contacts and archive chats only when the user asks you to.\n'
-        '- Sign out at the end when the user asks you to.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "users": "User", "contacts": "Contact", "conversations": "Conversation",
         "messages": "Message",

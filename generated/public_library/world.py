@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine",
@@ -245,10 +245,7 @@ class PublicLibrary(Episode):
     CLOCK: ClassVar[str] = "2026-05-20T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Work for the library desk. Tell a member about any late fee before you return or renew '
-        'on their behalf, and never waive fees.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "members": "Member", "books": "Book", "copies": "Copy", "loans": "Loan", "holds": "Hold",
     }

@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView",
@@ -254,10 +254,7 @@ class RestaurantOrders(Episode):
     CLOCK: ClassVar[str] = "2026-05-16T19:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in server. Add exactly the items and quantities the guests ask for; '
-        'confirm the tip and payment method before settling a share. Amounts are in cents.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "servers": "Server", "dining_tables": "DiningTable", "menu": "MenuItem", "orders": "Order",
         "order_lines": "OrderLine", "payments": "Payment",

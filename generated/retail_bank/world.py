@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView",
@@ -188,10 +188,7 @@ class RetailBank(Episode):
     CLOCK: ClassVar[str] = "2026-03-02T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only for the signed-in teller. Move exactly the amounts the customer asks for, '
-        "between the accounts they name, and never touch another customer's accounts."
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "tellers": "Teller", "customers": "Customer", "accounts": "Account",
         "transactions": "Transaction",

@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role",
@@ -249,10 +249,7 @@ class SmallPayroll(Episode):
     CLOCK: ClassVar[str] = "2026-03-31T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are '
-        'asked to; never approve a timesheet or issue a bonus on your own initiative.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "tax_codes": "TaxCode", "employees": "Employee", "periods": "PayPeriod",
         "timesheets": "Timesheet", "bonuses": "Bonus", "payslips": "Payslip",

@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User",
@@ -168,10 +168,7 @@ class TeamChat(Episode):
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in user. Post, edit and delete exactly the text the user asks '
-        'for, and only their own messages.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "users": "User", "channels": "Channel", "memberships": "Membership", "messages": "Message",
     }

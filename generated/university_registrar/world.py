@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo",
@@ -254,10 +254,7 @@ class UniversityRegistrar(Episode):
     CLOCK: ClassVar[str] = "2026-09-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or "
-        'their advisor) ask for it, and record only the grade the instructor reports.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "students": "Student", "courses": "Course", "sections": "Section",
         "enrolments": "Enrolment", "waitlist": "WaitlistEntry",

@@ -19,7 +19,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind",
@@ -217,10 +217,7 @@ class WarehouseInventoryDesk(Episode):
     CLOCK: ClassVar[str] = "2026-03-05T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in clerk. Book exactly the quantities, bins and references the '
-        'user gives; never invent a delivery note or order number.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
     TABLES: ClassVar[dict[str, str]] = {
         "clerks": "Clerk", "items": "Item", "bins": "Bin", "stock": "StockLevel",
         "movements": "Movement",

@@ -1,4 +1,4 @@
-"""A generated world's tasks, declared as data: the registry reads them from its package.
+"""A generated world's tasks and policy, declared as data: read from its package on first use.
 
 Part of the contract between generated code and the runtime (with
 :mod:`worldspec.runtime.contract` and :mod:`worldspec.runtime.arguments`). A world keeps its
@@ -25,6 +25,12 @@ it does not read everything a check may (``["ep"]``: the final state only; by de
 ``ep``, ``init`` and ``replies``); :class:`CheckTest` calls it with those. Keys after
 ``solution`` are :class:`~worldspec.runtime.episode.TaskSpec`'s keyword fields, left out at
 their defaults.
+
+A world's policy is a file of its package too, ``policy.md``, as tau2-bench keeps its own
+beside its code; the class declares it in one line, and the text is read when first asked
+for::
+
+    POLICY = PackageText(__name__, "policy.md")
 """
 
 from __future__ import annotations
@@ -35,10 +41,11 @@ from types import ModuleType
 from typing import Any
 
 from worldspec.runtime.episode import CheckSpec, TaskSpec
-from worldspec.runtime.helpers import package_data
+from worldspec.runtime.helpers import package_data, package_text
 from worldspec.runtime.verdicts import Verdict, explained
 
-__all__ = ["CHECK_PREFIX", "PARAMETERS", "CheckTest", "TaskRegistry", "task_registry"]
+__all__ = ["CHECK_PREFIX", "PARAMETERS", "CheckTest", "PackageText", "TaskRegistry",
+           "task_registry"]
 
 #: ``test(episode, initial, replies)``: a check's function
 Test = Callable[[Any, Any, tuple[str, ...]], "bool | Verdict"]
@@ -146,6 +153,32 @@ class TaskRegistry(Mapping[str, TaskSpec]):
 
     def __repr__(self) -> str:
         return f"TaskRegistry({self._package!r}, {self._file!r})"
+
+
+class PackageText:
+    """A class attribute whose value is the text of a file of the world's package (its
+    ``policy.md``), read on first use and kept: ``World.POLICY`` and ``world.POLICY`` are
+    that text. Line ends are ``\\n`` (the compiler writes the file so; a checkout that made
+    them ``\\r\\n`` changes nothing)."""
+
+    __slots__ = ("_package", "_text", "file")
+
+    def __init__(self, module: str, file: str) -> None:
+        found = sys.modules.get(module)
+        if found is None:
+            raise LookupError(f"PackageText: no module {module!r} is being imported")
+        self._package = found.__package__
+        self.file = file
+        self._text: str | None = None
+
+    def __get__(self, instance: object, owner: type | None = None) -> str:
+        text = self._text
+        if text is None:
+            text = self._text = package_text(self._package, self.file).replace("\r\n", "\n")
+        return text
+
+    def __repr__(self) -> str:
+        return f"PackageText({self._package!r}, {self.file!r})"
 
 
 def task_registry(module: str, file: str) -> TaskRegistry:
