@@ -334,7 +334,6 @@ class CarRentalCounter(Episode):
             rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
         if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
-        pass
 
     # car_rental_counter.world:113
     def fn_days_between(self, start: dt.date, finish: dt.date) -> int:

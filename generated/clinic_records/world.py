@@ -280,7 +280,6 @@ class ClinicRecords(Episode):
             rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
         if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
-        pass
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'

@@ -383,7 +383,6 @@ class ClinicScheduling(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
-        pass
 
     def fn_active(self, appointment: Appointment) -> bool:  # clinic.world:147
         'Booked or checked in: it holds its time.'

@@ -422,7 +422,6 @@ class ConcertTicketOffice(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
-        pass
 
     # concert_ticket_office.world:156
     def fn_seat_in_section(self, seat: str, section: Section) -> bool:

@@ -268,7 +268,6 @@ class HotelFrontDesk(Episode):
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
         if self.deleted_rows:
             rt.check_deleted(self, self.t_guests, ((self.t_bookings, 'guest'),))
-        pass
 
     def fn_day_number(self, d: dt.date) -> int:  # hotel_front_desk.world:88
         'Days since a fixed epoch (proleptic Gregorian), for counting nights.'

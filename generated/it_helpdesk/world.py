@@ -270,7 +270,6 @@ class ITHelpdesk(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
-        pass
 
     def fn_rank(self, p: Priority) -> int:  # ithelpdesk.world:95
         '0 for low up to 3 for critical.'

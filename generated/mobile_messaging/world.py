@@ -352,7 +352,6 @@ class MobileMessaging(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
-        pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
         # messaging.world:182

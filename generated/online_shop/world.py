@@ -417,7 +417,6 @@ class OnlineShop(Episode):
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
         if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
-        pass
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'

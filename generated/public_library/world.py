@@ -354,7 +354,6 @@ class PublicLibrary(Episode):
             rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book')))
         if self.deleted_rows:
             rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
-        pass
 
     def fn_day_number(self, d: dt.date) -> int:  # public_library.world:137
         'Days since a fixed epoch (proleptic Gregorian), for counting days between dates.'

@@ -389,7 +389,6 @@ class RestaurantOrders(Episode):
             rt.check_deleted(
                 self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'))
             )
-        pass
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."

@@ -296,7 +296,6 @@ class RetailBank(Episode):
                 self, self.t_accounts,
                 ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account')),
             )
-        pass
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'

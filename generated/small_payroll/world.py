@@ -414,7 +414,6 @@ class SmallPayroll(Episode):
             )
         if self.deleted_rows:
             rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
-        pass
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'

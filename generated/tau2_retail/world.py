@@ -271,7 +271,6 @@ class Tau2Retail(Episode):
             rt.check_refs(self.t_users, _row10.user_id, 'Order.user_id')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_users, ((self.t_orders, 'user_id'),))
-        pass
 
     def fn_over_requested(self, order: Order, ids: tuple[str, ...]) -> int:  # retail.world:164
         # retail.world:165

@@ -264,7 +264,6 @@ class TeamChat(Episode):
                 self, self.t_channels,
                 ((self.t_memberships, 'channel'), (self.t_messages, 'channel')),
             )
-        pass
 
     def fn_is_member(self, channel: Channel, member: User) -> bool:  # team_chat.world:94
         'Whether the user belongs to the channel.'

@@ -413,7 +413,6 @@ class UniversityRegistrar(Episode):
                 self, self.t_sections,
                 ((self.t_enrolments, 'section'), (self.t_waitlist, 'section')),
             )
-        pass
 
     def fn_holds_seat(self, e: Enrolment) -> bool:  # university_registrar.world:118
         'Enrolled and completed enrolments hold a seat.'

@@ -339,7 +339,6 @@ class WarehouseInventoryDesk(Episode):
                     (self.t_movements, 'to_bin'),
                 ),
             )
-        pass
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
