@@ -513,11 +513,13 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
-        """``_check_<task>__<check>(ep, init, replies)``: the check's condition, returning a
-        verdict where it can say what it compared (the spec text of what it compares goes to
-        the task's JSON, see :meth:`task_entry`). The function takes the final episode and,
-        only where the condition reads them, the initial one and the agent's replies."""
-        env = Env(ep="ep", init="init", task=task)
+        """The world's method ``_check_<task>__<check>(self, init, replies)``: the check's
+        condition on the final episode (``self``), returning a verdict where it can say what
+        it compared (the spec text of what it compares goes to the task's JSON, see
+        :meth:`task_entry`). It takes the initial episode and the agent's replies only where
+        the condition reads them; the registry calls it as ``test(episode, initial,
+        replies)`` would be called, with what it takes."""
+        env = Env(ep="self", init="init", task=task)
         texts: list[str] = []
         explained = explained_condition(self.x, check.condition, env, texts)
         self._explains[task, check.name.name] = texts
@@ -527,14 +529,16 @@ class WorldGenerator:
         else:
             returns, value = "rt.Verdict | bool", explained
         read = names_read(value)
-        takes = [name for name in PARAMETERS if name == env.ep or read is None or name in read]
+        given = {"ep": env.ep, "init": env.init, "replies": env.replies}
+        takes = [name for name in PARAMETERS
+                 if name == "ep" or read is None or given[name] in read]
         self._takes[task, check.name.name] = takes
-        annotations = {env.ep: self.class_name, env.init: self.class_name,
-                       env.replies: "tuple[str, ...]"}
+        parameters = {"ep": "self", "init": f"{env.init}: {self.class_name}",
+                      "replies": f"{env.replies}: tuple[str, ...]"}
         fn = FunctionDef(_check_fn_name(task, check.name.name),
-                         [f"{name}: {annotations[name]}" for name in takes], returns,
+                         [parameters[name] for name in takes], returns,
                          [Return(value)], anchor=anchor_of(check))
-        return "\n".join(print_block([fn], 0))
+        return "\n".join(print_block([fn], 1))
 
     def task_entry(self, name: str) -> dict[str, Any]:
         """A task as the JSON data of the package's ``tasks.json`` (read back by
@@ -672,8 +676,9 @@ class WorldGenerator:
             methods.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
             methods += self.result_methods(w.results_node)
-        check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
-                     for c in info.node.checks]
+        # the tasks' checks, methods of the world after its tools
+        methods += [self.check_fn(task, c) for task, info in w.tasks.items()
+                    for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
                    *[self.tables.class_name(x) for x in w.records],
                    *[self.tables.class_name(x) for x in w.unions]]
@@ -736,7 +741,6 @@ class WorldGenerator:
             invariant_lines=invariant_lines,
             methods=methods,
             registry=registry,
-            check_fns=check_fns,
             task_registry=TASK_REGISTRY if w.tasks else "",
             imports=self.contract_imports(),
         )
