@@ -533,7 +533,7 @@ class WorldGenerator:
         takes = [name for name in PARAMETERS
                  if name == "ep" or read is None or given[name] in read]
         self._takes[task, check.name.name] = takes
-        parameters = {"ep": "self", "init": f"{env.init}: {self.class_name}",
+        parameters = {"ep": "self", "init": f"{env.init}: Self",
                       "replies": f"{env.replies}: tuple[str, ...]"}
         fn = FunctionDef(_check_fn_name(task, check.name.name),
                          [parameters[name] for name in takes], returns,

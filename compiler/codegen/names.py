@@ -58,7 +58,7 @@ OPTIONAL_IMPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: compares this with the names the generated modules really use.
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
-    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias", "rt", "v",
+    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "Self", "TypeAlias", "rt", "v",
     # the modules of the tool registry's argument types and schemas
     "arg", "js",
     # the names tool methods, invokers and check functions bind around spec code

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -599,9 +599,8 @@ class ClinicRecords(Episode):
             for _p19 in rt.each(self, self.t_prescriptions)
         )
 
-    def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
-        self, init: ClinicRecords
-    ) -> rt.Verdict | bool:
+    # tasks.world:224
+    def _check_strep_throat_with_painkiller__two_added(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_prescriptions), '==', len(init.t_prescriptions) + 2)
 
     def _check_hypertension_follow_up__visit_recorded(self) -> bool:  # tasks.world:336
@@ -612,9 +611,8 @@ class ClinicRecords(Episode):
             for _v20 in rt.each(self, self.t_visits)
         )
 
-    def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
-        self, init: ClinicRecords
-    ) -> rt.Verdict | bool:
+    # tasks.world:337
+    def _check_hypertension_follow_up__one_visit_added(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_visits), '==', len(init.t_visits) + 1)
 
     def _check_hypertension_follow_up__renewed(self) -> rt.Verdict | bool:  # tasks.world:338

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -914,16 +914,14 @@ class ClinicScheduling(Episode):
             and self.t_appointments['APT1001'].late_cancellation
         )
 
-    def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
-        self, init: ClinicScheduling
-    ) -> rt.Verdict | bool:
+    # tasks.world:17
+    def _check_late_cancel_fill_from_waitlist__late_fee(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(
             self.t_patients['P1001'].balance, '==', init.t_patients['P1001'].balance + 25.0
         )
 
-    def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
-        self, init: ClinicScheduling
-    ) -> bool:
+    # tasks.world:18
+    def _check_late_cancel_fill_from_waitlist__marcus_in_slot(self, init: Self) -> bool:
         return any(
             _a27.id_ not in init.t_appointments and _a27.patient == 'P1002' and _a27.slot == 'S101'
             and _a27.status == _E17_AppointmentStatus_booked
@@ -931,7 +929,7 @@ class ClinicScheduling(Episode):
         )
 
     def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
-        self, init: ClinicScheduling
+        self, init: Self
     ) -> rt.Verdict | bool:
         return 'WL102' not in self.t_waitlist and rt.expect(
             len(self.t_waitlist), '==', len(init.t_waitlist) - 1
@@ -949,8 +947,7 @@ class ClinicScheduling(Episode):
             )
         )
 
-    # tasks.world:46
-    def _check_julia_reschedule__checkup_booked(self, init: ClinicScheduling) -> bool:
+    def _check_julia_reschedule__checkup_booked(self, init: Self) -> bool:  # tasks.world:46
         return any(
             _a28.id_ not in init.t_appointments and _a28.patient == 'P1005'
             and self.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
@@ -958,9 +955,8 @@ class ClinicScheduling(Episode):
             for _a28 in rt.each(self, self.t_appointments)
         )
 
-    def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
-        self, init: ClinicScheduling
-    ) -> rt.Verdict | bool:
+    # tasks.world:47
+    def _check_julia_reschedule__one_new_appointment(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 1)
 
     def _check_front_desk_morning__grace_checked_in(self) -> rt.Verdict | bool:  # tasks.world:71
@@ -968,9 +964,8 @@ class ClinicScheduling(Episode):
             self.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in
         )
 
-    def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
-        self, init: ClinicScheduling
-    ) -> rt.Verdict | bool:
+    # tasks.world:72
+    def _check_front_desk_morning__ahmed_no_show(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
             and rt.expect(
@@ -1009,7 +1004,7 @@ class ClinicScheduling(Episode):
         )
 
     # tasks.world:138
-    def _check_family_booking__two_bookings(self, init: ClinicScheduling) -> rt.Verdict | bool:
+    def _check_family_booking__two_bookings(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 2)
 
     def _check_waitlist_sweep__ben_booked(self) -> bool:  # tasks.world:160
@@ -1027,7 +1022,7 @@ class ClinicScheduling(Episode):
         )
 
     # tasks.world:162
-    def _check_waitlist_sweep__waitlist_empty(self, init: ClinicScheduling) -> rt.Verdict | bool:
+    def _check_waitlist_sweep__waitlist_empty(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_waitlist), '==', 0) and rt.expect(
             len(init.t_waitlist), '==', 3, part=1
         )
@@ -1042,7 +1037,7 @@ class ClinicScheduling(Episode):
         )
 
     # tasks.world:187
-    def _check_grace_visit_and_follow_up__follow_up_booked(self, init: ClinicScheduling) -> bool:
+    def _check_grace_visit_and_follow_up__follow_up_booked(self, init: Self) -> bool:
         return any(
             _a35.id_ not in init.t_appointments and _a35.patient == 'P1001'
             and _a35.doctor == 'D01' and _a35.kind == _E9_VisitKind_follow_up
@@ -1052,13 +1047,12 @@ class ClinicScheduling(Episode):
         )
 
     def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
-        self, init: ClinicScheduling
+        self, init: Self
     ) -> rt.Verdict | bool:
         return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 1)
 
-    def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
-        self, init: ClinicScheduling
-    ) -> rt.Verdict | bool:
+    # tasks.world:218
+    def _check_ahmed_settles_up__no_show_recorded(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
             and rt.expect(
@@ -1067,7 +1061,7 @@ class ClinicScheduling(Episode):
             )
         )
 
-    def _check_ahmed_settles_up__rebooked(self, init: ClinicScheduling) -> bool:  # tasks.world:219
+    def _check_ahmed_settles_up__rebooked(self, init: Self) -> bool:  # tasks.world:219
         return any(
             _a36.id_ not in init.t_appointments and _a36.patient == 'P1004'
             and _a36.doctor == 'D05' and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -569,7 +569,7 @@ class HotelFrontDesk(Episode):
         )
 
     # hotel_front_desk.world:506
-    def _check_new_guest_double_room__one_booking(self, init: HotelFrontDesk) -> rt.Verdict | bool:
+    def _check_new_guest_double_room__one_booking(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
 
     def _check_move_and_cancel__moved(self) -> rt.Verdict | bool:  # hotel_front_desk.world:595
@@ -612,9 +612,8 @@ class HotelFrontDesk(Episode):
             )
         )
 
-    def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
-        self, init: HotelFrontDesk
-    ) -> rt.Verdict | bool:
+    # tasks.world:88
+    def _check_chloe_adds_a_single__one_new_booking(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
 
     # tasks.world:179
@@ -641,7 +640,7 @@ class HotelFrontDesk(Episode):
         )
 
     def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
-        self, init: HotelFrontDesk
+        self, init: Self
     ) -> rt.Verdict | bool:
         return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
 
@@ -720,9 +719,8 @@ class HotelFrontDesk(Episode):
             for _b19 in rt.each(self, self.t_bookings)
         )
 
-    def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
-        self, init: HotelFrontDesk
-    ) -> rt.Verdict | bool:
+    # tasks.world:479
+    def _check_walk_in_takes_room_101__one_booking_added(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
 
     def _check_rossi_family_arrival__marco_registered(self) -> bool:  # tasks.world:573

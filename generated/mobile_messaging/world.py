@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -820,7 +820,7 @@ class MobileMessaging(Episode):
             for _m31 in rt.each(self, self.t_messages)
         )
 
-    def _check_reply_to_priya__replied(self, init: MobileMessaging) -> bool:  # tasks.world:18
+    def _check_reply_to_priya__replied(self, init: Self) -> bool:  # tasks.world:18
         return any(
             _m32.id_ not in init.t_messages and _m32.conversation == 'CONV102'
             and _m32.sender == 'U001' and 'budget sheet' in rt.read(self, _m32.body)
@@ -828,7 +828,7 @@ class MobileMessaging(Episode):
         )
 
     # tasks.world:19
-    def _check_reply_to_priya__one_message_sent(self, init: MobileMessaging) -> rt.Verdict | bool:
+    def _check_reply_to_priya__one_message_sent(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_messages), '==', len(init.t_messages) + 1)
 
     def _check_tidy_archive__archived(self) -> bool:  # tasks.world:40
@@ -869,17 +869,15 @@ class MobileMessaging(Episode):
             for _m37 in rt.each(self, self.t_messages)
         )
 
-    # tasks.world:74
-    def _check_paris_trip_group__daniel_told(self, init: MobileMessaging) -> bool:
+    def _check_paris_trip_group__daniel_told(self, init: Self) -> bool:  # tasks.world:74
         return any(
             _m38.id_ not in init.t_messages and _m38.conversation == 'CONV101'
             and _m38.sender == 'U001' and 'Paris trip' in rt.read(self, _m38.body)
             for _m38 in rt.each(self, self.t_messages)
         )
 
-    def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
-        self, init: MobileMessaging
-    ) -> rt.Verdict | bool:
+    # tasks.world:94
+    def _check_clean_up_contacts__failed_post_deleted(self, init: Self) -> rt.Verdict | bool:
         return 'MSG110' not in self.t_messages and rt.expect(
             len(self.t_messages), '==', len(init.t_messages) - 1
         )
@@ -898,16 +896,14 @@ class MobileMessaging(Episode):
             '==', v.unique(tuple(rt.each(self, ('U003', 'U005')))),
         )
 
-    # tasks.world:122
-    def _check_weekend_catch_up__daniel_answered(self, init: MobileMessaging) -> bool:
+    def _check_weekend_catch_up__daniel_answered(self, init: Self) -> bool:  # tasks.world:122
         return any(
             _m41.id_ not in init.t_messages and _m41.conversation == 'CONV101'
             and _m41.sender == 'U001' and 'Friday' in rt.read(self, _m41.body)
             for _m41 in rt.each(self, self.t_messages)
         )
 
-    # tasks.world:123
-    def _check_weekend_catch_up__crew_answered(self, init: MobileMessaging) -> bool:
+    def _check_weekend_catch_up__crew_answered(self, init: Self) -> bool:  # tasks.world:123
         return any(
             _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
             and _m42.sender == 'U001'
@@ -942,8 +938,7 @@ class MobileMessaging(Episode):
     def _check_daniel_catches_up__lucas_favorite(self) -> bool:  # tasks.world:156
         return bool(self.t_contacts['CT107'].favorite)
 
-    # tasks.world:157
-    def _check_daniel_catches_up__group_caught_up(self, init: MobileMessaging) -> bool:
+    def _check_daniel_catches_up__group_caught_up(self, init: Self) -> bool:  # tasks.world:157
         return (
             all(
                 _m46.conversation != 'CONV103' or 'U002' in rt.each(self, _m46.read_by)
@@ -961,7 +956,7 @@ class MobileMessaging(Episode):
             self.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
         )
 
-    def _check_hana_q4_follow_up__replied(self, init: MobileMessaging) -> bool:  # tasks.world:186
+    def _check_hana_q4_follow_up__replied(self, init: Self) -> bool:  # tasks.world:186
         return any(
             _m48.id_ not in init.t_messages and _m48.conversation == 'CONV104'
             and _m48.sender == 'U001' and 'Q4' in rt.read(self, _m48.body)
@@ -982,7 +977,7 @@ class MobileMessaging(Episode):
         )
 
     # tasks.world:214
-    def _check_phone_handoff_to_sofia__maya_told_daniel(self, init: MobileMessaging) -> bool:
+    def _check_phone_handoff_to_sofia__maya_told_daniel(self, init: Self) -> bool:
         return any(
             _m51.id_ not in init.t_messages and _m51.conversation == 'CONV101'
             and _m51.sender == 'U001' and 'late' in rt.read(self, _m51.body)
@@ -990,7 +985,7 @@ class MobileMessaging(Episode):
         )
 
     # tasks.world:215
-    def _check_phone_handoff_to_sofia__sofia_caught_up(self, init: MobileMessaging) -> bool:
+    def _check_phone_handoff_to_sofia__sofia_caught_up(self, init: Self) -> bool:
         return (
             all(
                 _m52.conversation != 'CONV103' or 'U005' in rt.each(self, _m52.read_by)

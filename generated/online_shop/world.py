@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -913,7 +913,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:21
-    def _check_cancel_and_reorder__restocked(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_cancel_and_reorder__restocked(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
             and rt.expect(
@@ -921,8 +921,7 @@ class OnlineShop(Episode):
             )
         )
 
-    # tasks.world:22
-    def _check_cancel_and_reorder__bottle_ordered(self, init: OnlineShop) -> bool:
+    def _check_cancel_and_reorder__bottle_ordered(self, init: Self) -> bool:  # tasks.world:22
         return any(
             _o25.id_ not in init.t_orders and _o25.customer == 'C01'
             and _o25.payment_method_id == 'gift_card_7245904' and len(_o25.items) == 1
@@ -941,7 +940,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:48
-    def _check_grey_sweater_swap__difference_charged(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_grey_sweater_swap__difference_charged(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(
                 len(self.t_orders['#W3391820'].transactions), '==',
@@ -957,19 +956,19 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:49
-    def _check_grey_sweater_swap__stock_moved(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_grey_sweater_swap__stock_moved(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_variants['V4003'].stock, '==', 4) and rt.expect(
             self.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
         )
 
     # tasks.world:50
-    def _check_grey_sweater_swap__bottles_restocked(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_grey_sweater_swap__bottles_restocked(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_variants['V2002'].stock, '==', init.t_variants['V2002'].stock + 10)
 
     def _check_return_headphones__returned(self) -> rt.Verdict | bool:  # tasks.world:73
         return rt.expect(self.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
 
-    def _check_return_headphones__refund_paid(self, init: OnlineShop) -> bool:  # tasks.world:74
+    def _check_return_headphones__refund_paid(self, init: Self) -> bool:  # tasks.world:74
         return any(
             _r27.id_ not in init.t_returns and _r27.order == '#W2290175'
             and _r27.status == _E12_ReturnStatus_refunded and _r27.amount == 199.0
@@ -983,7 +982,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:76
-    def _check_return_headphones__restocked(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_return_headphones__restocked(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
 
     def _check_dispatch_day__shipped(self) -> rt.Verdict | bool:  # tasks.world:98
@@ -1005,7 +1004,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:101
-    def _check_dispatch_day__office_address(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_dispatch_day__office_address(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
             and rt.expect(self.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
@@ -1027,8 +1026,7 @@ class OnlineShop(Episode):
             '==', 1,
         )
 
-    # tasks.world:126
-    def _check_goodwill_gift_card__bottle_ordered(self, init: OnlineShop) -> bool:
+    def _check_goodwill_gift_card__bottle_ordered(self, init: Self) -> bool:  # tasks.world:126
         return any(
             _o29.id_ not in init.t_orders and _o29.customer == 'C04'
             and _o29.items[0].variant == 'V2001'
@@ -1037,15 +1035,15 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:127
-    def _check_goodwill_gift_card__one_order(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_goodwill_gift_card__one_order(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_orders), '==', len(init.t_orders) + 1)
 
     # tasks.world:128
-    def _check_goodwill_gift_card__stock_taken(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_goodwill_gift_card__stock_taken(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
 
     # tasks.world:159
-    def _check_chloe_return_and_change__bottle_return(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_chloe_return_and_change__bottle_return(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
             and any(
@@ -1057,14 +1055,14 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:160
-    def _check_chloe_return_and_change__size_m(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_chloe_return_and_change__size_m(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
             len(self.t_orders['#W3391820'].transactions), '==',
             len(init.t_orders['#W3391820'].transactions), part=1,
         )
 
     # tasks.world:161
-    def _check_chloe_return_and_change__new_address(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_chloe_return_and_change__new_address(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_orders['#W3391820'].address.address1, '==', '1200 Market Street')
             and rt.expect(self.t_orders['#W3391820'].address.zip_, '==', '80204', part=1)
@@ -1082,11 +1080,11 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:190
-    def _check_store_credit_shopping__shoes_restocked(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_store_credit_shopping__shoes_restocked(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(self.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
 
     # tasks.world:191
-    def _check_store_credit_shopping__order_on_store_credit(self, init: OnlineShop) -> bool:
+    def _check_store_credit_shopping__order_on_store_credit(self, init: Self) -> bool:
         return any(
             _o31.id_ not in init.t_orders and _o31.customer == 'C05'
             and _o31.payment_method_id == 'gift_card_9904711' and len(_o31.items) == 2
@@ -1101,7 +1099,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:221
-    def _check_raj_order_overhaul__espresso_cancelled(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_raj_order_overhaul__espresso_cancelled(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
             and rt.expect(
@@ -1114,7 +1112,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:222
-    def _check_raj_order_overhaul__mat_return_open(self, init: OnlineShop) -> rt.Verdict | bool:
+    def _check_raj_order_overhaul__mat_return_open(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
             and any(
@@ -1126,7 +1124,7 @@ class OnlineShop(Episode):
         )
 
     # tasks.world:223
-    def _check_raj_order_overhaul__headphones_to_office(self, init: OnlineShop) -> bool:
+    def _check_raj_order_overhaul__headphones_to_office(self, init: Self) -> bool:
         return any(
             _o35.id_ not in init.t_orders and _o35.customer == 'C02' and len(_o35.items) == 1
             and _o35.items[0].variant == 'V3002'

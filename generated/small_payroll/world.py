@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -720,7 +720,7 @@ class SmallPayroll(Episode):
         )
 
     # small_payroll.world:597
-    def _check_run_march_payroll__four_slips(self, init: SmallPayroll) -> rt.Verdict | bool:
+    def _check_run_march_payroll__four_slips(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_payslips), '==', len(init.t_payslips) + 4)
 
     def _check_run_march_payroll__alan_bonus(self) -> bool:  # small_payroll.world:598
@@ -785,9 +785,8 @@ class SmallPayroll(Episode):
             for _t20 in rt.each(self, self.t_timesheets)
         )
 
-    def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
-        self, init: SmallPayroll
-    ) -> rt.Verdict | bool:
+    # tasks.world:161
+    def _check_approve_march_and_april_hours__nothing_paid(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_open_)
             and rt.expect(self.t_periods['2026-04'].status, '==', _E12_PeriodStatus_open_, part=1)
@@ -901,7 +900,7 @@ class SmallPayroll(Episode):
         )))
 
     # tasks.world:1018
-    def _check_pay_march_then_fix_ada__march_paid(self, init: SmallPayroll) -> rt.Verdict | bool:
+    def _check_pay_march_then_fix_ada__march_paid(self, init: Self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
             and rt.expect(len(self.t_payslips), '==', len(init.t_payslips) + 4, part=1)

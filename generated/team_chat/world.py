@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -765,7 +765,7 @@ class TeamChat(Episode):
         )
 
     # tasks.world:862
-    def _check_chen_welcomes_ben_to_random__two_posts(self, init: TeamChat) -> rt.Verdict | bool:
+    def _check_chen_welcomes_ben_to_random__two_posts(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_messages), '==', len(init.t_messages) + 2)
 
     def _check_mined_2bfa155ee9__new_membership(self) -> bool:  # tasks.world:1004

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -660,9 +660,8 @@ class WarehouseInventoryDesk(Episode):
             for _m13 in rt.each(self, self.t_movements)
         )
 
-    def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.world:457
-        self, init: WarehouseInventoryDesk
-    ) -> rt.Verdict | bool:
+    # warehouse_inventory_desk.world:457
+    def _check_pick_then_replenish__three_movements(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_movements), '==', len(init.t_movements) + 3)
 
     # warehouse_inventory_desk.world:512
@@ -717,9 +716,8 @@ class WarehouseInventoryDesk(Episode):
             self.t_stock['S0003'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
         )
 
-    def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
-        self, init: WarehouseInventoryDesk
-    ) -> bool:
+    # tasks.world:54
+    def _check_recount_nuts_then_receive__others_untouched(self, init: Self) -> bool:
         return all(
             _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
             for _s17 in rt.each(self, self.t_stock)
@@ -872,9 +870,8 @@ class WarehouseInventoryDesk(Episode):
             )
         )
 
-    def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
-        self, init: WarehouseInventoryDesk
-    ) -> rt.Verdict | bool:
+    # tasks.world:362
+    def _check_recount_bolts_and_replenish__four_movements(self, init: Self) -> rt.Verdict | bool:
         return rt.expect(len(self.t_movements), '==', len(init.t_movements) + 3)
 
     # tasks.world:419
