@@ -448,7 +448,9 @@ class WorldGenerator:
                     out.append(ExprStmt(rt("check_refs", Attr(episode, f"t_{target.name}"),
                                            Attr(Attr(episode, "state"), py_name(s.name)),
                                            Const(s.name))))
-        # deleted rows must not be referenced
+        # deleted rows must not be referenced: checked after a call that deleted a row (the
+        # flag is set by every deletion), table by table
+        deleted: list[Stmt] = []
         for s in self.world.state.values():
             if s.kind != "table" or not s.entity:
                 continue
@@ -461,10 +463,11 @@ class WorldGenerator:
                                                   Const(py_name(f.name)))))
                 elif other.kind == "value" and _entity_in(other.type) == s.entity:
                     users.append(TupleOf((Const(None), Const(py_name(other.name)))))
-            if users:  # only a call that deleted a row (the flag is set by every deletion)
-                check = ExprStmt(rt("check_deleted", episode, Attr(episode, f"t_{s.name}"),
-                                    TupleOf(tuple(users))))
-                out.append(If(Attr(episode, "deleted_rows"), [check]))
+            if users:
+                deleted.append(ExprStmt(rt("check_deleted", episode,
+                                           Attr(episode, f"t_{s.name}"), TupleOf(tuple(users)))))
+        if deleted:
+            out.append(If(Attr(episode, "deleted_rows"), deleted))
         return out
 
     # -------------------------------------------------------------- tools

@@ -331,9 +331,7 @@ class CarRentalCounter(Episode):
                     (self.t_rentals, 'return_branch'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
 
     # car_rental_counter.world:113

@@ -272,14 +272,11 @@ class ClinicRecords(Episode):
             rt.check_deleted(
                 self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_drugs,
                 ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87

@@ -377,12 +377,10 @@ class ClinicScheduling(Episode):
                     (self.t_waitlist, 'doctor'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_patients,
                 ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
 
     def fn_active(self, appointment: Appointment) -> bool:  # clinic.world:147

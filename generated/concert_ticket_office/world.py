@@ -411,17 +411,13 @@ class ConcertTicketOffice(Episode):
             rt.check_deleted(
                 self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
 
     # concert_ticket_office.world:156

@@ -267,7 +267,6 @@ class HotelFrontDesk(Episode):
             rt.check_refs(self.t_rooms, _row77.room, 'Booking.room')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_guests, ((self.t_bookings, 'guest'),))
 
     def fn_day_number(self, d: dt.date) -> int:  # hotel_front_desk.world:88

@@ -262,14 +262,12 @@ class ITHelpdesk(Episode):
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_agents, (
                     (self.t_tickets, 'assignee'), (self.t_comments, 'author'),
                     (None, 'current_agent'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
 
     def fn_rank(self, p: Priority) -> int:  # ithelpdesk.world:95

@@ -351,7 +351,6 @@ class MobileMessaging(Episode):
                     (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181

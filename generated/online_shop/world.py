@@ -412,11 +412,8 @@ class OnlineShop(Episode):
             rt.check_refs(self.t_variants, _row51.items, 'ReturnRequest.items')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_variants, ((self.t_returns, 'items'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182

@@ -351,9 +351,7 @@ class PublicLibrary(Episode):
             rt.check_deleted(
                 self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book')))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
 
     def fn_day_number(self, d: dt.date) -> int:  # public_library.world:137

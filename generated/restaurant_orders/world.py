@@ -382,11 +382,8 @@ class RestaurantOrders(Episode):
             rt.check_deleted(
                 self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'))
             )

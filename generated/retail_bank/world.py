@@ -290,9 +290,7 @@ class RetailBank(Episode):
             rt.check_deleted(
                 self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_accounts,
                 ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account')),

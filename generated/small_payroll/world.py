@@ -398,7 +398,6 @@ class SmallPayroll(Episode):
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_employees, (
                     (self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'),
@@ -406,14 +405,12 @@ class SmallPayroll(Episode):
                     (self.t_payslips, 'employee'), (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_periods, (
                     (self.t_timesheets, 'period'), (self.t_bonuses, 'period'),
                     (self.t_payslips, 'period'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128

@@ -260,7 +260,6 @@ class TeamChat(Episode):
                     (self.t_messages, 'pinned_by'), (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_channels,
                 ((self.t_memberships, 'channel'), (self.t_messages, 'channel')),

@@ -404,12 +404,10 @@ class UniversityRegistrar(Episode):
                 self, self.t_students,
                 ((self.t_enrolments, 'student'), (self.t_waitlist, 'student')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_courses,
                 ((self.t_courses, 'prerequisites'), (self.t_sections, 'course')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_sections,
                 ((self.t_enrolments, 'section'), (self.t_waitlist, 'section')),

@@ -329,11 +329,9 @@ class WarehouseInventoryDesk(Episode):
             rt.check_deleted(
                 self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_bins, (
                     (self.t_stock, 'bin_'), (self.t_movements, 'from_bin'),
